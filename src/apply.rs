@@ -1,0 +1,340 @@
+//! The apply transaction: the heart of the article.
+//!
+//! ```text
+//! BEGIN IMMEDIATE                      -- take the write lock first
+//! INSERT INTO inbox ... ON CONFLICT(source, event_id) DO NOTHING
+//!   1 row  -> new event:  UPDATE accounts (credit), store the receipt
+//!   0 rows -> seen before: read the stored payload;
+//!             same payload -> Duplicate(stored receipt), else PayloadConflict
+//! COMMIT                               -- inbox row + credit + receipt, or nothing
+//! ```
+//!
+//! Invariants:
+//! * The unique key `(source, event_id)` decides which delivery is first.
+//!   Nothing here reads "is it there?" and then acts: that is the race the
+//!   article warns about.
+//! * Registering the event, crediting the balance and storing the receipt
+//!   commit in **one** transaction. Any error — invalid account, balance
+//!   limit, busy, a fault point, a storage failure — rolls all of it back.
+//! * `ON CONFLICT ... DO NOTHING` reacts only to the key. `INSERT OR IGNORE`
+//!   would also swallow NOT NULL/CHECK failures and call them repeats;
+//!   `INSERT OR REPLACE` would rewrite the first record. Neither is used.
+//! * A lock timeout is [`Error::Busy`], never a duplicate.
+//!
+//! The transaction is written as a small state machine, [`Delivery`], so the
+//! page can run it one statement at a time (step mode); [`apply`] simply runs
+//! every step.
+
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+
+use crate::error::Error;
+use crate::event::Event;
+use crate::fault::Fault;
+use crate::outcome::{Outcome, Receipt};
+use crate::schema::MAX_BALANCE;
+
+/// One step of the apply transaction, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Take the write lock before reading anything.
+    Begin,
+    /// Try to register the event; the unique key decides.
+    Insert,
+    /// Only after a conflict: compare the stored payload with this one.
+    ReadStored,
+    /// Only for a new event: add the amount, guarded against the limit.
+    Credit,
+    /// Store the first result (receipt number, balance after) in the inbox row.
+    StoreReceipt,
+    /// Make it all durable at once.
+    Commit,
+}
+
+impl Step {
+    /// The SQL statements this step runs, as shown to readers.
+    pub fn statements(self) -> &'static [&'static str] {
+        match self {
+            Step::Begin => &[SQL_BEGIN],
+            Step::Insert => &[SQL_INSERT],
+            Step::ReadStored => &[SQL_READ_STORED],
+            Step::Credit => &[SQL_CREDIT],
+            Step::StoreReceipt => &[SQL_BUMP_SEQ, SQL_WRITE_RECEIPT],
+            Step::Commit => &[SQL_COMMIT],
+        }
+    }
+}
+
+const SQL_BEGIN: &str = "BEGIN IMMEDIATE";
+const SQL_INSERT: &str = "INSERT INTO inbox(source, event_id, account_id, amount)
+VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT(source, event_id) DO NOTHING";
+const SQL_READ_STORED: &str = "SELECT account_id, amount, receipt_seq, balance_after
+FROM inbox WHERE source = ?1 AND event_id = ?2";
+// The `balance <= limit - amount` guard keeps SQLite from ever computing a
+// sum past the limit (an int64 overflow would silently turn into a REAL).
+const SQL_CREDIT: &str = "UPDATE accounts SET balance = balance + ?1
+WHERE id = ?2 AND balance <= ?3 - ?1
+RETURNING balance";
+const SQL_BUMP_SEQ: &str =
+    "UPDATE receipt_counter SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq";
+const SQL_WRITE_RECEIPT: &str = "UPDATE inbox SET receipt_seq = ?1, balance_after = ?2
+WHERE source = ?3 AND event_id = ?4";
+const SQL_COMMIT: &str = "COMMIT";
+
+/// Where a [`Delivery`] stands after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// More steps to run; the transaction is open.
+    Next(Step),
+    /// Committed: the delivery's answer.
+    Done(Outcome),
+}
+
+/// One delivery of one event, run as a sequence of [`Step`]s on one
+/// connection.
+///
+/// After an `Err` from [`Delivery::step`] the transaction has been rolled
+/// back and the delivery is finished. A delivery abandoned half-way must be
+/// ended with [`Delivery::abort`], or its transaction stays open.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    event: Event,
+    fault: Option<Fault>,
+    next: Option<Step>,
+    /// Set once the outcome is known, committed by [`Step::Commit`].
+    pending: Option<Outcome>,
+    /// Balance after the credit, between [`Step::Credit`] and the receipt.
+    balance_after: Option<i64>,
+}
+
+impl Delivery {
+    /// A delivery that has not started yet; its first step is [`Step::Begin`].
+    pub fn new(event: Event, fault: Option<Fault>) -> Self {
+        Delivery {
+            event,
+            fault,
+            next: Some(Step::Begin),
+            pending: None,
+            balance_after: None,
+        }
+    }
+
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// The step the next call to [`Delivery::step`] runs; `None` when finished.
+    pub fn next_step(&self) -> Option<Step> {
+        self.next
+    }
+
+    /// Runs the next step.
+    ///
+    /// # Errors
+    /// Any [`Error`]; the transaction is rolled back before returning and the
+    /// delivery is finished.
+    pub fn step(&mut self, conn: &Connection) -> Result<Progress, Error> {
+        let Some(step) = self.next.take() else {
+            return Err(Error::storage("this delivery has already finished"));
+        };
+        match self.run(conn, step) {
+            Ok(progress) => {
+                if let Progress::Next(step) = progress {
+                    self.next = Some(step);
+                }
+                Ok(progress)
+            }
+            Err(err) => Err(rollback(conn, err)),
+        }
+    }
+
+    /// Ends an unfinished delivery by rolling its transaction back (what
+    /// "throw" does in step mode). Does nothing if it never began.
+    ///
+    /// # Errors
+    /// Storage errors from `ROLLBACK`.
+    pub fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
+        self.next = None;
+        if !conn.is_autocommit() {
+            conn.execute_batch("ROLLBACK")?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, conn: &Connection, step: Step) -> Result<Progress, Error> {
+        let e = &self.event;
+        match step {
+            Step::Begin => {
+                if !conn.is_autocommit() {
+                    return Err(Error::storage(
+                        "a transaction is already open on this connection",
+                    ));
+                }
+                conn.execute_batch(SQL_BEGIN)?;
+                Ok(Progress::Next(Step::Insert))
+            }
+            Step::Insert => {
+                let inserted = conn
+                    .execute(
+                        SQL_INSERT,
+                        params![e.source(), e.event_id(), e.account_id(), e.amount()],
+                    )
+                    .map_err(|err| match err.sqlite_error_code() {
+                        // The foreign key refused the row: the account does not exist.
+                        Some(ErrorCode::ConstraintViolation) if is_foreign_key(&err) => {
+                            Error::UnknownAccount {
+                                account_id: e.account_id(),
+                            }
+                        }
+                        _ => Error::from(err),
+                    })?;
+                if inserted == 0 {
+                    return Ok(Progress::Next(Step::ReadStored));
+                }
+                if self.fault == Some(Fault::AfterInsert) {
+                    return Err(Error::SimulatedCrash {
+                        fault: Fault::AfterInsert,
+                    });
+                }
+                Ok(Progress::Next(Step::Credit))
+            }
+            Step::ReadStored => {
+                let (account_id, amount, seq, balance_after): (i64, i64, i64, i64) = conn
+                    .query_row(SQL_READ_STORED, params![e.source(), e.event_id()], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    })?;
+                if (account_id, amount) != (e.account_id(), e.amount()) {
+                    return Err(Error::PayloadConflict {
+                        event_source: e.source().to_owned(),
+                        event_id: e.event_id().to_owned(),
+                        stored_account_id: account_id,
+                        stored_amount: amount,
+                        account_id: e.account_id(),
+                        amount: e.amount(),
+                    });
+                }
+                self.pending = Some(Outcome::Duplicate(Receipt { seq, balance_after }));
+                Ok(Progress::Next(Step::Commit))
+            }
+            Step::Credit => {
+                let credited: Option<i64> = conn
+                    .query_row(
+                        SQL_CREDIT,
+                        params![e.amount(), e.account_id(), MAX_BALANCE],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                let balance = match credited {
+                    // The Rust-side guard: SQLite's answer must itself be in range.
+                    Some(b) if (0..=MAX_BALANCE).contains(&b) => b,
+                    Some(b) => {
+                        return Err(Error::storage(format!(
+                            "balance {b} out of range after credit"
+                        )))
+                    }
+                    None => return Err(self.why_not_credited(conn)),
+                };
+                self.balance_after = Some(balance);
+                Ok(Progress::Next(Step::StoreReceipt))
+            }
+            Step::StoreReceipt => {
+                let balance_after = self
+                    .balance_after
+                    .ok_or_else(|| Error::storage("receipt stored before the credit"))?;
+                let seq: i64 = conn.query_row(SQL_BUMP_SEQ, [], |r| r.get(0))?;
+                conn.execute(
+                    SQL_WRITE_RECEIPT,
+                    params![seq, balance_after, e.source(), e.event_id()],
+                )?;
+                if self.fault == Some(Fault::AfterUpdate) {
+                    return Err(Error::SimulatedCrash {
+                        fault: Fault::AfterUpdate,
+                    });
+                }
+                self.pending = Some(Outcome::Applied(Receipt { seq, balance_after }));
+                Ok(Progress::Next(Step::Commit))
+            }
+            Step::Commit => {
+                let outcome = self
+                    .pending
+                    .ok_or_else(|| Error::storage("commit before the outcome was known"))?;
+                conn.execute_batch(SQL_COMMIT)?;
+                Ok(Progress::Done(outcome))
+            }
+        }
+    }
+
+    /// The guarded UPDATE matched no row: the account is missing (only
+    /// possible if foreign keys were off) or the credit would pass the limit.
+    fn why_not_credited(&self, conn: &Connection) -> Error {
+        let e = &self.event;
+        let balance = conn
+            .query_row(
+                "SELECT balance FROM accounts WHERE id = ?1",
+                params![e.account_id()],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional();
+        match balance {
+            Ok(Some(balance)) => Error::BalanceLimit {
+                account_id: e.account_id(),
+                balance,
+                amount: e.amount(),
+                limit: MAX_BALANCE,
+            },
+            Ok(None) => Error::UnknownAccount {
+                account_id: e.account_id(),
+            },
+            Err(err) => Error::from(err),
+        }
+    }
+}
+
+/// Applies one delivery of `event` in one transaction.
+///
+/// `fault` makes the handler fail on purpose at that point (teaching); the
+/// transaction then rolls back.
+///
+/// # Errors
+/// Every [`Error`] except `InvalidInput` (the [`Event`] is already valid).
+/// Whatever the error, nothing of this call was written.
+///
+/// # Example
+/// ```
+/// use inbox_lab::{apply, schema, Event, Outcome};
+/// let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+/// schema::prepare(&conn, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+/// schema::init(&mut conn, &[1]).unwrap();
+/// let e = Event::new("provider-a", "evt-1", 1, 500).unwrap();
+/// let first = apply(&conn, &e, None).unwrap();
+/// assert!(matches!(first, Outcome::Applied(_)));
+/// assert_eq!(apply(&conn, &e, None).unwrap(), Outcome::Duplicate(first.receipt()));
+/// ```
+pub fn apply(conn: &Connection, event: &Event, fault: Option<Fault>) -> Result<Outcome, Error> {
+    let mut delivery = Delivery::new(event.clone(), fault);
+    loop {
+        if let Progress::Done(outcome) = delivery.step(conn)? {
+            return Ok(outcome);
+        }
+    }
+}
+
+/// Rolls back an open transaction after `err`, keeping `err` as the answer.
+fn rollback(conn: &Connection, err: Error) -> Error {
+    if conn.is_autocommit() {
+        return err; // nothing open (e.g. BEGIN itself failed, or COMMIT did end it)
+    }
+    match conn.execute_batch("ROLLBACK") {
+        Ok(()) => err,
+        Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
+    }
+}
+
+fn is_foreign_key(err: &rusqlite::Error) -> bool {
+    matches!(
+        err,
+        rusqlite::Error::SqliteFailure(e, _)
+            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+    )
+}

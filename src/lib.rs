@@ -1,0 +1,52 @@
+//! # inbox-lab
+//!
+//! A sender delivers "credit account A with N units" events. Responses get
+//! lost and senders retry, so one event can arrive twice — or twenty times at
+//! once. The fix this crate teaches is small and exact: a unique key
+//! `(source, event_id)` in an `inbox` table, and registering the event plus
+//! changing the balance in **one** SQLite transaction.
+//!
+//! ## A tour, in reading order
+//!
+//! * [`event`] — the validated [`Event`]: every input rule, checked once,
+//!   before any SQL.
+//! * [`schema`] — the tables, the schema version, and the per-connection
+//!   setup (`PRAGMA foreign_keys = ON`).
+//! * [`apply`](mod@apply) — **start here for the idea**: the transaction
+//!   that makes a delivery idempotent, written as steps so the page can run
+//!   it one statement at a time.
+//! * [`outcome`] — what success looks like: [`Outcome::Applied`] or
+//!   [`Outcome::Duplicate`], both carrying the stored [`Receipt`].
+//! * [`error`] — what failure looks like: one [`Error`] enum with an HTTP
+//!   status and "should the sender retry?" for each kind.
+//! * [`fault`] — fault points that make the handler fail on purpose.
+//! * [`db`] — opening a connection (a file natively, OPFS in the browser).
+//! * [`tables`] — a consistent snapshot of both tables for display.
+//! * [`scenario`] — the article's scenario as a list of checks.
+//! * `cli` (native only) — the `inbox-lab` command line.
+//! * `wasm` (wasm only) — the thin facade the browser worker calls.
+//!
+//! The same code runs natively (rusqlite with bundled SQLite) and in the
+//! browser (rusqlite over `sqlite-wasm-rs`, stored in OPFS).
+
+pub mod apply;
+pub mod db;
+pub mod error;
+pub mod event;
+pub mod fault;
+pub mod outcome;
+pub mod scenario;
+pub mod schema;
+pub mod tables;
+
+#[cfg(not(target_family = "wasm"))]
+pub mod cli;
+#[cfg(target_family = "wasm")]
+pub mod wasm;
+
+pub use apply::{apply, Delivery, Progress, Step};
+pub use error::{Error, ErrorReport};
+pub use event::{Event, Field};
+pub use fault::Fault;
+pub use outcome::{Outcome, Receipt};
+pub use tables::Tables;

@@ -1,0 +1,192 @@
+//! The database schema, its version, and how every connection is prepared.
+//!
+//! Invariants:
+//! * every connection runs `PRAGMA foreign_keys = ON` (SQLite's default is
+//!   OFF, per connection) — [`prepare`] checks that it really took effect;
+//! * the schema version lives in `PRAGMA user_version`; [`migrate`] brings
+//!   an older inbox-lab database up to [`VERSION`] and refuses a newer one or
+//!   a database that is not inbox-lab's;
+//! * the balance is an integer in `0..=2^53-1`, enforced by a `CHECK` in SQL
+//!   (a last line of defence under the guard in [`crate::apply`]).
+
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::error::Error;
+use crate::event::check_account_id;
+
+/// The schema version this build writes and expects.
+pub const VERSION: i64 = 1;
+
+/// Largest balance: 2^53-1, so the page's JavaScript numbers stay exact.
+pub const MAX_BALANCE: i64 = (1 << 53) - 1;
+
+/// How long a connection waits for another one's write lock before the
+/// delivery fails with [`Error::Busy`] (the article's script uses 5 s).
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Version 1: the article's two tables, plus the stored first result
+/// (`receipt_seq`, `balance_after`) and the counter that numbers receipts.
+///
+/// `receipt_seq`/`balance_after` are NULL only inside the applying
+/// transaction, between the INSERT and the credit; committed rows always
+/// have both (see [`crate::apply`]).
+const SCHEMA_V1: &str = "
+CREATE TABLE accounts (
+    id      INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 9007199254740991),
+    balance INTEGER NOT NULL DEFAULT 0
+            CHECK (typeof(balance) = 'integer' AND balance BETWEEN 0 AND 9007199254740991)
+);
+CREATE TABLE inbox (
+    source        TEXT    NOT NULL,
+    event_id      TEXT    NOT NULL,
+    account_id    INTEGER NOT NULL REFERENCES accounts(id),
+    amount        INTEGER NOT NULL CHECK (amount > 0),
+    receipt_seq   INTEGER UNIQUE,
+    balance_after INTEGER,
+    PRIMARY KEY (source, event_id)
+);
+-- One row: the last receipt number handed out. Never reused, even if inbox
+-- rows are deleted later, so receipt numbers only grow.
+CREATE TABLE receipt_counter (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    last_seq INTEGER NOT NULL
+);
+INSERT INTO receipt_counter(id, last_seq) VALUES (1, 0);
+";
+
+/// Migrations, indexed by the version they produce: `MIGRATIONS[0]` turns an
+/// empty database into version 1. Later issues append here; existing entries
+/// never change.
+const MIGRATIONS: [&str; 1] = [SCHEMA_V1];
+
+/// Prepares a freshly opened connection: busy timeout, foreign keys on.
+///
+/// # Errors
+/// [`Error::Storage`] if SQLite refuses, or if foreign keys could not be
+/// enabled (for example inside an open transaction).
+pub fn prepare(conn: &Connection, busy_timeout: Duration) -> Result<(), Error> {
+    conn.busy_timeout(busy_timeout)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON")?;
+    let on: i64 = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+    if on != 1 {
+        return Err(Error::storage(
+            "could not enable foreign keys on this connection",
+        ));
+    }
+    Ok(())
+}
+
+/// Brings the database to [`VERSION`], creating the schema in an empty one.
+/// Safe to call on every open; does nothing when already current.
+///
+/// # Errors
+/// [`Error::Busy`] if another connection holds the write lock;
+/// [`Error::Storage`] for a database written by a newer inbox-lab or one
+/// that holds other tables.
+pub fn migrate(conn: &mut Connection) -> Result<(), Error> {
+    if current_version(conn)? == VERSION {
+        return Ok(()); // the common case: no write lock needed
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version = current_version(&tx)?;
+    if version == 0 {
+        let tables: i64 = tx.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables > 0 {
+            return Err(Error::storage(
+                "this is not an inbox-lab database: it has tables but no inbox-lab schema version",
+            ));
+        }
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+fn current_version(conn: &Connection) -> Result<i64, Error> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if !(0..=VERSION).contains(&version) {
+        return Err(Error::storage(format!(
+            "database schema version {version} is not supported by this build (expects at most {VERSION})"
+        )));
+    }
+    Ok(version)
+}
+
+/// Checks that the connection's database is an inbox-lab database at
+/// [`VERSION`] (used before serving reads from a database nobody migrated).
+///
+/// # Errors
+/// [`Error::Storage`] naming what is wrong.
+pub fn check_current(conn: &Connection) -> Result<(), Error> {
+    match current_version(conn)? {
+        VERSION => Ok(()),
+        0 => Err(Error::storage(
+            "the database has no inbox-lab schema: run `inbox-lab init` first",
+        )),
+        v => Err(Error::storage(format!(
+            "database schema version {v} needs migrating to {VERSION}"
+        ))),
+    }
+}
+
+/// Creates an account with balance 0 unless it exists. Idempotent.
+/// Returns whether the account was created.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for an id outside `1..=2^53-1`; storage errors.
+pub fn add_account(conn: &Connection, account_id: i64) -> Result<bool, Error> {
+    let id = check_account_id(account_id)?;
+    let created = conn.execute(
+        "INSERT INTO accounts(id) VALUES (?1) ON CONFLICT(id) DO NOTHING",
+        params![id],
+    )?;
+    Ok(created == 1)
+}
+
+/// Whether an account exists (used by reads and the page; the apply path
+/// relies on the foreign key instead).
+///
+/// # Errors
+/// Storage errors.
+pub fn account_exists(conn: &Connection, account_id: i64) -> Result<bool, Error> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM accounts WHERE id = ?1",
+            params![account_id],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// `init`: the schema plus the given accounts (account 1 when none), all in
+/// one transaction. Running it again changes nothing.
+///
+/// # Errors
+/// As [`migrate`] and [`add_account`]; on error nothing is written.
+pub fn init(conn: &mut Connection, accounts: &[i64]) -> Result<(), Error> {
+    let ids: Vec<i64> = if accounts.is_empty() {
+        vec![1]
+    } else {
+        accounts.to_vec()
+    };
+    for &id in &ids {
+        check_account_id(id)?;
+    }
+    migrate(conn)?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for id in ids {
+        add_account(&tx, id)?;
+    }
+    tx.commit()?;
+    Ok(())
+}

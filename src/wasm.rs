@@ -1,0 +1,1 @@
+//! The wasm facade (in progress).
