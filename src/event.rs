@@ -41,6 +41,8 @@ pub enum Field {
     Amount,
     /// The event as a whole (e.g. pasted JSON that is not an object).
     Event,
+    /// The fault point requested with a delivery.
+    Fault,
 }
 
 impl Field {
@@ -51,6 +53,7 @@ impl Field {
             Field::AccountId => "account_id",
             Field::Amount => "amount",
             Field::Event => "event",
+            Field::Fault => "fault",
         }
     }
 }

@@ -1,1 +1,265 @@
-//! The wasm facade (in progress).
+//! The wasm facade: the only module that knows `JsValue`.
+//!
+//! The database worker (`www/worker.js`) creates one [`Lab`] and calls it for
+//! every request; the page never touches the database directly. This module
+//! only converts: JavaScript values in (validated into an [`Event`]), the
+//! crate's answers out (`{outcome, http_status, receipt}`, tables), and every
+//! [`Error`] into a plain object `{kind, message, http_status, retryable,
+//! field?}` that the worker forwards to the page. No logic lives here.
+//!
+//! Storage: [`Lab::open`] installs the OPFS "sahpool" VFS as SQLite's default
+//! (once per worker; it needs a dedicated worker in a secure context) and
+//! opens the database file in it. `storage = "memory"` opens SQLite's
+//! in-memory `memdb` instead, for browsers without OPFS.
+
+use std::time::Duration;
+
+use rusqlite::Connection;
+use serde::Serialize;
+use sqlite_wasm_rs::vfs::VfsFilesManager;
+use sqlite_wasm_vfs::sahpool::{OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
+use wasm_bindgen::prelude::*;
+
+use crate::db::{self, Mode};
+use crate::event::{integer_from_js_number, Field};
+use crate::{apply, schema, tables, Error, Event, Fault};
+
+/// Slots in the OPFS pool. Each database takes one for itself and one for
+/// its journal or WAL; the default of 6 runs out quickly ("disk I/O error").
+pub const POOL_CAPACITY: usize = 16;
+
+/// Directory of the pool in the origin's OPFS root.
+pub const POOL_DIRECTORY: &str = ".inbox-lab";
+
+/// The browser has no other connection to wait for inside one worker; a
+/// short timeout turns any lock conflict into a prompt `busy` answer.
+const BUSY_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Installs the OPFS pool as SQLite's default VFS (idempotent per worker).
+///
+/// # Errors
+/// A storage error naming why OPFS is unavailable (not a dedicated worker,
+/// insecure context, access handles held by another tab, ...).
+pub async fn install_opfs() -> Result<OpfsSAHPoolUtil, Error> {
+    let cfg = OpfsSAHPoolCfgBuilder::new()
+        .directory(POOL_DIRECTORY)
+        .initial_capacity(POOL_CAPACITY)
+        .build();
+    sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
+        .await
+        .map_err(|e| Error::storage(format!("OPFS storage is unavailable: {e}")))
+}
+
+/// Where the database lives.
+enum Storage {
+    Opfs(OpfsSAHPoolUtil),
+    Memory,
+}
+
+/// One open inbox-lab database, owned by the worker.
+#[wasm_bindgen]
+pub struct Lab {
+    name: String,
+    storage: Storage,
+    conn: Option<Connection>,
+}
+
+#[wasm_bindgen]
+impl Lab {
+    /// Opens (creating if needed) the database `name`, with `storage` either
+    /// `"opfs"` (persistent) or `"memory"` (lost on reload). A new database
+    /// gets the schema and account 1, like `inbox-lab init`.
+    pub async fn open(name: String, storage: String) -> Result<Lab, JsValue> {
+        let storage = match storage.as_str() {
+            "opfs" => Storage::Opfs(install_opfs().await.map_err(to_js)?),
+            "memory" => Storage::Memory,
+            other => {
+                return Err(to_js(Error::storage(format!(
+                    "unknown storage {other:?}: expected \"opfs\" or \"memory\""
+                ))))
+            }
+        };
+        let mut lab = Lab {
+            name,
+            storage,
+            conn: None,
+        };
+        lab.connect().map_err(to_js)?;
+        Ok(lab)
+    }
+
+    /// `"opfs"` or `"memory"`.
+    #[wasm_bindgen(getter)]
+    pub fn storage(&self) -> String {
+        match self.storage {
+            Storage::Opfs(_) => "opfs".into(),
+            Storage::Memory => "memory".into(),
+        }
+    }
+
+    /// Delivers one event. `event` is `{source, event_id, account_id,
+    /// amount}`; `fault` is `undefined`, `null`, `"after_insert"` or
+    /// `"after_update"`. Returns `{outcome, http_status, receipt}`; throws
+    /// `{kind, message, http_status, retryable, field?}`.
+    pub fn deliver(&self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
+        let event = event_from_js(&event).map_err(to_js)?;
+        let fault = fault_from_js(&fault).map_err(to_js)?;
+        let conn = self.conn().map_err(to_js)?;
+        to_value(&apply(conn, &event, fault).map_err(to_js)?)
+    }
+
+    /// Both tables: `{accounts: [{id, balance}], inbox: [{source, event_id,
+    /// account_id, amount, receipt}]}`.
+    pub fn tables(&self) -> Result<JsValue, JsValue> {
+        let conn = self.conn().map_err(to_js)?;
+        to_value(&tables::snapshot(conn).map_err(to_js)?)
+    }
+
+    /// Creates an account at balance 0; returns whether it was new.
+    #[wasm_bindgen(js_name = addAccount)]
+    pub fn add_account(&self, account_id: JsValue) -> Result<bool, JsValue> {
+        let id = number_from_js(Field::AccountId, &account_id).map_err(to_js)?;
+        let conn = self.conn().map_err(to_js)?;
+        schema::add_account(conn, id).map_err(to_js)
+    }
+
+    /// Throws the database away and starts a fresh one holding account 1 at
+    /// balance 0. Deleting the file (rather than its rows) also recovers
+    /// from a database that is damaged or not inbox-lab's.
+    pub fn reset(&mut self) -> Result<(), JsValue> {
+        self.conn = None; // closes the connection
+        if let Storage::Opfs(pool) = &self.storage {
+            pool.remove(&self.name)
+                .map_err(|e| to_js(Error::storage(format!("cannot delete the database: {e}"))))?;
+        }
+        self.connect().map_err(to_js)
+    }
+
+    /// Closes the database (the worker does this before it is terminated on
+    /// purpose, and tests do it to prove persistence).
+    pub fn close(&mut self) {
+        self.conn = None;
+    }
+}
+
+impl Lab {
+    fn connect(&mut self) -> Result<(), Error> {
+        let path = match self.storage {
+            Storage::Opfs(_) => self.name.clone(),
+            // A named memdb database: lives as long as a connection to it.
+            Storage::Memory => format!("file:/{}?vfs=memdb", self.name),
+        };
+        let mut conn = db::open(&path, Mode::Create, BUSY_TIMEOUT)?;
+        if tables::snapshot(&conn)?.accounts.is_empty() {
+            schema::init(&mut conn, &[1])?;
+        }
+        self.conn = Some(conn);
+        Ok(())
+    }
+
+    fn conn(&self) -> Result<&Connection, Error> {
+        self.conn
+            .as_ref()
+            .ok_or_else(|| Error::storage("the database is closed"))
+    }
+}
+
+/// Converts a crate error into the plain object the page receives.
+fn to_js(err: Error) -> JsValue {
+    serde_wasm_bindgen::to_value(&err.report())
+        .unwrap_or_else(|e| JsValue::from_str(&format!("{err} (and {e})")))
+}
+
+/// Serialises an answer; plain objects, and integers as JS numbers (all of
+/// ours are ≤ 2^53-1, so they are exact).
+fn to_value<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| to_js(Error::storage(format!("cannot encode the answer: {e}"))))
+}
+
+/// Reads `{source, event_id, account_id, amount}` from a JavaScript value.
+/// Strings must be strings (valid UTF-16: a lone surrogate cannot become
+/// UTF-8 without silently changing the key); numbers must be numbers.
+pub fn event_from_js(value: &JsValue) -> Result<Event, Error> {
+    const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
+    if !value.is_object() || js_sys::Array::is_array(value) {
+        return Err(Error::invalid(
+            Field::Event,
+            "expected an object {source, event_id, account_id, amount}",
+        ));
+    }
+    let object: &js_sys::Object = value.unchecked_ref();
+    let keys = js_sys::Object::keys(object);
+    for key in keys.iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !FIELDS.contains(&key.as_str()) {
+            return Err(Error::invalid(
+                Field::Event,
+                format!("unexpected field {key:?}: only source, event_id, account_id and amount are allowed"),
+            ));
+        }
+    }
+    let get = |field: Field| {
+        js_sys::Reflect::get(value, &JsValue::from_str(field.as_str()))
+            .map_err(|_| Error::invalid(field, "cannot be read"))
+    };
+    let source = string_from_js(Field::Source, &get(Field::Source)?)?;
+    let event_id = string_from_js(Field::EventId, &get(Field::EventId)?)?;
+    let account_id = number_from_js(Field::AccountId, &get(Field::AccountId)?)?;
+    let amount = number_from_js(Field::Amount, &get(Field::Amount)?)?;
+    Event::new(source, event_id, account_id, amount)
+}
+
+fn string_from_js(field: Field, value: &JsValue) -> Result<String, Error> {
+    if value.is_undefined() {
+        return Err(Error::invalid(field, "is missing"));
+    }
+    let Some(js) = value.dyn_ref::<js_sys::JsString>() else {
+        return Err(Error::invalid(
+            field,
+            format!("must be a string, got {}", type_name(value)),
+        ));
+    };
+    if !js.is_valid_utf16() {
+        return Err(Error::invalid(
+            field,
+            "contains a lone surrogate (invalid UTF-16), which has no UTF-8 form",
+        ));
+    }
+    js.as_string()
+        .ok_or_else(|| Error::invalid(field, "is not a valid string"))
+}
+
+fn number_from_js(field: Field, value: &JsValue) -> Result<i64, Error> {
+    if value.is_undefined() {
+        return Err(Error::invalid(field, "is missing"));
+    }
+    match value.as_f64() {
+        Some(n) => integer_from_js_number(field, n),
+        None => Err(Error::invalid(
+            field,
+            format!("must be a number, got {}", type_name(value)),
+        )),
+    }
+}
+
+fn fault_from_js(value: &JsValue) -> Result<Option<Fault>, Error> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    let name = value.as_string().unwrap_or_default();
+    name.parse()
+        .map(Some)
+        .map_err(|reason: String| Error::invalid(Field::Fault, reason))
+}
+
+fn type_name(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".into();
+    }
+    if let Some(s) = value.as_string() {
+        return format!("the string {s:?}");
+    }
+    value.js_typeof().as_string().unwrap_or_default()
+}
