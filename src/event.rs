@@ -337,6 +337,11 @@ fn json_type(v: &serde_json::Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    // The same validation tests run natively and, under `wasm-pack test`, in
+    // the browser: the rules must not depend on the target.
+    #[cfg(target_family = "wasm")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
     use super::*;
 
     fn field_of(r: Result<Event, Error>) -> Option<Field> {

@@ -1,0 +1,275 @@
+//! Browser tests: the same core, compiled to wasm, on real SQLite stored in
+//! real OPFS, inside a dedicated worker of a real (headless) Chromium.
+//!
+//! Run with `wasm-pack test --headless --chrome` (the README's test command
+//! does). Each test uses its own database name and deletes it at the end, so
+//! tests do not see each other's rows and the OPFS pool does not fill up.
+#![cfg(target_family = "wasm")]
+
+use std::time::Duration;
+
+use inbox_lab::db::{self, Mode};
+use inbox_lab::wasm::{event_from_js, install_opfs, Lab};
+use inbox_lab::{apply, scenario, schema, tables, Error, Event, Fault, Field, Outcome};
+use rusqlite::Connection;
+use sqlite_wasm_rs::vfs::VfsFilesManager;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::{wasm_bindgen_test as test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+const TIMEOUT: Duration = Duration::from_millis(100);
+
+/// A fresh, initialised OPFS database called `name` (removed first if an
+/// earlier run left it behind).
+async fn fresh(name: &str) -> Connection {
+    let pool = install_opfs().await.expect("OPFS pool");
+    pool.remove(name).expect("remove old copy");
+    let mut conn = db::open(name, Mode::Create, TIMEOUT).expect("open");
+    schema::init(&mut conn, &[1]).expect("init");
+    conn
+}
+
+async fn remove(name: &str) {
+    let pool = install_opfs().await.expect("OPFS pool");
+    pool.remove(name).expect("remove");
+}
+
+fn event(source: &str, id: &str, account: i64, amount: i64) -> Event {
+    Event::new(source, id, account, amount).expect("valid event")
+}
+
+/// The article's scenario in the browser, minus threads: the 20 deliveries
+/// of one event run one after another on the worker's only connection, and
+/// the summary is the script's line.
+#[test]
+async fn article_scenario_on_opfs() {
+    let conn = fresh("scenario.sqlite3").await;
+    let report = scenario::run(&conn, |e| {
+        (0..scenario::BURST)
+            .map(|_| apply(&conn, e, None))
+            .collect()
+    })
+    .expect("scenario");
+    assert_eq!(
+        report.summary(),
+        "OK: balance=1500, inbox=3, applied=1, duplicate=19"
+    );
+    drop(conn);
+    remove("scenario.sqlite3").await;
+}
+
+/// What was committed survives closing and reopening the OPFS file, and a
+/// replay after the reopen still answers with the first receipt.
+#[test]
+async fn committed_events_survive_close_and_reopen() {
+    let name = "persist.sqlite3";
+    let conn = fresh(name).await;
+    let e = event("provider-a", "evt-1", 1, 500);
+    let first = apply(&conn, &e, None).expect("apply");
+    let before = tables::snapshot(&conn).expect("tables");
+    drop(conn);
+
+    let conn = db::open(name, Mode::Existing, TIMEOUT).expect("reopen");
+    assert_eq!(tables::snapshot(&conn).expect("tables"), before);
+    assert_eq!(before.balance(1), Some(500));
+    assert_eq!(
+        apply(&conn, &e, None).expect("replay"),
+        Outcome::Duplicate(first.receipt())
+    );
+    drop(conn);
+    remove(name).await;
+}
+
+/// Both fault points roll everything back — no inbox row, no credit — and
+/// the retry then applies, also after a close and reopen.
+#[test]
+async fn faults_roll_back_and_retry_applies() {
+    let name = "faults.sqlite3";
+    let conn = fresh(name).await;
+    let e = event("provider-a", "evt-2", 1, 500);
+    for fault in Fault::ALL {
+        let err = apply(&conn, &e, Some(fault)).expect_err("fault fires");
+        assert_eq!(err, Error::SimulatedCrash { fault });
+        assert_eq!((err.http_status(), err.retryable()), (500, true));
+        let t = tables::snapshot(&conn).expect("tables");
+        assert!(t.inbox.is_empty(), "{fault}: inbox row survived");
+        assert_eq!(t.balance(1), Some(0), "{fault}: credit survived");
+    }
+    drop(conn);
+    let conn = db::open(name, Mode::Existing, TIMEOUT).expect("reopen");
+    let t = tables::snapshot(&conn).expect("tables");
+    assert!(t.inbox.is_empty());
+    let applied = apply(&conn, &e, None).expect("retry");
+    assert_eq!(applied.kind(), "applied");
+    assert_eq!(
+        applied.receipt().seq,
+        1,
+        "rolled-back receipts used no number"
+    );
+    assert_eq!(
+        tables::snapshot(&conn).expect("tables").balance(1),
+        Some(500)
+    );
+    drop(conn);
+    remove(name).await;
+}
+
+/// The article's three exercises: the source is part of the key; a missing
+/// account leaves the inbox untouched; a replay returns the first receipt.
+#[test]
+async fn the_three_exercises() {
+    let name = "exercises.sqlite3";
+    let conn = fresh(name).await;
+    let a = apply(&conn, &event("provider-a", "evt-1", 1, 500), None).expect("a");
+    let b = apply(&conn, &event("provider-b", "evt-1", 1, 500), None).expect("b");
+    assert_eq!((a.kind(), b.kind()), ("applied", "applied"));
+    assert_eq!(
+        b.receipt().balance_after,
+        1000,
+        "provider-b grows the balance"
+    );
+
+    let before = tables::snapshot(&conn).expect("tables");
+    let err = apply(&conn, &event("provider-a", "evt-9", 42, 500), None).expect_err("missing");
+    assert_eq!(err, Error::UnknownAccount { account_id: 42 });
+    assert_eq!(err.http_status(), 422);
+    assert_eq!(tables::snapshot(&conn).expect("tables"), before);
+
+    let replay = apply(&conn, &event("provider-a", "evt-1", 1, 500), None).expect("replay");
+    assert_eq!(replay, Outcome::Duplicate(a.receipt()));
+    drop(conn);
+    remove(name).await;
+}
+
+/// Two real connections to one `memdb` database in this worker: while one
+/// holds the write lock, the other's delivery is `busy` (503, retryable) —
+/// never "duplicate" — and writes nothing; afterwards it applies.
+#[test]
+async fn lock_timeout_is_busy_not_duplicate() {
+    let path = "file:/busy-test?vfs=memdb";
+    let holder = db::open(path, Mode::Create, TIMEOUT).expect("holder");
+    let mut setup = db::open(path, Mode::Create, TIMEOUT).expect("second");
+    schema::init(&mut setup, &[1]).expect("init");
+    let e = event("provider-a", "evt-1", 1, 500);
+
+    holder.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let err = apply(&setup, &e, None).expect_err("busy");
+    assert_eq!(err, Error::Busy);
+    assert_eq!(
+        (err.kind(), err.http_status(), err.retryable()),
+        ("busy", 503, true)
+    );
+    holder.execute_batch("ROLLBACK").expect("unlock");
+
+    assert!(tables::snapshot(&setup).expect("tables").inbox.is_empty());
+    assert_eq!(apply(&setup, &e, None).expect("apply").kind(), "applied");
+}
+
+/// The facade refuses JavaScript values that are not exactly what the
+/// contract says: strings for keys, integral numbers for account and amount.
+#[test]
+fn js_values_are_validated_before_any_sql() {
+    let make = |amount: JsValue| {
+        let o = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| {
+            js_sys::Reflect::set(&o, &JsValue::from_str(k), &v).expect("set");
+        };
+        set("source", "provider-a".into());
+        set("event_id", "evt-1".into());
+        set("account_id", 1.into());
+        set("amount", amount);
+        JsValue::from(o)
+    };
+    assert!(event_from_js(&make(JsValue::from_f64(500.0))).is_ok());
+    let bigint = js_sys::BigInt::from(10u32);
+    for (bad, why) in [
+        (JsValue::from_str("500"), "string"),
+        (JsValue::from_f64(1.5), "fraction"),
+        (JsValue::from_f64(f64::NAN), "NaN"),
+        (JsValue::from_f64(f64::INFINITY), "Infinity"),
+        (JsValue::from_f64(1e21), "1e21"),
+        (JsValue::from_f64(0.0), "zero"),
+        (JsValue::NULL, "null"),
+        (JsValue::UNDEFINED, "missing"),
+        (bigint.into(), "BigInt"),
+    ] {
+        match event_from_js(&make(bad)) {
+            Err(Error::InvalidInput { field, .. }) => assert_eq!(field, Field::Amount, "{why}"),
+            other => panic!("{why}: expected invalid amount, got {other:?}"),
+        }
+    }
+    // A lone surrogate has no UTF-8 form: refused, not silently replaced.
+    let lone = js_sys::JsString::from_char_code1(0xD800);
+    let o = make(JsValue::from_f64(5.0));
+    js_sys::Reflect::set(&o, &JsValue::from_str("event_id"), &lone).expect("set");
+    match event_from_js(&o) {
+        Err(Error::InvalidInput { field, .. }) => assert_eq!(field, Field::EventId),
+        other => panic!("lone surrogate: {other:?}"),
+    }
+}
+
+/// The facade end to end: `Lab` over OPFS answers plain objects, throws
+/// error objects with kind/status/retryable, and reset starts afresh.
+#[test]
+async fn lab_facade_answers_and_errors() {
+    let mut lab = Lab::open("facade.sqlite3".into(), "opfs".into())
+        .await
+        .expect("open");
+    lab.reset().expect("reset");
+    let ev = js_sys::JSON::parse(
+        r#"{"source":"provider-a","event_id":"evt-1","account_id":1,"amount":500}"#,
+    )
+    .expect("json");
+    let ok = lab
+        .deliver(ev.clone(), JsValue::UNDEFINED)
+        .expect("deliver");
+    let get = |v: &JsValue, k: &str| js_sys::Reflect::get(v, &JsValue::from_str(k)).expect(k);
+    assert_eq!(get(&ok, "outcome").as_string().as_deref(), Some("applied"));
+    assert_eq!(get(&ok, "http_status").as_f64(), Some(200.0));
+
+    // A repeat never reaches the after-INSERT fault point: nothing was inserted.
+    let dup = lab
+        .deliver(ev.clone(), JsValue::from_str("after_insert"))
+        .expect("duplicate");
+    assert_eq!(
+        get(&dup, "outcome").as_string().as_deref(),
+        Some("duplicate")
+    );
+
+    let ev2 = js_sys::JSON::parse(
+        r#"{"source":"provider-a","event_id":"evt-2","account_id":1,"amount":5}"#,
+    )
+    .expect("json");
+    let err = lab
+        .deliver(ev2.clone(), JsValue::from_str("after_update"))
+        .expect_err("fault");
+    assert_eq!(
+        get(&err, "kind").as_string().as_deref(),
+        Some("simulated_crash")
+    );
+    assert_eq!(get(&err, "http_status").as_f64(), Some(500.0));
+    assert_eq!(get(&err, "retryable").as_bool(), Some(true));
+
+    let err = lab
+        .deliver(ev2, JsValue::from_str("sideways"))
+        .expect_err("bad fault");
+    assert_eq!(
+        get(&err, "kind").as_string().as_deref(),
+        Some("invalid_input")
+    );
+    assert_eq!(get(&err, "field").as_string().as_deref(), Some("fault"));
+
+    let t = lab.tables().expect("tables");
+    let inbox: js_sys::Array = get(&t, "inbox").dyn_into().expect("array");
+    assert_eq!(inbox.length(), 1, "only evt-1 was committed");
+
+    lab.reset().expect("reset");
+    let t = lab.tables().expect("tables");
+    let accounts: js_sys::Array = get(&t, "accounts").dyn_into().expect("array");
+    let inbox: js_sys::Array = get(&t, "inbox").dyn_into().expect("array");
+    assert_eq!((accounts.length(), inbox.length()), (1, 0));
+    assert_eq!(get(&accounts.get(0), "balance").as_f64(), Some(0.0));
+    lab.close();
+    remove("facade.sqlite3").await;
+}
