@@ -50,3 +50,7 @@ pub use event::{Event, Field};
 pub use fault::Fault;
 pub use outcome::{Outcome, Receipt};
 pub use tables::Tables;
+
+// Unit tests compiled to wasm run in a dedicated worker, like the database.
+#[cfg(all(test, target_family = "wasm"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_dedicated_worker);
