@@ -43,6 +43,10 @@ pub enum Field {
     Event,
     /// The fault point requested with a delivery.
     Fault,
+    /// A statement typed into the read-only SQL console.
+    Sql,
+    /// A database file offered for import.
+    File,
 }
 
 impl Field {
@@ -54,6 +58,8 @@ impl Field {
             Field::Amount => "amount",
             Field::Event => "event",
             Field::Fault => "fault",
+            Field::Sql => "sql",
+            Field::File => "file",
         }
     }
 }

@@ -22,7 +22,9 @@
 //! * [`fault`] — fault points that make the handler fail on purpose.
 //! * [`db`] — opening a connection (a file natively, OPFS in the browser).
 //! * [`tables`] — a consistent snapshot of both tables for display.
+//! * [`console`] — the read-only SQL console, guarded by SQLite's own checks.
 //! * [`scenario`] — the article's scenario as a list of checks.
+//! * [`transfer`] — export the database, and import only a validated one.
 //! * `cli` (native only) — the `inbox-lab` command line.
 //! * `wasm` (wasm only) — the thin facade the browser worker calls.
 //!
@@ -30,6 +32,7 @@
 //! browser (rusqlite over `sqlite-wasm-rs`, stored in OPFS).
 
 pub mod apply;
+pub mod console;
 pub mod db;
 pub mod error;
 pub mod event;
@@ -38,6 +41,7 @@ pub mod outcome;
 pub mod scenario;
 pub mod schema;
 pub mod tables;
+pub mod transfer;
 
 #[cfg(not(target_family = "wasm"))]
 pub mod cli;
