@@ -72,7 +72,7 @@ fn run(conn: &Connection, sql: &str) -> Result<QueryResult, Error> {
              (use the delivery form to change data)",
         ));
     }
-    let columns: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
+    let columns: Vec<String> = stmt.column_names().map(String::from).collect();
     let mut rows = Vec::new();
     let mut truncated = false;
     let mut cursor = stmt.query([])?;
