@@ -145,7 +145,7 @@ fn print_result<T: Serialize>(result: Result<T, Error>) -> ExitCode {
 fn init(path: &str, accounts: &[String]) -> Result<(), Error> {
     let ids = accounts
         .iter()
-        .map(|a| parse_integer(Field::AccountId, a))
+        .map(|a| parse_integer(Field::AccountId, a).and_then(crate::event::check_account_id))
         .collect::<Result<Vec<_>, _>>()?;
     let mut conn = db::open(path, Mode::Create, DEFAULT_BUSY_TIMEOUT)?;
     schema::init(&mut conn, &ids)

@@ -19,10 +19,13 @@ pub enum Fault {
     AfterInsert,
     /// After the balance and the receipt are written, just before `COMMIT`.
     AfterUpdate,
+    /// Thrown by the reader in step mode, wherever the delivery stands. Not
+    /// a fault point a delivery can ask for, so not in [`Fault::ALL`].
+    StepThrow,
 }
 
 impl Fault {
-    /// Every fault point, in the order a delivery reaches them.
+    /// Every fault point a delivery can ask for, in the order it reaches them.
     pub const ALL: [Fault; 2] = [Fault::AfterInsert, Fault::AfterUpdate];
 
     /// The stable name used by the CLI, the worker protocol and the page.
@@ -30,6 +33,7 @@ impl Fault {
         match self {
             Fault::AfterInsert => "after_insert",
             Fault::AfterUpdate => "after_update",
+            Fault::StepThrow => "step_throw",
         }
     }
 }

@@ -22,7 +22,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::db::{self, Mode};
 use crate::event::{integer_from_js_number, Field};
-use crate::{apply, schema, tables, Error, Event, Fault};
+use crate::{
+    apply, console, scenario, schema, tables, transfer, Delivery, Error, Event, Fault, Outcome,
+    Progress, Step,
+};
 
 /// Slots in the OPFS pool. Each database takes one for itself and one for
 /// its journal or WAL; the default of 6 runs out quickly ("disk I/O error").
@@ -62,6 +65,9 @@ pub struct Lab {
     name: String,
     storage: Storage,
     conn: Option<Connection>,
+    /// A delivery run one statement at a time (step mode). While it is
+    /// unfinished its transaction is open and holds the write lock.
+    stepping: Option<Delivery>,
 }
 
 #[wasm_bindgen]
@@ -83,6 +89,7 @@ impl Lab {
             name,
             storage,
             conn: None,
+            stepping: None,
         };
         lab.connect().map_err(to_js)?;
         Ok(lab)
@@ -104,8 +111,123 @@ impl Lab {
     pub fn deliver(&self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
         let event = event_from_js(&event).map_err(to_js)?;
         let fault = fault_from_js(&fault).map_err(to_js)?;
-        let conn = self.conn().map_err(to_js)?;
+        let conn = self.writer().map_err(to_js)?;
         to_value(&apply(conn, &event, fault).map_err(to_js)?)
+    }
+
+    /// Step mode: starts a delivery without running anything. Returns the
+    /// first step, `{next: {step, statements}, outcome: null}`.
+    #[wasm_bindgen(js_name = stepStart)]
+    pub fn step_start(&mut self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
+        let event = event_from_js(&event).map_err(to_js)?;
+        let fault = fault_from_js(&fault).map_err(to_js)?;
+        self.writer().map_err(to_js)?;
+        let delivery = Delivery::new(event, fault);
+        let answer = StepAnswer::from_next(delivery.next_step());
+        self.stepping = Some(delivery);
+        to_value(&answer)
+    }
+
+    /// Step mode: runs the next statement. Returns `{ran, next, outcome}`;
+    /// throws the delivery's error (its transaction already rolled back).
+    #[wasm_bindgen(js_name = stepNext)]
+    pub fn step_next(&mut self) -> Result<JsValue, JsValue> {
+        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
+        let delivery = self
+            .stepping
+            .as_mut()
+            .ok_or_else(|| to_js(Error::storage("no delivery is being stepped")))?;
+        let ran = delivery.next_step();
+        let result = delivery.step(conn);
+        let answer = match result {
+            Ok(Progress::Next(step)) => StepAnswer {
+                ran,
+                next: Some(StepInfo::of(step)),
+                outcome: None,
+            },
+            Ok(Progress::Done(outcome)) => {
+                self.stepping = None;
+                StepAnswer {
+                    ran,
+                    next: None,
+                    outcome: Some(outcome),
+                }
+            }
+            Err(err) => {
+                self.stepping = None;
+                return Err(to_js(err));
+            }
+        };
+        to_value(&answer)
+    }
+
+    /// Step mode: "throw" — the handler fails here; the open transaction is
+    /// rolled back. Throws the resulting `simulated_crash` error object.
+    #[wasm_bindgen(js_name = stepThrow)]
+    pub fn step_throw(&mut self) -> Result<(), JsValue> {
+        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
+        let Some(mut delivery) = self.stepping.take() else {
+            return Err(to_js(Error::storage("no delivery is being stepped")));
+        };
+        delivery.abort(conn).map_err(to_js)?;
+        Err(to_js(Error::SimulatedCrash {
+            fault: Fault::StepThrow,
+        }))
+    }
+
+    /// Runs one read-only SQL statement: `{columns, rows, truncated}`.
+    pub fn query(&mut self, sql: String) -> Result<JsValue, JsValue> {
+        let conn = self.conn.as_mut().ok_or_else(|| to_js(closed()))?;
+        to_value(&console::query(conn, &sql).map_err(to_js)?)
+    }
+
+    /// The database as the bytes of a `.sqlite3` file.
+    pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
+        self.writer().map_err(to_js)?;
+        let conn = self.conn.as_mut().ok_or_else(|| to_js(closed()))?;
+        transfer::export(conn).map_err(to_js)
+    }
+
+    /// Replaces the database with `bytes` if they are a valid inbox-lab
+    /// database; otherwise throws (field `file`) and changes nothing.
+    pub fn import(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
+        self.writer().map_err(to_js)?;
+        let conn = self.conn.as_mut().ok_or_else(|| to_js(closed()))?;
+        transfer::import(conn, &bytes).map_err(to_js)
+    }
+
+    /// Runs the article's scenario on a fresh scratch database next to the
+    /// reader's (which it leaves alone); returns `{summary, passed, checks}`.
+    #[wasm_bindgen(js_name = runScenario)]
+    pub fn run_scenario(&self) -> Result<JsValue, JsValue> {
+        let name = format!("{}.scenario", self.name);
+        let path = match &self.storage {
+            Storage::Opfs(pool) => {
+                pool.remove(&name)
+                    .map_err(|e| to_js(Error::storage(e.to_string())))?;
+                name.clone()
+            }
+            Storage::Memory => format!("file:/{name}?vfs=memdb"),
+        };
+        let report = (|| {
+            let mut conn = db::open(&path, Mode::Create, BUSY_TIMEOUT)?;
+            schema::init(&mut conn, &[1])?;
+            scenario::run(&conn, |e| {
+                (0..scenario::BURST)
+                    .map(|_| apply(&conn, e, None))
+                    .collect()
+            })
+        })()
+        .map_err(to_js)?;
+        if let Storage::Opfs(pool) = &self.storage {
+            pool.remove(&name)
+                .map_err(|e| to_js(Error::storage(e.to_string())))?;
+        }
+        to_value(&ScenarioAnswer {
+            summary: report.summary(),
+            passed: report.passed(),
+            checks: report.checks,
+        })
     }
 
     /// Both tables: `{accounts: [{id, balance}], inbox: [{source, event_id,
@@ -127,7 +249,8 @@ impl Lab {
     /// balance 0. Deleting the file (rather than its rows) also recovers
     /// from a database that is damaged or not inbox-lab's.
     pub fn reset(&mut self) -> Result<(), JsValue> {
-        self.conn = None; // closes the connection
+        self.stepping = None;
+        self.conn = None; // closes the connection, rolling back anything open
         if let Storage::Opfs(pool) = &self.storage {
             pool.remove(&self.name)
                 .map_err(|e| to_js(Error::storage(format!("cannot delete the database: {e}"))))?;
@@ -138,6 +261,7 @@ impl Lab {
     /// Closes the database (the worker does this before it is terminated on
     /// purpose, and tests do it to prove persistence).
     pub fn close(&mut self) {
+        self.stepping = None;
         self.conn = None;
     }
 }
@@ -158,10 +282,64 @@ impl Lab {
     }
 
     fn conn(&self) -> Result<&Connection, Error> {
-        self.conn
-            .as_ref()
-            .ok_or_else(|| Error::storage("the database is closed"))
+        self.conn.as_ref().ok_or_else(closed)
     }
+
+    /// The connection, for something that writes: refused while a stepped
+    /// delivery holds the write lock — exactly what a second handler would
+    /// meet, so it is `busy`, never a duplicate.
+    fn writer(&self) -> Result<&Connection, Error> {
+        if self.stepping.is_some() {
+            return Err(Error::Busy);
+        }
+        self.conn()
+    }
+}
+
+fn closed() -> Error {
+    Error::storage("the database is closed")
+}
+
+/// One step as shown to readers.
+#[derive(Serialize)]
+struct StepInfo {
+    step: Step,
+    statements: &'static [&'static str],
+}
+
+impl StepInfo {
+    fn of(step: Step) -> Self {
+        StepInfo {
+            step,
+            statements: step.statements(),
+        }
+    }
+}
+
+/// Step mode's answer: the step that just ran, the next one, and the
+/// outcome once committed.
+#[derive(Serialize)]
+struct StepAnswer {
+    ran: Option<Step>,
+    next: Option<StepInfo>,
+    outcome: Option<Outcome>,
+}
+
+impl StepAnswer {
+    fn from_next(next: Option<Step>) -> Self {
+        StepAnswer {
+            ran: None,
+            next: next.map(StepInfo::of),
+            outcome: None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ScenarioAnswer {
+    summary: String,
+    passed: bool,
+    checks: Vec<scenario::Check>,
 }
 
 /// Converts a crate error into the plain object the page receives.
