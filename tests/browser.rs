@@ -273,3 +273,125 @@ async fn lab_facade_answers_and_errors() {
     lab.close();
     remove("facade.sqlite3").await;
 }
+
+fn get(v: &JsValue, k: &str) -> JsValue {
+    js_sys::Reflect::get(v, &JsValue::from_str(k)).expect(k)
+}
+
+fn text(v: &JsValue, k: &str) -> Option<String> {
+    get(v, k).as_string()
+}
+
+/// Step mode through the facade: each call runs one statement; while the
+/// stepped transaction is open, another delivery is `busy` (it would need
+/// the write lock), and "throw" rolls everything back.
+#[test]
+async fn step_mode_runs_one_statement_at_a_time() {
+    let mut lab = Lab::open("steps.sqlite3".into(), "opfs".into())
+        .await
+        .expect("open");
+    lab.reset().expect("reset");
+    let ev = js_sys::JSON::parse(
+        r#"{"source":"provider-a","event_id":"evt-1","account_id":1,"amount":500}"#,
+    )
+    .expect("json");
+    let first = lab
+        .step_start(ev.clone(), JsValue::UNDEFINED)
+        .expect("start");
+    assert_eq!(text(&get(&first, "next"), "step").as_deref(), Some("begin"));
+    let mut ran = Vec::new();
+    loop {
+        let a = lab.step_next().expect("step");
+        ran.push(text(&a, "ran").expect("ran"));
+        if ran.len() == 2 {
+            // Inside the open transaction: a second delivery must wait.
+            let err = lab
+                .deliver(ev.clone(), JsValue::UNDEFINED)
+                .expect_err("busy");
+            assert_eq!(text(&err, "kind").as_deref(), Some("busy"));
+        }
+        if !get(&a, "outcome").is_null() && !get(&a, "outcome").is_undefined() {
+            assert_eq!(
+                text(&get(&a, "outcome"), "outcome").as_deref(),
+                Some("applied")
+            );
+            break;
+        }
+    }
+    assert_eq!(
+        ran,
+        ["begin", "insert", "credit", "store_receipt", "commit"]
+    );
+
+    // Throw half-way: nothing of evt-2 survives.
+    let ev2 = js_sys::JSON::parse(
+        r#"{"source":"provider-a","event_id":"evt-2","account_id":1,"amount":7}"#,
+    )
+    .expect("json");
+    lab.step_start(ev2, JsValue::UNDEFINED).expect("start");
+    for _ in 0..3 {
+        lab.step_next().expect("step");
+    }
+    let err = lab.step_throw().expect_err("thrown");
+    assert_eq!(text(&err, "kind").as_deref(), Some("simulated_crash"));
+    let t = lab.tables().expect("tables");
+    let inbox: js_sys::Array = get(&t, "inbox").dyn_into().expect("array");
+    assert_eq!(inbox.length(), 1, "only evt-1");
+    let accounts: js_sys::Array = get(&t, "accounts").dyn_into().expect("array");
+    assert_eq!(get(&accounts.get(0), "balance").as_f64(), Some(500.0));
+    lab.close();
+    remove("steps.sqlite3").await;
+}
+
+/// Export, then import into the OPFS database: a round trip; a bad file is
+/// refused with a `file` error and the database is untouched. The console
+/// reads but refuses writes.
+#[test]
+async fn export_import_and_console_on_opfs() {
+    let mut lab = Lab::open("transfer.sqlite3".into(), "opfs".into())
+        .await
+        .expect("open");
+    lab.reset().expect("reset");
+    let ev = js_sys::JSON::parse(
+        r#"{"source":"provider-a","event_id":"evt-1","account_id":1,"amount":500}"#,
+    )
+    .expect("json");
+    lab.deliver(ev, JsValue::UNDEFINED).expect("deliver");
+    let bytes = lab.export().expect("export");
+    assert!(bytes.starts_with(b"SQLite format 3\0"));
+    let before = js_sys::JSON::stringify(&lab.tables().expect("t")).expect("json");
+
+    let err = lab
+        .import(b"definitely not sqlite".to_vec())
+        .expect_err("refused");
+    assert_eq!(text(&err, "field").as_deref(), Some("file"));
+    assert_eq!(
+        js_sys::JSON::stringify(&lab.tables().expect("t")).expect("json"),
+        before
+    );
+
+    lab.reset().expect("reset");
+    lab.import(bytes).expect("import");
+    assert_eq!(
+        js_sys::JSON::stringify(&lab.tables().expect("t")).expect("json"),
+        before
+    );
+
+    let r = lab
+        .query("SELECT count(*) AS n FROM inbox".into())
+        .expect("query");
+    let rows: js_sys::Array = get(&r, "rows").dyn_into().expect("rows");
+    assert_eq!(js_sys::Array::from(&rows.get(0)).get(0).as_f64(), Some(1.0));
+    let err = lab
+        .query("DELETE FROM inbox".into())
+        .expect_err("write refused");
+    assert_eq!(text(&err, "field").as_deref(), Some("sql"));
+
+    let report = lab.run_scenario().expect("scenario");
+    assert_eq!(
+        text(&report, "summary").as_deref(),
+        Some("OK: balance=1500, inbox=3, applied=1, duplicate=19")
+    );
+    lab.close();
+    remove("transfer.sqlite3").await;
+}
