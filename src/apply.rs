@@ -132,8 +132,11 @@ impl Delivery {
     /// Runs the next step.
     ///
     /// # Errors
-    /// Any [`Error`]; the transaction is rolled back before returning and the
-    /// delivery is finished.
+    /// [`Error::Busy`]: the step could not get its lock and did nothing; the
+    /// delivery stays where it was, so the step can be tried again later (the
+    /// race lab does) or the delivery ended with [`Delivery::abort`] (what
+    /// [`apply`] does). Any other [`Error`]: the transaction has been rolled
+    /// back and the delivery is finished.
     pub fn step(&mut self, conn: &Connection) -> Result<Progress, Error> {
         let Some(step) = self.next.take() else {
             return Err(Error::storage("this delivery has already finished"));
@@ -144,6 +147,10 @@ impl Delivery {
                     self.next = Some(step);
                 }
                 Ok(progress)
+            }
+            Err(Error::Busy) => {
+                self.next = Some(step);
+                Err(Error::Busy)
             }
             Err(err) => Err(rollback(conn, err)),
         }
@@ -314,8 +321,12 @@ impl Delivery {
 pub fn apply(conn: &Connection, event: &Event, fault: Option<Fault>) -> Result<Outcome, Error> {
     let mut delivery = Delivery::new(event.clone(), fault);
     loop {
-        if let Progress::Done(outcome) = delivery.step(conn)? {
-            return Ok(outcome);
+        match delivery.step(conn) {
+            Ok(Progress::Done(outcome)) => return Ok(outcome),
+            Ok(Progress::Next(_)) => {}
+            // SQLite already waited the busy timeout: give up, write nothing.
+            Err(Error::Busy) => return Err(rollback(conn, Error::Busy)),
+            Err(err) => return Err(err),
         }
     }
 }
