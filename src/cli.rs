@@ -7,6 +7,7 @@
 //! inbox-lab apply --db PATH --source S --event-id E --account A --amount N
 //!                 [--fail-after-insert | --fail-after-update]
 //! inbox-lab show  --db PATH
+//! inbox-lab race  --handler NAME [--deliveries K]
 //! ```
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
@@ -24,8 +25,9 @@ use serde::Serialize;
 
 use crate::db::{self, Mode};
 use crate::event::{parse_integer, Field};
+use crate::handlers::Handler;
 use crate::schema::{self, DEFAULT_BUSY_TIMEOUT};
-use crate::{apply, scenario, tables, Error, Event, Fault, Outcome};
+use crate::{apply, race, scenario, tables, Error, Event, Fault, Outcome};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -77,6 +79,14 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         db: String,
     },
+    /// Explore every interleaving of K deliveries of one event by one
+    /// handler, on real connections to a temporary file database.
+    Race {
+        #[arg(long)]
+        handler: String,
+        #[arg(long, default_value = "2", allow_hyphen_values = true)]
+        deliveries: String,
+    },
 }
 
 /// Runs the command line; the binary's `main`.
@@ -106,6 +116,10 @@ pub fn main() -> ExitCode {
             print_result(apply_one(&db, &source, &event_id, &account, &amount, fault))
         }
         Command::Show { db } => print_result(show(&db)),
+        Command::Race {
+            handler,
+            deliveries,
+        } => print_result(race(&handler, &deliveries)),
     }
 }
 
@@ -168,6 +182,58 @@ fn apply_one(
 fn show(path: &str) -> Result<tables::Tables, Error> {
     let conn = db::open(path, Mode::Existing, DEFAULT_BUSY_TIMEOUT)?;
     tables::snapshot(&conn)
+}
+
+/// `{"handler":…,"interleavings":N,"double_credits":…,"lost_credits":…,"wrong_answers":…}`
+#[derive(Serialize)]
+struct RaceLine {
+    handler: Handler,
+    interleavings: u64,
+    double_credits: u64,
+    lost_credits: u64,
+    wrong_answers: u64,
+}
+
+fn race(handler: &str, deliveries: &str) -> Result<RaceLine, Error> {
+    let handler: Handler = handler
+        .parse()
+        .map_err(|reason: String| Error::invalid(Field::Handler, reason))?;
+    let k = parse_integer(Field::Deliveries, deliveries)?;
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|k| (1..=race::MAX_DELIVERIES).contains(k))
+        .ok_or_else(|| {
+            Error::invalid(
+                Field::Deliveries,
+                format!("must be between 1 and {}", race::MAX_DELIVERIES),
+            )
+        })?;
+    let dir = temp_dir()?;
+    let path = dir.path().join("race.sqlite3");
+    let path = utf8(&path)?;
+    let arena = race::Arena::new(k, || {
+        let conn = db::open(path, Mode::Create, DEFAULT_BUSY_TIMEOUT)?;
+        // Thousands of replays: durability does not matter for this scratch file.
+        conn.execute_batch("PRAGMA synchronous = OFF")?;
+        Ok(conn)
+    })?;
+    let s = race::explore(&arena, handler)?;
+    Ok(RaceLine {
+        handler: s.handler,
+        interleavings: s.interleavings,
+        double_credits: s.double_credits,
+        lost_credits: s.lost_credits,
+        wrong_answers: s.wrong_answers,
+    })
+}
+
+fn temp_dir() -> Result<tempfile::TempDir, Error> {
+    tempfile::tempdir().map_err(|e| Error::storage(format!("temporary directory: {e}")))
+}
+
+fn utf8(path: &Path) -> Result<&str, Error> {
+    path.to_str()
+        .ok_or_else(|| Error::storage("temporary path is not UTF-8"))
 }
 
 /// Worker threads for the demo's burst, as in the article's script.

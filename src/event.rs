@@ -47,6 +47,10 @@ pub enum Field {
     Sql,
     /// A database file offered for import.
     File,
+    /// The handler chosen in the race lab.
+    Handler,
+    /// How many concurrent deliveries the race lab runs.
+    Deliveries,
 }
 
 impl Field {
@@ -60,6 +64,8 @@ impl Field {
             Field::Fault => "fault",
             Field::Sql => "sql",
             Field::File => "file",
+            Field::Handler => "handler",
+            Field::Deliveries => "deliveries",
         }
     }
 }

@@ -20,6 +20,10 @@
 //! * [`error`] — what failure looks like: one [`Error`] enum with an HTTP
 //!   status and "should the sender retry?" for each kind.
 //! * [`fault`] — fault points that make the handler fail on purpose.
+//! * [`handlers`] — the mistakes the article warns about, runnable, next to
+//!   the atomic handler.
+//! * [`race`] — the race lab: deliveries interleaved statement by statement
+//!   on real connections, and an explorer of every schedule.
 //! * [`db`] — opening a connection (a file natively, OPFS in the browser).
 //! * [`tables`] — a consistent snapshot of both tables for display.
 //! * [`console`] — the read-only SQL console, guarded by SQLite's own checks.
@@ -37,7 +41,9 @@ pub mod db;
 pub mod error;
 pub mod event;
 pub mod fault;
+pub mod handlers;
 pub mod outcome;
+pub mod race;
 pub mod scenario;
 pub mod schema;
 pub mod tables;

@@ -1,0 +1,480 @@
+//! The handlers that get it wrong, next to the one that does not.
+//!
+//! The article explains why "SELECT, then act" fails and why `INSERT OR
+//! IGNORE` / `INSERT OR REPLACE` are wrong. Each mistake is real, runnable
+//! code here, so a reader can watch it fail — and watch [`Handler::Atomic`]
+//! (the article's handler, [`crate::apply`]) survive the same schedule.
+//!
+//! Every handler runs as a sequence of single SQL statements ([`Handler::run`]
+//! gives a [`Run`]), so the race lab can interleave two handlers statement
+//! by statement on two real connections. A statement that cannot get its
+//! lock returns [`Error::Busy`] and stays pending ("waiting for the write
+//! lock"); calling [`Run::step`] again retries it.
+//!
+//! Invariant: only [`Handler::Atomic`] may be used for real. The others
+//! exist to be raced and to fail; each one's doc comment names its mistake.
+//! The mistakes take a raw [`Payload`] (validated only by the database), as
+//! the handlers they model do; the atomic handler takes an [`Event`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::apply::{Delivery, Progress};
+use crate::error::Error;
+use crate::event::Event;
+use crate::fault::Fault;
+
+/// Which handler processes a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Handler {
+    /// The article's handler: unique key + one transaction. Correct.
+    Atomic,
+    /// Mistake: no deduplication at all — credits every delivery, so every
+    /// retry of a lost response is paid again.
+    NoDedup,
+    /// Mistake: "SELECT, then act" — looks in the inbox, credits, then
+    /// records, each its own autocommit statement. Two handlers can both see
+    /// "not there yet" and both credit.
+    CheckThenAct,
+    /// Mistake: registers the event in one transaction and credits in a
+    /// second. A crash between the two leaves the event "processed" without
+    /// its credit, and a concurrent repeat answers "duplicate" before the
+    /// money is there.
+    TwoTransactions,
+    /// Mistake: `INSERT OR IGNORE` — ignores *every* constraint failure, not
+    /// only the key: an amount 0 (a CHECK violation) comes back as
+    /// "duplicate", and a repeat with another payload is never compared.
+    InsertOrIgnore,
+    /// Mistake: `INSERT OR REPLACE` — deletes the first record and writes the
+    /// new one: every repeat is applied again, and a replay with another
+    /// payload rewrites history.
+    InsertOrReplace,
+}
+
+impl Handler {
+    /// Every handler, the correct one first.
+    pub const ALL: [Handler; 6] = [
+        Handler::Atomic,
+        Handler::NoDedup,
+        Handler::CheckThenAct,
+        Handler::TwoTransactions,
+        Handler::InsertOrIgnore,
+        Handler::InsertOrReplace,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Handler::Atomic => "atomic",
+            Handler::NoDedup => "no_dedup",
+            Handler::CheckThenAct => "check_then_act",
+            Handler::TwoTransactions => "two_transactions",
+            Handler::InsertOrIgnore => "insert_or_ignore",
+            Handler::InsertOrReplace => "insert_or_replace",
+        }
+    }
+
+    /// A delivery of `payload` by this handler, not yet started.
+    ///
+    /// # Errors
+    /// For [`Handler::Atomic`], [`Error::InvalidInput`] if the payload is not
+    /// a valid [`Event`] (the correct handler validates first). The mistakes
+    /// accept any payload and leave it to the database.
+    pub fn run(self, payload: &Payload, fault: Option<Fault>) -> Result<Run, Error> {
+        Ok(match self {
+            Handler::Atomic => Run::Atomic(Delivery::new(payload.to_event()?, fault)),
+            mistake => Run::Mistake(Mistake {
+                handler: mistake,
+                payload: payload.clone(),
+                fault,
+                pc: 0,
+            }),
+        })
+    }
+
+    /// Runs one whole delivery (the handler selector in the page uses this).
+    /// A busy statement gives up at once (SQLite already waited its timeout).
+    ///
+    /// # Errors
+    /// Whatever the handler answers; a busy statement is [`Error::Busy`].
+    pub fn deliver(
+        self,
+        conn: &Connection,
+        payload: &Payload,
+        fault: Option<Fault>,
+    ) -> Result<Answer, Error> {
+        let mut run = self.run(payload, fault)?;
+        loop {
+            match run.step(conn) {
+                Ok(Some(answer)) => return Ok(answer),
+                Ok(None) => {}
+                Err(err) => {
+                    run.abort(conn)?;
+                    return Err(err);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Handler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Handler {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Handler::ALL
+            .into_iter()
+            .find(|h| h.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Handler::ALL.iter().map(|h| h.as_str()).collect();
+                format!(
+                    "unknown handler {s:?}: expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// An event as a careless handler receives it: not validated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Payload {
+    pub source: String,
+    pub event_id: String,
+    pub account_id: i64,
+    pub amount: i64,
+}
+
+impl Payload {
+    /// Validates into an [`Event`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`].
+    pub fn to_event(&self) -> Result<Event, Error> {
+        Event::new(
+            self.source.clone(),
+            self.event_id.clone(),
+            self.account_id,
+            self.amount,
+        )
+    }
+}
+
+impl From<&Event> for Payload {
+    fn from(e: &Event) -> Self {
+        Payload {
+            source: e.source().to_owned(),
+            event_id: e.event_id().to_owned(),
+            account_id: e.account_id(),
+            amount: e.amount(),
+        }
+    }
+}
+
+/// What a handler answered, as the sender hears it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Applied,
+    Duplicate,
+}
+
+impl Answer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Applied => "applied",
+            Answer::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// One delivery in progress, by any handler.
+#[derive(Debug, Clone)]
+pub enum Run {
+    Atomic(Delivery),
+    Mistake(Mistake),
+}
+
+impl Run {
+    /// The SQL the next [`Run::step`] runs; `None` when finished.
+    pub fn next_statements(&self) -> Option<&'static [&'static str]> {
+        match self {
+            Run::Atomic(d) => d.next_step().map(|s| s.statements()),
+            Run::Mistake(m) => m.next_op().map(Op::statements),
+        }
+    }
+
+    /// Runs the next statement: `Ok(None)` — more to run; `Ok(Some)` — the
+    /// answer.
+    ///
+    /// # Errors
+    /// [`Error::Busy`]: nothing happened, try the same statement later.
+    /// Anything else: the delivery failed (an open transaction was rolled
+    /// back) and is finished.
+    pub fn step(&mut self, conn: &Connection) -> Result<Option<Answer>, Error> {
+        match self {
+            Run::Atomic(d) => Ok(match d.step(conn)? {
+                Progress::Next(_) => None,
+                Progress::Done(outcome) => Some(match outcome {
+                    crate::Outcome::Applied(_) => Answer::Applied,
+                    crate::Outcome::Duplicate(_) => Answer::Duplicate,
+                }),
+            }),
+            Run::Mistake(m) => m.step(conn),
+        }
+    }
+
+    /// Whether the delivery has answered or failed.
+    pub fn finished(&self) -> bool {
+        match self {
+            Run::Atomic(d) => d.next_step().is_none(),
+            Run::Mistake(m) => m.next_op().is_none(),
+        }
+    }
+
+    /// Ends the delivery, rolling back an open transaction.
+    ///
+    /// # Errors
+    /// Storage errors from `ROLLBACK`.
+    pub fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
+        match self {
+            Run::Atomic(d) => d.abort(conn),
+            Run::Mistake(m) => {
+                m.pc = usize::MAX;
+                if !conn.is_autocommit() {
+                    conn.execute_batch("ROLLBACK")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One statement of a mistaken handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Begin,
+    Commit,
+    /// `SELECT` the inbox row (check_then_act's "check").
+    Check,
+    /// Unconditional credit (no limit guard: the mistakes do not care).
+    Credit,
+    /// Plain `INSERT` (check_then_act's late "record").
+    Insert,
+    /// `INSERT ... ON CONFLICT DO NOTHING` (two_transactions' registration).
+    InsertOnConflict,
+    /// Read the stored payload after a conflict.
+    ReadStored,
+    InsertOrIgnore,
+    InsertOrReplace,
+}
+
+impl Op {
+    /// The statement, as shown to readers.
+    pub fn statements(self) -> &'static [&'static str] {
+        match self {
+            Op::Begin => &["BEGIN IMMEDIATE"],
+            Op::Commit => &["COMMIT"],
+            Op::Check | Op::ReadStored => {
+                &["SELECT account_id, amount FROM inbox WHERE source = ?1 AND event_id = ?2"]
+            }
+            Op::Credit => &["UPDATE accounts SET balance = balance + ?1 WHERE id = ?2"],
+            Op::Insert => &["INSERT INTO inbox(source, event_id, account_id, amount) \
+                 VALUES (?1, ?2, ?3, ?4)"],
+            Op::InsertOnConflict => &["INSERT INTO inbox(source, event_id, account_id, amount) \
+                 VALUES (?1, ?2, ?3, ?4) ON CONFLICT(source, event_id) DO NOTHING"],
+            Op::InsertOrIgnore => &[
+                "INSERT OR IGNORE INTO inbox(source, event_id, account_id, amount) \
+                 VALUES (?1, ?2, ?3, ?4)",
+            ],
+            Op::InsertOrReplace => &[
+                "INSERT OR REPLACE INTO inbox(source, event_id, account_id, amount) \
+                 VALUES (?1, ?2, ?3, ?4)",
+            ],
+        }
+    }
+
+    fn sql(self) -> &'static str {
+        self.statements()[0]
+    }
+}
+
+/// A mistaken handler's delivery: a program of [`Op`]s and a program
+/// counter `pc` into it (`usize::MAX` once finished).
+#[derive(Debug, Clone)]
+pub struct Mistake {
+    handler: Handler,
+    payload: Payload,
+    fault: Option<Fault>,
+    pc: usize,
+}
+
+/// The straight-line programs. When an INSERT finds the row already there,
+/// the run jumps to [`DUPLICATE_TAIL`] instead.
+fn program(handler: Handler) -> &'static [Op] {
+    use Op::*;
+    match handler {
+        Handler::NoDedup => &[Credit],
+        Handler::CheckThenAct => &[Check, Credit, Insert],
+        Handler::TwoTransactions => &[Begin, InsertOnConflict, Commit, Begin, Credit, Commit],
+        Handler::InsertOrIgnore => &[Begin, Op::InsertOrIgnore, Credit, Commit],
+        Handler::InsertOrReplace => &[Begin, Op::InsertOrReplace, Credit, Commit],
+        Handler::Atomic => &[],
+    }
+}
+
+/// What a mistaken handler runs after it decided "duplicate" inside an open
+/// transaction: read (two_transactions compares) and commit.
+const DUPLICATE_TAIL: usize = 1000;
+
+impl Mistake {
+    fn next_op(&self) -> Option<Op> {
+        match self.pc {
+            DUPLICATE_TAIL => Some(Op::ReadStored),
+            pc if pc == DUPLICATE_TAIL + 1 => Some(Op::Commit),
+            pc => program(self.handler).get(pc).copied(),
+        }
+    }
+
+    fn step(&mut self, conn: &Connection) -> Result<Option<Answer>, Error> {
+        let Some(op) = self.next_op() else {
+            return Err(Error::storage("this delivery has already finished"));
+        };
+        match self.run_op(conn, op) {
+            Ok(answer) => Ok(answer),
+            Err(Error::Busy) => Err(Error::Busy), // retry the same op later
+            Err(err) => {
+                self.pc = usize::MAX;
+                if !conn.is_autocommit() {
+                    conn.execute_batch("ROLLBACK")?;
+                }
+                Err(err)
+            }
+        }
+    }
+
+    fn run_op(&mut self, conn: &Connection, op: Op) -> Result<Option<Answer>, Error> {
+        let p = self.payload.clone();
+        let key = params![p.source, p.event_id];
+        let row = params![p.source, p.event_id, p.account_id, p.amount];
+        match op {
+            Op::Begin => {
+                conn.execute_batch(op.sql())?;
+                Ok(self.advance())
+            }
+            Op::Commit if self.pc == DUPLICATE_TAIL + 1 => {
+                conn.execute_batch(op.sql())?;
+                self.pc = usize::MAX;
+                Ok(Some(Answer::Duplicate))
+            }
+            Op::Commit => {
+                conn.execute_batch(op.sql())?;
+                // two_transactions: the crash lands between its transactions.
+                if self.handler == Handler::TwoTransactions
+                    && self.pc == 2
+                    && self.fault == Some(Fault::AfterInsert)
+                {
+                    self.pc = usize::MAX;
+                    return Err(Error::SimulatedCrash {
+                        fault: Fault::AfterInsert,
+                    });
+                }
+                Ok(self.advance())
+            }
+            Op::Check => {
+                let stored: Option<(i64, i64)> = conn
+                    .query_row(op.sql(), key, |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()?;
+                match stored {
+                    None => Ok(self.advance()),
+                    Some(stored) => {
+                        self.pc = usize::MAX;
+                        self.compare(stored).map(Some)
+                    }
+                }
+            }
+            Op::Credit => {
+                let changed = conn.execute(op.sql(), params![p.amount, p.account_id])?;
+                if changed == 0 {
+                    self.pc = usize::MAX;
+                    return Err(Error::UnknownAccount {
+                        account_id: p.account_id,
+                    });
+                }
+                if self.fault == Some(Fault::AfterUpdate) {
+                    self.pc = usize::MAX;
+                    return Err(Error::SimulatedCrash {
+                        fault: Fault::AfterUpdate,
+                    });
+                }
+                Ok(self.advance())
+            }
+            Op::Insert => {
+                conn.execute(op.sql(), row)?;
+                Ok(self.advance())
+            }
+            Op::InsertOnConflict | Op::InsertOrIgnore => {
+                let inserted = conn.execute(op.sql(), row)?;
+                if inserted == 0 {
+                    // two_transactions compares the stored payload; INSERT OR
+                    // IGNORE's handler just believes it saw a repeat.
+                    self.pc = if op == Op::InsertOnConflict {
+                        DUPLICATE_TAIL
+                    } else {
+                        DUPLICATE_TAIL + 1
+                    };
+                    return Ok(None);
+                }
+                if self.fault == Some(Fault::AfterInsert)
+                    && self.handler != Handler::TwoTransactions
+                {
+                    self.pc = usize::MAX;
+                    return Err(Error::SimulatedCrash {
+                        fault: Fault::AfterInsert,
+                    });
+                }
+                Ok(self.advance())
+            }
+            Op::InsertOrReplace => {
+                conn.execute(op.sql(), row)?;
+                Ok(self.advance())
+            }
+            Op::ReadStored => {
+                let stored: (i64, i64) =
+                    conn.query_row(op.sql(), key, |r| Ok((r.get(0)?, r.get(1)?)))?;
+                self.compare(stored)?;
+                self.pc = DUPLICATE_TAIL + 1;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Moves to the next op; reaching the end of the program means applied.
+    fn advance(&mut self) -> Option<Answer> {
+        self.pc += 1;
+        (self.pc == program(self.handler).len()).then_some(Answer::Applied)
+    }
+
+    fn compare(&self, (account_id, amount): (i64, i64)) -> Result<Answer, Error> {
+        let p = &self.payload;
+        if (account_id, amount) == (p.account_id, p.amount) {
+            Ok(Answer::Duplicate)
+        } else {
+            Err(Error::PayloadConflict {
+                event_source: p.source.clone(),
+                event_id: p.event_id.clone(),
+                stored_account_id: account_id,
+                stored_amount: amount,
+                account_id: p.account_id,
+                amount: p.amount,
+            })
+        }
+    }
+}

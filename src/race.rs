@@ -1,0 +1,346 @@
+//! The race lab: several deliveries of one event, each by its own handler on
+//! its own real connection to one shared database, advanced one statement
+//! at a time in an order the reader (or the explorer) chooses.
+//!
+//! Real SQLite locks decide what may run: a statement that cannot get its
+//! lock answers `SQLITE_BUSY` at once (busy timeout 0) and is shown as
+//! "waiting for the write lock"; it did nothing and can be tried again.
+//!
+//! [`explore`] runs **every** schedule — every order of the deliveries'
+//! statements that the locks allow — and counts how many end badly:
+//! * a **double credit**: the balance grew by more than one amount;
+//! * a **lost credit**: it grew by less;
+//! * a **wrong answer**: the answers are not exactly one `applied` and the
+//!   rest `duplicate`, or a `duplicate` was answered while the credit was not
+//!   yet committed (a sender would stop retrying on a promise not kept).
+//!
+//! Invariant: for [`Handler::Atomic`] every schedule is correct; the tests
+//! and `inbox-lab race` hold the lab to that.
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::handlers::{Answer, Handler, Payload, Run};
+use crate::schema;
+
+/// The event every race delivers.
+pub fn race_payload() -> Payload {
+    Payload {
+        source: "provider-a".into(),
+        event_id: "evt-1".into(),
+        account_id: 1,
+        amount: 500,
+    }
+}
+
+/// Connections to one database: one per delivery, plus an observer that
+/// reads what is committed (and resets the tables between schedules).
+pub struct Arena {
+    conns: Vec<Connection>,
+    observer: Connection,
+}
+
+impl Arena {
+    /// Opens `deliveries` connections and the observer with `open`, which
+    /// must return connections to one shared database each call.
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::InvalidInput`] for fewer than 1 or more than
+    /// [`MAX_DELIVERIES`] deliveries.
+    pub fn new(
+        deliveries: usize,
+        open: impl Fn() -> Result<Connection, Error>,
+    ) -> Result<Arena, Error> {
+        if !(1..=MAX_DELIVERIES).contains(&deliveries) {
+            return Err(Error::invalid(
+                crate::Field::Event,
+                format!("deliveries must be between 1 and {MAX_DELIVERIES}"),
+            ));
+        }
+        let mut observer = open()?;
+        schema::init(&mut observer, &[1])?;
+        let conns = (0..deliveries)
+            .map(|_| {
+                let c = open()?;
+                // Never wait: a lock conflict must show as "waiting".
+                c.busy_timeout(std::time::Duration::ZERO)?;
+                Ok(c)
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let arena = Arena { conns, observer };
+        arena.reset()?;
+        Ok(arena)
+    }
+
+    pub fn deliveries(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// Back to the start: account 1 at balance 0, empty inbox.
+    ///
+    /// # Errors
+    /// Storage errors (for example a connection still inside a transaction).
+    pub fn reset(&self) -> Result<(), Error> {
+        for c in &self.conns {
+            if !c.is_autocommit() {
+                c.execute_batch("ROLLBACK")?;
+            }
+        }
+        self.observer.execute_batch(
+            "BEGIN IMMEDIATE;
+             DELETE FROM inbox;
+             DELETE FROM accounts;
+             INSERT INTO accounts(id, balance) VALUES (1, 0);
+             UPDATE receipt_counter SET last_seq = 0;
+             COMMIT;",
+        )?;
+        Ok(())
+    }
+
+    /// The committed balance of account 1 and the number of inbox rows.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn committed(&self) -> Result<(i64, i64), Error> {
+        Ok(self.observer.query_row(
+            "SELECT (SELECT balance FROM accounts WHERE id = 1), (SELECT count(*) FROM inbox)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+}
+
+/// At most this many concurrent deliveries (schedules grow fast).
+pub const MAX_DELIVERIES: usize = 3;
+
+/// What one statement of one delivery did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum StepResult {
+    /// Ran; more statements follow.
+    Ran,
+    /// `SQLITE_BUSY`: another connection holds the lock; nothing happened.
+    Waiting,
+    /// The delivery answered.
+    Answered { answer: Answer },
+    /// The delivery failed with this error kind.
+    Failed { kind: &'static str, message: String },
+}
+
+/// One step of a race, for the page's log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepLog {
+    pub delivery: usize,
+    pub statements: &'static [&'static str],
+    #[serde(flatten)]
+    pub result: StepResult,
+    /// Committed balance and inbox rows after the step, as another
+    /// connection sees them.
+    pub committed_balance: i64,
+    pub committed_inbox: i64,
+}
+
+/// How a finished race ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub balance: i64,
+    pub inbox_rows: i64,
+    pub double_credit: bool,
+    pub lost_credit: bool,
+    pub wrong_answer: bool,
+}
+
+/// One race in progress.
+pub struct Race<'a> {
+    arena: &'a Arena,
+    payload: Payload,
+    runs: Vec<Run>,
+    applied: usize,
+    duplicates: usize,
+    wrong_answer: bool,
+}
+
+impl<'a> Race<'a> {
+    /// Resets the arena and starts one delivery of the race event per
+    /// connection, each by `handler`.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn new(arena: &'a Arena, handler: Handler) -> Result<Race<'a>, Error> {
+        arena.reset()?;
+        let payload = race_payload();
+        let runs = (0..arena.deliveries())
+            .map(|_| handler.run(&payload, None))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Race {
+            arena,
+            payload,
+            runs,
+            applied: 0,
+            duplicates: 0,
+            wrong_answer: false,
+        })
+    }
+
+    /// The statements delivery `i` runs next; `None` once it is finished.
+    pub fn next_statements(&self, i: usize) -> Option<&'static [&'static str]> {
+        self.runs.get(i).and_then(Run::next_statements)
+    }
+
+    pub fn finished(&self) -> bool {
+        self.runs.iter().all(Run::finished)
+    }
+
+    /// Advances delivery `i` by one statement.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown or finished delivery; storage
+    /// errors from the observer.
+    pub fn step(&mut self, i: usize) -> Result<StepLog, Error> {
+        let (Some(run), Some(conn)) = (self.runs.get_mut(i), self.arena.conns.get(i)) else {
+            return Err(Error::invalid(
+                crate::Field::Event,
+                format!("no delivery {i}"),
+            ));
+        };
+        let Some(statements) = run.next_statements() else {
+            return Err(Error::invalid(
+                crate::Field::Event,
+                format!("delivery {i} has finished"),
+            ));
+        };
+        let result = match run.step(conn) {
+            Ok(None) => StepResult::Ran,
+            Ok(Some(answer)) => StepResult::Answered { answer },
+            Err(Error::Busy) => StepResult::Waiting,
+            Err(e) => StepResult::Failed {
+                kind: e.kind(),
+                message: e.to_string(),
+            },
+        };
+        let (balance, inbox) = self.arena.committed()?;
+        match &result {
+            StepResult::Answered {
+                answer: Answer::Applied,
+            } => {
+                self.applied += 1;
+                self.wrong_answer |= self.applied > 1;
+            }
+            StepResult::Answered {
+                answer: Answer::Duplicate,
+            } => {
+                self.duplicates += 1;
+                // "Already done" must be true when it is said.
+                self.wrong_answer |= balance < self.payload.amount;
+            }
+            StepResult::Failed { .. } => self.wrong_answer = true,
+            StepResult::Ran | StepResult::Waiting => {}
+        }
+        Ok(StepLog {
+            delivery: i,
+            statements,
+            result,
+            committed_balance: balance,
+            committed_inbox: inbox,
+        })
+    }
+
+    /// The verdict so far (final once [`Race::finished`]).
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn verdict(&self) -> Result<Verdict, Error> {
+        let (balance, inbox_rows) = self.arena.committed()?;
+        let amount = self.payload.amount;
+        let answered_all = self.applied + self.duplicates == self.runs.len();
+        Ok(Verdict {
+            balance,
+            inbox_rows,
+            double_credit: balance > amount,
+            lost_credit: self.finished() && balance < amount,
+            wrong_answer: self.wrong_answer
+                || (self.finished() && (!answered_all || self.applied != 1)),
+        })
+    }
+}
+
+/// The explorer's count over every schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub handler: Handler,
+    pub deliveries: usize,
+    pub interleavings: u64,
+    pub double_credits: u64,
+    pub lost_credits: u64,
+    pub wrong_answers: u64,
+    /// The first schedule that ended badly, as the delivery index of each
+    /// statement, to replay step by step.
+    pub failing_schedule: Option<Vec<usize>>,
+}
+
+/// Runs every schedule of `arena.deliveries()` deliveries by `handler`.
+///
+/// A schedule is explored by replaying its prefix from the start (SQLite
+/// cannot be rewound), so the cost grows with (schedules × length); with at
+/// most [`MAX_DELIVERIES`] deliveries and locks pruning most orders, that
+/// stays in the thousands.
+///
+/// # Errors
+/// Storage errors.
+pub fn explore(arena: &Arena, handler: Handler) -> Result<Summary, Error> {
+    let mut summary = Summary {
+        handler,
+        deliveries: arena.deliveries(),
+        interleavings: 0,
+        double_credits: 0,
+        lost_credits: 0,
+        wrong_answers: 0,
+        failing_schedule: None,
+    };
+    let mut prefix = Vec::new();
+    dfs(arena, handler, &mut prefix, &mut summary)?;
+    Ok(summary)
+}
+
+fn replay<'a>(arena: &'a Arena, handler: Handler, schedule: &[usize]) -> Result<Race<'a>, Error> {
+    let mut race = Race::new(arena, handler)?;
+    for &i in schedule {
+        race.step(i)?;
+    }
+    Ok(race)
+}
+
+fn dfs(
+    arena: &Arena,
+    handler: Handler,
+    prefix: &mut Vec<usize>,
+    summary: &mut Summary,
+) -> Result<(), Error> {
+    for i in 0..arena.deliveries() {
+        let mut race = replay(arena, handler, prefix)?;
+        if race.next_statements(i).is_none() {
+            continue;
+        }
+        if race.step(i)?.result == StepResult::Waiting {
+            continue; // blocked here: this order is not possible now
+        }
+        prefix.push(i);
+        if race.finished() {
+            let v = race.verdict()?;
+            summary.interleavings += 1;
+            summary.double_credits += u64::from(v.double_credit);
+            summary.lost_credits += u64::from(v.lost_credit);
+            summary.wrong_answers += u64::from(v.wrong_answer);
+            if (v.double_credit || v.lost_credit || v.wrong_answer)
+                && summary.failing_schedule.is_none()
+            {
+                summary.failing_schedule = Some(prefix.clone());
+            }
+        } else {
+            dfs(arena, handler, prefix, summary)?;
+        }
+        prefix.pop();
+    }
+    Ok(())
+}
