@@ -98,18 +98,46 @@ impl Arena {
         Ok(())
     }
 
-    /// The committed balance of account 1 and the number of inbox rows.
+    /// The committed balance of account 1 and the number of inbox rows, as
+    /// another connection reads them; `None` while a writer's lock keeps
+    /// readers out (SQLite's `memdb` admits no new reader while a write
+    /// transaction is open).
     ///
     /// # Errors
-    /// Storage errors.
-    pub fn committed(&self) -> Result<(i64, i64), Error> {
-        Ok(self.observer.query_row(
+    /// Storage errors other than busy.
+    pub fn committed(&self) -> Result<Option<Committed>, Error> {
+        let read = self.observer.query_row(
             "SELECT (SELECT balance FROM accounts WHERE id = 1), (SELECT count(*) FROM inbox)",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?)
+            |r| {
+                Ok(Committed {
+                    balance: r.get(0)?,
+                    inbox_rows: r.get(1)?,
+                })
+            },
+        );
+        match read.map_err(Error::from) {
+            Ok(c) => Ok(Some(c)),
+            Err(Error::Busy) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The committed state once every delivery has finished (no locks held).
+    fn settled(&self) -> Result<Committed, Error> {
+        self.committed()?
+            .ok_or_else(|| Error::storage("a connection still holds a lock after the race"))
     }
 }
+
+/// What is committed, as another connection sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Committed {
+    pub balance: i64,
+    pub inbox_rows: i64,
+}
+
+impl Arena {}
 
 /// At most this many concurrent deliveries (schedules grow fast).
 pub const MAX_DELIVERIES: usize = 3;
@@ -135,10 +163,9 @@ pub struct StepLog {
     pub statements: &'static [&'static str],
     #[serde(flatten)]
     pub result: StepResult,
-    /// Committed balance and inbox rows after the step, as another
-    /// connection sees them.
-    pub committed_balance: i64,
-    pub committed_inbox: i64,
+    /// What is committed after the step, as another connection sees it
+    /// (`None`: a writer's lock keeps readers out just now).
+    pub committed: Option<Committed>,
 }
 
 /// How a finished race ended.
@@ -151,9 +178,10 @@ pub struct Verdict {
     pub wrong_answer: bool,
 }
 
-/// One race in progress.
-pub struct Race<'a> {
-    arena: &'a Arena,
+/// One race in progress on an [`Arena`] (passed to each call, so a race and
+/// its arena can live side by side, as in the browser worker).
+pub struct Race {
+    handler: Handler,
     payload: Payload,
     runs: Vec<Run>,
     applied: usize,
@@ -161,20 +189,20 @@ pub struct Race<'a> {
     wrong_answer: bool,
 }
 
-impl<'a> Race<'a> {
+impl Race {
     /// Resets the arena and starts one delivery of the race event per
     /// connection, each by `handler`.
     ///
     /// # Errors
     /// Storage errors.
-    pub fn new(arena: &'a Arena, handler: Handler) -> Result<Race<'a>, Error> {
+    pub fn new(arena: &Arena, handler: Handler) -> Result<Race, Error> {
         arena.reset()?;
         let payload = race_payload();
         let runs = (0..arena.deliveries())
             .map(|_| handler.run(&payload, None))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Race {
-            arena,
+            handler,
             payload,
             runs,
             applied: 0,
@@ -192,13 +220,17 @@ impl<'a> Race<'a> {
         self.runs.iter().all(Run::finished)
     }
 
+    pub fn handler(&self) -> Handler {
+        self.handler
+    }
+
     /// Advances delivery `i` by one statement.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for an unknown or finished delivery; storage
     /// errors from the observer.
-    pub fn step(&mut self, i: usize) -> Result<StepLog, Error> {
-        let (Some(run), Some(conn)) = (self.runs.get_mut(i), self.arena.conns.get(i)) else {
+    pub fn step(&mut self, arena: &Arena, i: usize) -> Result<StepLog, Error> {
+        let (Some(run), Some(conn)) = (self.runs.get_mut(i), arena.conns.get(i)) else {
             return Err(Error::invalid(
                 crate::Field::Event,
                 format!("no delivery {i}"),
@@ -219,7 +251,7 @@ impl<'a> Race<'a> {
                 message: e.to_string(),
             },
         };
-        let (balance, inbox) = self.arena.committed()?;
+        let committed = arena.committed()?;
         match &result {
             StepResult::Answered {
                 answer: Answer::Applied,
@@ -231,8 +263,10 @@ impl<'a> Race<'a> {
                 answer: Answer::Duplicate,
             } => {
                 self.duplicates += 1;
-                // "Already done" must be true when it is said.
-                self.wrong_answer |= balance < self.payload.amount;
+                // "Already done" must be true when it is said: the credit
+                // must be committed (unreadable counts as not shown).
+                let credited = committed.is_some_and(|c| c.balance >= self.payload.amount);
+                self.wrong_answer |= !credited;
             }
             StepResult::Failed { .. } => self.wrong_answer = true,
             StepResult::Ran | StepResult::Waiting => {}
@@ -241,17 +275,19 @@ impl<'a> Race<'a> {
             delivery: i,
             statements,
             result,
-            committed_balance: balance,
-            committed_inbox: inbox,
+            committed,
         })
     }
 
-    /// The verdict so far (final once [`Race::finished`]).
+    /// The verdict, once [`Race::finished`].
     ///
     /// # Errors
-    /// Storage errors.
-    pub fn verdict(&self) -> Result<Verdict, Error> {
-        let (balance, inbox_rows) = self.arena.committed()?;
+    /// Storage errors, or a lock still held.
+    pub fn verdict(&self, arena: &Arena) -> Result<Verdict, Error> {
+        let Committed {
+            balance,
+            inbox_rows,
+        } = arena.settled()?;
         let amount = self.payload.amount;
         let answered_all = self.applied + self.duplicates == self.runs.len();
         Ok(Verdict {
@@ -303,10 +339,14 @@ pub fn explore(arena: &Arena, handler: Handler) -> Result<Summary, Error> {
     Ok(summary)
 }
 
-fn replay<'a>(arena: &'a Arena, handler: Handler, schedule: &[usize]) -> Result<Race<'a>, Error> {
+/// Runs `schedule` (a delivery index per statement) from the start.
+///
+/// # Errors
+/// Storage errors; [`Error::InvalidInput`] for a step of a finished delivery.
+pub fn replay(arena: &Arena, handler: Handler, schedule: &[usize]) -> Result<Race, Error> {
     let mut race = Race::new(arena, handler)?;
     for &i in schedule {
-        race.step(i)?;
+        race.step(arena, i)?;
     }
     Ok(race)
 }
@@ -322,12 +362,12 @@ fn dfs(
         if race.next_statements(i).is_none() {
             continue;
         }
-        if race.step(i)?.result == StepResult::Waiting {
+        if race.step(arena, i)?.result == StepResult::Waiting {
             continue; // blocked here: this order is not possible now
         }
         prefix.push(i);
         if race.finished() {
-            let v = race.verdict()?;
+            let v = race.verdict(arena)?;
             summary.interleavings += 1;
             summary.double_credits += u64::from(v.double_credit);
             summary.lost_credits += u64::from(v.lost_credit);

@@ -22,6 +22,8 @@ use wasm_bindgen::prelude::*;
 
 use crate::db::{self, Mode};
 use crate::event::{integer_from_js_number, Field};
+use crate::handlers::{Answer, Handler, Payload};
+use crate::race::{self, Arena, Race};
 use crate::{
     apply, console, scenario, schema, tables, transfer, Delivery, Error, Event, Fault, Outcome,
     Progress, Step,
@@ -108,11 +110,33 @@ impl Lab {
     /// amount}`; `fault` is `undefined`, `null`, `"after_insert"` or
     /// `"after_update"`. Returns `{outcome, http_status, receipt}`; throws
     /// `{kind, message, http_status, retryable, field?}`.
-    pub fn deliver(&self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
-        let event = event_from_js(&event).map_err(to_js)?;
+    ///
+    /// `handler` (optional, default `"atomic"`) picks one of the mistaken
+    /// handlers of the race lab instead; they answer `{outcome, http_status,
+    /// receipt: null, handler}` and receive the payload unvalidated, as the
+    /// handlers they model do.
+    pub fn deliver(
+        &self,
+        event: JsValue,
+        fault: JsValue,
+        handler: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let handler = handler_from_js(&handler).map_err(to_js)?;
         let fault = fault_from_js(&fault).map_err(to_js)?;
+        if handler == Handler::Atomic {
+            let event = event_from_js(&event).map_err(to_js)?;
+            let conn = self.writer().map_err(to_js)?;
+            return to_value(&apply(conn, &event, fault).map_err(to_js)?);
+        }
+        let payload = payload_from_js(&event).map_err(to_js)?;
         let conn = self.writer().map_err(to_js)?;
-        to_value(&apply(conn, &event, fault).map_err(to_js)?)
+        let answer = handler.deliver(conn, &payload, fault).map_err(to_js)?;
+        to_value(&MistakeAnswer {
+            outcome: answer,
+            http_status: 200,
+            receipt: None,
+            handler,
+        })
     }
 
     /// Step mode: starts a delivery without running anything. Returns the
@@ -335,6 +359,15 @@ impl StepAnswer {
     }
 }
 
+/// A mistaken handler's answer: it keeps no receipt.
+#[derive(Serialize)]
+struct MistakeAnswer {
+    outcome: Answer,
+    http_status: u16,
+    receipt: Option<crate::Receipt>,
+    handler: Handler,
+}
+
 #[derive(Serialize)]
 struct ScenarioAnswer {
     summary: String,
@@ -360,6 +393,12 @@ fn to_value<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
 /// Strings must be strings (valid UTF-16: a lone surrogate cannot become
 /// UTF-8 without silently changing the key); numbers must be numbers.
 pub fn event_from_js(value: &JsValue) -> Result<Event, Error> {
+    payload_from_js(value)?.to_event()
+}
+
+/// The same fields with their JavaScript types checked but no rule of
+/// [`Event`] applied: what the mistaken handlers receive.
+pub fn payload_from_js(value: &JsValue) -> Result<Payload, Error> {
     const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
     if !value.is_object() || js_sys::Array::is_array(value) {
         return Err(Error::invalid(
@@ -386,7 +425,21 @@ pub fn event_from_js(value: &JsValue) -> Result<Event, Error> {
     let event_id = string_from_js(Field::EventId, &get(Field::EventId)?)?;
     let account_id = number_from_js(Field::AccountId, &get(Field::AccountId)?)?;
     let amount = number_from_js(Field::Amount, &get(Field::Amount)?)?;
-    Event::new(source, event_id, account_id, amount)
+    Ok(Payload {
+        source,
+        event_id,
+        account_id,
+        amount,
+    })
+}
+
+fn handler_from_js(value: &JsValue) -> Result<Handler, Error> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Handler::Atomic);
+    }
+    let name = value.as_string().unwrap_or_default();
+    name.parse()
+        .map_err(|reason: String| Error::invalid(Field::Handler, reason))
 }
 
 fn string_from_js(field: Field, value: &JsValue) -> Result<String, Error> {
@@ -440,4 +493,77 @@ fn type_name(value: &JsValue) -> String {
         return format!("the string {s:?}");
     }
     value.js_typeof().as_string().unwrap_or_default()
+}
+
+/// The race lab in the browser: several real connections to one shared
+/// in-memory database (SQLite's `memdb` VFS, with real locks between
+/// connections), one delivery per connection, advanced by the reader.
+#[wasm_bindgen]
+pub struct RaceLab {
+    arena: Arena,
+    race: Option<Race>,
+}
+
+#[wasm_bindgen]
+impl RaceLab {
+    /// `deliveries` connections (2 or 3) to a fresh shared database.
+    #[wasm_bindgen(constructor)]
+    pub fn new(deliveries: JsValue) -> Result<RaceLab, JsValue> {
+        let k = number_from_js(Field::Deliveries, &deliveries).map_err(to_js)?;
+        let k = usize::try_from(k)
+            .map_err(|_| to_js(Error::invalid(Field::Deliveries, "must be positive")))?;
+        let arena = Arena::new(k, || {
+            db::open("file:/race-lab?vfs=memdb", Mode::Create, Duration::ZERO)
+        })
+        .map_err(to_js)?;
+        Ok(RaceLab { arena, race: None })
+    }
+
+    /// Starts a race: every connection delivers the same event by `handler`.
+    /// Returns the first statement of each delivery.
+    pub fn start(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
+        let handler = handler_from_js(&handler).map_err(to_js)?;
+        let race = Race::new(&self.arena, handler).map_err(to_js)?;
+        let next: Vec<_> = (0..self.arena.deliveries())
+            .map(|i| race.next_statements(i))
+            .collect();
+        self.race = Some(race);
+        to_value(&next)
+    }
+
+    /// Advances delivery `i` by one statement: `{delivery, statements,
+    /// result, committed_balance, committed_inbox, next, verdict}`; `result`
+    /// is `ran`, `waiting` (the lock is held elsewhere: advance it again
+    /// later), `answered` or `failed`.
+    pub fn step(&mut self, i: usize) -> Result<JsValue, JsValue> {
+        let race = self
+            .race
+            .as_mut()
+            .ok_or_else(|| to_js(Error::storage("start a race first")))?;
+        let log = race.step(&self.arena, i).map_err(to_js)?;
+        let next = race.next_statements(i);
+        let verdict = if race.finished() {
+            Some(race.verdict(&self.arena).map_err(to_js)?)
+        } else {
+            None
+        };
+        to_value(&RaceStep { log, next, verdict })
+    }
+
+    /// Runs every interleaving of this many deliveries by `handler`:
+    /// `{handler, deliveries, interleavings, double_credits, lost_credits,
+    /// wrong_answers, failing_schedule}`. Ends any race in progress.
+    pub fn explore(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
+        let handler = handler_from_js(&handler).map_err(to_js)?;
+        self.race = None;
+        to_value(&race::explore(&self.arena, handler).map_err(to_js)?)
+    }
+}
+
+#[derive(Serialize)]
+struct RaceStep {
+    #[serde(flatten)]
+    log: race::StepLog,
+    next: Option<&'static [&'static str]>,
+    verdict: Option<race::Verdict>,
 }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use inbox_lab::db::{self, Mode};
-use inbox_lab::wasm::{event_from_js, install_opfs, Lab};
+use inbox_lab::wasm::{event_from_js, install_opfs, Lab, RaceLab};
 use inbox_lab::{apply, scenario, schema, tables, Error, Event, Fault, Field, Outcome};
 use rusqlite::Connection;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
@@ -222,7 +222,7 @@ async fn lab_facade_answers_and_errors() {
     )
     .expect("json");
     let ok = lab
-        .deliver(ev.clone(), JsValue::UNDEFINED)
+        .deliver(ev.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED)
         .expect("deliver");
     let get = |v: &JsValue, k: &str| js_sys::Reflect::get(v, &JsValue::from_str(k)).expect(k);
     assert_eq!(get(&ok, "outcome").as_string().as_deref(), Some("applied"));
@@ -230,7 +230,11 @@ async fn lab_facade_answers_and_errors() {
 
     // A repeat never reaches the after-INSERT fault point: nothing was inserted.
     let dup = lab
-        .deliver(ev.clone(), JsValue::from_str("after_insert"))
+        .deliver(
+            ev.clone(),
+            JsValue::from_str("after_insert"),
+            JsValue::UNDEFINED,
+        )
         .expect("duplicate");
     assert_eq!(
         get(&dup, "outcome").as_string().as_deref(),
@@ -242,7 +246,11 @@ async fn lab_facade_answers_and_errors() {
     )
     .expect("json");
     let err = lab
-        .deliver(ev2.clone(), JsValue::from_str("after_update"))
+        .deliver(
+            ev2.clone(),
+            JsValue::from_str("after_update"),
+            JsValue::UNDEFINED,
+        )
         .expect_err("fault");
     assert_eq!(
         get(&err, "kind").as_string().as_deref(),
@@ -252,7 +260,7 @@ async fn lab_facade_answers_and_errors() {
     assert_eq!(get(&err, "retryable").as_bool(), Some(true));
 
     let err = lab
-        .deliver(ev2, JsValue::from_str("sideways"))
+        .deliver(ev2, JsValue::from_str("sideways"), JsValue::UNDEFINED)
         .expect_err("bad fault");
     assert_eq!(
         get(&err, "kind").as_string().as_deref(),
@@ -306,7 +314,7 @@ async fn step_mode_runs_one_statement_at_a_time() {
         if ran.len() == 2 {
             // Inside the open transaction: a second delivery must wait.
             let err = lab
-                .deliver(ev.clone(), JsValue::UNDEFINED)
+                .deliver(ev.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED)
                 .expect_err("busy");
             assert_eq!(text(&err, "kind").as_deref(), Some("busy"));
         }
@@ -356,7 +364,8 @@ async fn export_import_and_console_on_opfs() {
         r#"{"source":"provider-a","event_id":"evt-1","account_id":1,"amount":500}"#,
     )
     .expect("json");
-    lab.deliver(ev, JsValue::UNDEFINED).expect("deliver");
+    lab.deliver(ev, JsValue::UNDEFINED, JsValue::UNDEFINED)
+        .expect("deliver");
     let bytes = lab.export().expect("export");
     assert!(bytes.starts_with(b"SQLite format 3\0"));
     let before = js_sys::JSON::stringify(&lab.tables().expect("t")).expect("json");
@@ -394,4 +403,44 @@ async fn export_import_and_console_on_opfs() {
     );
     lab.close();
     remove("transfer.sqlite3").await;
+}
+
+/// The race lab in the worker: two real connections to one `memdb`
+/// database. Stepping two atomic handlers, the second `BEGIN IMMEDIATE`
+/// waits for the write lock; the explorer finds no bad schedule for
+/// `atomic` and finds double credits for `check_then_act`.
+#[test]
+fn race_lab_on_two_real_connections() {
+    let mut lab = RaceLab::new(JsValue::from_f64(2.0)).expect("race lab");
+    lab.start(JsValue::from_str("atomic")).expect("start");
+    let r = lab.step(0).expect("A begins");
+    assert_eq!(text(&r, "result").as_deref(), Some("ran"));
+    let r = lab.step(1).expect("B tries to begin");
+    assert_eq!(text(&r, "result").as_deref(), Some("waiting"));
+    let mut last = JsValue::UNDEFINED;
+    for _ in 0..4 {
+        last = lab.step(0).expect("A runs on");
+    }
+    assert_eq!(text(&last, "answer").as_deref(), Some("applied"));
+    let mut b = lab.step(1).expect("B begins now");
+    assert_eq!(text(&b, "result").as_deref(), Some("ran"));
+    while text(&b, "result").as_deref() == Some("ran") {
+        b = lab.step(1).expect("B runs on");
+    }
+    assert_eq!(text(&b, "answer").as_deref(), Some("duplicate"));
+    let verdict = get(&b, "verdict");
+    assert_eq!(get(&verdict, "balance").as_f64(), Some(500.0));
+    assert_eq!(get(&verdict, "double_credit").as_bool(), Some(false));
+
+    let atomic = lab.explore(JsValue::from_str("atomic")).expect("explore");
+    assert!(get(&atomic, "interleavings").as_f64().unwrap_or(0.0) >= 2.0);
+    for k in ["double_credits", "lost_credits", "wrong_answers"] {
+        assert_eq!(get(&atomic, k).as_f64(), Some(0.0), "atomic {k}");
+    }
+    let broken = lab
+        .explore(JsValue::from_str("check_then_act"))
+        .expect("explore");
+    assert_eq!(get(&broken, "interleavings").as_f64(), Some(20.0));
+    assert!(get(&broken, "double_credits").as_f64().unwrap_or(0.0) > 0.0);
+    assert!(js_sys::Array::is_array(&get(&broken, "failing_schedule")));
 }
