@@ -207,8 +207,8 @@ impl Delivery {
                 Ok(Progress::Next(Step::Credit))
             }
             Step::ReadStored => {
-                let (account_id, amount, seq, balance_after): (i64, i64, i64, i64) = conn
-                    .query_row(SQL_READ_STORED, params![e.source(), e.event_id()], |r| {
+                let (account_id, amount, seq, balance_after): (i64, i64, Option<i64>, Option<i64>) =
+                    conn.query_row(SQL_READ_STORED, params![e.source(), e.event_id()], |r| {
                         Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                     })?;
                 if (account_id, amount) != (e.account_id(), e.amount()) {
@@ -221,6 +221,13 @@ impl Delivery {
                         amount: e.amount(),
                     });
                 }
+                let (Some(seq), Some(balance_after)) = (seq, balance_after) else {
+                    // Only the race lab's mistaken handlers write rows without
+                    // a receipt; there is no first result to answer with.
+                    return Err(Error::storage(
+                        "the stored event has no receipt (it was written by a mistaken handler)",
+                    ));
+                };
                 self.pending = Some(Outcome::Duplicate(Receipt { seq, balance_after }));
                 Ok(Progress::Next(Step::Commit))
             }

@@ -25,7 +25,9 @@ pub struct InboxRow {
     pub event_id: String,
     pub account_id: i64,
     pub amount: i64,
-    pub receipt: Receipt,
+    /// Always present for rows the atomic handler committed; `None` for rows
+    /// written by the race lab's mistaken handlers, which keep no receipt.
+    pub receipt: Option<Receipt>,
 }
 
 /// Both tables: `{"accounts": [...], "inbox": [...]}`.
@@ -73,9 +75,9 @@ pub fn snapshot(conn: &Connection) -> Result<Tables, Error> {
                     event_id: r.get(1)?,
                     account_id: r.get(2)?,
                     amount: r.get(3)?,
-                    receipt: Receipt {
-                        seq: r.get(4)?,
-                        balance_after: r.get(5)?,
+                    receipt: match (r.get(4)?, r.get(5)?) {
+                        (Some(seq), Some(balance_after)) => Some(Receipt { seq, balance_after }),
+                        _ => None,
                     },
                 })
             })?

@@ -1,0 +1,282 @@
+//! The race lab, natively: every handler on real connections to a real file
+//! database. The correct handler must be exact under real threads and in
+//! every interleaving; each mistake must fail, shown by a forced schedule so
+//! the lesson cannot rot into "it happened to work today".
+#![cfg(not(target_family = "wasm"))]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use inbox_lab::db::{self, Mode};
+use inbox_lab::handlers::{Answer, Handler, Payload};
+use inbox_lab::race::{self, Arena};
+use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use inbox_lab::{tables, Error, Fault};
+use tempfile::TempDir;
+
+fn file_db() -> (TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("race.sqlite3");
+    let path = path.to_str().expect("utf-8").to_owned();
+    let mut conn = db::open(&path, Mode::Create, DEFAULT_BUSY_TIMEOUT).expect("open");
+    schema::init(&mut conn, &[1]).expect("init");
+    (dir, path)
+}
+
+fn arena(path: &str, deliveries: usize) -> Arena {
+    Arena::new(deliveries, || {
+        db::open(path, Mode::Create, DEFAULT_BUSY_TIMEOUT)
+    })
+    .expect("arena")
+}
+
+fn payload(event_id: &str, amount: i64) -> Payload {
+    Payload {
+        source: "provider-a".into(),
+        event_id: event_id.into(),
+        account_id: 1,
+        amount,
+    }
+}
+
+/// Delivers `events` distinct events, each `copies` times, from 8 threads
+/// (a connection per delivery), and returns (applied, duplicates, errors,
+/// final balance).
+fn threaded(handler: Handler, events: usize, copies: usize) -> (usize, usize, usize, i64) {
+    let (_dir, path) = file_db();
+    let jobs: Vec<Payload> = (0..events * copies)
+        .map(|n| payload(&format!("evt-{}", n % events), 10 + (n % events) as i64))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| loop {
+                let n = next.fetch_add(1, Ordering::SeqCst);
+                let Some(job) = jobs.get(n) else { break };
+                let r = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT)
+                    .and_then(|conn| handler.deliver(&conn, job, None));
+                results.lock().expect("results").push(r);
+            });
+        }
+    });
+    let results = results.into_inner().expect("results");
+    let count = |want: Answer| results.iter().filter(|r| **r == Ok(want)).count();
+    let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+    let balance = tables::snapshot(&conn)
+        .expect("tables")
+        .balance(1)
+        .expect("account 1");
+    (
+        count(Answer::Applied),
+        count(Answer::Duplicate),
+        results.iter().filter(|r| r.is_err()).count(),
+        balance,
+    )
+}
+
+/// Balance of account 1 and inbox rows (the mistakes leave rows without
+/// receipts, which the tables snapshot shows as `None`).
+fn balance_and_rows(conn: &rusqlite::Connection) -> (i64, i64) {
+    let t = tables::snapshot(conn).expect("tables");
+    (t.balance(1).expect("account 1"), t.inbox.len() as i64)
+}
+
+/// Sum of the distinct events' amounts used by [`threaded`].
+fn exact_total(events: usize) -> i64 {
+    (0..events).map(|n| 10 + n as i64).sum()
+}
+
+/// 8 threads, 40 events each delivered 5 times: the atomic handler applies
+/// each event exactly once, answers the rest "duplicate", and the balance is
+/// the sum of the distinct events — every time.
+#[test]
+fn atomic_is_exact_under_real_threads() {
+    for _ in 0..3 {
+        assert_eq!(
+            threaded(Handler::Atomic, 40, 5),
+            (40, 160, 0, exact_total(40))
+        );
+    }
+}
+
+/// Under the same threads, `no_dedup` and `insert_or_replace` pay every
+/// delivery: five times the money, deterministically.
+#[test]
+fn paying_mistakes_pay_every_delivery_under_threads() {
+    for handler in [Handler::NoDedup, Handler::InsertOrReplace] {
+        let (applied, duplicates, errors, balance) = threaded(handler, 40, 5);
+        assert_eq!((applied, duplicates, errors), (200, 0, 0), "{handler}");
+        assert_eq!(balance, 5 * exact_total(40), "{handler}");
+    }
+}
+
+/// `check_then_act` under threads never pays less than once, and its
+/// failures are proven by the forced schedule below, not left to luck.
+/// `two_transactions` and `insert_or_ignore` survive identical concurrent
+/// deliveries without a crash: their mistakes show elsewhere (below).
+#[test]
+fn other_handlers_under_threads() {
+    let (_, _, _, balance) = threaded(Handler::CheckThenAct, 40, 5);
+    assert!(balance >= exact_total(40));
+    for handler in [Handler::TwoTransactions, Handler::InsertOrIgnore] {
+        assert_eq!(
+            threaded(handler, 40, 5),
+            (40, 160, 0, exact_total(40)),
+            "{handler}"
+        );
+    }
+}
+
+/// "SELECT, then act": both handlers check before either records, both
+/// credit. The second one's late INSERT hits the key and fails with a 500
+/// after the money already moved.
+#[test]
+fn check_then_act_pays_twice_when_both_check_first() {
+    let (_dir, path) = file_db();
+    let arena = arena(&path, 2);
+    // A checks, B checks, A credits, B credits, A records, B records.
+    let race = race::replay(&arena, Handler::CheckThenAct, &[0, 1, 0, 1, 0, 1]).expect("replay");
+    let v = race.verdict(&arena).expect("verdict");
+    assert_eq!(v.balance, 1000, "paid twice");
+    assert!(v.double_credit && v.wrong_answer);
+}
+
+/// Two transactions: a crash after the registration committed leaves the
+/// event "processed" with no credit; the sender's retry is told "duplicate"
+/// and the money is lost for good.
+#[test]
+fn two_transactions_lose_the_credit_on_a_crash_between() {
+    let (_dir, path) = file_db();
+    let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+    let p = payload("evt-1", 500);
+    let crash = Handler::TwoTransactions.deliver(&conn, &p, Some(Fault::AfterInsert));
+    assert_eq!(
+        crash,
+        Err(Error::SimulatedCrash {
+            fault: Fault::AfterInsert
+        })
+    );
+    assert_eq!(
+        Handler::TwoTransactions.deliver(&conn, &p, None),
+        Ok(Answer::Duplicate)
+    );
+    let t = balance_and_rows(&conn);
+    assert_eq!(t.0, 0, "credit lost");
+    assert_eq!(t.1, 1, "but the inbox says processed");
+
+    // The atomic handler under the same crash: nothing kept, retry applies.
+    let (_dir2, path2) = file_db();
+    let conn = db::open(&path2, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+    let crash = Handler::Atomic.deliver(&conn, &p, Some(Fault::AfterInsert));
+    assert!(crash.is_err());
+    assert_eq!(
+        Handler::Atomic.deliver(&conn, &p, None),
+        Ok(Answer::Applied)
+    );
+    assert_eq!(tables::snapshot(&conn).expect("t").balance(1), Some(500));
+}
+
+/// Two transactions, raced: B answers "duplicate" between A's two
+/// transactions — before the money is there.
+#[test]
+fn two_transactions_answer_duplicate_before_the_credit() {
+    let (_dir, path) = file_db();
+    let arena = arena(&path, 2);
+    // A: BEGIN, INSERT, COMMIT. B: BEGIN, INSERT (conflict), read, COMMIT → "duplicate".
+    let mut race =
+        race::replay(&arena, Handler::TwoTransactions, &[0, 0, 0, 1, 1, 1]).expect("replay");
+    let log = race.step(&arena, 1).expect("B commits");
+    assert_eq!(
+        log.result,
+        race::StepResult::Answered {
+            answer: Answer::Duplicate
+        }
+    );
+    assert_eq!(log.committed.expect("readable").balance, 0, "no money yet");
+    for _ in 0..3 {
+        race.step(&arena, 0).expect("A credits");
+    }
+    assert!(race.verdict(&arena).expect("verdict").wrong_answer);
+}
+
+/// `INSERT OR IGNORE` swallows the CHECK failure of amount 0 and calls it a
+/// repeat; it also never compares payloads, so a replay with another amount
+/// is "duplicate" instead of a conflict. The atomic handler refuses both.
+#[test]
+fn insert_or_ignore_calls_errors_repeats() {
+    let (_dir, path) = file_db();
+    let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+    assert_eq!(
+        Handler::InsertOrIgnore.deliver(&conn, &payload("evt-0", 0), None),
+        Ok(Answer::Duplicate)
+    );
+    assert_eq!(
+        Handler::InsertOrIgnore.deliver(&conn, &payload("evt-1", 500), None),
+        Ok(Answer::Applied)
+    );
+    assert_eq!(
+        Handler::InsertOrIgnore.deliver(&conn, &payload("evt-1", 700), None),
+        Ok(Answer::Duplicate),
+        "another payload is not even looked at"
+    );
+    let atomic = |p: &Payload| {
+        Handler::Atomic
+            .deliver(&conn, p, None)
+            .map_err(|e| e.kind())
+    };
+    assert_eq!(atomic(&payload("evt-0", 0)), Err("invalid_input"));
+    assert_eq!(atomic(&payload("evt-1", 700)), Err("payload_conflict"));
+}
+
+/// `INSERT OR REPLACE` rewrites history: a replay with another amount is
+/// applied again and the first record is gone.
+#[test]
+fn insert_or_replace_rewrites_the_first_record() {
+    let (_dir, path) = file_db();
+    let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+    let r = |amount| Handler::InsertOrReplace.deliver(&conn, &payload("evt-1", amount), None);
+    assert_eq!(r(500), Ok(Answer::Applied));
+    assert_eq!(r(700), Ok(Answer::Applied));
+    let stored: i64 = conn
+        .query_row(
+            "SELECT amount FROM inbox WHERE event_id = 'evt-1'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("row");
+    assert_eq!(stored, 700, "the first record was replaced");
+    assert_eq!(balance_and_rows(&conn).0, 1200);
+}
+
+/// The explorer over every interleaving: zero bad schedules for `atomic`
+/// with 2 and 3 deliveries; the expected failures for the racy mistakes.
+#[test]
+fn explorer_counts_every_interleaving() {
+    let (_dir, path) = file_db();
+    for k in [2, 3] {
+        let a = arena(&path, k);
+        let s = race::explore(&a, Handler::Atomic).expect("explore");
+        assert!(s.interleavings >= 2);
+        assert_eq!(
+            (s.double_credits, s.lost_credits, s.wrong_answers),
+            (0, 0, 0),
+            "k={k}"
+        );
+        assert_eq!(s.failing_schedule, None);
+    }
+    let a = arena(&path, 2);
+    let s = |h| race::explore(&a, h).expect("explore");
+    let c = s(Handler::CheckThenAct);
+    assert_eq!((c.interleavings, c.double_credits), (20, 18));
+    let n = s(Handler::NoDedup);
+    assert_eq!((n.interleavings, n.double_credits), (2, 2));
+    let r = s(Handler::InsertOrReplace);
+    assert_eq!(r.double_credits, r.interleavings);
+    let t = s(Handler::TwoTransactions);
+    assert!(t.wrong_answers > 0 && t.double_credits == 0);
+    // The failing schedule replays to a failure.
+    let schedule = c.failing_schedule.expect("a failing schedule");
+    let race = race::replay(&a, Handler::CheckThenAct, &schedule).expect("replay");
+    assert!(race.verdict(&a).expect("verdict").double_credit);
+}
