@@ -1,0 +1,193 @@
+//! Build tooling for inbox-lab, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
+
+mod build;
+mod serve;
+mod setup;
+mod test;
+mod util;
+
+use anyhow::{bail, Context, Result};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+cargo xtask <command> [options]
+
+commands:
+  setup                         install what is missing (wasm target, clang, Chromium +
+                                chromedriver, wasm-bindgen CLI, wasm-pack, e2e npm packages)
+  build [--dev]                 build the wasm module for the page into www/pkg (release unless --dev)
+  serve [--port N] [--host H] [--dev] [--no-build] [--root DIR]
+                                build, then serve the page at http://127.0.0.1:8080/
+                                (--port 0 picks a free port; --no-build serves what is
+                                there; --root DIR serves another directory, for checks)
+  test [--only LAYER]...        run every test layer: lint, native, browser, e2e
+                                (--only picks layers; repeatable)
+  help                          this text
+";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let mut args = Args::new(args);
+    let Some(command) = args.next_positional() else {
+        eprint!("{USAGE}");
+        bail!("no command given");
+    };
+    match command.as_str() {
+        "setup" => {
+            args.finish()?;
+            setup::run(setup::Scope::Full)
+        }
+        "build" => {
+            let dev = args.flag("--dev");
+            args.finish()?;
+            build::run(dev)
+        }
+        "serve" => {
+            let port = match args.value("--port")? {
+                Some(p) => p
+                    .parse::<u16>()
+                    .with_context(|| format!("--port {p:?} is not a port number"))?,
+                None => 8080,
+            };
+            let host = args
+                .value("--host")?
+                .unwrap_or_else(|| "127.0.0.1".to_string());
+            let dev = args.flag("--dev");
+            let no_build = args.flag("--no-build");
+            let root = match args.value("--root")? {
+                Some(dir) => std::path::PathBuf::from(dir),
+                None => util::root(),
+            };
+            args.finish()?;
+            if !no_build {
+                build::run(dev)?;
+            }
+            let server = serve::start(&root, &host, port, true)?;
+            println!("Serving inbox-lab at {}", server.url());
+            println!("(Ctrl+C to stop)");
+            server.wait();
+            Ok(())
+        }
+        "test" => {
+            let mut only = Vec::new();
+            while let Some(layer) = args.value("--only")? {
+                only.push(test::Layer::parse(&layer)?);
+            }
+            args.finish()?;
+            test::run(&only)
+        }
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => {
+            eprint!("{USAGE}");
+            bail!("unknown command {other:?}")
+        }
+    }
+}
+
+/// Hand-rolled argument parsing: flags, `--name value` / `--name=value`, no positionals after
+/// the command.
+struct Args {
+    rest: Vec<String>,
+}
+
+impl Args {
+    fn new(rest: Vec<String>) -> Self {
+        Args { rest }
+    }
+
+    fn next_positional(&mut self) -> Option<String> {
+        if self
+            .rest
+            .first()
+            .is_some_and(|a| !a.starts_with('-') || a == "-h" || a == "--help")
+        {
+            Some(self.rest.remove(0))
+        } else {
+            None
+        }
+    }
+
+    fn flag(&mut self, name: &str) -> bool {
+        match self.rest.iter().position(|a| a == name) {
+            Some(i) => {
+                self.rest.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes the first `--name value` or `--name=value`; call again for repeated options.
+    fn value(&mut self, name: &str) -> Result<Option<String>> {
+        let prefix = format!("{name}=");
+        for i in 0..self.rest.len() {
+            if self.rest[i] == name {
+                if i + 1 >= self.rest.len() {
+                    bail!("{name} needs a value");
+                }
+                let value = self.rest.remove(i + 1);
+                self.rest.remove(i);
+                return Ok(Some(value));
+            }
+            if let Some(value) = self.rest[i].strip_prefix(&prefix) {
+                let value = value.to_string();
+                self.rest.remove(i);
+                return Ok(Some(value));
+            }
+        }
+        Ok(None)
+    }
+
+    fn finish(self) -> Result<()> {
+        if !self.rest.is_empty() {
+            bail!(
+                "unexpected arguments: {} (see `cargo xtask help`)",
+                self.rest.join(" ")
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Args {
+        Args::new(s.split_whitespace().map(String::from).collect())
+    }
+
+    #[test]
+    fn parses_options() -> Result<()> {
+        let mut a = args("serve --port 0 --host=0.0.0.0 --dev");
+        assert_eq!(a.next_positional().as_deref(), Some("serve"));
+        assert_eq!(a.value("--port")?.as_deref(), Some("0"));
+        assert_eq!(a.value("--host")?.as_deref(), Some("0.0.0.0"));
+        assert!(a.flag("--dev"));
+        assert!(!a.flag("--no-build"));
+        a.finish()
+    }
+
+    #[test]
+    fn repeated_and_bad_options() -> Result<()> {
+        let mut a = args("--only lint --only=e2e");
+        assert_eq!(a.value("--only")?.as_deref(), Some("lint"));
+        assert_eq!(a.value("--only")?.as_deref(), Some("e2e"));
+        assert_eq!(a.value("--only")?, None);
+        assert!(args("--port").value("--port").is_err());
+        assert!(args("--bogus").finish().is_err());
+        Ok(())
+    }
+}

@@ -1,0 +1,574 @@
+//! `cargo xtask test [--only LAYER]...`: every test layer, each required to run and pass.
+
+use crate::setup::{self, Scope, CHROMIUM, WASM_TARGET};
+use crate::util::{self, run_tee, say};
+use crate::{build, serve};
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// The package the layers test (the root crate).
+const MAIN_PACKAGE: &str = "inbox-lab";
+const XTASK_PACKAGE: &str = "xtask";
+/// Seconds wasm-bindgen-test-runner waits for the browser tests, unless the caller set it.
+const BROWSER_TEST_TIMEOUT_SECS: &str = "600";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Layer {
+    Lint,
+    Native,
+    Browser,
+    E2e,
+}
+
+impl Layer {
+    pub const ALL: [Layer; 4] = [Layer::Lint, Layer::Native, Layer::Browser, Layer::E2e];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Lint => "lint",
+            Layer::Native => "native",
+            Layer::Browser => "browser",
+            Layer::E2e => "e2e",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Layer> {
+        Layer::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .with_context(|| format!("unknown layer {s:?}: expected lint, native, browser or e2e"))
+    }
+
+    fn counted(self) -> &'static str {
+        match self {
+            Layer::Lint => "checks",
+            _ => "tests",
+        }
+    }
+}
+
+/// What one layer did.
+struct Outcome {
+    passed: u64,
+    note: String,
+}
+
+struct Row {
+    layer: Layer,
+    result: Result<Outcome>,
+    seconds: f64,
+}
+
+pub fn run(only: &[Layer]) -> Result<()> {
+    let layers: Vec<Layer> = if only.is_empty() {
+        Layer::ALL.to_vec()
+    } else {
+        Layer::ALL
+            .into_iter()
+            .filter(|l| only.contains(l))
+            .collect()
+    };
+    // lint and native need no browser or Node.js (clippy for wasm32 does need the target and
+    // clang, which the Build scope has).
+    let setup_scope = if layers.contains(&Layer::Browser) || layers.contains(&Layer::E2e) {
+        Scope::Full
+    } else {
+        Scope::Build
+    };
+    setup::run(setup_scope).context("setup failed, so no test layer ran")?;
+
+    let mut rows = Vec::new();
+    for layer in layers {
+        say(format!("==== layer: {} ====", layer.name()));
+        let started = Instant::now();
+        let result = match layer {
+            Layer::Lint => lint(),
+            Layer::Native => native(),
+            Layer::Browser => browser(),
+            Layer::E2e => e2e(),
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        match &result {
+            Ok(o) => say(format!(
+                "layer {} passed: {} {}",
+                layer.name(),
+                o.passed,
+                layer.counted()
+            )),
+            Err(e) => say(format!("layer {} FAILED: {e:#}", layer.name())),
+        }
+        rows.push(Row {
+            layer,
+            result,
+            seconds,
+        });
+    }
+
+    print_summary(&rows);
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.result.is_err())
+        .map(|r| r.layer.name())
+        .collect();
+    if !failed.is_empty() {
+        bail!("test layers failed: {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+fn print_summary(rows: &[Row]) {
+    println!();
+    println!(
+        "{:<8}  {:<6}  {:>6}  {:>8}  note",
+        "layer", "result", "passed", "seconds"
+    );
+    println!("{}", "-".repeat(60));
+    for row in rows {
+        let (result, passed, note) = match &row.result {
+            Ok(o) => ("ok", o.passed.to_string(), o.note.clone()),
+            Err(e) => {
+                let first = format!("{e:#}");
+                let first = first.lines().next().unwrap_or("").to_string();
+                ("FAILED", "-".to_string(), first)
+            }
+        };
+        println!(
+            "{:<8}  {:<6}  {:>6}  {:>8.1}  {}",
+            row.layer.name(),
+            result,
+            passed,
+            row.seconds,
+            note
+        );
+    }
+    println!();
+}
+
+// ---- lint -------------------------------------------------------------------------------------
+
+fn lint() -> Result<Outcome> {
+    let mut checks: Vec<(&str, Command)> = Vec::new();
+    let mut fmt = util::cargo();
+    fmt.args(["fmt", "--all", "--", "--check"]);
+    checks.push(("rustfmt", fmt));
+    let mut clippy_native = util::cargo();
+    clippy_native.args([
+        "clippy",
+        "--package",
+        MAIN_PACKAGE,
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    checks.push(("clippy native", clippy_native));
+    let mut clippy_wasm = util::cargo();
+    clippy_wasm.args([
+        "clippy",
+        "--package",
+        MAIN_PACKAGE,
+        "--all-targets",
+        "--target",
+        WASM_TARGET,
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    checks.push(("clippy wasm32", clippy_wasm));
+    let mut clippy_xtask = util::cargo();
+    clippy_xtask.args([
+        "clippy",
+        "--package",
+        XTASK_PACKAGE,
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    checks.push(("clippy xtask", clippy_xtask));
+
+    let total = checks.len();
+    let mut failed = Vec::new();
+    for (name, mut cmd) in checks {
+        if let Err(e) = util::run(&mut cmd) {
+            say(format!("lint check {name} failed: {e:#}"));
+            failed.push(name);
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "{} of {total} checks failed: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+    }
+    Ok(Outcome {
+        passed: total as u64,
+        note: "rustfmt; clippy -D warnings: native, wasm32, xtask".into(),
+    })
+}
+
+// ---- native -----------------------------------------------------------------------------------
+
+fn native() -> Result<Outcome> {
+    // Plain `cargo test` (not --all-targets, which would leave out the doc tests).
+    let main = cargo_test(MAIN_PACKAGE)?;
+    let xtask = cargo_test(XTASK_PACKAGE)?;
+    if main == 0 {
+        bail!("`cargo test --package {MAIN_PACKAGE}` ran 0 tests");
+    }
+    Ok(Outcome {
+        passed: main + xtask,
+        note: format!("{MAIN_PACKAGE} {main} (unit, integration, doc), xtask {xtask}"),
+    })
+}
+
+fn cargo_test(package: &str) -> Result<u64> {
+    let mut cmd = util::cargo();
+    cmd.args(["test", "--package", package]);
+    let out = run_tee(&mut cmd)?;
+    let counts = libtest_counts(&out.text());
+    if !out.status.success() {
+        bail!(
+            "`{}` failed ({}): {} passed, {} failed",
+            util::show(&cmd),
+            out.status,
+            counts.passed,
+            counts.failed
+        );
+    }
+    if counts.failed > 0 {
+        bail!(
+            "`{}` reported {} failed tests",
+            util::show(&cmd),
+            counts.failed
+        );
+    }
+    Ok(counts.passed)
+}
+
+// ---- browser ----------------------------------------------------------------------------------
+
+fn browser() -> Result<Outcome> {
+    let mut cmd = util::cmd("wasm-pack");
+    cmd.args(["test", "--headless", "--chrome"]);
+    if std::env::var_os("WASM_BINDGEN_TEST_TIMEOUT").is_none() {
+        cmd.env("WASM_BINDGEN_TEST_TIMEOUT", BROWSER_TEST_TIMEOUT_SECS);
+    }
+    let out = run_tee(&mut cmd)?;
+    let counts = libtest_counts_without_doctests(&out.text());
+    if !out.status.success() {
+        bail!(
+            "`{}` failed ({}): {} passed, {} failed",
+            util::show(&cmd),
+            out.status,
+            counts.passed,
+            counts.failed
+        );
+    }
+    if counts.failed > 0 {
+        bail!("wasm-pack test reported {} failed tests", counts.failed);
+    }
+    if counts.passed == 0 {
+        bail!(
+            "wasm-pack test ran 0 tests in the browser ({} `test result` lines seen)",
+            counts.results
+        );
+    }
+    Ok(Outcome {
+        passed: counts.passed,
+        note: "wasm-pack test --headless --chrome; doc tests not counted".into(),
+    })
+}
+
+// ---- e2e --------------------------------------------------------------------------------------
+
+fn e2e() -> Result<Outcome> {
+    let root = util::root();
+    let dir = root.join("tests/e2e");
+    let files = e2e_test_files(&dir)?;
+    if files.is_empty() {
+        bail!(
+            "no end-to-end tests: {} has no *.test.mjs files (this layer never passes empty)",
+            dir.display()
+        );
+    }
+    if dir.join("package.json").is_file() && !dir.join("node_modules").is_dir() {
+        bail!("tests/e2e/node_modules is missing: run `cargo xtask setup`");
+    }
+
+    build::run(false).context("building the page for the end-to-end tests")?;
+    let server = serve::start(&root, "127.0.0.1", 0, false)?;
+    let url = server.url();
+    say(format!("serving the page for the e2e tests at {url}"));
+
+    let mut cmd = util::cmd("node");
+    cmd.args([
+        "--test",
+        "--test-concurrency=1",
+        "--test-reporter=tap",
+        "--test-reporter-destination=stdout",
+    ])
+    .args(files.iter().map(|f| f.strip_prefix(&root).unwrap_or(f)))
+    .env("INBOX_LAB_URL", &url)
+    .env("CHROMIUM", CHROMIUM);
+    let out = run_tee(&mut cmd);
+    server.stop();
+    let out = out?;
+    let counts = tap_counts(&out.text());
+    if !out.status.success() || counts.fail > 0 || counts.cancelled > 0 {
+        bail!(
+            "`node --test` failed ({}): {} passed, {} failed, {} cancelled",
+            out.status,
+            counts.pass,
+            counts.fail,
+            counts.cancelled
+        );
+    }
+    if !counts.files_without_tests.is_empty() {
+        bail!(
+            "test files that register no test() (node counts each as one passing test): {}",
+            counts.files_without_tests.join(", ")
+        );
+    }
+    if counts.pass == 0 {
+        bail!("`node --test` passed 0 tests (no `# pass N` summary with N > 0)");
+    }
+    Ok(Outcome {
+        passed: counts.pass,
+        note: format!(
+            "node --test, {} file{}, Chromium via playwright-core",
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        ),
+    })
+}
+
+fn e2e_test_files(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry
+            .with_context(|| format!("reading {}", dir.display()))?
+            .path();
+        let is_test = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".test.mjs"));
+        if is_test && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+// ---- parsing test runner output ---------------------------------------------------------------
+
+#[derive(Debug, Default, PartialEq, Eq)]
+struct LibtestCounts {
+    passed: u64,
+    failed: u64,
+    /// How many `test result:` lines were seen (one per test binary / doc-test run).
+    results: u64,
+}
+
+/// Sums libtest's `test result: ok. N passed; M failed; ...` lines (cargo test, and
+/// wasm-bindgen-test-runner, which prints the same summary).
+fn libtest_counts(text: &str) -> LibtestCounts {
+    counts_of(text, true)
+}
+
+/// Like [`libtest_counts`], leaving out the `Doc-tests` sections. Under `wasm-pack test`, cargo
+/// also runs the doc tests for wasm32, which do not run in the browser (and the native layer
+/// already runs them), so they are not counted as browser tests.
+fn libtest_counts_without_doctests(text: &str) -> LibtestCounts {
+    counts_of(text, false)
+}
+
+fn counts_of(text: &str, with_doctests: bool) -> LibtestCounts {
+    let mut counts = LibtestCounts::default();
+    let mut in_doctests = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("Doc-tests ") {
+            in_doctests = true;
+        } else if trimmed.starts_with("Running ") {
+            in_doctests = false;
+        }
+        let Some(at) = line.find("test result:") else {
+            continue;
+        };
+        if in_doctests && !with_doctests {
+            continue;
+        }
+        let summary = &line[at..];
+        counts.results += 1;
+        counts.passed += number_before(summary, " passed").unwrap_or(0);
+        counts.failed += number_before(summary, " failed").unwrap_or(0);
+    }
+    counts
+}
+
+/// In "ok. 12 passed; 0 failed", `number_before(s, " passed")` is 12.
+fn number_before(s: &str, word: &str) -> Option<u64> {
+    let at = s.find(word)?;
+    s[..at].split_whitespace().last()?.parse().ok()
+}
+
+#[derive(Debug, Default, PartialEq, Eq)]
+struct TapCounts {
+    pass: u64,
+    fail: u64,
+    cancelled: u64,
+    /// Top-level tests named after a test file: files that registered no test() of their own.
+    files_without_tests: Vec<String>,
+}
+
+/// Reads node's TAP summary (`# pass N`, `# fail N`, `# cancelled N`); the last one wins.
+fn tap_counts(text: &str) -> TapCounts {
+    let mut counts = TapCounts::default();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("# Subtest: ") {
+            if name.trim_end().ends_with(".test.mjs") {
+                counts.files_without_tests.push(name.trim_end().to_string());
+            }
+            continue;
+        }
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("# ") else {
+            continue;
+        };
+        let mut parts = rest.split_whitespace();
+        let (Some(key), Some(value), None) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(n) = value.parse::<u64>() else {
+            continue;
+        };
+        match key {
+            "pass" => counts.pass = n,
+            "fail" => counts.fail = n,
+            "cancelled" => counts.cancelled = n,
+            _ => {}
+        }
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_cargo_test_results() {
+        let out = "\
+running 3 tests
+test a ... ok
+test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+
+     Running tests/flow.rs (target/debug/deps/flow-1)
+test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.20s
+
+   Doc-tests inbox_lab
+test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        assert_eq!(
+            libtest_counts(out),
+            LibtestCounts {
+                passed: 15,
+                failed: 0,
+                results: 3
+            }
+        );
+    }
+
+    #[test]
+    fn browser_count_leaves_out_doc_tests() {
+        let out = "\
+     Running tests/browser.rs (target/wasm32-unknown-unknown/debug/deps/browser-1.wasm)
+Running headless tests in Chrome on `http://127.0.0.1:38149/`
+test result: ok. 9 passed; 0 failed; 0 ignored; 0 filtered out; finished in 2.34s
+
+     Running tests/cli.rs (target/wasm32-unknown-unknown/debug/deps/cli-2.wasm)
+no tests to run!
+   Doc-tests inbox_lab
+test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 3.11s
+";
+        assert_eq!(libtest_counts_without_doctests(out).passed, 9);
+        assert_eq!(libtest_counts(out).passed, 13);
+    }
+
+    #[test]
+    fn counts_failures() {
+        let out = "test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out";
+        assert_eq!(
+            libtest_counts(out),
+            LibtestCounts {
+                passed: 2,
+                failed: 1,
+                results: 1
+            }
+        );
+    }
+
+    #[test]
+    fn no_summary_means_zero() {
+        assert_eq!(libtest_counts("error: could not compile").passed, 0);
+    }
+
+    #[test]
+    fn reads_tap_summary() {
+        let out = "\
+TAP version 13
+# Subtest: page loads
+ok 1 - page loads
+1..1
+# tests 4
+# suites 1
+# pass 3
+# fail 1
+# cancelled 0
+# skipped 0
+# todo 0
+# duration_ms 1234.5
+";
+        assert_eq!(
+            tap_counts(out),
+            TapCounts {
+                pass: 3,
+                fail: 1,
+                cancelled: 0,
+                files_without_tests: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn notices_files_without_tests() {
+        let out = "\
+TAP version 13
+# Subtest: /repo/tests/e2e/empty.test.mjs
+ok 1 - /repo/tests/e2e/empty.test.mjs
+1..1
+# pass 1
+# fail 0
+";
+        let counts = tap_counts(out);
+        assert_eq!(counts.pass, 1);
+        assert_eq!(
+            counts.files_without_tests,
+            vec!["/repo/tests/e2e/empty.test.mjs".to_string()]
+        );
+    }
+
+    #[test]
+    fn parses_layers() {
+        assert_eq!(Layer::parse("e2e").ok(), Some(Layer::E2e));
+        assert!(Layer::parse("unit").is_err());
+    }
+}

@@ -1,0 +1,215 @@
+//! Small helpers: where the repository is, finding programs, running commands.
+
+use anyhow::{bail, Context, Result};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::thread;
+
+/// Prints a progress or status line on stderr, prefixed so it stands out from tool output.
+pub fn say(msg: impl std::fmt::Display) {
+    eprintln!("xtask: {msg}");
+}
+
+/// The repository root (the directory holding the root `Cargo.toml`).
+pub fn root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| manifest_dir.to_path_buf())
+}
+
+/// `cargo`, the same one that started us when run through `cargo xtask`.
+pub fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root());
+    cmd
+}
+
+/// A command for `program`, run from the repository root.
+pub fn cmd(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Looks `name` up on `PATH`, like `command -v`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                meta.permissions().mode() & 0o111 != 0
+            }
+            #[cfg(not(unix))]
+            {
+                true
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether we run as root (then `apt-get` may be used).
+pub fn is_root() -> bool {
+    // /proc/self/status has "Uid:\t<real>\t<effective>\t...": avoids a libc dependency.
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        if let Some(line) = status.lines().find(|l| l.starts_with("Uid:")) {
+            return line.split_whitespace().nth(2) == Some("0");
+        }
+    }
+    output_of(Command::new("id").arg("-u")).as_deref() == Some("0")
+}
+
+/// Human-readable form of a command line, for messages.
+pub fn show(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for arg in cmd.get_args() {
+        let arg = arg.to_string_lossy();
+        s.push(' ');
+        if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '\'') {
+            s.push_str(&format!("{arg:?}"));
+        } else {
+            s.push_str(&arg);
+        }
+    }
+    s
+}
+
+/// Runs a command with inherited stdio; fails if it cannot start or exits non-zero.
+pub fn run(cmd: &mut Command) -> Result<()> {
+    say(format!("$ {}", show(cmd)));
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start `{}`", show(cmd)))?;
+    if !status.success() {
+        bail!("`{}` failed ({status})", show(cmd));
+    }
+    Ok(())
+}
+
+/// Runs a command quietly and returns its trimmed stdout if it succeeded.
+pub fn output_of(cmd: &mut Command) -> Option<String> {
+    let out = cmd
+        .stderr(Stdio::null())
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// What a command printed, captured while it was also shown live ("tee").
+pub struct Teed {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Teed {
+    /// stdout then stderr, with terminal colour codes removed: the text to parse.
+    pub fn text(&self) -> String {
+        strip_ansi(&format!("{}\n{}", self.stdout, self.stderr))
+    }
+}
+
+/// Runs a command, streaming its stdout and stderr to ours while capturing both.
+pub fn run_tee(cmd: &mut Command) -> Result<Teed> {
+    say(format!("$ {}", show(cmd)));
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("could not start `{}`", show(cmd)))?;
+    let out = child.stdout.take().context("no stdout pipe")?;
+    let err = child.stderr.take().context("no stderr pipe")?;
+    let out_thread = thread::spawn(move || copy_and_keep(out, std::io::stdout()));
+    let err_thread = thread::spawn(move || copy_and_keep(err, std::io::stderr()));
+    let status = child
+        .wait()
+        .with_context(|| format!("waiting for `{}`", show(cmd)))?;
+    let stdout = out_thread.join().unwrap_or_default();
+    let stderr = err_thread.join().unwrap_or_default();
+    Ok(Teed {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+fn copy_and_keep(mut from: impl Read, mut to: impl Write) -> String {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                // Showing output is best effort; a closed terminal must not stop the capture.
+                let _ = to.write_all(&buf[..n]);
+                let _ = to.flush();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// Removes ANSI escape sequences (`ESC [ ... letter`) and carriage returns.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c == '\r' {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colour_codes() {
+        assert_eq!(
+            strip_ansi("\u{1b}[32mtest result: ok\u{1b}[0m.\r"),
+            "test result: ok."
+        );
+    }
+
+    #[test]
+    fn shows_commands_readably() {
+        let mut c = Command::new("cargo");
+        c.args(["clippy", "--", "-D", "warnings", "a b"]);
+        assert_eq!(show(&c), "cargo clippy -- -D warnings \"a b\"");
+    }
+}
