@@ -1,0 +1,126 @@
+// Shared set-up for the end-to-end tests: the system Chromium driven by
+// playwright-core (which never downloads a browser of its own), one
+// persistent profile per test file so OPFS survives reloads, and a watch for
+// page errors and console errors, which fail the test that caused them.
+
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+if (!process.env.INBOX_LAB_URL) {
+  throw new Error(
+    'INBOX_LAB_URL is not set: serve the page (e.g. `cargo xtask serve`) and run\n' +
+      '  INBOX_LAB_URL=http://127.0.0.1:8080/ node --test --test-concurrency=1 tests/e2e/\n' +
+      'or let `cargo xtask test --only e2e` do both.',
+  );
+}
+
+/** The page under test, e.g. http://127.0.0.1:8080/ */
+export const BASE_URL = process.env.INBOX_LAB_URL;
+
+/** Where screenshots go: target/e2e/ at the top of the repository. */
+const SCREENSHOTS = fileURLToPath(new URL('../../target/e2e/', import.meta.url));
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/**
+ * Starts Chromium with a fresh profile and opens one page. Returns
+ * `{page, problems, close}`; `problems` collects page errors and console
+ * errors (see `assertNoProblems`).
+ */
+export async function launch() {
+  const profile = await mkdtemp(join(tmpdir(), 'inbox-lab-e2e-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(20_000);
+  const problems = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.stack ?? error}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') {
+      problems.push(`console error: ${message.text()}`);
+    }
+  });
+  return {
+    page,
+    problems,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fails the test if the page logged an error or threw since the last call. */
+export function assertNoProblems(problems) {
+  const seen = problems.splice(0);
+  assert.deepEqual(seen, [], 'the page reported errors');
+}
+
+/**
+ * Opens the page (`query` e.g. "?storage=memory") and waits until the database
+ * is open and the page has drawn the tables. Returns what `inboxLab.ready` gave.
+ */
+export async function openPage(page, query = '') {
+  await page.goto(new URL(query, BASE_URL).href);
+  return settle(page);
+}
+
+/** Reloads the page and waits as `openPage` does. */
+export async function reloadPage(page) {
+  await page.reload();
+  return settle(page);
+}
+
+async function settle(page) {
+  const ready = await page.evaluate(() => window.inboxLab.ready);
+  await idle(page);
+  return ready;
+}
+
+/** Waits until every action the page started has been answered and drawn. */
+export function idle(page) {
+  return page.waitForSelector('main[aria-busy="false"]', { state: 'attached' });
+}
+
+/** A fresh database through the console API, then the page redrawn from it. */
+export async function resetDatabase(page) {
+  await page.evaluate(() => window.inboxLab.reset());
+  await reloadPage(page);
+}
+
+/** Both tables as the page shows them: rows of cell texts. */
+export function shownTables(page) {
+  return page.evaluate(() => {
+    const rows = (id) =>
+      [...document.querySelectorAll(`#${id} tbody tr`)].map((tr) => [...tr.cells].map((td) => td.textContent));
+    return { accounts: rows('accounts'), inbox: rows('inbox') };
+  });
+}
+
+/** What `inboxLab.tables()` answers. */
+export function tables(page) {
+  return page.evaluate(() => window.inboxLab.tables());
+}
+
+/** Makes sure target/e2e exists and returns the path of `name` in it. */
+export async function screenshotPath(name) {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  return join(SCREENSHOTS, name);
+}

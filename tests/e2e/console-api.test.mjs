@@ -1,0 +1,208 @@
+// `window.inboxLab`, the console API readers and outside checks use: the
+// article's contract answered by the real worker and the real OPFS database.
+// Each test starts from a fresh database (account 1 at balance 0).
+
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+
+import { assertNoProblems, launch, openPage, reloadPage, tables } from './browser.mjs';
+
+const EVENT = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
+const FRESH = { accounts: [{ id: 1, balance: 0 }], inbox: [] };
+
+describe('window.inboxLab', { timeout: 180_000 }, () => {
+  let browser;
+  let page;
+
+  before(async () => {
+    browser = await launch();
+    page = browser.page;
+    assert.deepEqual(await openPage(page), { storage: 'opfs' }, 'ready resolves to the storage in use');
+  });
+  after(() => browser.close());
+  beforeEach(() => page.evaluate(() => window.inboxLab.reset()));
+  afterEach(() => assertNoProblems(browser.problems));
+
+  test('reset leaves account 1 at balance 0 and an empty inbox', async () => {
+    await deliver(page, EVENT);
+    assert.equal(await page.evaluate(() => window.inboxLab.reset()), undefined);
+    assert.deepEqual(await tables(page), FRESH);
+  });
+
+  test('a first delivery is applied (200) and its receipt is stored with the inbox row', async () => {
+    const answer = await deliver(page, EVENT);
+    assert.deepEqual(answer, { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } });
+    assert.deepEqual(await tables(page), {
+      accounts: [{ id: 1, balance: 500 }],
+      inbox: [{ ...EVENT, receipt: { seq: 1, balance_after: 500 } }],
+    });
+  });
+
+  test('a repeat is a duplicate (200) with the first receipt, and changes nothing', async () => {
+    const first = await deliver(page, EVENT);
+    const snapshot = await tables(page);
+    const again = await deliver(page, EVENT);
+    assert.deepEqual(again, { outcome: 'duplicate', http_status: 200, receipt: first.receipt });
+    assert.deepEqual(await tables(page), snapshot);
+  });
+
+  test('the same key with another payload is rejected as payload_conflict (422), tables unchanged', async () => {
+    await deliver(page, EVENT);
+    const snapshot = await tables(page);
+    for (const change of [{ amount: 700 }, { account_id: 2 }]) {
+      const error = await rejection(page, { ...EVENT, ...change });
+      assert.equal(error.kind, 'payload_conflict', JSON.stringify(change));
+      assert.equal(error.http_status, 422);
+      assert.equal(error.retryable, false);
+      assert.equal(typeof error.message, 'string');
+    }
+    assert.deepEqual(await tables(page), snapshot);
+  });
+
+  for (const fault of ['after_insert', 'after_update']) {
+    test(`fault ${fault}: simulated_crash (500, retryable), nothing kept, then a retry applies`, async () => {
+      const error = await rejection(page, EVENT, { fault });
+      assert.deepEqual(
+        { kind: error.kind, http_status: error.http_status, retryable: error.retryable },
+        { kind: 'simulated_crash', http_status: 500, retryable: true },
+      );
+      assert.deepEqual(await tables(page), FRESH, 'neither the inbox row nor the credit exists');
+
+      const retried = await deliver(page, EVENT);
+      assert.equal(retried.outcome, 'applied');
+      assert.equal(retried.receipt.balance_after, 500);
+      assert.deepEqual((await tables(page)).accounts, [{ id: 1, balance: 500 }]);
+    });
+  }
+
+  test('an unknown account is rejected (422) and the inbox stays empty', async () => {
+    const error = await rejection(page, { ...EVENT, account_id: 42 });
+    assert.equal(error.kind, 'unknown_account');
+    assert.equal(error.http_status, 422);
+    assert.equal(error.retryable, false);
+    assert.deepEqual(await tables(page), FRESH);
+  });
+
+  test('20 concurrent deliveries of one event: 1 applied, 19 duplicates, one credit', async () => {
+    const answers = await page.evaluate(
+      (event) => Promise.all(Array.from({ length: 20 }, () => window.inboxLab.deliver(event))),
+      EVENT,
+    );
+    const count = (outcome) => answers.filter((a) => a.outcome === outcome).length;
+    assert.equal(count('applied'), 1);
+    assert.equal(count('duplicate'), 19);
+    assert.equal(new Set(answers.map((a) => JSON.stringify(a.receipt))).size, 1, 'one receipt for all');
+    assert.deepEqual((await tables(page)).accounts, [{ id: 1, balance: 500 }]);
+  });
+
+  test('concurrent calls of different kinds each get their own answer', async () => {
+    const [applied, conflict, added, snapshot] = await page.evaluate((event) => {
+      const lab = window.inboxLab;
+      const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
+      return Promise.all([
+        settle(lab.deliver(event)),
+        settle(lab.deliver({ ...event, amount: 1 })),
+        settle(lab.addAccount(2)),
+        settle(lab.tables()),
+      ]);
+    }, EVENT);
+    assert.equal(applied.value.outcome, 'applied');
+    assert.equal(conflict.error.kind, 'payload_conflict');
+    assert.equal(added.value, true);
+    assert.equal(snapshot.value.accounts.length, 2, 'requests are answered in the order they were sent');
+  });
+
+  test('amount must be an integral JS number: "500", 1.5, NaN, 10n, null, Infinity and a missing amount are invalid_input', async () => {
+    // Built inside the page: BigInt and NaN do not survive the trip as JSON.
+    const errors = await page.evaluate(async (event) => {
+      const amounts = { '"500"': '500', '1.5': 1.5, NaN: NaN, '10n': 10n, null: null, Infinity: Infinity };
+      const answers = {};
+      for (const [label, amount] of Object.entries(amounts)) {
+        answers[label] = await window.inboxLab.deliver({ ...event, amount }).then(
+          (value) => ({ resolved: value }),
+          (error) => error,
+        );
+      }
+      const { amount: _, ...missing } = event;
+      answers.missing = await window.inboxLab.deliver(missing).catch((error) => error);
+      return answers;
+    }, EVENT);
+    for (const [label, error] of Object.entries(errors)) {
+      assert.equal(error.kind, 'invalid_input', `amount ${label}: ${JSON.stringify(error)}`);
+      assert.equal(error.field, 'amount', `amount ${label}`);
+      assert.equal(error.http_status, 400, `amount ${label}`);
+      assert.equal(error.retryable, false, `amount ${label}`);
+      assert.match(error.message, /^invalid amount: /, `amount ${label}`);
+    }
+    assert.deepEqual(await tables(page), FRESH);
+  });
+
+  test('other fields are checked too: account_id "1", a blank source, an unknown fault', async () => {
+    const cases = [
+      [{ ...EVENT, account_id: '1' }, undefined, 'account_id'],
+      [{ ...EVENT, source: ' ' }, undefined, 'source'],
+      [{ ...EVENT, event_id: 7 }, undefined, 'event_id'],
+      [{ ...EVENT, extra: true }, undefined, 'event'],
+      [EVENT, { fault: 'later' }, 'fault'],
+    ];
+    for (const [event, options, field] of cases) {
+      const error = await rejection(page, event, options);
+      assert.equal(error.kind, 'invalid_input', JSON.stringify(event));
+      assert.equal(error.field, field, JSON.stringify(event));
+    }
+    assert.deepEqual(await tables(page), FRESH);
+  });
+
+  test('mistakes that never reach Rust still get an answer: uncloneable values, options that are not an object', async () => {
+    const [uncloneable, notOptions, after] = await page.evaluate(async (event) => {
+      const lab = window.inboxLab;
+      return [
+        await lab.deliver({ ...event, amount: () => 500 }).catch((error) => error),
+        await lab.deliver(event, 'after_insert').catch((error) => error),
+        await lab.tables(),
+      ];
+    }, EVENT);
+    assert.equal(uncloneable.kind, 'invalid_input');
+    assert.match(uncloneable.message, /cannot send this request to the database worker/);
+    assert.deepEqual({ kind: notOptions.kind, field: notOptions.field }, { kind: 'invalid_input', field: 'fault' });
+    assert.deepEqual(after, FRESH, 'and the API keeps working');
+  });
+
+  test('addAccount creates an account once and checks its argument', async () => {
+    const [created, again, invalid] = await page.evaluate(async () => {
+      const lab = window.inboxLab;
+      return [await lab.addAccount(2), await lab.addAccount(2), await lab.addAccount('2').catch((error) => error)];
+    });
+    assert.equal(created, true);
+    assert.equal(again, false);
+    assert.deepEqual({ kind: invalid.kind, field: invalid.field }, { kind: 'invalid_input', field: 'account_id' });
+    assert.deepEqual((await tables(page)).accounts, [
+      { id: 1, balance: 0 },
+      { id: 2, balance: 0 },
+    ]);
+  });
+
+  test('a reload finds the same tables (OPFS), and the receipts keep counting', async () => {
+    await deliver(page, EVENT);
+    await deliver(page, { ...EVENT, source: 'provider-b' });
+    const before = await tables(page);
+    assert.deepEqual(await reloadPage(page), { storage: 'opfs' });
+    assert.deepEqual(await tables(page), before);
+    const next = await deliver(page, { ...EVENT, event_id: 'evt-2' });
+    assert.deepEqual(next.receipt, { seq: 3, balance_after: 1500 });
+  });
+});
+
+function deliver(page, event, options) {
+  return page.evaluate(([e, o]) => window.inboxLab.deliver(e, o), [event, options]);
+}
+
+/** The error a delivery is rejected with; fails if it resolves. */
+async function rejection(page, event, options) {
+  const settled = await page.evaluate(
+    ([e, o]) => window.inboxLab.deliver(e, o).then((value) => ({ value }), (error) => ({ error })),
+    [event, options],
+  );
+  assert.ok('error' in settled, `expected a rejection, got ${JSON.stringify(settled.value)}`);
+  return settled.error;
+}

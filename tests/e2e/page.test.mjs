@@ -1,0 +1,256 @@
+// The page as a reader uses it: type into the form, press Deliver, read the
+// answer and the tables. Each test starts from a fresh database (account 1 at
+// balance 0, empty inbox) in real OPFS storage.
+
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+
+import {
+  assertNoProblems,
+  idle,
+  launch,
+  openPage,
+  reloadPage,
+  resetDatabase,
+  screenshotPath,
+  shownTables,
+} from './browser.mjs';
+
+const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500', fault: '' };
+const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
+const AFTER_EXAMPLE = {
+  accounts: [['1', '500']],
+  inbox: [['provider-a', 'evt-1', '1', '500', '#1', '500']],
+};
+
+describe('the page', { timeout: 180_000 }, () => {
+  let browser;
+  let page;
+
+  before(async () => {
+    browser = await launch();
+    page = browser.page;
+    await openPage(page);
+  });
+  after(() => browser.close());
+  beforeEach(() => resetDatabase(page));
+  afterEach(() => assertNoProblems(browser.problems));
+
+  test('opens the database in OPFS and shows account 1 at balance 0', async () => {
+    assert.match(await page.textContent('#status'), /Ready\. Stored in OPFS/);
+    assert.deepEqual(await shownTables(page), FRESH);
+  });
+
+  test('the form starts with the example, and "Restore the example" brings it back', async () => {
+    await fill(page, { source: 'x', event_id: 'y', account_id: '7', amount: '9', fault: 'after_update' });
+    await page.getByRole('button', { name: 'Restore the example' }).click();
+    assert.deepEqual(await formValues(page), EXAMPLE);
+  });
+
+  test('delivering the example applies it: 200, balance 500, and the inbox row holds the receipt', async () => {
+    const answer = await deliver(page, EXAMPLE);
+    assert.deepEqual(answer, { outcome: 'applied', 'HTTP status': '200', receipt: '#1, balance after: 500' });
+    assert.deepEqual(await shownTables(page), AFTER_EXAMPLE);
+    assert.equal(await page.getAttribute('#inbox tbody tr', 'class'), 'current', 'the delivered row is pointed out');
+  });
+
+  test('delivering it again is a duplicate with the same receipt, and nothing changes', async () => {
+    await deliver(page, EXAMPLE);
+    const again = await deliver(page, EXAMPLE);
+    assert.deepEqual(again, { outcome: 'duplicate', 'HTTP status': '200', receipt: '#1, balance after: 500' });
+    assert.deepEqual(await shownTables(page), AFTER_EXAMPLE);
+  });
+
+  test('the same key with another amount is a payload_conflict (422) and nothing changes', async () => {
+    await deliver(page, EXAMPLE);
+    const conflict = await deliver(page, { ...EXAMPLE, amount: '700' });
+    assert.equal(conflict.outcome, 'payload_conflict');
+    assert.equal(conflict['HTTP status'], '422');
+    assert.equal(conflict.retryable, 'no: fix the request');
+    assert.match(conflict.message, /amount 500.*amount 700/);
+    assert.deepEqual(await shownTables(page), AFTER_EXAMPLE);
+  });
+
+  for (const fault of ['after_insert', 'after_update']) {
+    test(`a crash ${fault} rolls back both the inbox row and the credit, and a retry applies`, async () => {
+      const crashed = await deliver(page, { ...EXAMPLE, fault });
+      assert.equal(crashed.outcome, 'simulated_crash');
+      assert.equal(crashed['HTTP status'], '500');
+      assert.equal(crashed.retryable, 'yes: deliver it again later');
+      assert.deepEqual(await shownTables(page), FRESH);
+
+      const retried = await deliver(page, EXAMPLE);
+      assert.equal(retried.outcome, 'applied');
+      assert.match(retried.receipt, /^#\d+, balance after: 500$/);
+      assert.deepEqual((await shownTables(page)).accounts, [['1', '500']]);
+    });
+  }
+
+  test('an unknown account is refused (422) and the inbox stays as it was', async () => {
+    const refused = await deliver(page, { ...EXAMPLE, account_id: '42' });
+    assert.equal(refused.outcome, 'unknown_account');
+    assert.equal(refused['HTTP status'], '422');
+    assert.equal(refused.retryable, 'no: fix the request');
+    assert.deepEqual(await shownTables(page), FRESH);
+  });
+
+  test('the same event_id from another source is another event: the balance grows', async () => {
+    await deliver(page, EXAMPLE);
+    const other = await deliver(page, { ...EXAMPLE, source: 'provider-b' });
+    assert.deepEqual(other, { outcome: 'applied', 'HTTP status': '200', receipt: '#2, balance after: 1000' });
+    assert.deepEqual(await shownTables(page), {
+      accounts: [['1', '1000']],
+      inbox: [
+        ['provider-a', 'evt-1', '1', '500', '#1', '500'],
+        ['provider-b', 'evt-1', '1', '500', '#2', '1000'],
+      ],
+    });
+  });
+
+  test('invalid input is reported next to the field at fault, which gets the focus, and changes nothing', async () => {
+    const cases = [
+      ['amount', '1.5', /invalid amount: must be a number, got the string "1\.5"/],
+      ['amount', '05', /invalid amount/],
+      ['amount', '0', /invalid amount: must be between 1 and 1000000000/],
+      ['amount', '1000000001', /invalid amount: must be between 1 and 1000000000/],
+      ['amount', '', /invalid amount/],
+      ['account_id', 'abc', /invalid account_id/],
+      ['account_id', '-1', /invalid account_id/],
+      ['source', '', /invalid source/],
+      ['event_id', '   ', /invalid event_id/],
+    ];
+    for (const [field, value, message] of cases) {
+      const answer = await deliver(page, { ...EXAMPLE, [field]: value });
+      const label = `${field} = ${JSON.stringify(value)}`;
+      assert.equal(answer.outcome, 'invalid_input', label);
+      assert.equal(answer['HTTP status'], '400', label);
+      assert.match(await page.textContent(`#${field}-error`), message, label);
+      assert.equal(await page.getAttribute(`#${field}`, 'aria-invalid'), 'true', label);
+      assert.equal(await page.evaluate(() => document.activeElement.id), field, label);
+      const visibleNotes = await page.$$eval('#deliver-form .field-error:not([hidden])', (notes) =>
+        notes.map((note) => note.id),
+      );
+      assert.deepEqual(visibleNotes, [`${field}-error`], label);
+      assert.deepEqual(await shownTables(page), FRESH, label);
+    }
+
+    await deliver(page, EXAMPLE);
+    assert.deepEqual(
+      await page.$$eval('#deliver-form [aria-invalid], #deliver-form .field-error:not([hidden])', (els) => els.length),
+      0,
+      'a valid delivery clears the old message',
+    );
+  });
+
+  test('accounts can be added, and an added account can be credited', async () => {
+    const added = await addAccount(page, '2');
+    assert.equal(added, 'Account 2 added at balance 0.');
+    assert.equal(await addAccount(page, '2'), 'Account 2 already exists.');
+
+    await addAccount(page, '2.0');
+    assert.match(await page.textContent('#new-account-error'), /invalid account_id/);
+    assert.equal(await page.getAttribute('#new-account', 'aria-invalid'), 'true');
+
+    const credited = await deliver(page, { ...EXAMPLE, account_id: '2', amount: '7' });
+    assert.equal(credited.outcome, 'applied');
+    assert.deepEqual((await shownTables(page)).accounts, [
+      ['1', '0'],
+      ['2', '7'],
+    ]);
+  });
+
+  test('Reset asks first; declining keeps the data, accepting starts afresh', async () => {
+    await deliver(page, EXAMPLE);
+    const reset = page.getByRole('button', { name: 'Reset the database…' });
+
+    page.once('dialog', (dialog) => dialog.dismiss());
+    await reset.click();
+    await idle(page);
+    assert.deepEqual(await shownTables(page), AFTER_EXAMPLE);
+
+    page.once('dialog', (dialog) => dialog.accept());
+    await reset.click();
+    await idle(page);
+    assert.deepEqual(await shownTables(page), FRESH);
+    assert.equal(await page.textContent('#answer'), 'Nothing delivered yet.');
+  });
+
+  test('a reload shows the same tables: the database lives in OPFS', async () => {
+    await deliver(page, EXAMPLE);
+    await deliver(page, { ...EXAMPLE, source: 'provider-b' });
+    const before = await shownTables(page);
+    await reloadPage(page);
+    assert.deepEqual(await shownTables(page), before);
+    assert.equal(before.inbox.length, 2);
+  });
+
+  test('works from the keyboard alone, with a visible focus', async () => {
+    // Clicking the heading moves the starting point of Tab navigation to the top.
+    await page.click('h1');
+    const order = [];
+    for (let i = 0; i < 6; i += 1) {
+      await page.keyboard.press('Tab');
+      order.push(await page.evaluate(() => document.activeElement.id || document.activeElement.textContent));
+    }
+    assert.deepEqual(order, ['source', 'event_id', 'account_id', 'amount', 'fault', 'Deliver']);
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+    assert.notEqual(outline, 'none', 'the focused button shows an outline');
+
+    await page.keyboard.press('Enter');
+    await idle(page);
+    assert.equal((await shownAnswer(page)).outcome, 'applied');
+  });
+
+  test('layout: side by side at 1280×800, one column without sideways scrolling at 400px', async () => {
+    await deliver(page, EXAMPLE);
+    await deliver(page, { ...EXAMPLE, source: 'provider-b' });
+    await deliver(page, { ...EXAMPLE, amount: '1.5' });
+
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const form = await page.locator('#deliver-form').boundingBox();
+    const tablesBox = await page.locator('#accounts').boundingBox();
+    assert.ok(tablesBox.x > form.x + form.width, 'the tables stand to the right of the form');
+    await page.screenshot({ path: await screenshotPath('page-1280x800.png') });
+    await page.screenshot({ path: await screenshotPath('page-1280-full.png'), fullPage: true });
+
+    await page.setViewportSize({ width: 400, height: 800 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.equal(overflow, 0, 'the page does not scroll sideways at 400px');
+    await page.screenshot({ path: await screenshotPath('page-400x800.png') });
+    await page.screenshot({ path: await screenshotPath('page-400-full.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+});
+
+/** Types `fields` into the delivery form. */
+async function fill(page, { source, event_id, account_id, amount, fault }) {
+  await page.fill('#source', source);
+  await page.fill('#event_id', event_id);
+  await page.fill('#account_id', account_id);
+  await page.fill('#amount', amount);
+  await page.selectOption('#fault', fault);
+}
+
+function formValues(page) {
+  return page.$eval('#deliver-form', (form) => Object.fromEntries(new FormData(form)));
+}
+
+/** Fills the form, presses Deliver, waits for the answer and the tables, returns the answer. */
+async function deliver(page, fields) {
+  await fill(page, fields);
+  await page.getByRole('button', { name: 'Deliver', exact: true }).click();
+  await idle(page);
+  return shownAnswer(page);
+}
+
+/** The answer box as `{outcome, 'HTTP status', retryable?, message?, receipt?}`. */
+function shownAnswer(page) {
+  return page.$$eval('#answer dd', (dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.term, dd.textContent])));
+}
+
+async function addAccount(page, id) {
+  await page.fill('#new-account', id);
+  await page.getByRole('button', { name: 'Add account' }).click();
+  await idle(page);
+  return page.textContent('#tables-note');
+}
