@@ -8,6 +8,7 @@
 //!                 [--fail-after-insert | --fail-after-update]
 //! inbox-lab show  --db PATH
 //! inbox-lab race  --handler NAME [--deliveries K]
+//! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control]
 //! ```
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
@@ -25,7 +26,11 @@ use serde::Serialize;
 
 use crate::db::{self, Mode};
 use crate::event::{parse_integer, Field};
+use std::io::Write;
+
+use crate::crashlab::{self, JournalMode};
 use crate::handlers::Handler;
+use crate::iolog::{self, IoOp, Shim};
 use crate::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use crate::{apply, race, scenario, tables, Error, Event, Fault, Outcome};
 
@@ -79,6 +84,32 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         db: String,
     },
+    /// Crash a child process at every storage operation of one apply (or a
+    /// burst), recover, and check each outcome is atomic. Prints a table on
+    /// stderr and one JSON summary line; exit 1 on any partial or lost.
+    CrashLab {
+        #[arg(long, default_value = "delete")]
+        mode: String,
+        /// Events applied one after another by each try (a burst when > 1).
+        #[arg(long, default_value = "1", allow_hyphen_values = true)]
+        events: String,
+        /// Recover with the broken lock check (sahpool before 0.3): the sweep
+        /// must then find partial commits; exit 0 only if it does.
+        #[arg(long)]
+        control: bool,
+    },
+    /// One try of the crash lab (run by `crash-lab` as a child process).
+    #[command(hide = true)]
+    CrashChild {
+        #[arg(long)]
+        db: String,
+        #[arg(long)]
+        mode: String,
+        #[arg(long)]
+        events: usize,
+        #[arg(long)]
+        crash_after: Option<usize>,
+    },
     /// Explore every interleaving of K deliveries of one event by one
     /// handler, on real connections to a temporary file database.
     Race {
@@ -120,6 +151,23 @@ pub fn main() -> ExitCode {
             handler,
             deliveries,
         } => print_result(race(&handler, &deliveries)),
+        Command::CrashLab {
+            mode,
+            events,
+            control,
+        } => crash_lab(&mode, &events, control),
+        Command::CrashChild {
+            db,
+            mode,
+            events,
+            crash_after,
+        } => match crash_child(&db, &mode, events, crash_after) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("crash-child: {e}");
+                ExitCode::from(3)
+            }
+        },
     }
 }
 
@@ -225,6 +273,180 @@ fn race(handler: &str, deliveries: &str) -> Result<RaceLine, Error> {
         lost_credits: s.lost_credits,
         wrong_answers: s.wrong_answers,
     })
+}
+
+/// The exit status of a child killed by the crash hook.
+const CRASHED: i32 = 86;
+
+fn die(_: &IoOp) -> ! {
+    // Nothing after the k-th operation may reach storage: leave at once,
+    // without unwinding, closing or flushing anything of SQLite's.
+    std::process::exit(CRASHED)
+}
+
+fn crash_child(path: &str, mode: &str, n: usize, crash_after: Option<usize>) -> Result<(), Error> {
+    let mode: JournalMode = mode.parse().map_err(Error::storage)?;
+    let events = crashlab::events(n)?;
+    Shim::install()?;
+    let conn = db::open_with(
+        &format!("file:{path}?vfs={}", iolog::VFS_NAME),
+        Mode::Existing,
+        DEFAULT_BUSY_TIMEOUT,
+        |c| crashlab::configure(c, mode),
+    )?;
+    Shim::arm(crash_after, die);
+    let mut out = std::io::stdout().lock();
+    crashlab::workload(&conn, &events, |i| {
+        // The sender hears "200" only once this line is out of the process.
+        let _ = writeln!(out, "ACK {i}").and_then(|()| out.flush());
+    })
+}
+
+/// Runs the native sweep; returns the table and the summary.
+///
+/// # Errors
+/// Storage or process errors of the lab itself (not of a try).
+pub fn crash_sweep(
+    mode: JournalMode,
+    n: usize,
+    control: bool,
+) -> Result<(Vec<crashlab::Row>, crashlab::Summary), Error> {
+    let events = crashlab::events(n)?;
+    let dir = temp_dir()?;
+    let template = dir.path().join("template.sqlite3");
+    let trial = dir.path().join("try.sqlite3");
+    let (template, trial) = (utf8(&template)?.to_owned(), utf8(&trial)?.to_owned());
+    {
+        let mut conn = db::open_with(&template, Mode::Create, DEFAULT_BUSY_TIMEOUT, |c| {
+            crashlab::configure(c, mode)
+        })
+        .map_err(|e| Error::storage(format!("creating the template: {e}")))?;
+        schema::init(&mut conn, &[1])?;
+    }
+    let exe =
+        std::env::current_exe().map_err(|e| Error::storage(format!("own executable: {e}")))?;
+    let fresh_copy = || -> Result<(), Error> {
+        for suffix in ["-journal", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{trial}{suffix}"));
+        }
+        std::fs::copy(&template, &trial).map_err(|e| Error::storage(format!("copy: {e}")))?;
+        Ok(())
+    };
+    let run_child = |crash_after: Option<usize>| -> Result<(usize, Option<i32>), Error> {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([
+            "crash-child",
+            "--db",
+            &trial,
+            "--mode",
+            mode.as_str(),
+            "--events",
+            &n.to_string(),
+        ]);
+        if let Some(k) = crash_after {
+            cmd.args(["--crash-after", &k.to_string()]);
+        }
+        let out = cmd
+            .output()
+            .map_err(|e| Error::storage(format!("child: {e}")))?;
+        let acks = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("ACK "))
+            .count();
+        Ok((acks, out.status.code()))
+    };
+    // A run without a crash counts the operations (the log is deterministic).
+    fresh_copy()?;
+    Shim::install()?;
+    let log = {
+        let conn = db::open_with(
+            &format!("file:{trial}?vfs={}", iolog::VFS_NAME),
+            Mode::Existing,
+            DEFAULT_BUSY_TIMEOUT,
+            |c| crashlab::configure(c, mode),
+        )?;
+        Shim::arm(None, die);
+        let result = crashlab::workload(&conn, &events, |_| {})
+            .map_err(|e| Error::storage(format!("counting the operations: {e}")));
+        let log = Shim::disarm();
+        result?;
+        log
+    };
+    let recover_vfs = if control {
+        iolog::BROKEN_VFS_NAME
+    } else {
+        iolog::VFS_NAME
+    };
+    let mut rows = Vec::new();
+    for k in 1..=log.len() {
+        fresh_copy()?;
+        let (acks, status) = run_child(Some(k))?;
+        if status != Some(CRASHED) && status != Some(0) {
+            return Err(Error::storage(format!(
+                "try k={k}: child ended with {status:?}"
+            )));
+        }
+        let conn = db::open_with(
+            &format!("file:{trial}?vfs={recover_vfs}"),
+            Mode::Existing,
+            DEFAULT_BUSY_TIMEOUT,
+            |c| crashlab::configure(c, mode),
+        )?;
+        let recovered = crashlab::classify(&conn, &events, acks)?;
+        rows.push(crashlab::Row {
+            k,
+            last: log.get(k - 1).cloned(),
+            outcome: recovered.outcome(),
+            recovered,
+        });
+    }
+    let summary = crashlab::Summary::of(mode, &rows);
+    Ok((rows, summary))
+}
+
+fn crash_lab(mode: &str, events: &str, control: bool) -> ExitCode {
+    let run = || -> Result<(Vec<crashlab::Row>, crashlab::Summary), Error> {
+        let mode: JournalMode = mode
+            .parse()
+            .map_err(|reason: String| Error::invalid(Field::Event, reason))?;
+        let n = parse_integer(Field::Event, events)?;
+        let n = usize::try_from(n)
+            .map_err(|_| Error::invalid(Field::Event, "events must be positive"))?;
+        crash_sweep(mode, n, control)
+    };
+    match run() {
+        Ok((rows, summary)) => {
+            eprintln!(
+                "{:>4}  {:<8} {:<9} {:>8} {:>6}  result",
+                "k", "file", "op", "offset", "len"
+            );
+            for r in &rows {
+                if let Some(op) = &r.last {
+                    eprintln!(
+                        "{:>4}  {:<8} {:<9} {:>8} {:>6}  {:?}",
+                        r.k,
+                        format!("{:?}", op.file).to_lowercase(),
+                        format!("{:?}", op.op).to_lowercase(),
+                        op.offset,
+                        op.len,
+                        r.outcome
+                    );
+                }
+            }
+            let code = print_result(Ok::<_, Error>(&summary));
+            let good = if control {
+                summary.partial > 0
+            } else {
+                summary.partial == 0 && summary.lost_acknowledged == 0
+            };
+            if code == ExitCode::SUCCESS && good {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => print_result(Err::<(), _>(e)),
+    }
 }
 
 fn temp_dir() -> Result<tempfile::TempDir, Error> {

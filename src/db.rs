@@ -31,6 +31,21 @@ pub enum Mode {
 /// database, or (with [`Mode::Existing`]) has no schema yet;
 /// [`Error::Busy`] if creating the schema waited too long for the lock.
 pub fn open(path: &str, mode: Mode, busy_timeout: Duration) -> Result<Connection, Error> {
+    open_with(path, mode, busy_timeout, |_| Ok(()))
+}
+
+/// Like [`open`], running `before` on the connection before it first reads
+/// the database — where settings such as `locking_mode = EXCLUSIVE` (needed
+/// to open a WAL database without shared memory) must go.
+///
+/// # Errors
+/// As [`open`], and whatever `before` returns.
+pub fn open_with(
+    path: &str,
+    mode: Mode,
+    busy_timeout: Duration,
+    before: impl FnOnce(&Connection) -> Result<(), Error>,
+) -> Result<Connection, Error> {
     let flags = match mode {
         Mode::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         Mode::Existing => OpenFlags::SQLITE_OPEN_READ_WRITE,
@@ -44,6 +59,7 @@ pub fn open(path: &str, mode: Mode, busy_timeout: Duration) -> Result<Connection
             Mode::Create => format!("cannot open database {path:?}: {e}"),
         })
     })?;
+    before(&conn)?;
     schema::prepare(&conn, busy_timeout)?;
     match mode {
         Mode::Create => schema::migrate(&mut conn)?,

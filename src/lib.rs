@@ -24,6 +24,9 @@
 //!   the atomic handler.
 //! * [`race`] — the race lab: deliveries interleaved statement by statement
 //!   on real connections, and an explorer of every schedule.
+//! * [`iolog`] — a VFS shim that logs every storage operation and can crash
+//!   the process at any one of them (the crash lab).
+//! * [`crashlab`] — crash at every storage operation, recover, check atomicity.
 //! * [`db`] — opening a connection (a file natively, OPFS in the browser).
 //! * [`tables`] — a consistent snapshot of both tables for display.
 //! * [`console`] — the read-only SQL console, guarded by SQLite's own checks.
@@ -37,11 +40,13 @@
 
 pub mod apply;
 pub mod console;
+pub mod crashlab;
 pub mod db;
 pub mod error;
 pub mod event;
 pub mod fault;
 pub mod handlers;
+pub mod iolog;
 pub mod outcome;
 pub mod race;
 pub mod scenario;

@@ -56,7 +56,7 @@ export const inboxLab = Object.freeze({
         invalidInput('fault', 'the second argument must be an object such as {fault: "after_insert"}'),
       );
     }
-    return request('deliver', { event, fault: options.fault });
+    return request('deliver', { event, fault: options.fault, handler: options.handler });
   },
 
   /** Resolves to `{accounts: [{id, balance}], inbox: [{source, event_id, account_id, amount, receipt}]}`. */
@@ -73,6 +73,44 @@ export const inboxLab = Object.freeze({
   addAccount(accountId) {
     return request('addAccount', { account_id: accountId });
   },
+
+  /** Runs one read-only statement; resolves to `{columns, rows, truncated}`. */
+  query(sql) {
+    return request('query', { sql });
+  },
+
+  /** Resolves to a Uint8Array: the database as a `.sqlite3` file. */
+  exportDatabase() {
+    return request('export');
+  },
+
+  /** Replaces the database with a validated `.sqlite3` file (Uint8Array or ArrayBuffer). */
+  importDatabase(bytes) {
+    return request('import', { bytes });
+  },
+
+  /** Runs the article's scenario on a scratch database; resolves to `{summary, passed, checks}`. */
+  runScenario() {
+    return request('runScenario');
+  },
+
+  /** Step mode: `step.start(event, {fault})`, then `step.next()` until `outcome`, or `step.throw()`. */
+  step: Object.freeze({
+    start: (event, options = {}) => request('stepStart', { event, fault: options?.fault }),
+    next: () => request('stepNext'),
+    throw: () => request('stepThrow'),
+  }),
+
+  /**
+   * The race lab: `race.reset(2 | 3)`, `race.start(handler)`, `race.step(i)`,
+   * `race.explore(handler)` (every interleaving).
+   */
+  race: Object.freeze({
+    reset: (deliveries) => request('raceNew', { deliveries }),
+    start: (handler) => request('raceStart', { handler }),
+    step: (delivery) => request('raceStep', { delivery }),
+    explore: (handler) => request('raceExplore', { handler }),
+  }),
 });
 
 window.inboxLab = inboxLab;

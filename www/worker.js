@@ -25,6 +25,30 @@
 //                                                   amount, receipt}]}
 //     op "reset"       args none   result undefined (a fresh database: account 1, balance 0)
 //     op "addAccount"  args {account_id}   result true if created, false if it existed
+//     op "stepStart"   args {event, fault}  step mode: a delivery that runs one statement
+//                      per "stepNext"; result {ran: null, next: {step, statements}, outcome: null}
+//     op "stepNext"    args none   result {ran, next, outcome}; `next` null once committed
+//     op "stepThrow"   args none   the stepped handler throws: rolled back; always an error
+//                      {kind: "simulated_crash"}. While a stepped delivery is open, other
+//                      writes answer `busy` (it holds the write lock).
+//     op "query"       args {sql}  read-only SQL: result {columns, rows, truncated}
+//     op "export"      args none   result Uint8Array, the database as a .sqlite3 file
+//     op "import"      args {bytes: Uint8Array}  replaces the database if the file is a valid
+//                      inbox-lab database; otherwise an invalid_input error, field "file"
+//     op "runScenario" args none   the article's scenario on a scratch database:
+//                      result {summary, passed, checks: [{name, expected, got}]}
+//     op "raceNew"     args {deliveries: 2 | 3}  the race lab: fresh connections
+//     op "raceStart"   args {handler}  every connection delivers the same event by `handler`
+//     op "raceStep"    args {delivery: 0 | 1 | 2}  one statement of one delivery: result
+//                      {delivery, statements, result: "ran" | "waiting" | "answered" |
+//                      "failed", answer?, kind?, message?, committed, next, verdict}
+//     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
+//                      interleavings, double_credits, lost_credits, wrong_answers,
+//                      failing_schedule}
+//
+//   "deliver" also takes `handler` ("atomic", the default, or one of the race
+//   lab's mistakes: no_dedup, check_then_act, two_transactions,
+//   insert_or_ignore, insert_or_replace).
 //
 //   `id` is any value the page chooses; the worker only echoes it. Values are
 //   passed to Rust exactly as received: validation is Rust's job, so the page
@@ -57,7 +81,7 @@
 // Requests that arrive while the database is still opening wait in a queue and
 // are handled, in order, once it is open.
 
-import init, { Lab } from './pkg/inbox_lab.js';
+import init, { Lab, RaceLab } from './pkg/inbox_lab.js';
 
 const DATABASE = 'inbox-lab.sqlite3';
 const storage = new URL(self.location.href).searchParams.get('storage') ?? 'opfs';
@@ -70,12 +94,54 @@ const storage = new URL(self.location.href).searchParams.get('storage') ?? 'opfs
 const OPEN_ATTEMPTS = 10;
 const OPEN_RETRY_MS = 100;
 
+// The race lab's connections: created on first use, separate from `lab`
+// (an in-memory database shared by 2 or 3 real connections).
+let raceLab = null;
+
 const OPS = new Map([
-  ['deliver', (lab, args) => lab.deliver(args?.event, args?.fault)],
+  ['deliver', (lab, args) => lab.deliver(args?.event, args?.fault, args?.handler)],
   ['tables', (lab) => lab.tables()],
   ['reset', (lab) => lab.reset()],
   ['addAccount', (lab, args) => lab.addAccount(args?.account_id)],
+  ['stepStart', (lab, args) => lab.stepStart(args?.event, args?.fault)],
+  ['stepNext', (lab) => lab.stepNext()],
+  ['stepThrow', (lab) => lab.stepThrow()],
+  ['query', (lab, args) => lab.query(String(args?.sql ?? ''))],
+  ['export', (lab) => lab.export()],
+  ['import', (lab, args) => lab.import(bytesOf(args?.bytes))],
+  ['runScenario', (lab) => lab.runScenario()],
+  ['raceNew', (lab, args) => {
+    raceLab?.free();
+    raceLab = new RaceLab(args?.deliveries);
+  }],
+  ['raceStart', (lab, args) => race().start(args?.handler)],
+  ['raceStep', (lab, args) => race().step(deliveryIndex(args?.delivery))],
+  ['raceExplore', (lab, args) => race().explore(args?.handler)],
 ]);
+
+function race() {
+  if (raceLab === null) {
+    raceLab = new RaceLab(2);
+  }
+  return raceLab;
+}
+
+function deliveryIndex(value) {
+  if (!Number.isInteger(value) || value < 0) {
+    throw { kind: 'invalid_input', field: 'deliveries', message: 'invalid delivery: expected 0, 1 or 2', http_status: 400, retryable: false };
+  }
+  return value;
+}
+
+function bytesOf(value) {
+  if (value instanceof Uint8Array) {
+    return value;
+  }
+  if (value instanceof ArrayBuffer) {
+    return new Uint8Array(value);
+  }
+  throw { kind: 'invalid_input', field: 'file', message: 'invalid file: expected the bytes of a .sqlite3 file', http_status: 400, retryable: false };
+}
 
 let lab = null;
 // Once set, the database is unusable and every request is answered with it.
