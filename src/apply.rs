@@ -66,8 +66,8 @@ impl Step {
 }
 
 const SQL_BEGIN: &str = "BEGIN IMMEDIATE";
-const SQL_INSERT: &str = "INSERT INTO inbox(source, event_id, account_id, amount)
-VALUES (?1, ?2, ?3, ?4)
+const SQL_INSERT: &str = "INSERT INTO inbox(source, event_id, account_id, amount, received_at)
+VALUES (?1, ?2, ?3, ?4, (SELECT now FROM lab_clock))
 ON CONFLICT(source, event_id) DO NOTHING";
 const SQL_READ_STORED: &str = "SELECT account_id, amount, receipt_seq, balance_after
 FROM inbox WHERE source = ?1 AND event_id = ?2";
@@ -122,6 +122,12 @@ impl Delivery {
 
     pub fn event(&self) -> &Event {
         &self.event
+    }
+
+    /// The outcome this delivery will commit, once it is known (before
+    /// [`Step::Commit`] runs).
+    pub fn pending(&self) -> Option<Outcome> {
+        self.pending
     }
 
     /// The step the next call to [`Delivery::step`] runs; `None` when finished.

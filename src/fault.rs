@@ -22,6 +22,15 @@ pub enum Fault {
     /// Thrown by the reader in step mode, wherever the delivery stands. Not
     /// a fault point a delivery can ask for, so not in [`Fault::ALL`].
     StepThrow,
+    /// Side-effect lab ([`crate::outbox`]): the notification was sent, then
+    /// the transaction failed before `COMMIT`.
+    AfterSendBeforeCommit,
+    /// Side-effect lab: the credit committed, then the handler died before
+    /// sending the notification.
+    AfterCommitBeforeSend,
+    /// Outbox dispatcher: the message was sent, then the dispatcher died
+    /// before marking it sent.
+    AfterSendBeforeMark,
 }
 
 impl Fault {
@@ -34,6 +43,9 @@ impl Fault {
             Fault::AfterInsert => "after_insert",
             Fault::AfterUpdate => "after_update",
             Fault::StepThrow => "step_throw",
+            Fault::AfterSendBeforeCommit => "after_send_before_commit",
+            Fault::AfterCommitBeforeSend => "after_commit_before_send",
+            Fault::AfterSendBeforeMark => "after_send_before_mark",
         }
     }
 }

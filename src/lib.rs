@@ -27,6 +27,9 @@
 //! * [`iolog`] — a VFS shim that logs every storage operation and can crash
 //!   the process at any one of them (the crash lab).
 //! * [`crashlab`] — crash at every storage operation, recover, check atomicity.
+//! * Where the scheme ends: [`outbox`] (side effects and the transactional
+//!   outbox), [`business`] (a business key for one operation described by
+//!   several events), [`retention`] (purging the inbox makes old events new).
 //! * [`db`] — opening a connection (a file natively, OPFS in the browser).
 //! * [`tables`] — a consistent snapshot of both tables for display.
 //! * [`console`] — the read-only SQL console, guarded by SQLite's own checks.
@@ -39,6 +42,7 @@
 //! browser (rusqlite over `sqlite-wasm-rs`, stored in OPFS).
 
 pub mod apply;
+pub mod business;
 pub mod console;
 pub mod crashlab;
 pub mod db;
@@ -47,8 +51,10 @@ pub mod event;
 pub mod fault;
 pub mod handlers;
 pub mod iolog;
+pub mod outbox;
 pub mod outcome;
 pub mod race;
+pub mod retention;
 pub mod scenario;
 pub mod schema;
 pub mod tables;

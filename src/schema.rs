@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::event::check_account_id;
 
 /// The schema version this build writes and expects.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// Largest balance: 2^53-1, so the page's JavaScript numbers stay exact.
 pub const MAX_BALANCE: i64 = (1 << 53) - 1;
@@ -56,10 +56,53 @@ CREATE TABLE receipt_counter (
 INSERT INTO receipt_counter(id, last_seq) VALUES (1, 0);
 ";
 
+/// Version 2: what "where the scheme ends" needs.
+/// * `lab_clock`: a simulated clock (milliseconds), so retention can be
+///   shown without waiting; `inbox.received_at` is stamped from it.
+/// * `outbox`: notifications written in the same transaction as the credit,
+///   delivered later by a dispatcher; `message_id` is what a receiver
+///   deduplicates on.
+/// * `orders` + `order_events`: a second operation, "activate an order
+///   once". `order_events` is that operation's own inbox (event dedup);
+///   `orders.order_id` is the **business key** that makes a second,
+///   different event about the same order a business answer, not a 500.
+///
+/// Existing rows get `received_at = 0`: on the lab's clock they arrived at
+/// its very beginning.
+const SCHEMA_V2: &str = "
+CREATE TABLE lab_clock (
+    id  INTEGER PRIMARY KEY CHECK (id = 1),
+    now INTEGER NOT NULL CHECK (now >= 0)
+);
+INSERT INTO lab_clock(id, now) VALUES (1, 0);
+ALTER TABLE inbox ADD COLUMN received_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX inbox_received_at ON inbox(received_at);
+CREATE TABLE outbox (
+    message_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source     TEXT    NOT NULL,
+    event_id   TEXT    NOT NULL,
+    account_id INTEGER NOT NULL,
+    amount     INTEGER NOT NULL,
+    sent_at    INTEGER
+);
+CREATE TABLE orders (
+    order_id TEXT PRIMARY KEY,
+    source   TEXT NOT NULL,
+    event_id TEXT NOT NULL
+);
+CREATE TABLE order_events (
+    source   TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    order_id TEXT NOT NULL,
+    result   TEXT NOT NULL CHECK (result IN ('activated', 'already_active')),
+    PRIMARY KEY (source, event_id)
+);
+";
+
 /// Migrations, indexed by the version they produce: `MIGRATIONS[0]` turns an
-/// empty database into version 1. Later issues append here; existing entries
-/// never change.
-const MIGRATIONS: [&str; 1] = [SCHEMA_V1];
+/// empty database into version 1, `MIGRATIONS[1]` version 1 into 2. Later
+/// issues append here; existing entries never change.
+const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
 
 /// Prepares a freshly opened connection: busy timeout, foreign keys on.
 ///
@@ -86,7 +129,16 @@ pub fn prepare(conn: &Connection, busy_timeout: Duration) -> Result<(), Error> {
 /// [`Error::Storage`] for a database written by a newer inbox-lab or one
 /// that holds other tables.
 pub fn migrate(conn: &mut Connection) -> Result<(), Error> {
-    if current_version(conn)? == VERSION {
+    migrate_to(conn, VERSION)
+}
+
+/// Brings the database to `target` (≤ [`VERSION`]); tests use it to build a
+/// database as an older inbox-lab left it.
+///
+/// # Errors
+/// As [`migrate`].
+pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), Error> {
+    if current_version(conn)? >= target {
         return Ok(()); // the common case: no write lock needed
     }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -103,7 +155,12 @@ pub fn migrate(conn: &mut Connection) -> Result<(), Error> {
             ));
         }
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(target as usize)
+        .skip(version as usize)
+    {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", i as i64 + 1)?;
     }

@@ -49,39 +49,24 @@ pub fn validate(bytes: &[u8]) -> Result<Connection, Error> {
     let mut copy = Connection::open_in_memory()?;
     copy.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
         .map_err(|e| reject(format!("SQLite cannot read this file: {e}")))?;
-    let read = |sql: &str| -> Result<Vec<String>, Error> {
-        let mut stmt = copy
-            .prepare(sql)
-            .map_err(|e| reject(format!("SQLite cannot read this file: {e}")))?;
-        let rows = stmt
-            .query_map([], |r| {
-                use rusqlite::types::Value;
-                Ok(match r.get::<_, Value>(0)? {
-                    Value::Text(t) => t,
-                    Value::Integer(i) => i.to_string(),
-                    other => format!("{other:?}"),
-                })
-            })
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| reject(format!("SQLite cannot read this file: {e}")))?;
-        Ok(rows)
-    };
-
-    let integrity = read("PRAGMA integrity_check")?;
+    let integrity = read(&copy, "PRAGMA integrity_check")?;
     if integrity != ["ok"] {
         return Err(reject(format!(
             "integrity_check failed: {}",
             integrity.join("; ")
         )));
     }
-    let version = read("PRAGMA user_version")?;
-    if version != [schema::VERSION.to_string()] {
+    let version = read(&copy, "PRAGMA user_version")?;
+    let version: i64 = version.join("").parse().unwrap_or(-1);
+    if !(1..=schema::VERSION).contains(&version) {
         return Err(reject(format!(
-            "schema version {} is not this build's version {}",
-            version.join(""),
+            "schema version {version} is not one this build reads (1 to {})",
             schema::VERSION
         )));
     }
+    // A file from an older inbox-lab is brought up to date, in the copy.
+    schema::migrate(&mut copy)
+        .map_err(|e| reject(format!("cannot migrate this file's schema: {e}")))?;
     let expected = {
         let mut fresh = Connection::open_in_memory()?;
         schema::migrate(&mut fresh)?;
@@ -93,6 +78,7 @@ pub fn validate(bytes: &[u8]) -> Result<Connection, Error> {
         ));
     }
     let problems = read(
+        &copy,
         "SELECT 'foreign key: inbox row points to a missing account' FROM pragma_foreign_key_check
 
          UNION ALL
@@ -119,6 +105,27 @@ pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<(), Error> {
     backup.step(-1)?;
     drop(backup);
     schema::check_current(conn)
+}
+
+/// Runs a query of one column, as strings; any failure means "cannot read
+/// this file".
+fn read(conn: &Connection, sql: &str) -> Result<Vec<String>, Error> {
+    let reject = |e: rusqlite::Error| {
+        Error::invalid(Field::File, format!("SQLite cannot read this file: {e}"))
+    };
+    let mut stmt = conn.prepare(sql).map_err(reject)?;
+    let rows = stmt
+        .query_map([], |r| {
+            use rusqlite::types::Value;
+            Ok(match r.get::<_, Value>(0)? {
+                Value::Text(t) => t,
+                Value::Integer(i) => i.to_string(),
+                other => format!("{other:?}"),
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(reject)?;
+    Ok(rows)
 }
 
 fn schema_of(conn: &Connection) -> Result<Vec<(String, String, Option<String>)>, Error> {
@@ -167,9 +174,11 @@ mod tests {
 
         let mut truncated = good.clone();
         truncated.truncate(good.len() / 2);
+        // Every b-tree page after the first gets an impossible page type.
         let mut corrupt = good.clone();
-        for b in &mut corrupt[good.len() - 300..] {
-            *b = 0xFF;
+        let page_size = usize::from(u16::from_be_bytes([good[16], good[17]]));
+        for page in (page_size..good.len()).step_by(page_size) {
+            corrupt[page] = 0xFF;
         }
         let other = {
             let mut c = Connection::open_in_memory().unwrap();
@@ -179,7 +188,8 @@ mod tests {
         };
         let newer = {
             let mut c = db_with_one_event();
-            c.execute_batch("PRAGMA user_version = 2").unwrap();
+            c.pragma_update(None, "user_version", schema::VERSION + 1)
+                .unwrap();
             export(&mut c).unwrap()
         };
         let cases: [(&str, Vec<u8>); 6] = [

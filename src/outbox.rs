@@ -1,0 +1,326 @@
+//! Side effects: where one transaction stops helping, and the transactional
+//! outbox that takes over.
+//!
+//! A credit should "notify the user". The notification goes to another
+//! system (a [`Receiver`]), which no SQLite transaction of ours can include.
+//! Three ways to do it, each runnable ([`deliver`] with a [`Strategy`]):
+//!
+//! * [`Strategy::SendBeforeCommit`] — send, then commit. A failure before
+//!   `COMMIT` rolls the credit back, but a rollback cannot unsend: the user
+//!   is told about money that never arrived.
+//! * [`Strategy::SendAfterCommit`] — commit, then send. A crash between the
+//!   two loses the notification; the sender's retry is a duplicate, so it is
+//!   never sent.
+//! * [`Strategy::Outbox`] — write the notification into the `outbox` table
+//!   in the **same** transaction as the credit and the inbox row; a separate
+//!   dispatcher ([`dispatch_one`]) sends it later and then marks it sent.
+//!   Nothing is lost and nothing is sent for a rolled-back credit — but a
+//!   crash after sending and before marking sends it again: the outbox is
+//!   **at-least-once**, so the receiver must deduplicate by message id,
+//!   with the same pattern as our inbox ([`Receiver::open`] with `dedup`).
+//!
+//! Invariant: with [`Strategy::Outbox`] and a deduplicating receiver, the
+//! user sees exactly one notification per committed credit, whatever the
+//! crash schedule (`tests/outbox.rs` checks it over random schedules).
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use serde::Serialize;
+
+use crate::apply::{Delivery, Progress, Step};
+use crate::error::Error;
+use crate::fault::Fault;
+use crate::{Event, Outcome};
+
+/// How the handler notifies the user of a credit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    SendBeforeCommit,
+    SendAfterCommit,
+    Outbox,
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "send_before_commit" => Ok(Strategy::SendBeforeCommit),
+            "send_after_commit" => Ok(Strategy::SendAfterCommit),
+            "outbox" => Ok(Strategy::Outbox),
+            other => Err(format!(
+                "unknown strategy {other:?}: expected send_before_commit, send_after_commit or outbox"
+            )),
+        }
+    }
+}
+
+/// One notification: "account A was credited N".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Notification {
+    /// What the receiver deduplicates on: `outbox:<id>` for outbox messages,
+    /// `event:<source>/<event_id>` for direct sends.
+    pub message_id: String,
+    pub account_id: i64,
+    pub amount: i64,
+}
+
+/// The other system: it shows notifications to the user. It keeps them in
+/// its own database — another connection, another file — because its state
+/// is not ours to roll back.
+pub struct Receiver {
+    conn: Connection,
+    dedup: bool,
+}
+
+/// A notification as the user saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shown {
+    pub message_id: String,
+    pub account_id: i64,
+    pub amount: i64,
+}
+
+impl Receiver {
+    /// A receiver on `conn` (its own database). With `dedup`, it keeps an
+    /// inbox of message ids and shows each message once.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn open(conn: Connection, dedup: bool) -> Result<Receiver, Error> {
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS shown (
+                 seq        INTEGER PRIMARY KEY,
+                 message_id TEXT    NOT NULL,
+                 account_id INTEGER NOT NULL,
+                 amount     INTEGER NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS receiver_inbox (message_id TEXT PRIMARY KEY);",
+        )?;
+        Ok(Receiver { conn, dedup })
+    }
+
+    pub fn dedups(&self) -> bool {
+        self.dedup
+    }
+
+    /// Receives one message; returns whether the user was shown it (false:
+    /// a repeat the dedup caught).
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn receive(&self, n: &Notification) -> Result<bool, Error> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        if self.dedup {
+            let first = tx.execute(
+                "INSERT INTO receiver_inbox(message_id) VALUES (?1) ON CONFLICT DO NOTHING",
+                params![n.message_id],
+            )?;
+            if first == 0 {
+                tx.commit()?;
+                return Ok(false);
+            }
+        }
+        tx.execute(
+            "INSERT INTO shown(message_id, account_id, amount) VALUES (?1, ?2, ?3)",
+            params![n.message_id, n.account_id, n.amount],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Everything shown so far, in order.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn shown(&self) -> Result<Vec<Shown>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT message_id, account_id, amount FROM shown ORDER BY seq")?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Shown {
+                    message_id: r.get(0)?,
+                    account_id: r.get(1)?,
+                    amount: r.get(2)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
+    /// Forgets everything (the lab's reset).
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn clear(&self) -> Result<(), Error> {
+        self.conn
+            .execute_batch("DELETE FROM shown; DELETE FROM receiver_inbox;")?;
+        Ok(())
+    }
+}
+
+/// Delivers `event` with the atomic handler and notifies by `strategy`.
+/// `crash` may be [`Fault::AfterSendBeforeCommit`] (the transaction fails
+/// after the send) or [`Fault::AfterCommitBeforeSend`]; any other fault is
+/// passed to the handler itself.
+///
+/// # Errors
+/// As [`crate::apply`]; a crash is [`Error::SimulatedCrash`].
+pub fn deliver(
+    conn: &Connection,
+    receiver: &Receiver,
+    event: &Event,
+    strategy: Strategy,
+    crash: Option<Fault>,
+) -> Result<Outcome, Error> {
+    let handler_fault = crash.filter(|f| Fault::ALL.contains(f));
+    let mut delivery = Delivery::new(event.clone(), handler_fault);
+    // Run the transaction up to, not including, COMMIT.
+    while delivery.next_step() != Some(Step::Commit) {
+        if let Err(err) = delivery.step(conn) {
+            delivery.abort(conn)?;
+            return Err(err);
+        }
+    }
+    let credited = matches!(delivery.pending(), Some(Outcome::Applied(_)));
+    let notification = Notification {
+        message_id: format!("event:{}/{}", event.source(), event.event_id()),
+        account_id: event.account_id(),
+        amount: event.amount(),
+    };
+    match strategy {
+        Strategy::SendBeforeCommit if credited => {
+            receiver.receive(&notification)?; // out of our hands now
+        }
+        Strategy::Outbox if credited => {
+            conn.execute(
+                SQL_ENQUEUE,
+                params![
+                    event.source(),
+                    event.event_id(),
+                    event.account_id(),
+                    event.amount()
+                ],
+            )
+            .map_err(|e| rollback(conn, &mut delivery, e.into()))?;
+        }
+        _ => {}
+    }
+    if crash == Some(Fault::AfterSendBeforeCommit) {
+        delivery.abort(conn)?;
+        return Err(Error::SimulatedCrash {
+            fault: Fault::AfterSendBeforeCommit,
+        });
+    }
+    let outcome = match delivery.step(conn)? {
+        Progress::Done(outcome) => outcome,
+        Progress::Next(_) => return Err(Error::storage("the transaction did not end at COMMIT")),
+    };
+    if strategy == Strategy::SendAfterCommit && credited {
+        if crash == Some(Fault::AfterCommitBeforeSend) {
+            return Err(Error::SimulatedCrash {
+                fault: Fault::AfterCommitBeforeSend,
+            });
+        }
+        receiver.receive(&notification)?;
+    }
+    Ok(outcome)
+}
+
+/// Written in the credit's transaction: the notification, to be sent later.
+pub const SQL_ENQUEUE: &str = "INSERT INTO outbox(source, event_id, account_id, amount)
+VALUES (?1, ?2, ?3, ?4)";
+
+fn rollback(conn: &Connection, delivery: &mut Delivery, err: Error) -> Error {
+    match delivery.abort(conn) {
+        Ok(()) => err,
+        Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
+    }
+}
+
+/// The dispatcher's unit of work: take the oldest unsent message, send it,
+/// mark it sent. `crash = Some(Fault::AfterSendBeforeMark)` dies between
+/// sending and marking, so the next round sends it again.
+///
+/// Returns the message id sent, or `None` when the outbox is drained.
+///
+/// # Errors
+/// Storage errors; the crash as [`Error::SimulatedCrash`].
+pub fn dispatch_one(
+    conn: &Connection,
+    receiver: &Receiver,
+    crash: Option<Fault>,
+) -> Result<Option<i64>, Error> {
+    let next: Option<(i64, i64, i64)> = conn
+        .query_row(
+            "SELECT message_id, account_id, amount FROM outbox
+             WHERE sent_at IS NULL ORDER BY message_id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((id, account_id, amount)) = next else {
+        return Ok(None);
+    };
+    receiver.receive(&Notification {
+        message_id: format!("outbox:{id}"),
+        account_id,
+        amount,
+    })?;
+    if crash == Some(Fault::AfterSendBeforeMark) {
+        return Err(Error::SimulatedCrash {
+            fault: Fault::AfterSendBeforeMark,
+        });
+    }
+    conn.execute(
+        "UPDATE outbox SET sent_at = (SELECT now FROM lab_clock) WHERE message_id = ?1",
+        params![id],
+    )?;
+    Ok(Some(id))
+}
+
+/// Dispatches until the outbox is drained; returns how many were sent.
+///
+/// # Errors
+/// As [`dispatch_one`].
+pub fn dispatch_all(conn: &Connection, receiver: &Receiver) -> Result<usize, Error> {
+    let mut sent = 0;
+    while dispatch_one(conn, receiver, None)?.is_some() {
+        sent += 1;
+    }
+    Ok(sent)
+}
+
+/// One outbox row, for display.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutboxRow {
+    pub message_id: i64,
+    pub source: String,
+    pub event_id: String,
+    pub account_id: i64,
+    pub amount: i64,
+    pub sent_at: Option<i64>,
+}
+
+/// The outbox, oldest first.
+///
+/// # Errors
+/// Storage errors.
+pub fn rows(conn: &Connection) -> Result<Vec<OutboxRow>, Error> {
+    let mut stmt = conn.prepare(
+        "SELECT message_id, source, event_id, account_id, amount, sent_at FROM outbox ORDER BY message_id",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(OutboxRow {
+                message_id: r.get(0)?,
+                source: r.get(1)?,
+                event_id: r.get(2)?,
+                account_id: r.get(3)?,
+                amount: r.get(4)?,
+                sent_at: r.get(5)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}

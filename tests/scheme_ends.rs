@@ -1,0 +1,359 @@
+//! Where the scheme ends (the article's last part), natively: side effects
+//! and the transactional outbox, business keys, retention, and the schema
+//! migration that added them.
+#![cfg(not(target_family = "wasm"))]
+
+use inbox_lab::business::{activate, Activation};
+use inbox_lab::db::{self, Mode};
+use inbox_lab::outbox::{self, Receiver, Strategy as Notify};
+use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use inbox_lab::{apply, retention, tables, Error, Event, Fault, Outcome};
+use proptest::prelude::*;
+use rusqlite::Connection;
+
+fn database() -> Connection {
+    let mut conn = Connection::open_in_memory().expect("db");
+    schema::prepare(&conn, DEFAULT_BUSY_TIMEOUT).expect("prepare");
+    schema::init(&mut conn, &[1]).expect("init");
+    conn
+}
+
+fn receiver(dedup: bool) -> Receiver {
+    Receiver::open(Connection::open_in_memory().expect("receiver db"), dedup).expect("receiver")
+}
+
+fn event(id: &str, amount: i64) -> Event {
+    Event::new("provider-a", id, 1, amount).expect("event")
+}
+
+fn balance(conn: &Connection) -> i64 {
+    tables::snapshot(conn)
+        .expect("tables")
+        .balance(1)
+        .expect("account 1")
+}
+
+/// A database written by the previous schema version keeps working: its
+/// rows survive the migration and a replay still gets the stored receipt.
+#[test]
+fn a_version_1_database_is_migrated_and_keeps_working() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("v1.sqlite3");
+    let path = path.to_str().expect("utf-8");
+    let first = {
+        let mut conn = Connection::open(path).expect("open");
+        schema::prepare(&conn, DEFAULT_BUSY_TIMEOUT).expect("prepare");
+        schema::migrate_to(&mut conn, 1).expect("v1");
+        conn.execute_batch(
+            "INSERT INTO accounts(id, balance) VALUES (1, 500);
+             INSERT INTO inbox(source, event_id, account_id, amount, receipt_seq, balance_after)
+             VALUES ('provider-a', 'evt-1', 1, 500, 1, 500);
+             UPDATE receipt_counter SET last_seq = 1;",
+        )
+        .expect("v1 rows");
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .expect("version");
+        assert_eq!(v, 1);
+        inbox_lab::Receipt {
+            seq: 1,
+            balance_after: 500,
+        }
+    };
+    let conn = db::open(path, Mode::Create, DEFAULT_BUSY_TIMEOUT).expect("migrating open");
+    let v: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("version");
+    assert_eq!(v, schema::VERSION);
+    assert_eq!(
+        apply(&conn, &event("evt-1", 500), None).expect("replay"),
+        Outcome::Duplicate(first)
+    );
+    let next = apply(&conn, &event("evt-2", 7), None).expect("new event");
+    assert_eq!(next.receipt().seq, 2, "the receipt counter carried over");
+    let received_at: i64 = conn
+        .query_row(
+            "SELECT received_at FROM inbox WHERE event_id = 'evt-1'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("row");
+    assert_eq!(received_at, 0, "old rows arrived at the clock's beginning");
+}
+
+/// Send, then commit: a rollback cannot unsend. The user is notified of a
+/// credit that never happened.
+#[test]
+fn sending_before_commit_notifies_a_credit_that_never_happened() {
+    let conn = database();
+    let rx = receiver(true);
+    let err = outbox::deliver(
+        &conn,
+        &rx,
+        &event("evt-1", 500),
+        Notify::SendBeforeCommit,
+        Some(Fault::AfterSendBeforeCommit),
+    )
+    .expect_err("crash");
+    assert_eq!(
+        err,
+        Error::SimulatedCrash {
+            fault: Fault::AfterSendBeforeCommit
+        }
+    );
+    assert_eq!(balance(&conn), 0, "no credit");
+    assert_eq!(rx.shown().expect("shown").len(), 1, "but the user was told");
+}
+
+/// Commit, then send: a crash between loses the notification for good — the
+/// sender's retry is a duplicate, which sends nothing.
+#[test]
+fn sending_after_commit_loses_the_notification_on_a_crash() {
+    let conn = database();
+    let rx = receiver(true);
+    let e = event("evt-1", 500);
+    let err = outbox::deliver(
+        &conn,
+        &rx,
+        &e,
+        Notify::SendAfterCommit,
+        Some(Fault::AfterCommitBeforeSend),
+    )
+    .expect_err("crash");
+    assert_eq!(err.kind(), "simulated_crash");
+    assert_eq!(balance(&conn), 500, "credited");
+    let retry = outbox::deliver(&conn, &rx, &e, Notify::SendAfterCommit, None).expect("retry");
+    assert_eq!(retry.kind(), "duplicate");
+    assert!(rx.shown().expect("shown").is_empty(), "never notified");
+}
+
+/// The outbox: the notification commits with the credit (or rolls back with
+/// it); the dispatcher sends it. A crash after sending and before marking
+/// sends it again — the receiver's own dedup keeps the user's view exact.
+#[test]
+fn the_outbox_is_at_least_once_and_dedup_makes_it_exactly_once() {
+    for dedup in [false, true] {
+        let conn = database();
+        let rx = receiver(dedup);
+        let crash = outbox::deliver(
+            &conn,
+            &rx,
+            &event("evt-0", 1),
+            Notify::Outbox,
+            Some(Fault::AfterSendBeforeCommit),
+        );
+        assert!(crash.is_err());
+        assert!(
+            outbox::rows(&conn).expect("rows").is_empty(),
+            "rolled back with the credit"
+        );
+
+        outbox::deliver(&conn, &rx, &event("evt-1", 500), Notify::Outbox, None).expect("deliver");
+        assert!(
+            rx.shown().expect("shown").is_empty(),
+            "nothing sent inside the transaction"
+        );
+        let err =
+            outbox::dispatch_one(&conn, &rx, Some(Fault::AfterSendBeforeMark)).expect_err("crash");
+        assert_eq!(err.kind(), "simulated_crash");
+        assert_eq!(
+            outbox::dispatch_all(&conn, &rx).expect("dispatch"),
+            1,
+            "sent again"
+        );
+        let shown = rx.shown().expect("shown").len();
+        assert_eq!(shown, if dedup { 1 } else { 2 }, "dedup={dedup}");
+        assert_eq!(outbox::dispatch_all(&conn, &rx).expect("drained"), 0);
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Deliver {
+        event: usize,
+        crash_before_commit: bool,
+    },
+    Dispatch {
+        crash_after_send: bool,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0usize..6, prop::bool::weighted(0.2)).prop_map(|(event, crash_before_commit)| {
+            Op::Deliver {
+                event,
+                crash_before_commit,
+            }
+        }),
+        prop::bool::weighted(0.4).prop_map(|crash_after_send| Op::Dispatch { crash_after_send }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// Over random crash schedules (deliveries that crash before commit,
+    /// dispatches that crash after sending), once the dispatcher has drained
+    /// the outbox a deduplicating receiver has shown exactly one
+    /// notification per committed credit, and their sum is the balance.
+    #[test]
+    fn receiver_side_exactly_once(schedule in prop::collection::vec(op(), 1..40)) {
+        let conn = database();
+        let rx = receiver(true);
+        for op in &schedule {
+            match *op {
+                Op::Deliver { event: i, crash_before_commit } => {
+                    let crash = crash_before_commit.then_some(Fault::AfterSendBeforeCommit);
+                    let _ = outbox::deliver(&conn, &rx, &event(&format!("evt-{i}"), 1 << i), Notify::Outbox, crash);
+                }
+                Op::Dispatch { crash_after_send } => {
+                    let _ = outbox::dispatch_one(&conn, &rx, crash_after_send.then_some(Fault::AfterSendBeforeMark));
+                }
+            }
+        }
+        outbox::dispatch_all(&conn, &rx).expect("drain");
+        let shown = rx.shown().expect("shown");
+        let mut ids: Vec<&str> = shown.iter().map(|s| s.message_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        prop_assert_eq!(ids.len(), shown.len(), "a notification shown twice");
+        prop_assert_eq!(shown.len(), tables::snapshot(&conn).expect("t").inbox.len());
+        prop_assert_eq!(shown.iter().map(|s| s.amount).sum::<i64>(), balance(&conn));
+    }
+}
+
+/// Two different events about one order both pass event dedup; the business
+/// key makes the second a clear `already_active` (200), not an error. A
+/// replay of either event gets its first answer again.
+#[test]
+fn a_business_key_activates_an_order_once() {
+    let conn = database();
+    assert_eq!(
+        activate(&conn, "shop", "evt-7", "A-1").expect("first"),
+        Activation::Activated
+    );
+    let second = activate(&conn, "shop", "evt-8", "A-1").expect("second");
+    assert_eq!(
+        second,
+        Activation::AlreadyActive {
+            by_source: "shop".into(),
+            by_event_id: "evt-7".into()
+        }
+    );
+    assert_eq!(second.http_status(), 200);
+    assert_eq!(
+        activate(&conn, "shop", "evt-8", "A-1").expect("replay"),
+        Activation::Duplicate {
+            first: "already_active".into()
+        }
+    );
+    assert_eq!(
+        activate(&conn, "shop", "evt-7", "A-1").expect("replay"),
+        Activation::Duplicate {
+            first: "activated".into()
+        }
+    );
+    let err = activate(&conn, "shop", "evt-7", "B-2").expect_err("another order");
+    assert_eq!(err.kind(), "invalid_input");
+    assert_eq!(
+        activate(&conn, "shop", "evt-9", "B-2").expect("other order"),
+        Activation::Activated
+    );
+    let orders: i64 = conn
+        .query_row("SELECT count(*) FROM orders", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(orders, 2);
+    assert_eq!(
+        activate(&conn, "shop", "evt-10", " ")
+            .expect_err("blank")
+            .kind(),
+        "invalid_input"
+    );
+}
+
+/// Purging inbox rows makes old events new: a redelivery after the purge is
+/// applied again. Keeping rows longer than the redelivery window prevents it.
+#[test]
+fn purging_the_inbox_makes_an_old_event_new_again() {
+    const DAY: i64 = 86_400_000;
+    let conn = database();
+    let e = event("evt-1", 500);
+    apply(&conn, &e, None).expect("first");
+    retention::advance(&conn, 3 * DAY).expect("clock");
+
+    assert_eq!(
+        retention::purge(&conn, 7 * DAY, 100).expect("purge"),
+        0,
+        "inside the window"
+    );
+    assert_eq!(apply(&conn, &e, None).expect("replay").kind(), "duplicate");
+
+    assert_eq!(retention::purge(&conn, DAY, 100).expect("purge"), 1);
+    assert_eq!(
+        apply(&conn, &e, None).expect("redelivery").kind(),
+        "applied",
+        "the hazard"
+    );
+    assert_eq!(balance(&conn), 1000, "paid twice");
+    assert!(
+        retention::advance(&conn, -1).is_err(),
+        "the clock never goes back"
+    );
+}
+
+/// A purge interrupted half-way (SQLite's interrupt, from a progress handler)
+/// leaves a consistent database: balances untouched, integrity ok, and the
+/// next purge finishes the job.
+#[test]
+fn an_interrupted_purge_leaves_a_consistent_database() {
+    let mut conn = database();
+    for i in 0..50 {
+        apply(&conn, &event(&format!("evt-{i}"), 1), None).expect("apply");
+    }
+    retention::advance(&conn, 10).expect("clock");
+    // Count the progress callbacks a full purge takes (on a copy), then
+    // interrupt the real one half-way through.
+    let calls = {
+        let mut copy = Connection::open_in_memory().expect("copy");
+        let data = conn
+            .serialize(rusqlite::MAIN_DB)
+            .expect("serialize")
+            .to_vec();
+        copy.deserialize_read_exact(rusqlite::MAIN_DB, &data[..], data.len(), false)
+            .expect("deserialize");
+        let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = counter.clone();
+        copy.progress_handler(
+            10,
+            Some(move || {
+                c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                false
+            }),
+        )
+        .expect("handler");
+        assert_eq!(retention::purge(&copy, 0, 5).expect("full purge"), 50);
+        counter.load(std::sync::atomic::Ordering::SeqCst)
+    };
+    let mut budget = calls / 2;
+    conn.progress_handler(
+        10,
+        Some(move || {
+            budget = budget.saturating_sub(1);
+            budget == 0
+        }),
+    )
+    .expect("handler");
+    let interrupted = retention::purge(&conn, 0, 5);
+    conn.progress_handler(0, None::<fn() -> bool>)
+        .expect("remove");
+    assert!(interrupted.is_err(), "the purge was interrupted");
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("check");
+    assert_eq!(ok, "ok");
+    assert_eq!(balance(&conn), 50, "balances untouched");
+    let left = tables::snapshot(&conn).expect("t").inbox.len();
+    assert!(left < 50 && left > 0, "some batches done, some not: {left}");
+    assert_eq!(retention::purge(&conn, 0, 5).expect("finish"), left);
+}
