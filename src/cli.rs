@@ -9,6 +9,7 @@
 //! inbox-lab show  --db PATH
 //! inbox-lab race  --handler NAME [--deliveries K]
 //! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control]
+//!                     [--workload apply|dispatch] [--no-dedup]
 //! ```
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
@@ -28,9 +29,10 @@ use crate::db::{self, Mode};
 use crate::event::{parse_integer, Field};
 use std::io::Write;
 
-use crate::crashlab::{self, JournalMode};
+use crate::crashlab::{self, JournalMode, Workload};
 use crate::handlers::Handler;
 use crate::iolog::{self, IoOp, Shim};
+use crate::outbox::{self, Receiver};
 use crate::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use crate::{apply, race, scenario, tables, Error, Event, Fault, Outcome};
 
@@ -97,6 +99,14 @@ enum Command {
         /// must then find partial commits; exit 0 only if it does.
         #[arg(long)]
         control: bool,
+        /// `apply` (the handler's commit) or `dispatch` (the outbox
+        /// dispatcher sending pending notifications to a receiver).
+        #[arg(long, default_value = "apply")]
+        workload: String,
+        /// Dispatch to a receiver without its own dedup: a crash after
+        /// sending and before marking then shows a notification twice.
+        #[arg(long)]
+        no_dedup: bool,
     },
     /// One try of the crash lab (run by `crash-lab` as a child process).
     #[command(hide = true)]
@@ -109,6 +119,12 @@ enum Command {
         events: usize,
         #[arg(long)]
         crash_after: Option<usize>,
+        #[arg(long, default_value = "apply")]
+        workload: String,
+        #[arg(long, default_value = "")]
+        receiver: String,
+        #[arg(long)]
+        no_dedup: bool,
     },
     /// Explore every interleaving of K deliveries of one event by one
     /// handler, on real connections to a temporary file database.
@@ -155,13 +171,29 @@ pub fn main() -> ExitCode {
             mode,
             events,
             control,
-        } => crash_lab(&mode, &events, control),
+            workload,
+            no_dedup,
+        } => crash_lab(&mode, &events, control, &workload, no_dedup),
         Command::CrashChild {
             db,
             mode,
             events,
             crash_after,
-        } => match crash_child(&db, &mode, events, crash_after) {
+            workload,
+            receiver,
+            no_dedup,
+        } => match crash_child(
+            &db,
+            &mode,
+            events,
+            crash_after,
+            if workload == "dispatch" {
+                Workload::Dispatch { dedup: !no_dedup }
+            } else {
+                Workload::Apply
+            },
+            &receiver,
+        ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("crash-child: {e}");
@@ -284,19 +316,60 @@ fn die(_: &IoOp) -> ! {
     std::process::exit(CRASHED)
 }
 
-fn crash_child(path: &str, mode: &str, n: usize, crash_after: Option<usize>) -> Result<(), Error> {
-    let mode: JournalMode = mode.parse().map_err(Error::storage)?;
-    let events = crashlab::events(n)?;
-    Shim::install()?;
-    let conn = db::open_with(
+/// Opens a try's database through the counting shim.
+fn open_counted(path: &str, mode: JournalMode) -> Result<rusqlite::Connection, Error> {
+    db::open_with(
         &format!("file:{path}?vfs={}", iolog::VFS_NAME),
         Mode::Existing,
         DEFAULT_BUSY_TIMEOUT,
         |c| crashlab::configure(c, mode),
-    )?;
+    )
+}
+
+/// The receiver of the dispatch workload: another system, so its own file,
+/// opened with the plain VFS — its writes are not ours to count or crash.
+fn open_receiver(path: &str, dedup: bool) -> Result<Receiver, Error> {
+    let conn = rusqlite::Connection::open(path)?;
+    Receiver::open(conn, dedup)
+}
+
+/// Runs `workload` on `conn`; `ack(i)` after event `i` committed or message
+/// `i` was marked sent.
+fn run_workload(
+    conn: &rusqlite::Connection,
+    workload: Workload,
+    n: usize,
+    receiver_path: &str,
+    mut ack: impl FnMut(usize),
+) -> Result<(), Error> {
+    match workload {
+        Workload::Apply => crashlab::workload(conn, &crashlab::events(n)?, ack),
+        Workload::Dispatch { dedup } => {
+            let receiver = open_receiver(receiver_path, dedup)?;
+            let mut i = 0;
+            while outbox::dispatch_one(conn, &receiver, None)?.is_some() {
+                ack(i);
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn crash_child(
+    path: &str,
+    mode: &str,
+    n: usize,
+    crash_after: Option<usize>,
+    workload: Workload,
+    receiver: &str,
+) -> Result<(), Error> {
+    let mode: JournalMode = mode.parse().map_err(Error::storage)?;
+    Shim::install()?;
+    let conn = open_counted(path, mode)?;
     Shim::arm(crash_after, die);
     let mut out = std::io::stdout().lock();
-    crashlab::workload(&conn, &events, |i| {
+    run_workload(&conn, workload, n, receiver, |i| {
         // The sender hears "200" only once this line is out of the process.
         let _ = writeln!(out, "ACK {i}").and_then(|()| out.flush());
     })
@@ -310,29 +383,50 @@ pub fn crash_sweep(
     mode: JournalMode,
     n: usize,
     control: bool,
+    workload: Workload,
 ) -> Result<(Vec<crashlab::Row>, crashlab::Summary), Error> {
     let events = crashlab::events(n)?;
     let dir = temp_dir()?;
-    let template = dir.path().join("template.sqlite3");
-    let trial = dir.path().join("try.sqlite3");
-    let (template, trial) = (utf8(&template)?.to_owned(), utf8(&trial)?.to_owned());
+    let path = |name: &str| utf8(&dir.path().join(name)).map(str::to_owned);
+    let (template, trial, receiver) = (
+        path("template.sqlite3")?,
+        path("try.sqlite3")?,
+        path("receiver.sqlite3")?,
+    );
     {
         let mut conn = db::open_with(&template, Mode::Create, DEFAULT_BUSY_TIMEOUT, |c| {
             crashlab::configure(c, mode)
         })
         .map_err(|e| Error::storage(format!("creating the template: {e}")))?;
         schema::init(&mut conn, &[1])?;
+        if let Workload::Dispatch { .. } = workload {
+            // Pending notifications for the dispatcher to send.
+            let scratch = Receiver::open(rusqlite::Connection::open_in_memory()?, true)?;
+            for e in &events {
+                outbox::deliver(&conn, &scratch, e, outbox::Strategy::Outbox, None)?;
+            }
+        }
     }
     let exe =
         std::env::current_exe().map_err(|e| Error::storage(format!("own executable: {e}")))?;
     let fresh_copy = || -> Result<(), Error> {
-        for suffix in ["-journal", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{trial}{suffix}"));
+        for file in [
+            format!("{trial}-journal"),
+            format!("{trial}-wal"),
+            format!("{trial}-shm"),
+            receiver.clone(),
+            format!("{receiver}-journal"),
+        ] {
+            let _ = std::fs::remove_file(file);
         }
         std::fs::copy(&template, &trial).map_err(|e| Error::storage(format!("copy: {e}")))?;
         Ok(())
     };
-    let run_child = |crash_after: Option<usize>| -> Result<(usize, Option<i32>), Error> {
+    let (workload_name, dedup) = match workload {
+        Workload::Apply => ("apply", true),
+        Workload::Dispatch { dedup } => ("dispatch", dedup),
+    };
+    let run_child = |k: usize| -> Result<(usize, Option<i32>), Error> {
         let mut cmd = std::process::Command::new(&exe);
         cmd.args([
             "crash-child",
@@ -342,9 +436,15 @@ pub fn crash_sweep(
             mode.as_str(),
             "--events",
             &n.to_string(),
+            "--crash-after",
+            &k.to_string(),
+            "--workload",
+            workload_name,
+            "--receiver",
+            &receiver,
         ]);
-        if let Some(k) = crash_after {
-            cmd.args(["--crash-after", &k.to_string()]);
+        if !dedup {
+            cmd.arg("--no-dedup");
         }
         let out = cmd
             .output()
@@ -359,14 +459,9 @@ pub fn crash_sweep(
     fresh_copy()?;
     Shim::install()?;
     let log = {
-        let conn = db::open_with(
-            &format!("file:{trial}?vfs={}", iolog::VFS_NAME),
-            Mode::Existing,
-            DEFAULT_BUSY_TIMEOUT,
-            |c| crashlab::configure(c, mode),
-        )?;
+        let conn = open_counted(&trial, mode)?;
         Shim::arm(None, die);
-        let result = crashlab::workload(&conn, &events, |_| {})
+        let result = run_workload(&conn, workload, n, &receiver, |_| {})
             .map_err(|e| Error::storage(format!("counting the operations: {e}")));
         let log = Shim::disarm();
         result?;
@@ -380,7 +475,7 @@ pub fn crash_sweep(
     let mut rows = Vec::new();
     for k in 1..=log.len() {
         fresh_copy()?;
-        let (acks, status) = run_child(Some(k))?;
+        let (acks, status) = run_child(k)?;
         if status != Some(CRASHED) && status != Some(0) {
             return Err(Error::storage(format!(
                 "try k={k}: child ended with {status:?}"
@@ -392,7 +487,12 @@ pub fn crash_sweep(
             DEFAULT_BUSY_TIMEOUT,
             |c| crashlab::configure(c, mode),
         )?;
-        let recovered = crashlab::classify(&conn, &events, acks)?;
+        let recovered = match workload {
+            Workload::Apply => crashlab::Recovery::Apply(crashlab::classify(&conn, &events, acks)?),
+            Workload::Dispatch { dedup } => crashlab::Recovery::Dispatch(
+                crashlab::classify_dispatch(&conn, &open_receiver(&receiver, dedup)?, n)?,
+            ),
+        };
         rows.push(crashlab::Row {
             k,
             last: log.get(k - 1).cloned(),
@@ -404,7 +504,7 @@ pub fn crash_sweep(
     Ok((rows, summary))
 }
 
-fn crash_lab(mode: &str, events: &str, control: bool) -> ExitCode {
+fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: bool) -> ExitCode {
     let run = || -> Result<(Vec<crashlab::Row>, crashlab::Summary), Error> {
         let mode: JournalMode = mode
             .parse()
@@ -412,7 +512,17 @@ fn crash_lab(mode: &str, events: &str, control: bool) -> ExitCode {
         let n = parse_integer(Field::Event, events)?;
         let n = usize::try_from(n)
             .map_err(|_| Error::invalid(Field::Event, "events must be positive"))?;
-        crash_sweep(mode, n, control)
+        let workload = match workload {
+            "apply" => Workload::Apply,
+            "dispatch" => Workload::Dispatch { dedup: !no_dedup },
+            other => {
+                return Err(Error::invalid(
+                    Field::Event,
+                    format!("unknown workload {other:?}: expected apply or dispatch"),
+                ))
+            }
+        };
+        crash_sweep(mode, n, control, workload)
     };
     match run() {
         Ok((rows, summary)) => {

@@ -185,6 +185,86 @@ pub fn classify(
     })
 }
 
+/// What a try runs under the crash point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    /// One apply, or a burst of them ([`workload`]).
+    Apply,
+    /// The outbox dispatcher draining pending notifications to a receiver
+    /// that deduplicates by message id, or not ([`crate::outbox`]).
+    Dispatch { dedup: bool },
+}
+
+/// What a receiver saw after a dispatcher crash and the restarted
+/// dispatcher's run: how many times each message was shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delivered {
+    pub integrity: String,
+    /// `shown[i]`: times message `outbox:<i+1>` was shown.
+    pub shown: Vec<usize>,
+}
+
+impl Delivered {
+    /// [`Outcome::Atomic`]: every message shown exactly once;
+    /// [`Outcome::Partial`]: one shown twice (or integrity failed);
+    /// [`Outcome::LostAcknowledged`]: one never shown.
+    pub fn outcome(&self) -> Outcome {
+        if self.integrity != "ok" || self.shown.iter().any(|&n| n > 1) {
+            Outcome::Partial
+        } else if self.shown.contains(&0) {
+            Outcome::LostAcknowledged
+        } else {
+            Outcome::Atomic
+        }
+    }
+}
+
+/// After a dispatcher crash: restarts the dispatcher (drains the outbox)
+/// and counts what the receiver showed for each of `messages` messages.
+///
+/// # Errors
+/// Storage errors.
+pub fn classify_dispatch(
+    conn: &Connection,
+    receiver: &crate::outbox::Receiver,
+    messages: usize,
+) -> Result<Delivered, Error> {
+    let integrity: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    crate::outbox::dispatch_all(conn, receiver)?;
+    let shown = receiver.shown()?;
+    let counts = (1..=messages)
+        .map(|id| {
+            let message_id = format!("outbox:{id}");
+            shown.iter().filter(|s| s.message_id == message_id).count()
+        })
+        .collect();
+    Ok(Delivered {
+        integrity: integrity.join("; "),
+        shown: counts,
+    })
+}
+
+/// What a try found after recovery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Recovery {
+    Apply(Recovered),
+    Dispatch(Delivered),
+}
+
+impl Recovery {
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Recovery::Apply(r) => r.outcome(),
+            Recovery::Dispatch(d) => d.outcome(),
+        }
+    }
+}
+
 /// One row of the sweep's table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
@@ -193,7 +273,7 @@ pub struct Row {
     /// The last operation that reached storage (`None` for k = 0).
     pub last: Option<crate::iolog::IoOp>,
     pub outcome: Outcome,
-    pub recovered: Recovered,
+    pub recovered: Recovery,
 }
 
 /// The sweep's summary line.

@@ -81,3 +81,32 @@ fn crash_lab_refuses_bad_arguments() {
         assert_eq!(v["error"]["kind"], "invalid_input", "{args:?}");
     }
 }
+
+/// The outbox dispatcher killed at every storage operation of its drain,
+/// then restarted: with a deduplicating receiver every notification is shown
+/// exactly once; without, the crash after sending and before marking shows
+/// duplicates — the outbox is at-least-once, never at-most-once.
+#[test]
+fn dispatcher_crashes_need_a_deduplicating_receiver() {
+    for mode in ["delete", "wal"] {
+        let (s, ok, table) =
+            crash_lab(&["--workload", "dispatch", "--mode", mode, "--events", "3"]);
+        assert!(ok, "{mode}: {s}\n{table}");
+        let points = number(&s, "crash_points");
+        assert!(points >= 6, "{mode}: {s}");
+        assert_eq!(
+            number(&s, "atomic"),
+            points,
+            "{mode}: every message exactly once"
+        );
+        assert_eq!(number(&s, "lost_acknowledged"), 0);
+    }
+    let (s, ok, _) = crash_lab(&["--workload", "dispatch", "--events", "3", "--no-dedup"]);
+    assert!(!ok, "duplicates must be reported: {s}");
+    assert!(number(&s, "partial") > 0, "{s}");
+    assert_eq!(
+        number(&s, "lost_acknowledged"),
+        0,
+        "at-least-once: nothing lost"
+    );
+}
