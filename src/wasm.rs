@@ -14,6 +14,8 @@
 
 use std::time::Duration;
 
+pub mod scheme;
+
 use rusqlite::Connection;
 use serde::Serialize;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
