@@ -157,11 +157,7 @@ pub fn classify(
     events: &[Event],
     acknowledged: usize,
 ) -> Result<Recovered, Error> {
-    let integrity: Vec<String> = conn
-        .prepare("PRAGMA integrity_check")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let integrity = integrity.join("; ");
+    let integrity = integrity(conn)?;
     let t = tables::snapshot(conn)?;
     let balance = t.balance(1).unwrap_or(-1);
     let registered = events
@@ -230,10 +226,7 @@ pub fn classify_dispatch(
     receiver: &crate::outbox::Receiver,
     messages: usize,
 ) -> Result<Delivered, Error> {
-    let integrity: Vec<String> = conn
-        .prepare("PRAGMA integrity_check")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let integrity = integrity(conn)?;
     crate::outbox::dispatch_all(conn, receiver)?;
     let shown = receiver.shown()?;
     let counts = (1..=messages)
@@ -243,9 +236,18 @@ pub fn classify_dispatch(
         })
         .collect();
     Ok(Delivered {
-        integrity: integrity.join("; "),
+        integrity,
         shown: counts,
     })
+}
+
+/// `PRAGMA integrity_check`'s answer: `"ok"`, or its findings joined.
+fn integrity(conn: &Connection) -> Result<String, Error> {
+    let lines: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(lines.join("; "))
 }
 
 /// What a try found after recovery.
