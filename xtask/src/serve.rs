@@ -4,15 +4,14 @@
 //! layer of `cargo xtask test`.
 
 use crate::util::say;
-use anyhow::{anyhow, Context, Result};
-use std::fs::File;
-use std::net::SocketAddr;
+use anyhow::{Context, Result};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
-use tiny_http::{Header, Method, Request, Response, ResponseBox};
 
 /// Sent with every response.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
@@ -20,13 +19,14 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
-const WORKER_THREADS: usize = 8;
+/// The longest request head accepted (request line + headers).
+const MAX_HEAD_BYTES: u64 = 16 * 1024;
 
 /// A running server; stops when [`Server::stop`] is called or it is dropped.
 pub struct Server {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+    acceptor: Option<JoinHandle<()>>,
 }
 
 impl Server {
@@ -37,7 +37,7 @@ impl Server {
 
     /// Serves until the process is stopped.
     pub fn wait(mut self) {
-        for t in self.threads.drain(..) {
+        if let Some(t) = self.acceptor.take() {
             let _ = t.join();
         }
     }
@@ -50,54 +50,67 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        for t in self.threads.drain(..) {
+        if let Some(t) = self.acceptor.take() {
             let _ = t.join();
         }
     }
 }
 
-/// Starts serving `root` on `host:port` (port 0: any free port) with several threads.
+/// Starts serving `root` on `host:port` (port 0: any free port).
+///
+/// One thread accepts; each connection gets its own thread, answers one
+/// request and is closed (`Connection: close`). No keep-alive means no
+/// connection can wait behind another: simple, and it never stalls a page
+/// load, which is all a test server needs.
 pub fn start(root: &Path, host: &str, port: u16, log: bool) -> Result<Server> {
     let root = root
         .canonicalize()
         .with_context(|| format!("serving {}", root.display()))?;
     let bind = format_bind(host, port);
-    let server =
-        tiny_http::Server::http(&bind).map_err(|e| anyhow!("cannot listen on {bind}: {e}"))?;
-    let addr = server
-        .server_addr()
-        .to_ip()
-        .context("the server is not listening on an IP address")?;
-    let server = Arc::new(server);
+    let listener = TcpListener::bind(&bind).with_context(|| format!("cannot listen on {bind}"))?;
+    let addr = listener
+        .local_addr()
+        .context("reading the listening address")?;
+    // Non-blocking accept, so the acceptor notices `stop` within a few ms.
+    listener
+        .set_nonblocking(true)
+        .context("configuring the listener")?;
     let root = Arc::new(root);
     let stop = Arc::new(AtomicBool::new(false));
-    let threads = (0..WORKER_THREADS)
-        .map(|i| {
-            let server = Arc::clone(&server);
-            let root = Arc::clone(&root);
-            let stop = Arc::clone(&stop);
-            thread::Builder::new()
-                .name(format!("serve-{i}"))
-                .spawn(move || {
-                    while !stop.load(Ordering::SeqCst) {
-                        match server.recv_timeout(Duration::from_millis(100)) {
-                            Ok(Some(request)) => handle(&root, request, log),
-                            Ok(None) => {}
-                            Err(e) => {
-                                if log {
-                                    say(format!("serve: {e}"));
-                                }
+    let acceptor = {
+        let stop = Arc::clone(&stop);
+        thread::Builder::new()
+            .name("serve-accept".into())
+            .spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let root = Arc::clone(&root);
+                            let spawned = thread::Builder::new()
+                                .name("serve-conn".into())
+                                .spawn(move || handle(&root, stream, log));
+                            if let Err(e) = spawned {
+                                say(format!("serve: cannot start a connection thread: {e}"));
                             }
                         }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            thread::sleep(Duration::from_millis(5));
+                        }
+                        Err(e) => {
+                            if log {
+                                say(format!("serve: accept: {e}"));
+                            }
+                            thread::sleep(Duration::from_millis(5));
+                        }
                     }
-                })
-                .context("starting a server thread")
-        })
-        .collect::<Result<Vec<_>>>()?;
+                }
+            })
+            .context("starting the server thread")?
+    };
     Ok(Server {
         addr,
         stop,
-        threads,
+        acceptor: Some(acceptor),
     })
 }
 
@@ -109,65 +122,110 @@ fn format_bind(host: &str, port: u16) -> String {
     }
 }
 
-fn handle(root: &Path, request: Request, log: bool) {
-    let method = request.method().clone();
-    let url = request.url().to_string();
-    let (status, response) = match method {
-        Method::Get | Method::Head => respond_file(root, &url),
+/// A response before it is written: status, content type, body.
+struct Reply {
+    status: u16,
+    content_type: &'static str,
+    body: Vec<u8>,
+    extra: Vec<(&'static str, &'static str)>,
+}
+
+fn text(status: u16, body: &str) -> Reply {
+    Reply {
+        status,
+        content_type: "text/plain; charset=utf-8",
+        body: body.as_bytes().to_vec(),
+        extra: Vec::new(),
+    }
+}
+
+fn handle(root: &Path, stream: TcpStream, log: bool) {
+    // The accepted socket may inherit non-blocking mode on some systems.
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
+    let Some((method, url)) = read_request_line(&stream) else {
+        return; // not HTTP, or the client went away: nothing to answer
+    };
+    let reply = match method.as_str() {
+        "GET" | "HEAD" => respond_file(root, &url),
         _ => {
-            let mut response = text(405, "405 method not allowed\n");
-            add_header(&mut response, "Allow", "GET, HEAD");
-            (405, response)
+            let mut reply = text(405, "405 method not allowed\n");
+            reply.extra.push(("Allow", "GET, HEAD"));
+            reply
         }
     };
-    let response = with_common_headers(response);
     if log {
-        say(format!("{method} {url} -> {status}"));
+        say(format!("{method} {url} -> {}", reply.status));
     }
-    // HEAD: tiny_http sends the headers (with Content-Length) and leaves the body out.
-    if let Err(e) = request.respond(response) {
+    if let Err(e) = write_reply(&stream, &reply, method == "HEAD") {
         if log {
             say(format!("serve: answering {url}: {e}"));
         }
     }
 }
 
-fn respond_file(root: &Path, url: &str) -> (u16, ResponseBox) {
-    let Some(file_path) = resolve(root, url) else {
-        return (404, text(404, "404 not found\n"));
-    };
-    match File::open(&file_path) {
-        Ok(file) => {
-            let mut response = Response::from_file(file).boxed();
-            add_header(&mut response, "Content-Type", mime_type(&file_path));
-            (200, response)
+/// Reads the request head; returns the method and the request target.
+fn read_request_line(stream: &TcpStream) -> Option<(String, String)> {
+    let mut reader = BufReader::new(stream.take(MAX_HEAD_BYTES));
+    let mut first = String::new();
+    reader.read_line(&mut first).ok()?;
+    // Drain the headers up to the blank line (GET and HEAD carry no body).
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) if line == "\r\n" || line == "\n" => break,
+            Ok(_) => {}
+            Err(_) => return None,
         }
-        Err(_) => (404, text(404, "404 not found\n")),
     }
+    let mut parts = first.split_whitespace();
+    let method = parts.next()?.to_string();
+    let url = parts.next()?.to_string();
+    parts.next()?.starts_with("HTTP/").then_some((method, url))
 }
 
-fn text(status: u16, body: &str) -> ResponseBox {
-    let mut response = Response::from_string(body).with_status_code(status).boxed();
-    add_header(&mut response, "Content-Type", "text/plain; charset=utf-8");
-    response
-}
-
-fn with_common_headers(mut response: ResponseBox) -> ResponseBox {
-    for (name, value) in [
-        ("Cache-Control", "no-store"),
-        ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
-        ("X-Content-Type-Options", "nosniff"),
-        ("Referrer-Policy", "no-referrer"),
-    ] {
-        add_header(&mut response, name, value);
+fn write_reply(mut stream: &TcpStream, reply: &Reply, head_only: bool) -> std::io::Result<()> {
+    let reason = match reply.status {
+        200 => "OK",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        _ => "Error",
+    };
+    let mut head = format!(
+        "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
+         Cache-Control: no-store\r\nContent-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
+         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
+        reply.status,
+        reply.content_type,
+        reply.body.len()
+    );
+    for (name, value) in &reply.extra {
+        head.push_str(&format!("{name}: {value}\r\n"));
     }
-    response
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())?;
+    if !head_only {
+        stream.write_all(&reply.body)?;
+    }
+    stream.flush()?;
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    Ok(())
 }
 
-/// Adds a header; the names and values used here are ASCII constants, which tiny_http accepts.
-fn add_header(response: &mut ResponseBox, name: &str, value: &str) {
-    if let Ok(h) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-        response.add_header(h);
+fn respond_file(root: &Path, url: &str) -> Reply {
+    let Some(file_path) = resolve(root, url) else {
+        return text(404, "404 not found\n");
+    };
+    match std::fs::read(&file_path) {
+        Ok(body) => Reply {
+            status: 200,
+            content_type: mime_type(&file_path),
+            body,
+            extra: Vec::new(),
+        },
+        Err(_) => text(404, "404 not found\n"),
     }
 }
 
