@@ -9,11 +9,35 @@
 //! ([`crate::Outcome::Duplicate`]). And a lock timeout ([`Error::Busy`]) is
 //! deliberately **not** a duplicate: not getting the lock proves nothing
 //! about whether the event was processed before.
+//!
+//! ## One reason, two languages
+//!
+//! The English sentence ([`Error`]'s `Display`, the report's `message`) is
+//! for the CLI, logs and tests. A page that speaks English and Russian needs
+//! something stable to translate instead of parsing English, so every report
+//! also carries:
+//!
+//! * `code` — why, as a `snake_case` name unique within its `kind`
+//!   (`invalid_input`/`too_long`, `storage`/`full`, ...), see [`codes`];
+//! * `params` — the values the sentence mentions, as strings
+//!   (`{"bytes": "256", "max": "255"}`).
+//!
+//! The page shows `t("error.<kind>.<code>", params)` (`www/errors.js`) and
+//! falls back to `message`. `tests/e2e/unit-i18n.test.mjs` checks that every
+//! pair [`codes`] lists has an English and a Russian text.
+
+use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::Serialize;
 
 use crate::event::Field;
 use crate::fault::Fault;
+
+/// The values a message mentions, by name, as display strings. Strings
+/// (not numbers) because some of them do not fit a JavaScript number and
+/// all of them are only ever shown.
+pub type Params = BTreeMap<&'static str, String>;
 
 /// A failed delivery. Nothing the failed call tried to write was kept.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,7 +45,7 @@ pub enum Error {
     /// The input broke a validation rule. Fix the input; retrying the same
     /// bytes will fail the same way. HTTP 400.
     #[error("invalid {field}: {reason}")]
-    InvalidInput { field: Field, reason: String },
+    InvalidInput { field: Field, reason: Reason },
 
     /// The same `(source, event_id)` was already applied with another
     /// payload. This is a contract violation by the sender, never a silent
@@ -69,9 +93,191 @@ pub enum Error {
     SimulatedCrash { fault: Fault },
 
     /// SQLite or the storage under it failed (disk full, I/O error, not an
-    /// inbox-lab database, ...). HTTP 500, retry.
-    #[error("storage error: {message}")]
-    Storage { message: String },
+    /// inbox-lab database, ...). `code` says which, `message` the details.
+    /// HTTP 500, retry.
+    #[error("storage error: {}", storage_text(*code, message))]
+    Storage { code: StorageCode, message: String },
+}
+
+/// Why an input was refused: a stable [`InvalidCode`], the values the
+/// sentence mentions, and the English sentence itself.
+///
+/// # Example
+/// ```
+/// use inbox_lab::error::{InvalidCode, Reason};
+/// let r = Reason::new(InvalidCode::TooLong, "is 300 bytes of UTF-8; at most 255 are allowed")
+///     .with("bytes", 300)
+///     .with("max", 255);
+/// assert_eq!(r.code(), InvalidCode::TooLong);
+/// assert_eq!(r.params()["bytes"], "300");
+/// assert_eq!(r.to_string(), "is 300 bytes of UTF-8; at most 255 are allowed");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    code: InvalidCode,
+    params: Params,
+    text: String,
+}
+
+impl Reason {
+    pub fn new(code: InvalidCode, text: impl Into<String>) -> Reason {
+        Reason {
+            code,
+            params: Params::new(),
+            text: text.into(),
+        }
+    }
+
+    /// Adds one value the sentence mentions.
+    #[must_use]
+    pub fn with(mut self, name: &'static str, value: impl fmt::Display) -> Reason {
+        self.params.insert(name, value.to_string());
+        self
+    }
+
+    pub fn code(&self) -> InvalidCode {
+        self.code
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A sentence without a code of its own (from code that only has English to
+/// say): [`InvalidCode::Other`], with the sentence as the `text` param, so a
+/// translation can at least frame it.
+impl From<String> for Reason {
+    fn from(text: String) -> Reason {
+        Reason::new(InvalidCode::Other, text.clone()).with("text", text)
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(text: &str) -> Reason {
+        Reason::from(text.to_string())
+    }
+}
+
+/// Defines a code enum with its wire name and the list of all its values.
+macro_rules! codes {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The stable wire name (also the last part of the i18n key).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// The `code` of an `invalid_input` report: which rule the input broke.
+    InvalidCode {
+        /// `""`. Params: none.
+        Empty => "empty",
+        /// Only whitespace (`"  "`, `"\u{3000}"`). Keys are never trimmed.
+        WhitespaceOnly => "whitespace_only",
+        /// More than 255 bytes of UTF-8. Params: `bytes`, `max`.
+        TooLong => "too_long",
+        /// A control character (NUL, newline, DEL, C1). Params: `char` (`U+0000`), `at` (byte).
+        ControlChar => "control_char",
+        /// A JavaScript string with an unpaired surrogate: it has no UTF-8 form.
+        LoneSurrogate => "lone_surrogate",
+        /// Text that is not a canonical base-10 integer (`"05"`, `"1.5"`, `"+5"`). Params: `got`.
+        NotCanonicalInteger => "not_canonical_integer",
+        /// A JavaScript number that is not whole (`1.5`, `NaN`, `Infinity`). Params: `got`.
+        NotWholeNumber => "not_whole_number",
+        /// A JSON number written with a decimal point or exponent (`500.0`, `5e2`). Params: `got`.
+        DecimalOrExponent => "decimal_or_exponent",
+        /// A whole number outside the field's range. Params: `min`, `max`, `got`.
+        OutOfRange => "out_of_range",
+        /// A value of the wrong type. Params: `expected`, `got` (type names, see [`crate::event::ValueType`]).
+        WrongType => "wrong_type",
+        /// A string where a number belongs (`"500"` from JavaScript). Params: `value` (quoted).
+        StringForNumber => "string_for_number",
+        /// A required field is absent.
+        MissingField => "missing_field",
+        /// A field the event does not have. Params: `name` (quoted).
+        UnexpectedField => "unexpected_field",
+        /// A JSON field given twice (`{"amount": 1, "amount": 2}`). Params: `name` (quoted).
+        DuplicateField => "duplicate_field",
+        /// Pasted text that is not JSON. Params: `detail`, `line`, `column`.
+        NotJson => "not_json",
+        /// JSON or a JavaScript value that is not an object. Params: `got` (a type name).
+        NotObject => "not_object",
+        /// A name that is not one of the allowed ones (a fault point). Params: `got` (quoted), `expected`.
+        UnknownValue => "unknown_value",
+        /// Any other rule, with only an English sentence. Params: `text`.
+        Other => "other",
+    }
+}
+
+codes! {
+    /// The `code` of a `storage` report: what failed underneath.
+    StorageCode {
+        /// The storage is full: SQLITE_FULL, which OPFS quota errors become.
+        Full => "full",
+        /// The file is damaged or not an SQLite database.
+        Corrupt => "corrupt",
+        /// A read, write or sync of the storage failed.
+        Io => "io",
+        /// The browser's origin private file system could not be used.
+        OpfsUnavailable => "opfs_unavailable",
+        /// Anything else; `message` says what.
+        Other => "other",
+    }
+}
+
+/// The English detail of a storage error, by code.
+fn storage_text(code: StorageCode, message: &str) -> String {
+    match code {
+        StorageCode::Full => "the storage is full (database or disk full); the transaction was \
+                              rolled back, retry after freeing space"
+            .to_string(),
+        StorageCode::OpfsUnavailable => format!("OPFS storage is unavailable: {message}"),
+        StorageCode::Corrupt | StorageCode::Io | StorageCode::Other => message.to_string(),
+    }
+}
+
+/// Every `(kind, code)` pair a report can carry, for translation checks.
+///
+/// # Example
+/// ```
+/// assert!(inbox_lab::error::codes().contains(&("storage", "full")));
+/// ```
+pub fn codes() -> Vec<(&'static str, &'static str)> {
+    let mut all: Vec<_> = InvalidCode::ALL
+        .iter()
+        .map(|c| ("invalid_input", c.as_str()))
+        .collect();
+    all.extend([
+        ("payload_conflict", "payload_differs"),
+        ("unknown_account", "no_such_account"),
+        ("balance_limit", "over_limit"),
+        ("busy", "locked"),
+        ("simulated_crash", "fault"),
+    ]);
+    all.extend(StorageCode::ALL.iter().map(|c| ("storage", c.as_str())));
+    all
 }
 
 impl Error {
@@ -86,6 +292,66 @@ impl Error {
             Error::SimulatedCrash { .. } => "simulated_crash",
             Error::Storage { .. } => "storage",
         }
+    }
+
+    /// Why, within the kind: stable, for programs and translations.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidInput { reason, .. } => reason.code.as_str(),
+            Error::PayloadConflict { .. } => "payload_differs",
+            Error::UnknownAccount { .. } => "no_such_account",
+            Error::BalanceLimit { .. } => "over_limit",
+            Error::Busy => "locked",
+            Error::SimulatedCrash { .. } => "fault",
+            Error::Storage { code, .. } => code.as_str(),
+        }
+    }
+
+    /// The values the message mentions, by name.
+    pub fn params(&self) -> Params {
+        let mut p = Params::new();
+        match self {
+            Error::InvalidInput { reason, .. } => p.clone_from(&reason.params),
+            Error::PayloadConflict {
+                event_source,
+                event_id,
+                stored_account_id,
+                stored_amount,
+                account_id,
+                amount,
+            } => {
+                p.insert("event_source", format!("{event_source:?}"));
+                p.insert("event_id", format!("{event_id:?}"));
+                p.insert("stored_account_id", stored_account_id.to_string());
+                p.insert("stored_amount", stored_amount.to_string());
+                p.insert("account_id", account_id.to_string());
+                p.insert("amount", amount.to_string());
+            }
+            Error::UnknownAccount { account_id } => {
+                p.insert("account_id", account_id.to_string());
+            }
+            Error::BalanceLimit {
+                account_id,
+                balance,
+                amount,
+                limit,
+            } => {
+                p.insert("account_id", account_id.to_string());
+                p.insert("balance", balance.to_string());
+                p.insert("amount", amount.to_string());
+                p.insert("limit", limit.to_string());
+            }
+            Error::Busy => {}
+            Error::SimulatedCrash { fault } => {
+                p.insert("fault", fault.to_string());
+            }
+            Error::Storage { code, message } => {
+                if *code != StorageCode::Full {
+                    p.insert("detail", message.clone());
+                }
+            }
+        }
+        p
     }
 
     /// The status a webhook handler would answer with.
@@ -106,17 +372,30 @@ impl Error {
         self.http_status() >= 500
     }
 
-    /// Shorthand for [`Error::InvalidInput`].
+    /// Shorthand for [`Error::InvalidInput`] with only an English sentence
+    /// ([`InvalidCode::Other`]). Prefer [`Error::refused`] with a coded
+    /// [`Reason`], which the page can say in Russian too.
     pub fn invalid(field: Field, reason: impl Into<String>) -> Self {
-        Error::InvalidInput {
-            field,
-            reason: reason.into(),
+        Error::refused(field, Reason::from(reason.into()))
+    }
+
+    /// [`Error::InvalidInput`] for a coded [`Reason`].
+    pub fn refused(field: Field, reason: Reason) -> Self {
+        Error::InvalidInput { field, reason }
+    }
+
+    /// Shorthand for [`Error::Storage`] with [`StorageCode::Other`].
+    pub fn storage(message: impl Into<String>) -> Self {
+        Error::Storage {
+            code: StorageCode::Other,
+            message: message.into(),
         }
     }
 
-    /// Shorthand for [`Error::Storage`].
-    pub fn storage(message: impl Into<String>) -> Self {
+    /// Shorthand for [`Error::Storage`] with a code.
+    pub fn storage_with(code: StorageCode, message: impl Into<String>) -> Self {
         Error::Storage {
+            code,
             message: message.into(),
         }
     }
@@ -125,6 +404,7 @@ impl Error {
     pub fn report(&self) -> ErrorReport {
         ErrorReport {
             kind: self.kind(),
+            code: self.code(),
             message: self.to_string(),
             http_status: self.http_status(),
             retryable: self.retryable(),
@@ -132,38 +412,114 @@ impl Error {
                 Error::InvalidInput { field, .. } => Some(*field),
                 _ => None,
             },
+            params: self.params(),
         }
     }
 }
 
-/// What a sender sees of an [`Error`]: `{kind, message, http_status,
-/// retryable}` plus, for invalid input, the `field` at fault.
+/// What a sender sees of an [`Error`]: `{kind, code, message, http_status,
+/// retryable, params}` plus, for invalid input, the `field` at fault.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorReport {
     pub kind: &'static str,
+    pub code: &'static str,
     pub message: String,
     pub http_status: u16,
     pub retryable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<Field>,
+    pub params: Params,
 }
 
 /// Classifies SQLite failures that are not about one particular statement.
 ///
 /// `SQLITE_BUSY`/`SQLITE_LOCKED` become [`Error::Busy`] — never a duplicate.
-/// Everything else is [`Error::Storage`]; statement-specific meanings (such as
-/// a foreign-key failure meaning "unknown account") are decided where the
+/// Everything else is [`Error::Storage`], with a code for the failures a
+/// reader should tell apart: full (an OPFS quota error arrives as
+/// `SQLITE_FULL`), corrupt, I/O. Statement-specific meanings (such as a
+/// foreign-key failure meaning "unknown account") are decided where the
 /// statement runs, in [`crate::apply`].
 impl From<rusqlite::Error> for Error {
     fn from(err: rusqlite::Error) -> Self {
         use rusqlite::ErrorCode;
-        match err.sqlite_error_code() {
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Error::Busy,
-            Some(ErrorCode::DiskFull) => Error::storage(
-                "the storage is full (database or disk full); the transaction was rolled back, \
-                 retry after freeing space",
-            ),
-            _ => Error::storage(err.to_string()),
+        let code = match err.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => return Error::Busy,
+            Some(ErrorCode::DiskFull) => StorageCode::Full,
+            Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StorageCode::Corrupt,
+            Some(ErrorCode::SystemIoFailure) => StorageCode::Io,
+            _ => StorageCode::Other,
+        };
+        Error::storage_with(code, err.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_family = "wasm")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+
+    #[test]
+    fn wire_names_match_serde_and_are_unique_per_kind() {
+        for code in InvalidCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
         }
+        for code in StorageCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+        }
+        let all = codes();
+        let unique: std::collections::BTreeSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len());
+    }
+
+    #[test]
+    fn every_error_reports_a_listed_code() {
+        let samples = [
+            Error::invalid(Field::Amount, "anything"),
+            Error::PayloadConflict {
+                event_source: "s".into(),
+                event_id: "e".into(),
+                stored_account_id: 1,
+                stored_amount: 2,
+                account_id: 1,
+                amount: 3,
+            },
+            Error::UnknownAccount { account_id: 42 },
+            Error::BalanceLimit {
+                account_id: 1,
+                balance: 2,
+                amount: 3,
+                limit: 4,
+            },
+            Error::Busy,
+            Error::SimulatedCrash {
+                fault: Fault::AfterInsert,
+            },
+            Error::storage("boom"),
+            Error::storage_with(StorageCode::Full, "database or disk is full"),
+        ];
+        for err in samples {
+            let report = err.report();
+            assert!(
+                codes().contains(&(report.kind, report.code)),
+                "{report:?} has an unlisted code"
+            );
+            // Every param is mentioned by the English sentence, so a
+            // translation that uses the params says the same thing.
+            for value in report.params.values() {
+                assert!(report.message.contains(value.as_str()), "{report:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn full_storage_has_a_clear_message_and_no_raw_detail() {
+        let err = Error::storage_with(StorageCode::Full, "database or disk is full");
+        let report = err.report();
+        assert_eq!((report.kind, report.code), ("storage", "full"));
+        assert!(report.message.contains("the storage is full"));
+        assert!(report.retryable);
+        assert!(report.params.is_empty());
     }
 }

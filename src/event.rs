@@ -22,7 +22,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
+use crate::error::{Error, InvalidCode, Reason};
 
 /// Longest `source` or `event_id`, in bytes of UTF-8.
 pub const MAX_KEY_BYTES: usize = 255;
@@ -110,8 +110,8 @@ impl Event {
         let event_id = event_id.into();
         check_key(Field::Source, &source)?;
         check_key(Field::EventId, &event_id)?;
-        check_range(Field::AccountId, account_id, 1, MAX_ACCOUNT_ID)?;
-        check_range(Field::Amount, amount, 1, MAX_AMOUNT)?;
+        check_range(Field::AccountId, account_id)?;
+        check_range(Field::Amount, amount)?;
         Ok(Event {
             source,
             event_id,
@@ -124,7 +124,8 @@ impl Event {
     /// numbers must be canonical base-10 integers.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] naming the field.
+    /// [`Error::InvalidInput`] naming the first field, in the order
+    /// source, event_id, account_id, amount, that breaks a rule.
     ///
     /// # Example
     /// ```
@@ -138,10 +139,11 @@ impl Event {
         account_id: &str,
         amount: &str,
     ) -> Result<Event, Error> {
-        // Keys first, in field order, so the error names the first bad field.
+        // Field by field, so the error names the first bad field.
         check_key(Field::Source, source)?;
         check_key(Field::EventId, event_id)?;
         let account_id = parse_integer(Field::AccountId, account_id)?;
+        check_range(Field::AccountId, account_id)?;
         let amount = parse_integer(Field::Amount, amount)?;
         Event::new(source, event_id, account_id, amount)
     }
@@ -152,52 +154,96 @@ impl Event {
     /// not `500.0`, `5e2` or `"500"`).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`]: not JSON, not an object, a missing or extra
-    /// field, a wrong type, or a value that breaks a rule.
+    /// [`Error::InvalidInput`]: not JSON or not an object (field `event`), an
+    /// unexpected field (field `event`), then — field by field, in the order
+    /// source, event_id, account_id, amount — a missing field, a wrong type,
+    /// or a value that breaks a rule.
+    ///
+    /// # Example
+    /// ```
+    /// use inbox_lab::{Event, Field};
+    /// let e = Event::from_json(r#"{"source":"a","event_id":"e","account_id":1,"amount":5}"#);
+    /// assert_eq!(e.unwrap().amount(), 5);
+    /// let err = Event::from_json(r#"{"source":"a","event_id":"e","account_id":1,"amount":"5"}"#);
+    /// assert_eq!(err.unwrap_err().report().field, Some(Field::Amount));
+    /// ```
     pub fn from_json(text: &str) -> Result<Event, Error> {
         use serde_json::Value;
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::invalid(Field::Event, format!("not valid JSON: {e}")))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Error::refused(
+                Field::Event,
+                Reason::new(InvalidCode::NotJson, format!("not valid JSON: {e}"))
+                    .with("line", e.line())
+                    .with("column", e.column())
+                    .with("detail", e),
+            )
+        })?;
         let Value::Object(map) = value else {
-            return Err(Error::invalid(
-                Field::Event,
-                "expected a JSON object with source, event_id, account_id and amount",
-            ));
+            return Err(not_an_object(ValueType::of_json(&value)));
         };
-        let known = ["source", "event_id", "account_id", "amount"];
-        if let Some(extra) = map.keys().find(|k| !known.contains(&k.as_str())) {
-            return Err(Error::invalid(
+        // `{"amount": 1, "amount": 1000000}` is valid JSON, and parsers
+        // disagree on which amount it means (serde_json keeps the last, others
+        // the first). A sender and a handler that disagree on the payload is
+        // exactly what the inbox must not allow, so a repeated field is refused.
+        if let Ok(FirstRepeatedKey(Some(name))) = serde_json::from_str(text) {
+            return Err(Error::refused(
                 Field::Event,
-                format!(
-                    "unexpected field {extra:?}: only source, event_id, account_id and amount are allowed"
-                ),
+                Reason::new(
+                    InvalidCode::DuplicateField,
+                    format!("duplicate field {name:?}: each field may appear only once"),
+                )
+                .with("name", format!("{name:?}")),
             ));
+        }
+        if let Some(extra) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(unexpected_field(extra));
         }
         let text_field = |field: Field| match map.get(field.as_str()) {
             None => Err(missing(field)),
-            Some(Value::String(s)) => Ok(s.as_str()),
-            Some(other) => Err(Error::invalid(
+            Some(Value::String(s)) => check_key(field, s).map(|()| s.as_str()),
+            Some(other) => Err(wrong_type(
                 field,
-                format!("must be a string, got {}", json_type(other)),
+                ValueType::String,
+                ValueType::of_json(other),
             )),
         };
-        let int_field = |field: Field| match map.get(field.as_str()) {
-            None => Err(missing(field)),
+        let int_field = |field: Field| {
+            let n = match map.get(field.as_str()) {
+                None => return Err(missing(field)),
+                Some(Value::Number(n)) => n,
+                Some(other) => {
+                    return Err(wrong_type(
+                        field,
+                        ValueType::Number,
+                        ValueType::of_json(other),
+                    ))
+                }
+            };
             // serde_json keeps integers written without '.', 'e' or 'E' as
             // integers; `500.0` and `5e2` arrive as floats and are refused.
-            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {
-                n.as_i64().ok_or_else(|| out_of_range(field))
-            }
-            Some(Value::Number(n)) => Err(Error::invalid(
-                field,
-                format!(
-                    "must be a whole number written without a decimal point or exponent, got {n}"
-                ),
-            )),
-            Some(other) => Err(Error::invalid(
-                field,
-                format!("must be a number, got {}", json_type(other)),
-            )),
+            // Integers past u64 also arrive as floats: out of range, not a
+            // matter of notation.
+            let value = match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => i,
+                (None, Some(_), _) => return Err(out_of_range(field, n)),
+                (None, None, Some(f)) if f.fract() == 0.0 && f.abs() >= 9.2e18 => {
+                    return Err(out_of_range(field, n))
+                }
+                _ => {
+                    return Err(Error::refused(
+                        field,
+                        Reason::new(
+                            InvalidCode::DecimalOrExponent,
+                            format!(
+                                "must be a whole number written without a decimal point or \
+                                 exponent, got {n}"
+                            ),
+                        )
+                        .with("got", n),
+                    ))
+                }
+            };
+            check_range(field, value).map(|()| value)
         };
         let source = text_field(Field::Source)?;
         let event_id = text_field(Field::EventId)?;
@@ -220,30 +266,80 @@ impl Event {
     }
 }
 
+/// The first key that appears twice in a JSON object, if any (only the
+/// object's own keys; whatever the values hold is skipped).
+struct FirstRepeatedKey(Option<String>);
+
+impl<'de> Deserialize<'de> for FirstRepeatedKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = FirstRepeatedKey;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                let mut repeated = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    if !seen.insert(key.clone()) && repeated.is_none() {
+                        repeated = Some(key);
+                    }
+                }
+                Ok(FirstRepeatedKey(repeated))
+            }
+        }
+        deserializer.deserialize_map(Keys)
+    }
+}
+
+/// The four fields of an event, in the order they are checked.
+pub const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
+
 /// Checks `source` / `event_id`. Never trims: the bytes given are the key.
 fn check_key(field: Field, value: &str) -> Result<(), Error> {
     if value.is_empty() {
-        return Err(Error::invalid(field, "must not be empty"));
+        return Err(Error::refused(
+            field,
+            Reason::new(InvalidCode::Empty, "must not be empty"),
+        ));
     }
     if value.chars().all(char::is_whitespace) {
-        return Err(Error::invalid(field, "must not be only whitespace"));
+        return Err(Error::refused(
+            field,
+            Reason::new(InvalidCode::WhitespaceOnly, "must not be only whitespace"),
+        ));
     }
     if value.len() > MAX_KEY_BYTES {
-        return Err(Error::invalid(
+        return Err(Error::refused(
             field,
-            format!(
-                "is {} bytes of UTF-8; at most {MAX_KEY_BYTES} are allowed",
-                value.len()
-            ),
+            Reason::new(
+                InvalidCode::TooLong,
+                format!(
+                    "is {} bytes of UTF-8; at most {MAX_KEY_BYTES} are allowed",
+                    value.len()
+                ),
+            )
+            .with("bytes", value.len())
+            .with("max", MAX_KEY_BYTES),
         ));
     }
     if let Some((at, c)) = value.char_indices().find(|(_, c)| c.is_control()) {
-        return Err(Error::invalid(
+        let char = format!("U+{:04X}", u32::from(c));
+        return Err(Error::refused(
             field,
-            format!(
-                "contains the control character U+{:04X} at byte {at}",
-                u32::from(c)
-            ),
+            Reason::new(
+                InvalidCode::ControlChar,
+                format!("contains the control character {char} at byte {at}"),
+            )
+            .with("char", char)
+            .with("at", at),
         ));
     }
     Ok(())
@@ -255,17 +351,23 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
 /// # Errors
 /// [`Error::InvalidInput`] for `account_id`.
 pub fn check_account_id(account_id: i64) -> Result<i64, Error> {
-    check_range(Field::AccountId, account_id, 1, MAX_ACCOUNT_ID).map(|()| account_id)
+    check_range(Field::AccountId, account_id).map(|()| account_id)
 }
 
-fn check_range(field: Field, value: i64, min: i64, max: i64) -> Result<(), Error> {
+/// The inclusive range of a numeric field.
+fn range_of(field: Field) -> (i64, i64) {
+    match field {
+        Field::Amount => (1, MAX_AMOUNT),
+        _ => (1, MAX_ACCOUNT_ID),
+    }
+}
+
+fn check_range(field: Field, value: i64) -> Result<(), Error> {
+    let (min, max) = range_of(field);
     if (min..=max).contains(&value) {
         Ok(())
     } else {
-        Err(Error::invalid(
-            field,
-            format!("must be between {min} and {max}, got {value}"),
-        ))
+        Err(out_of_range(field, value))
     }
 }
 
@@ -284,16 +386,22 @@ pub fn parse_integer(field: Field, text: &str) -> Result<i64, Error> {
         && text != "-0";
     if !canonical {
         let reason = if text.is_empty() {
-            "must not be empty".to_string()
+            Reason::new(InvalidCode::Empty, "must not be empty")
         } else {
-            format!(
-                "must be a base-10 integer without sign, spaces, leading zeros, \
-                 decimal point or exponent, got {text:?}"
+            let got = format!("{text:?}");
+            Reason::new(
+                InvalidCode::NotCanonicalInteger,
+                format!(
+                    "must be a base-10 integer without a plus sign, spaces, leading zeros, \
+                     decimal point or exponent, got {got}"
+                ),
             )
+            .with("got", got)
         };
-        return Err(Error::invalid(field, reason));
+        return Err(Error::refused(field, reason));
     }
-    text.parse::<i64>().map_err(|_| out_of_range(field))
+    // Canonical digits that do not fit an i64 are simply out of range.
+    text.parse::<i64>().map_err(|_| out_of_range(field, text))
 }
 
 /// Converts a JavaScript number to an integer, accepting only integral
@@ -304,47 +412,223 @@ pub fn parse_integer(field: Field, text: &str) -> Result<i64, Error> {
 /// [`Error::InvalidInput`] for `field`.
 pub fn integer_from_js_number(field: Field, n: f64) -> Result<i64, Error> {
     const SAFE: f64 = MAX_ACCOUNT_ID as f64;
-    if !n.is_finite() {
-        return Err(Error::invalid(
+    if !n.is_finite() || n.fract() != 0.0 {
+        let got = js_number_text(n);
+        return Err(Error::refused(
             field,
-            format!("must be a whole number, got {n}"),
-        ));
-    }
-    if n.fract() != 0.0 {
-        return Err(Error::invalid(
-            field,
-            format!("must be a whole number, got {n}"),
+            Reason::new(
+                InvalidCode::NotWholeNumber,
+                format!("must be a whole number, got {got}"),
+            )
+            .with("got", got),
         ));
     }
     if n.abs() > SAFE {
-        return Err(out_of_range(field));
+        return Err(out_of_range(field, js_number_text(n)));
     }
     // Exact: n is integral and within ±2^53-1.
     Ok(n as i64)
 }
 
-fn missing(field: Field) -> Error {
-    Error::invalid(field, "is missing")
-}
-
-fn out_of_range(field: Field) -> Error {
-    let max = match field {
-        Field::Amount => MAX_AMOUNT,
-        _ => MAX_ACCOUNT_ID,
-    };
-    Error::invalid(field, format!("must be between 1 and {max}"))
-}
-
-fn json_type(v: &serde_json::Value) -> &'static str {
-    use serde_json::Value;
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// A number as JavaScript's `String(n)` writes it, near enough for messages:
+/// `NaN`, `Infinity`, `1.5`, `1e+21`.
+fn js_number_text(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".into()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if n != 0.0 && (n.abs() >= 1e21 || n.abs() < 1e-6) {
+        let e = format!("{n:e}");
+        match e.split_once('e') {
+            Some((m, exp)) if !exp.starts_with('-') => format!("{m}e+{exp}"),
+            _ => e,
+        }
+    } else {
+        n.to_string()
     }
+}
+
+/// The type of a value that arrived where another was expected, named as
+/// JavaScript and JSON name them. The wire name (`as_str`) goes into the
+/// `params` of a `wrong_type` report; the page translates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueType {
+    Null,
+    Undefined,
+    Boolean,
+    Number,
+    BigInt,
+    String,
+    Symbol,
+    Function,
+    Array,
+    Object,
+}
+
+impl ValueType {
+    /// Every type, for translation checks.
+    pub const ALL: [ValueType; 10] = [
+        ValueType::Null,
+        ValueType::Undefined,
+        ValueType::Boolean,
+        ValueType::Number,
+        ValueType::BigInt,
+        ValueType::String,
+        ValueType::Symbol,
+        ValueType::Function,
+        ValueType::Array,
+        ValueType::Object,
+    ];
+
+    /// The wire name: `null`, `boolean`, `bigint`, `array`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValueType::Null => "null",
+            ValueType::Undefined => "undefined",
+            ValueType::Boolean => "boolean",
+            ValueType::Number => "number",
+            ValueType::BigInt => "bigint",
+            ValueType::String => "string",
+            ValueType::Symbol => "symbol",
+            ValueType::Function => "function",
+            ValueType::Array => "array",
+            ValueType::Object => "object",
+        }
+    }
+
+    /// How an English sentence says it: `null`, `a boolean`, `an array`.
+    pub fn english(self) -> &'static str {
+        match self {
+            ValueType::Null => "null",
+            ValueType::Undefined => "undefined",
+            ValueType::Boolean => "a boolean",
+            ValueType::Number => "a number",
+            ValueType::BigInt => "a BigInt",
+            ValueType::String => "a string",
+            ValueType::Symbol => "a symbol",
+            ValueType::Function => "a function",
+            ValueType::Array => "an array",
+            ValueType::Object => "an object",
+        }
+    }
+
+    /// The type of a JSON value.
+    pub fn of_json(v: &serde_json::Value) -> ValueType {
+        use serde_json::Value;
+        match v {
+            Value::Null => ValueType::Null,
+            Value::Bool(_) => ValueType::Boolean,
+            Value::Number(_) => ValueType::Number,
+            Value::String(_) => ValueType::String,
+            Value::Array(_) => ValueType::Array,
+            Value::Object(_) => ValueType::Object,
+        }
+    }
+}
+
+// The reasons below are shared with the wasm facade, which checks JavaScript
+// values with the same words and codes.
+
+/// `field` is absent.
+pub fn missing(field: Field) -> Error {
+    Error::refused(field, Reason::new(InvalidCode::MissingField, "is missing"))
+}
+
+/// `field` holds a value of type `got` instead of `expected`.
+pub fn wrong_type(field: Field, expected: ValueType, got: ValueType) -> Error {
+    Error::refused(
+        field,
+        Reason::new(
+            InvalidCode::WrongType,
+            format!("must be {}, got {}", expected.english(), got.english()),
+        )
+        .with("expected", expected.as_str())
+        .with("got", got.as_str()),
+    )
+}
+
+/// A number field holds the string `value` (JavaScript's `"500"`).
+pub fn string_for_number(field: Field, value: &str) -> Error {
+    let quoted = format!("{value:?}");
+    Error::refused(
+        field,
+        Reason::new(
+            InvalidCode::StringForNumber,
+            format!("must be a number, got the string {quoted}"),
+        )
+        .with("value", quoted),
+    )
+}
+
+/// A JavaScript string with an unpaired surrogate.
+pub fn lone_surrogate(field: Field) -> Error {
+    Error::refused(
+        field,
+        Reason::new(
+            InvalidCode::LoneSurrogate,
+            "contains a lone surrogate (invalid UTF-16), which has no UTF-8 form",
+        ),
+    )
+}
+
+/// An event with a field it does not have.
+pub fn unexpected_field(name: &str) -> Error {
+    let quoted = format!("{name:?}");
+    Error::refused(
+        Field::Event,
+        Reason::new(
+            InvalidCode::UnexpectedField,
+            format!(
+                "unexpected field {quoted}: only source, event_id, account_id and amount are allowed"
+            ),
+        )
+        .with("name", quoted),
+    )
+}
+
+/// An event that is not an object at all.
+pub fn not_an_object(got: ValueType) -> Error {
+    Error::refused(
+        Field::Event,
+        Reason::new(
+            InvalidCode::NotObject,
+            format!(
+                "expected an object with source, event_id, account_id and amount, got {}",
+                got.english()
+            ),
+        )
+        .with("got", got.as_str()),
+    )
+}
+
+/// `got` is not one of the names `expected` lists (e.g. fault points).
+pub fn unknown_value(field: Field, got: &str, expected: &[&str]) -> Error {
+    let quoted = format!("{got:?}");
+    let expected = expected.join(", ");
+    Error::refused(
+        field,
+        Reason::new(
+            InvalidCode::UnknownValue,
+            format!("is {quoted}, expected one of: {expected}"),
+        )
+        .with("got", quoted)
+        .with("expected", expected),
+    )
+}
+
+/// A whole number outside the field's range; `got` as written.
+fn out_of_range(field: Field, got: impl fmt::Display) -> Error {
+    let (min, max) = range_of(field);
+    Error::refused(
+        field,
+        Reason::new(
+            InvalidCode::OutOfRange,
+            format!("must be between {min} and {max}, got {got}"),
+        )
+        .with("min", min)
+        .with("max", max)
+        .with("got", got),
+    )
 }
 
 #[cfg(test)]
@@ -502,5 +786,108 @@ mod tests {
         ] {
             assert_eq!(field_of(Event::from_json(bad)), Some(field), "{bad}");
         }
+    }
+
+    fn code_of(r: Result<Event, Error>) -> Option<(Field, &'static str)> {
+        match r {
+            Err(e @ Error::InvalidInput { .. }) => {
+                let report = e.report();
+                Some((report.field?, report.code))
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn every_refusal_has_a_specific_code() {
+        use Field::{AccountId, Amount, Event as Whole, EventId, Source};
+        let ok = |s: &str| Event::from_json(s);
+        for (input, expected) in [
+            (
+                ok(r#"{"source":"","event_id":"e","account_id":1,"amount":5}"#),
+                (Source, "empty"),
+            ),
+            (
+                ok(r#"{"source":" \t","event_id":"e","account_id":1,"amount":5}"#),
+                (Source, "whitespace_only"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"a\u0000b","account_id":1,"amount":5}"#),
+                (EventId, "control_char"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":0,"amount":5}"#),
+                (AccountId, "out_of_range"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":1e21}"#),
+                (Amount, "out_of_range"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":18446744073709551615}"#),
+                (Amount, "out_of_range"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":1.5}"#),
+                (Amount, "decimal_or_exponent"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":"500"}"#),
+                (Amount, "wrong_type"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":1}"#),
+                (Amount, "missing_field"),
+            ),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":5,"x":1}"#),
+                (Whole, "unexpected_field"),
+            ),
+            (ok(r#"[]"#), (Whole, "not_object")),
+            (
+                ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":1,"amount":9}"#),
+                (Whole, "duplicate_field"),
+            ),
+            (
+                ok(r#"{"source":"\ud800","event_id":"e","account_id":1,"amount":5}"#),
+                (Whole, "not_json"),
+            ),
+            (ok("NaN"), (Whole, "not_json")),
+            (
+                Event::from_text("s", "e", "05", "5"),
+                (AccountId, "not_canonical_integer"),
+            ),
+            (Event::from_text("s", "e", "1", ""), (Amount, "empty")),
+            (
+                Event::from_text("s", "e", "1", "99999999999999999999"),
+                (Amount, "out_of_range"),
+            ),
+            (Event::new("s".repeat(256), "e", 1, 5), (Source, "too_long")),
+        ] {
+            assert_eq!(code_of(input), Some(expected));
+        }
+        let err = integer_from_js_number(Amount, f64::INFINITY).unwrap_err();
+        assert_eq!(err.report().code, "not_whole_number");
+        assert_eq!(err.report().params["got"], "Infinity");
+        let err = integer_from_js_number(Amount, 1e21).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid amount: must be between 1 and 1000000000, got 1e+21"
+        );
+    }
+
+    #[test]
+    fn the_first_bad_field_in_order_is_named() {
+        // An out-of-range account and a malformed amount: the account comes first.
+        assert_eq!(
+            field_of(Event::from_text("s", "e", "0", "x")),
+            Some(Field::AccountId)
+        );
+        assert_eq!(
+            field_of(Event::from_json(
+                r#"{"source":"","event_id":"e","account_id":true,"amount":5}"#
+            )),
+            Some(Field::Source)
+        );
     }
 }

@@ -42,6 +42,7 @@
 //! browser (rusqlite over `sqlite-wasm-rs`, stored in OPFS).
 
 pub mod apply;
+pub mod bench;
 pub mod business;
 pub mod console;
 pub mod crashlab;

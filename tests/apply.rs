@@ -330,7 +330,14 @@ fn every_error_kind_has_its_status_and_retry_advice() {
             .map(String::as_str)
             .collect();
         keys.sort_unstable();
-        let mut expected = vec!["http_status", "kind", "message", "retryable"];
+        let mut expected = vec![
+            "code",
+            "http_status",
+            "kind",
+            "message",
+            "params",
+            "retryable",
+        ];
         if kind == "invalid_input" {
             expected.push("field");
             expected.sort_unstable();

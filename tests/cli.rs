@@ -61,10 +61,26 @@ impl Run {
         assert_eq!(err["kind"], kind, "{v}");
         let mut keys: Vec<&String> = err.as_object().expect("error object").keys().collect();
         keys.sort();
+        // `code` and `params` say why, for programs and translations.
         let expected: &[&str] = if kind == "invalid_input" {
-            &["field", "http_status", "kind", "message", "retryable"]
+            &[
+                "code",
+                "field",
+                "http_status",
+                "kind",
+                "message",
+                "params",
+                "retryable",
+            ]
         } else {
-            &["http_status", "kind", "message", "retryable"]
+            &[
+                "code",
+                "http_status",
+                "kind",
+                "message",
+                "params",
+                "retryable",
+            ]
         };
         assert_eq!(keys, expected, "{v}");
         assert!(

@@ -1,34 +1,131 @@
 // The page's side of the database worker: one Promise per request.
 //
 // `inboxLab` (also `window.inboxLab`, for the browser console and for tests)
-// sends each call to the worker (`worker.js`, which documents the protocol)
-// and settles its Promise with the reply that echoes the request's id, so
-// any number of calls may be in flight and each gets its own answer. A
+// sends each call to the database worker (`worker.js`, which documents the
+// protocol) and settles its Promise with the reply that echoes the request's
+// id, so any number of calls may be in flight and each gets its own answer. A
 // rejection always carries the same shape as Rust's errors:
-// `{kind, message, http_status, retryable, field?}`.
+// `{kind, code, message, http_status, retryable, params, field?}`
+// (www/problem.js).
+//
+// `window.inboxLab` is this object plus what the page's buttons do — a send
+// with retries and lost responses, bursts, the sender's settings, the
+// timeline: listed in www/main.js ("Console API").
 //
 // Nothing here validates or converts the values you pass: `amount: "500"`
 // reaches Rust as the string "500" and is rejected there, because the point
 // of the lab is to watch the Rust rules at work.
 //
-// The page is told how the worker is doing through `onStatus(listener)`,
-// which calls `listener({phase, storage, busy, error})` on every change:
-// phase "opening" → "ready", or "failed" (could not open), or "restarting"
-// (the worker crashed; a new one is opening the database).
+// "Where the scheme ends" has its own corner, `inboxLab.scheme`:
+//   scheme.deliver(event, {strategy, crash})  deliver and notify the user by
+//       "send_before_commit" | "send_after_commit" | "outbox"; crash null |
+//       "after_send_before_commit" | "after_commit_before_send"
+//   scheme.dispatchOne({crash})   one outbox dispatcher round (crash null |
+//       "after_send_before_mark"): the message_id sent, or null
+//   scheme.resetReceiver({dedup}) a new, empty receiver, deduplicating or not:
+//       {receiver, dedup}, `receiver` its name
+//   scheme.shown()                {receiver, dedup, shown: [...]}: what the user saw
+//   scheme.outbox()               the outbox rows, sent_at null while pending
+//   scheme.activate(source, event_id, order_id)  "activate order once":
+//       activated | already_active | duplicate (all 200)
+//   scheme.clock(), scheme.advanceClock(ms), scheme.purge(keepMs)  the lab
+//       clock (simulated ms) and the inbox retention purge
+//
+// ## Several tabs
+//
+// Only one worker can hold the OPFS database, so with several tabs open one
+// of them — the owner, elected with Web Locks (www/tabs.js) — runs the
+// worker, and the others forward every call to it over a BroadcastChannel.
+// `inboxLab` is the same in every tab; only where the answer comes from
+// differs. When the owner tab goes away, the next tab in line becomes the
+// owner and starts a worker, which reopens the database from OPFS. A call
+// in flight at that moment is sent to the new owner if the old one never
+// took it, and otherwise rejected as retryable unless it only reads: it is
+// never reported as done unless the database answered it.
+//
+// With `?storage=memory`, or where tabs cannot share (no Web Locks), a tab
+// keeps its own worker: role "alone".
+//
+// ## No OPFS
+//
+// If OPFS cannot be used (insecure origin, no OPFS, a private window that
+// refuses it, the pool failing to install), the database opens in memory
+// instead and `status.fallback` / `ready`'s `fallback` say why — an error
+// object, code insecure_context, no_opfs or opfs_unavailable. The page shows
+// a banner (www/banner.js): nothing will be kept.
+//
+// ## Listening
+//
+// `onStatus(listener)` calls `listener({phase, storage, busy, error,
+// fallback, waiting, role})` on every change: phase "opening" → "ready", or
+// "failed" (could not open), or "restarting" (the worker crashed; a new one
+// is opening the database); `waiting` is `{attempt, attempts}` while the
+// database file is still held by another worker (a reload racing the old
+// one, or the previous owner tab closing); role "owner", "follower" or
+// "alone".
+// `onTablesChanged(listener)` calls `listener()` whenever a write answered
+// by the database may have changed the tables — this tab's, another tab's,
+// or after the database was reopened — so every tab can show the same live
+// tables.
+
+import { opfsMissing, problem } from './problem.js';
+import { ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS, TAB_ID, canShare, claimOwnership, openChannel } from './tabs.js';
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
+const settings = new URLSearchParams(window.location.search);
 // "opfs" unless the page was opened with `?storage=...` (e.g. `memory`).
-const STORAGE = new URLSearchParams(window.location.search).get('storage') ?? 'opfs';
+const STORAGE = settings.get('storage') ?? 'opfs';
+// A test switch passed on to the worker: `?simulate=opfs-failure` (worker.js).
+const SIMULATE = settings.get('simulate');
 
+// Calls that only read the database (or the race lab's own scratch
+// database): after anything else, every tab is told the tables may have
+// changed. Unknown ops count as writes: a needless refresh is harmless.
+const READS = new Set([
+  'tables',
+  'query',
+  'export',
+  'runScenario',
+  'raceNew',
+  'raceStart',
+  'raceStep',
+  'raceExplore',
+  'shown',
+  'outbox',
+  'clock',
+]);
+// Calls that may be sent again to a new owner when the old one took them but
+// went away before answering: running them twice changes nothing.
+const REPEATABLE = new Set(['tables', 'query', 'export']);
+
+// This tab's calls still waiting for an answer, by id:
+// {id, op, args, resolve, reject, route: "worker" | "channel", acked, owner, timer}.
 const pending = new Map();
-const listeners = new Set();
+// Requests the worker has and has not answered yet, by the worker's id:
+// {op, settle(ok, value)}. This tab's own calls and, in the owner, other tabs'.
+const inWorker = new Map();
+// Requests other tabs sent to this owner, by "tab:id": false while running,
+// true once answered. A request that arrives again is acked again while it
+// runs and otherwise ignored: the tab that sent it gets the one reply.
+const served = new Map();
+const SERVED_MEMORY = 1000;
+
+const statusListeners = new Set();
+const changeListeners = new Set();
 let nextId = 1;
+let nextWorkerId = 1;
 let worker = null;
-// Set when no worker is left to answer (it could not even start): every call
-// is then rejected with this at once instead of waiting forever.
+let channel = null;
+// "owner" | "follower" | "alone"; the owner tab's id as far as this tab knows.
+let role = STORAGE === 'opfs' && canShare() ? 'follower' : 'alone';
+let ownerId = null;
+// Set when this tab's worker could not even start: every call is then
+// rejected with this at once instead of waiting forever.
 let stopped = null;
-let status = { phase: 'opening', storage: STORAGE, busy: false, error: null };
+// Whether writes were answered since the worker last said it is idle.
+let dirty = false;
+let status = { phase: 'opening', storage: STORAGE, busy: false, error: null, fallback: null, waiting: null, role };
 let settleReady = null;
 
 const ready = new Promise((resolve, reject) => {
@@ -38,11 +135,21 @@ const ready = new Promise((resolve, reject) => {
 // never looks at `ready` from seeing an "uncaught (in promise)" error.
 ready.catch(() => {});
 
-start();
+if (role === 'follower') {
+  channel = openChannel(onTabMessage);
+  channel.send({ type: 'hello' });
+  claimOwnership(becomeOwner);
+} else {
+  start();
+}
 
-/** The console API. */
+/** The console API, the same in every tab. */
 export const inboxLab = Object.freeze({
-  /** Resolves to `{storage}` once the database is open; rejects if it cannot be opened. */
+  /**
+   * Resolves to `{storage}` once the database is open — plus `fallback`, the
+   * reason, when OPFS was asked for but the database is in memory; rejects
+   * if it cannot be opened.
+   */
   ready,
 
   /**
@@ -52,11 +159,22 @@ export const inboxLab = Object.freeze({
    */
   deliver(event, options = {}) {
     if (typeof options !== 'object' || options === null) {
-      return Promise.reject(
-        invalidInput('fault', 'the second argument must be an object such as {fault: "after_insert"}'),
-      );
+      return Promise.reject(badOptions());
     }
     return request('deliver', { event, fault: options.fault, handler: options.handler });
+  },
+
+  /**
+   * Delivers one event given as JSON text, e.g. pasted:
+   * `inboxLab.deliverJson('{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}')`.
+   * Exactly these four fields, numbers as plain integers. `options.fault`
+   * as for `deliver`. Resolves like `deliver`.
+   */
+  deliverJson(text, options = {}) {
+    if (typeof options !== 'object' || options === null) {
+      return Promise.reject(badOptions());
+    }
+    return request('deliverJson', { text, fault: options.fault });
   },
 
   /** Resolves to `{accounts: [{id, balance}], inbox: [{source, event_id, account_id, amount, receipt}]}`. */
@@ -72,6 +190,19 @@ export const inboxLab = Object.freeze({
   /** Creates an account at balance 0; resolves to true, or false if it already existed. */
   addAccount(accountId) {
     return request('addAccount', { account_id: accountId });
+  },
+
+  /**
+   * Kills the database worker on the spot — `Worker.terminate()`: no
+   * cleanup, no ROLLBACK, like a process killed mid-transaction — and starts
+   * a new one, which reopens the database from OPFS. Requests in flight are
+   * rejected as unconfirmed (retryable storage errors). Resolves to
+   * `{storage}` once the new worker is ready. Step mode uses it to kill an
+   * open transaction and show that nothing of it survives. In a follower
+   * tab it kills the owner tab's worker: there is only one.
+   */
+  killWorker() {
+    return role === 'follower' ? request('killWorker') : killLocalWorker();
   },
 
   /** Runs one read-only statement; resolves to `{columns, rows, truncated}`. */
@@ -111,38 +242,202 @@ export const inboxLab = Object.freeze({
     step: (delivery) => request('raceStep', { delivery }),
     explore: (handler) => request('raceExplore', { handler }),
   }),
+
+  /**
+   * Where the scheme ends: side effects and the outbox, business keys,
+   * retention. See the header of this file for each call; worker.js
+   * documents the ops behind them.
+   */
+  scheme: Object.freeze({
+    deliver: (event, options = {}) =>
+      request('notifyDeliver', { event, strategy: options?.strategy, crash: options?.crash }),
+    dispatchOne: (options = {}) => request('dispatchOne', { crash: options?.crash }),
+    resetReceiver: (options = {}) => request('notifierReset', { dedup: options?.dedup }),
+    shown: () => request('shown'),
+    outbox: () => request('outbox'),
+    activate: (source, eventId, orderId) => request('activate', { source, event_id: eventId, order_id: orderId }),
+    clock: () => request('clock'),
+    advanceClock: (ms) => request('advanceClock', { ms }),
+    purge: (keepMs) => request('purge', { keep_ms: keepMs }),
+  }),
 });
 
 window.inboxLab = inboxLab;
 
 /** Calls `listener(status)` now and on every change; returns a function that unsubscribes. */
 export function onStatus(listener) {
-  listeners.add(listener);
+  statusListeners.add(listener);
   listener(status);
-  return () => listeners.delete(listener);
+  return () => statusListeners.delete(listener);
 }
+
+/**
+ * Calls `listener()` after writes (of any tab) may have changed the tables,
+ * and after the database was reopened; returns a function that unsubscribes.
+ */
+export function onTablesChanged(listener) {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
+}
+
+// ---- Calls: to this tab's worker, or to the owner tab ---------------------
 
 function request(op, args) {
   if (stopped !== null) {
     return Promise.reject(stopped);
   }
   return new Promise((resolve, reject) => {
-    const id = nextId;
+    const entry = { id: nextId, op, args, resolve, reject, route: null, acked: false, owner: null, timer: null };
     nextId += 1;
-    pending.set(id, { resolve, reject });
-    try {
-      worker.postMessage({ id, op, args });
-    } catch (thrown) {
-      // Functions, symbols and DOM objects cannot be copied to a worker
-      // (structured clone), so Rust never sees them.
-      pending.delete(id);
-      reject(invalidInput(null, `cannot send this request to the database worker: ${thrown.message}`));
-    }
+    pending.set(entry.id, entry);
+    dispatch(entry);
   });
 }
 
+// Sends a call where it is answered: the owner tab, or this tab's worker.
+function dispatch(entry) {
+  if (role === 'follower') {
+    sendToOwner(entry);
+  } else if (entry.op === 'killWorker') {
+    entry.route = 'worker';
+    clearTimeout(entry.timer);
+    killLocalWorker().then(
+      (value) => finish(entry, true, value),
+      (error) => finish(entry, false, error),
+    );
+  } else {
+    sendToWorker(entry);
+  }
+}
+
+function finish(entry, ok, value) {
+  if (pending.get(entry.id) !== entry) {
+    return; // already settled (a timeout, a hand-over or a restart came first)
+  }
+  pending.delete(entry.id);
+  clearTimeout(entry.timer);
+  if (ok) {
+    entry.resolve(value);
+  } else {
+    entry.reject(value);
+  }
+}
+
+function sendToWorker(entry) {
+  entry.route = 'worker';
+  clearTimeout(entry.timer);
+  const refused = toWorker(entry.op, entry.args, (ok, value) => finish(entry, ok, value));
+  if (refused !== null) {
+    finish(entry, false, notCloneable('the database worker', refused));
+  }
+}
+
+// Posts one request to this tab's worker; `settle(ok, value)` gets the reply.
+// Returns null, or what was thrown if the arguments cannot be copied to a
+// worker: functions, symbols and DOM objects cannot (structured clone), so
+// Rust never sees them.
+function toWorker(op, args, settle) {
+  const id = nextWorkerId;
+  nextWorkerId += 1;
+  try {
+    worker.postMessage({ id, op, args });
+  } catch (thrown) {
+    return thrown;
+  }
+  inWorker.set(id, { op, settle });
+  return null;
+}
+
+function sendToOwner(entry) {
+  entry.route = 'channel';
+  entry.acked = false;
+  entry.owner = null;
+  try {
+    channel.send({ type: 'request', id: entry.id, op: entry.op, args: entry.args });
+  } catch (thrown) {
+    finish(entry, false, notCloneable('the tab that holds the database', thrown));
+    return;
+  }
+  arm(entry, ACK_TIMEOUT_MS, () =>
+    problem(
+      'busy',
+      'no_owner',
+      `no tab acknowledged this request within ${ACK_TIMEOUT_MS / 1000} s (the tab that holds the database may be ` +
+        'closing or frozen); it was not confirmed, retry later (retrying is safe)',
+      { seconds: String(ACK_TIMEOUT_MS / 1000) },
+    ),
+  );
+}
+
+function arm(entry, ms, error) {
+  clearTimeout(entry.timer);
+  entry.timer = setTimeout(() => finish(entry, false, error()), ms);
+}
+
+// ---- The owner: this tab runs the worker -----------------------------------
+
+// The lock is ours: the tab before us is gone (or there was none). Start the
+// worker, tell the other tabs, and take over this tab's own calls that were
+// waiting for the old owner.
+function becomeOwner() {
+  role = 'owner';
+  ownerId = TAB_ID;
+  start();
+  setStatus({ phase: 'opening', busy: false, error: null, fallback: null, waiting: null, role });
+  for (const entry of [...pending.values()]) {
+    if (entry.route === 'channel') {
+      if (!entry.acked || REPEATABLE.has(entry.op)) {
+        dispatch(entry); // the old owner never had it, or it only reads
+      } else {
+        finish(entry, false, ownerClosed());
+      }
+    }
+  }
+}
+
+// A request from another tab. Acknowledge it at once, run it once, answer it.
+function serve({ from, id, op, args }) {
+  const key = `${from}:${id}`;
+  if (served.has(key)) {
+    if (served.get(key) === false) {
+      channel.send({ type: 'ack', to: from, id });
+    }
+    return;
+  }
+  served.set(key, false);
+  if (served.size > SERVED_MEMORY) {
+    served.delete(served.keys().next().value);
+  }
+  channel.send({ type: 'ack', to: from, id });
+  const answer = (ok, value) => {
+    if (served.has(key)) {
+      served.set(key, true);
+    }
+    channel.send(ok ? { type: 'reply', to: from, id, ok, result: value } : { type: 'reply', to: from, id, ok, error: value });
+  };
+  if (stopped !== null) {
+    answer(false, stopped);
+  } else if (op === 'killWorker') {
+    killLocalWorker().then(
+      (value) => answer(true, value),
+      (error) => answer(false, error),
+    );
+  } else {
+    const refused = toWorker(op, args, answer);
+    if (refused !== null) {
+      answer(false, notCloneable('the database worker', refused));
+    }
+  }
+}
+
 function start() {
-  worker = new Worker(`${WORKER_URL}?storage=${encodeURIComponent(STORAGE)}`, { type: 'module' });
+  const missing = STORAGE === 'opfs' ? opfsMissing(window) : null;
+  const url = new URL(WORKER_URL);
+  url.searchParams.set('storage', missing === null ? STORAGE : 'memory');
+  if (SIMULATE !== null) {
+    url.searchParams.set('simulate', SIMULATE);
+  }
+  worker = new Worker(url, { type: 'module' });
   const thisWorker = worker;
   let opened = false;
   thisWorker.addEventListener('message', ({ data }) => {
@@ -150,18 +445,30 @@ function start() {
       return; // a late message from a worker already replaced
     }
     if ('id' in data) {
-      settle(data);
+      const waiting = inWorker.get(data.id);
+      if (waiting !== undefined) {
+        inWorker.delete(data.id);
+        dirty ||= !READS.has(waiting.op);
+        waiting.settle(data.ok, data.ok ? data.result : data.error);
+      }
     } else if (data.type === 'ready') {
       opened = true;
-      settleReady.resolve({ storage: data.storage });
-      setStatus({ phase: 'ready', storage: data.storage, busy: false, error: null });
+      const fallback = missing ?? data.fallback ?? null;
+      settleReady.resolve(readyValue(data.storage, fallback));
+      setStatus({ phase: 'ready', storage: data.storage, busy: false, error: null, fallback, waiting: null });
     } else if (data.type === 'fatal') {
       settleReady.reject(data.error);
-      setStatus({ phase: 'failed', busy: false, error: data.error });
+      setStatus({ phase: 'failed', busy: false, error: data.error, waiting: null });
+    } else if (data.type === 'waiting') {
+      setStatus({ waiting: { attempt: data.attempt, attempts: data.attempts } });
     } else if (data.type === 'crashed') {
       restart(data.error);
     } else if (data.type === 'busy') {
       setStatus({ busy: data.busy });
+      if (!data.busy && dirty) {
+        dirty = false;
+        tablesChanged(true);
+      }
     }
   });
   // An uncaught error inside the worker, including a worker script that
@@ -173,7 +480,8 @@ function start() {
     if (thisWorker !== worker) {
       return;
     }
-    const error = storageError(`the database worker stopped: ${event.message || 'it could not be started'}`);
+    const detail = event.message || 'it could not be started';
+    const error = problem('storage', 'worker_stopped', `the database worker stopped: ${detail}`, { detail });
     if (opened) {
       restart(error);
     } else {
@@ -186,6 +494,24 @@ function start() {
   });
 }
 
+function killLocalWorker() {
+  if (stopped !== null) {
+    return Promise.reject(stopped);
+  }
+  restart(problem('storage', 'killed', 'the database worker was killed (Worker.terminate)'));
+  return new Promise((resolve, reject) => {
+    const unsubscribe = onStatus(({ phase, storage, error }) => {
+      if (phase === 'ready') {
+        unsubscribe();
+        resolve({ storage });
+      } else if (phase === 'failed') {
+        unsubscribe();
+        reject(error);
+      }
+    });
+  });
+}
+
 // The crashed worker's instance is unusable. Requests still in flight are
 // rejected as retryable storage errors, because nobody knows how far they
 // got: the one that hit the crash was rolled back, but one finished just
@@ -195,48 +521,167 @@ function start() {
 function restart(error) {
   worker.terminate();
   failAll(
-    storageError(
+    problem(
+      'storage',
+      'unconfirmed',
       `${error.message}. This request was not confirmed; retrying it is safe (an event is applied at most once).`,
+      { detail: error.message },
     ),
   );
   setStatus({ phase: 'restarting', busy: false, error });
   start();
 }
 
-function settle({ id, ok, result, error }) {
-  const waiting = pending.get(id);
-  if (waiting === undefined) {
-    return; // already rejected by a restart
-  }
-  pending.delete(id);
-  if (ok) {
-    waiting.resolve(result);
-  } else {
-    waiting.reject(error);
+function failAll(error) {
+  const waiting = [...inWorker.values()];
+  inWorker.clear();
+  for (const { settle } of waiting) {
+    settle(false, error);
   }
 }
 
-function failAll(error) {
-  for (const { reject } of pending.values()) {
-    reject(error);
+// ---- A follower: listening to the other tabs --------------------------------
+
+function onTabMessage(message) {
+  if (message === null || typeof message !== 'object') {
+    return;
   }
-  pending.clear();
+  const forMe = message.to === TAB_ID;
+  switch (message.type) {
+    case 'hello':
+      if (role === 'owner') {
+        channel.send({ type: 'status', status: sharedStatus() });
+      }
+      break;
+    case 'request':
+      if (role === 'owner') {
+        serve(message);
+      }
+      break;
+    case 'status':
+      if (role === 'follower') {
+        followOwner(message.from, message.status);
+      }
+      break;
+    case 'ack': {
+      const entry = forMe ? pending.get(message.id) : undefined;
+      if (entry?.route === 'channel' && !entry.acked) {
+        entry.acked = true;
+        entry.owner = message.from;
+        arm(entry, REPLY_TIMEOUT_MS, () =>
+          problem(
+            'busy',
+            'owner_timeout',
+            `the tab that holds the database took this request but did not answer within ${REPLY_TIMEOUT_MS / 1000} s; ` +
+              'it was not confirmed, retry later (retrying is safe)',
+            { seconds: String(REPLY_TIMEOUT_MS / 1000) },
+          ),
+        );
+      }
+      break;
+    }
+    case 'reply': {
+      const entry = forMe ? pending.get(message.id) : undefined;
+      if (entry?.route === 'channel') {
+        finish(entry, message.ok, message.ok ? message.result : message.error);
+      }
+      break;
+    }
+    case 'changed':
+      if (role === 'follower') {
+        tablesChanged(false);
+      }
+      break;
+    default:
+      break;
+  }
 }
+
+function followOwner(from, ownerStatus) {
+  if (from !== ownerId) {
+    // A new owner (the lock moved: the old one is gone), or the first one
+    // this tab hears of. Requests it never acked go to it now; the old
+    // owner's unanswered ones are repeated or reported unconfirmed.
+    ownerId = from;
+    for (const entry of [...pending.values()]) {
+      if (entry.route !== 'channel') {
+        continue;
+      }
+      if (!entry.acked || REPEATABLE.has(entry.op)) {
+        sendToOwner(entry);
+      } else if (entry.owner !== from) {
+        finish(entry, false, ownerClosed());
+      }
+    }
+  }
+  const { phase, storage, busy, error, fallback, waiting } = ownerStatus;
+  if (phase === 'ready') {
+    settleReady.resolve(readyValue(storage, fallback));
+  } else if (phase === 'failed') {
+    settleReady.reject(error);
+  }
+  setStatus({ phase, storage, busy, error, fallback, waiting });
+}
+
+// ---- Status and change notices ---------------------------------------------
 
 function setStatus(change) {
+  const before = status.phase;
   status = { ...status, ...change };
-  for (const listener of listeners) {
+  if (role === 'owner') {
+    channel.send({ type: 'status', status: sharedStatus() });
+  }
+  for (const listener of statusListeners) {
     listener(status);
+  }
+  // The database was (re)opened — at start, after a crash or a kill, by a
+  // new owner tab: what it holds may differ from what was shown.
+  if (status.phase === 'ready' && before !== 'ready') {
+    tablesChanged(role === 'owner');
   }
 }
 
-function storageError(message) {
-  return { kind: 'storage', message, http_status: 500, retryable: true };
+// What followers need of the owner's status.
+function sharedStatus() {
+  const { phase, storage, busy, error, fallback, waiting } = status;
+  return { phase, storage, busy, error, fallback, waiting };
 }
 
-// Shaped like Rust's `invalid_input`, for the two mistakes that never reach
-// Rust: a malformed options argument, and a value a worker cannot receive.
-function invalidInput(field, message) {
-  const error = { kind: 'invalid_input', message, http_status: 400, retryable: false };
-  return field === null ? error : { ...error, field, message: `invalid ${field}: ${message}` };
+function tablesChanged(tellOthers) {
+  if (tellOthers && role === 'owner') {
+    channel.send({ type: 'changed' });
+  }
+  for (const listener of changeListeners) {
+    listener();
+  }
+}
+
+function readyValue(storage, fallback) {
+  return fallback ? { storage, fallback } : { storage };
+}
+
+// ---- Errors made here ---------------------------------------------------------
+
+function badOptions() {
+  return problem(
+    'invalid_input',
+    'bad_options',
+    'invalid fault: the second argument must be an object such as {fault: "after_insert"}',
+    {},
+    'fault',
+  );
+}
+
+function notCloneable(where, thrown) {
+  const detail = thrown instanceof Error ? thrown.message : String(thrown);
+  return problem('invalid_input', 'not_cloneable', `cannot send this request to ${where}: ${detail}`, { detail });
+}
+
+function ownerClosed() {
+  return problem(
+    'storage',
+    'owner_closed',
+    'the tab that held the database went away before answering. This request was not confirmed; ' +
+      'retrying it is safe (an event is applied at most once).',
+  );
 }

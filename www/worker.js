@@ -13,6 +13,19 @@
 // origin private file system) or "memory" (gone on reload); any other value
 // is reported as a `fatal` storage error by the Rust side.
 //
+// Only one worker at a time can hold the OPFS database (its access handles
+// are exclusive), so with several tabs open only the owner tab runs this
+// worker; the others forward their requests to it (www/tabs.js, client.js).
+//
+// When OPFS cannot be used — not a secure context, no OPFS in this browser, or
+// the browser refuses it (private windows) — the worker does not give up: it
+// opens an in-memory database instead and says why in its `ready` message
+// (`fallback`), so the page can warn that nothing will be kept.
+//
+// Test switch: `simulate=opfs-failure` makes the browser's OPFS refuse to
+// open (getDirectory rejects with a SecurityError, as in a private window),
+// so the real install failure and the fallback run. Never used otherwise.
+//
 // Page → worker, a request:
 //
 //   {id, op, args}
@@ -20,6 +33,9 @@
 //                            fault: undefined | null | "after_insert" | "after_update"}
 //                      result {outcome: "applied" | "duplicate", http_status: 200,
 //                              receipt: {seq, balance_after}}
+//     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
+//                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
+//                      exactly these four fields, plain integers. Result as "deliver".
 //     op "tables"      args none   result {accounts: [{id, balance}],
 //                                          inbox: [{source, event_id, account_id,
 //                                                   amount, receipt}]}
@@ -46,6 +62,33 @@
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}
 //
+//   Where the scheme ends (www/schemeends.js; Rust: src/outbox.rs, src/business.rs,
+//   src/retention.rs). The worker keeps one simulated receiver of notifications, a
+//   `Notifier` ("the user's phone": another system, in memory), created on first use
+//   without dedup and replaced by "notifierReset", "reset" and "import" (a new worker
+//   has a new one too). `receiver` names the current one: a new name is a new receiver.
+//     op "notifyDeliver" args {event, strategy: "send_before_commit" | "send_after_commit" |
+//                        "outbox", crash: null | "after_send_before_commit" |
+//                        "after_commit_before_send"}  delivers with the atomic handler and
+//                        notifies the user by `strategy`. Result as "deliver"; a crash is
+//                        a simulated_crash error (what was sent stays sent).
+//     op "dispatchOne"   args {crash: null | "after_send_before_mark"}  one round of the
+//                        outbox dispatcher: send the oldest unsent message, then mark it
+//                        sent. Result the message_id sent, or null when none is pending.
+//     op "notifierReset" args {dedup: boolean}  a new, empty receiver that deduplicates by
+//                        message id or not. Result {receiver, dedup}
+//     op "shown"         args none  result {receiver, dedup, shown: [{message_id, account_id,
+//                        amount}]}: every notification the user saw, in order
+//     op "outbox"        args none  result [{message_id, source, event_id, account_id,
+//                        amount, sent_at: null | ms}]
+//     op "activate"      args {source, event_id, order_id}  "activate order once": result
+//                        {outcome: "activated" | "already_active" | "duplicate",
+//                        by_source?, by_event_id?, first?, http_status: 200}
+//     op "clock"         args none  result the lab clock, in simulated ms
+//     op "advanceClock"  args {ms}  moves the lab clock forward; result the new time
+//     op "purge"         args {keep_ms}  deletes inbox rows received more than keep_ms ago,
+//                        in batches of 100, each its own transaction; result how many
+//
 //   "deliver" also takes `handler` ("atomic", the default, or one of the race
 //   lab's mistakes: no_dedup, check_then_act, two_transactions,
 //   insert_or_ignore, insert_or_replace).
@@ -58,15 +101,26 @@
 // so no caller ever waits forever:
 //
 //   {id, ok: true,  result}
-//   {id, ok: false, error: {kind, message, http_status, retryable, field?}}
+//   {id, ok: false, error: {kind, code, message, http_status, retryable, params, field?}}
 //
 //   `kind` is one of Rust's error kinds (invalid_input, payload_conflict,
 //   unknown_account, balance_limit, busy, simulated_crash, storage);
-//   `field` names the input at fault for invalid_input.
+//   `code` says why within the kind and `params` holds the values the
+//   message mentions (the page translates `error.<kind>.<code>`, see
+//   www/problem.js); `field` names the input at fault for invalid_input.
 //
 // Worker → page, announcements (no `id`):
 //
 //   {type: "ready", storage}      the database is open; `storage` is "opfs" or "memory"
+//   {type: "ready", storage: "memory", fallback: error}
+//                                 OPFS was asked for but cannot be used: `fallback` is
+//                                 the error saying why (code insecure_context, no_opfs
+//                                 or opfs_unavailable); the database is in memory.
+//   {type: "waiting", attempt, attempts}
+//                                 the database file is still held by another worker
+//                                 (NoModificationAllowedError: a reload racing the old
+//                                 worker, or the previous owner tab closing); retrying.
+//                                 After `attempts` tries: fatal, code "in_use".
 //   {type: "fatal", error}        the database could not be opened. Every request,
 //                                 queued or later, is answered with this error.
 //   {type: "crashed", error}      the WebAssembly instance trapped (a Rust panic) or
@@ -81,10 +135,13 @@
 // Requests that arrive while the database is still opening wait in a queue and
 // are handled, in order, once it is open.
 
-import init, { Lab, RaceLab } from './pkg/inbox_lab.js';
+import init, { Lab, Notifier, RaceLab } from './pkg/inbox_lab.js';
+import { asErrorObject, isErrorObject, opfsMissing, problem } from './problem.js';
 
 const DATABASE = 'inbox-lab.sqlite3';
-const storage = new URL(self.location.href).searchParams.get('storage') ?? 'opfs';
+const settings = new URL(self.location.href).searchParams;
+const storage = settings.get('storage') ?? 'opfs';
+const simulate = settings.get('simulate');
 
 // OPFS access handles are exclusive. After a reload, or after the page
 // replaced a crashed worker, the old worker may still hold them for a moment
@@ -100,15 +157,23 @@ let raceLab = null;
 
 const OPS = new Map([
   ['deliver', (lab, args) => lab.deliver(args?.event, args?.fault, args?.handler)],
+  ['deliverJson', (lab, args) => lab.deliverJson(args?.text, args?.fault)],
   ['tables', (lab) => lab.tables()],
-  ['reset', (lab) => lab.reset()],
+  ['reset', (lab) => {
+    forgetNotifier();
+    return lab.reset();
+  }],
   ['addAccount', (lab, args) => lab.addAccount(args?.account_id)],
   ['stepStart', (lab, args) => lab.stepStart(args?.event, args?.fault)],
   ['stepNext', (lab) => lab.stepNext()],
   ['stepThrow', (lab) => lab.stepThrow()],
   ['query', (lab, args) => lab.query(String(args?.sql ?? ''))],
   ['export', (lab) => lab.export()],
-  ['import', (lab, args) => lab.import(bytesOf(args?.bytes))],
+  ['import', (lab, args) => {
+    const result = lab.import(bytesOf(args?.bytes));
+    forgetNotifier();
+    return result;
+  }],
   ['runScenario', (lab) => lab.runScenario()],
   ['raceNew', (lab, args) => {
     raceLab?.free();
@@ -117,7 +182,58 @@ const OPS = new Map([
   ['raceStart', (lab, args) => race().start(args?.handler)],
   ['raceStep', (lab, args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (lab, args) => race().explore(args?.handler)],
+  ['notifyDeliver', (lab, args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
+  // Rust's `None` arrives as undefined; the protocol says null.
+  ['dispatchOne', (lab, args) => notifier().dispatchOne(lab, args?.crash) ?? null],
+  ['notifierReset', (lab, args) => {
+    const fresh = new Notifier(args?.dedup); // throws (and keeps the old one) if dedup is not a boolean
+    forgetNotifier();
+    notifierInstance = fresh;
+    receiverName = nameReceiver();
+    return { receiver: receiverName, dedup: fresh.dedup };
+  }],
+  ['shown', () => {
+    const receiver = notifier();
+    return { receiver: receiverName, dedup: receiver.dedup, shown: receiver.shown() };
+  }],
+  ['outbox', (lab) => lab.outbox()],
+  ['activate', (lab, args) => lab.activate(args?.source, args?.event_id, args?.order_id)],
+  ['clock', (lab) => lab.now()],
+  ['advanceClock', (lab, args) => lab.advanceClock(args?.ms)],
+  ['purge', (lab, args) => lab.purge(args?.keep_ms)],
 ]);
+
+// The receiver of "where the scheme ends". Its memory is another system's,
+// not our database's, so it is not in OPFS; but the message ids it
+// remembers are our outbox's, which start again at 1 in a fresh or imported
+// database, so a new database gets a new receiver (keeping the dedup choice).
+let notifierInstance = null;
+let notifierDedup = false;
+let receiverName = null;
+// Unique across workers too (no crypto.randomUUID: it needs a secure context).
+const workerStamp = Math.random().toString(36).slice(2, 10);
+let receiversMade = 0;
+
+function notifier() {
+  if (notifierInstance === null) {
+    notifierInstance = new Notifier(notifierDedup);
+    receiverName = nameReceiver();
+  }
+  return notifierInstance;
+}
+
+function nameReceiver() {
+  receiversMade += 1;
+  return `${workerStamp}-${receiversMade}`;
+}
+
+function forgetNotifier() {
+  if (notifierInstance !== null) {
+    notifierDedup = notifierInstance.dedup;
+    notifierInstance.free();
+    notifierInstance = null;
+  }
+}
 
 function race() {
   if (raceLab === null) {
@@ -128,7 +244,7 @@ function race() {
 
 function deliveryIndex(value) {
   if (!Number.isInteger(value) || value < 0) {
-    throw { kind: 'invalid_input', field: 'deliveries', message: 'invalid delivery: expected 0, 1 or 2', http_status: 400, retryable: false };
+    throw problem('invalid_input', 'unknown_delivery', 'invalid delivery: expected 0, 1 or 2', {}, 'deliveries');
   }
   return value;
 }
@@ -140,7 +256,7 @@ function bytesOf(value) {
   if (value instanceof ArrayBuffer) {
     return new Uint8Array(value);
   }
-  throw { kind: 'invalid_input', field: 'file', message: 'invalid file: expected the bytes of a .sqlite3 file', http_status: 400, retryable: false };
+  throw problem('invalid_input', 'not_bytes', 'invalid file: expected the bytes of a .sqlite3 file', {}, 'file');
 }
 
 let lab = null;
@@ -154,44 +270,76 @@ self.addEventListener('message', (event) => {
 });
 
 open().then(
-  (opened) => {
+  ({ opened, fallback }) => {
     lab = opened;
-    self.postMessage({ type: 'ready', storage: lab.storage });
+    self.postMessage(fallback ? { type: 'ready', storage: lab.storage, fallback } : { type: 'ready', storage: lab.storage });
     drain();
   },
   (thrown) => {
-    failure = asErrorObject(thrown, 'cannot open the database');
+    failure = asErrorObject(thrown, 'open_failed', 'cannot open the database');
     self.postMessage({ type: 'fatal', error: failure });
     drain();
   },
 );
 
+// Opens the database: OPFS if asked for and possible, else memory with the
+// reason. Storage errors other than "OPFS cannot be used" (a damaged file, a
+// newer schema) are fatal: falling back would hide the reader's data.
 async function open() {
   await init();
+  if (storage !== 'opfs') {
+    return { opened: await Lab.open(DATABASE, storage) };
+  }
+  const missing = opfsMissing(self);
+  if (missing !== null) {
+    return { opened: await Lab.open(DATABASE, 'memory'), fallback: missing };
+  }
+  if (simulate === 'opfs-failure') {
+    refuseOpfs();
+  }
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await Lab.open(DATABASE, storage);
+      return { opened: await Lab.open(DATABASE, 'opfs') };
     } catch (thrown) {
-      if (!heldByAnotherWorker(thrown)) {
+      if (heldByAnotherWorker(thrown)) {
+        if (attempt === OPEN_ATTEMPTS) {
+          throw inUse(thrown);
+        }
+        self.postMessage({ type: 'waiting', attempt, attempts: OPEN_ATTEMPTS });
+        await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_MS * attempt));
+      } else if (isErrorObject(thrown) && thrown.code === 'opfs_unavailable') {
+        return { opened: await Lab.open(DATABASE, 'memory'), fallback: thrown };
+      } else {
         throw thrown;
       }
-      if (attempt === OPEN_ATTEMPTS) {
-        throw inAnotherTab(thrown);
-      }
-      await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_MS * attempt));
     }
   }
+}
+
+// The test switch `simulate=opfs-failure`: from now on this worker's OPFS
+// refuses to open, as a private window's does. Rust's install then fails for
+// real and the fallback path runs, exactly as it would in such a browser.
+function refuseOpfs() {
+  Object.defineProperty(StorageManager.prototype, 'getDirectory', {
+    configurable: true,
+    value: () =>
+      Promise.reject(new DOMException('the browser refused OPFS (simulated by ?simulate=opfs-failure)', 'SecurityError')),
+  });
 }
 
 function heldByAnotherWorker(thrown) {
   return isErrorObject(thrown) && thrown.message.includes('NoModificationAllowedError');
 }
 
-function inAnotherTab(error) {
-  return {
-    ...error,
-    message: `the database is in use by another tab or window of this page; close it and reload (${error.message})`,
-  };
+function inUse(error) {
+  const seconds = String((OPEN_RETRY_MS * OPEN_ATTEMPTS * (OPEN_ATTEMPTS - 1)) / 2000);
+  return problem(
+    'storage',
+    'in_use',
+    `the database is held by another tab, window or worker of this page and was not released within ${seconds} s; ` +
+      `close the other inbox-lab tabs and reload (${error.message})`,
+    { seconds, detail: error.message },
+  );
 }
 
 // Answers every queued request. Lab calls are synchronous, so one pass cannot
@@ -214,15 +362,15 @@ function answer(request) {
   }
   const op = OPS.get(request?.op);
   if (op === undefined) {
+    const name = JSON.stringify(request?.op) ?? 'undefined';
+    const expected = [...OPS.keys()].join(', ');
     return {
       id,
       ok: false,
-      error: {
-        kind: 'invalid_input',
-        message: `unknown op ${JSON.stringify(request?.op)}: expected one of ${[...OPS.keys()].join(', ')}`,
-        http_status: 400,
-        retryable: false,
-      },
+      error: problem('invalid_input', 'unknown_op', `unknown op ${name}: expected one of ${expected}`, {
+        op: name,
+        expected,
+      }),
     };
   }
   try {
@@ -235,33 +383,9 @@ function answer(request) {
     // connection mid-statement), so no further call may use this instance.
     // The open transaction never committed: the next worker's connection
     // rolls it back, so retrying the request is safe.
-    failure = asErrorObject(thrown, 'the database worker crashed and is being restarted');
+    failure = asErrorObject(thrown, 'crashed', 'the database worker crashed and is being restarted');
     lab = null;
     self.postMessage({ type: 'crashed', error: failure });
     return { id, ok: false, error: failure };
   }
-}
-
-// The errors Rust throws are plain objects; anything else (a
-// WebAssembly.RuntimeError from a panic, a TypeError) is not.
-function isErrorObject(value) {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    Object.getPrototypeOf(value) === Object.prototype &&
-    typeof value.kind === 'string' &&
-    typeof value.message === 'string'
-  );
-}
-
-function asErrorObject(thrown, context) {
-  if (isErrorObject(thrown)) {
-    return thrown;
-  }
-  return {
-    kind: 'storage',
-    message: `${context}: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`,
-    http_status: 500,
-    retryable: true,
-  };
 }

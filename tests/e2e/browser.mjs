@@ -38,13 +38,13 @@ const CHROMIUM_ARGS = [
 /**
  * Starts Chromium with a fresh profile and opens one page. Returns
  * `{page, problems, close}`; `problems` collects page errors and console
- * errors (see `assertNoProblems`).
+ * errors (see `assertNoProblems`). `options.args` adds Chromium flags.
  */
-export async function launch() {
+export async function launch(options = {}) {
   const profile = await mkdtemp(join(tmpdir(), 'inbox-lab-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...(options.args ?? [])],
     headless: true,
     viewport: { width: 1280, height: 800 },
   });

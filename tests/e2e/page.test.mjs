@@ -1,6 +1,8 @@
 // The page as a reader uses it: type into the form, press Deliver, read the
 // answer and the tables. Each test starts from a fresh database (account 1 at
-// balance 0, empty inbox) in real OPFS storage.
+// balance 0, empty inbox) in real OPFS storage, with a sender that makes one
+// attempt only, so every answer here is the handler's first one (retries,
+// lost responses and the rest of the playground: playground-*.test.mjs).
 
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
@@ -33,7 +35,10 @@ describe('the page', { timeout: 180_000 }, () => {
     await openPage(page);
   });
   after(() => browser.close());
-  beforeEach(() => resetDatabase(page));
+  beforeEach(async () => {
+    await resetDatabase(page);
+    await page.fill('#attempts', '1');
+  });
   afterEach(() => assertNoProblems(browser.problems));
 
   test('opens the database in OPFS and shows account 1 at balance 0', async () => {
@@ -44,7 +49,8 @@ describe('the page', { timeout: 180_000 }, () => {
   test('the form starts with the example, and "Restore the example" brings it back', async () => {
     await fill(page, { source: 'x', event_id: 'y', account_id: '7', amount: '9', fault: 'after_update' });
     await page.getByRole('button', { name: 'Restore the example' }).click();
-    assert.deepEqual(await formValues(page), EXAMPLE);
+    assert.deepEqual(await formValues(page), { ...EXAMPLE, handler: 'atomic', attempts: '5', first_delay: '1' });
+    await page.fill('#attempts', '1');
   });
 
   test('delivering the example applies it: 200, balance 500, and the inbox row holds the receipt', async () => {
@@ -101,8 +107,9 @@ describe('the page', { timeout: 180_000 }, () => {
     assert.deepEqual(await shownTables(page), {
       accounts: [['1', '1000']],
       inbox: [
-        ['provider-a', 'evt-1', '1', '500', '#1', '500'],
+        // The row that changed last comes first.
         ['provider-b', 'evt-1', '1', '500', '#2', '1000'],
+        ['provider-a', 'evt-1', '1', '500', '#1', '500'],
       ],
     });
   });
@@ -185,14 +192,14 @@ describe('the page', { timeout: 180_000 }, () => {
   });
 
   test('works from the keyboard alone, with a visible focus', async () => {
-    // Clicking the heading moves the starting point of Tab navigation to the top.
-    await page.click('h1');
+    // From the amount field on (the full order is in playground-layout.test.mjs).
+    await page.focus('#amount');
     const order = [];
     for (let i = 0; i < 6; i += 1) {
       await page.keyboard.press('Tab');
       order.push(await page.evaluate(() => document.activeElement.id || document.activeElement.textContent));
     }
-    assert.deepEqual(order, ['source', 'event_id', 'account_id', 'amount', 'fault', 'Deliver']);
+    assert.deepEqual(order, ['handler', 'fault', 'lose_response', 'attempts', 'first_delay', 'Deliver']);
     const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
     assert.notEqual(outline, 'none', 'the focused button shows an outline');
 

@@ -8,6 +8,57 @@ use std::path::{Path, PathBuf};
 /// Where the page loads the module from (`www/*` imports `./pkg/inbox_lab.js`).
 pub const OUT_DIR: &str = "www/pkg";
 
+/// The Cargo profile of the release module (Cargo.toml: small first).
+pub const RELEASE_PROFILE: &str = "wasm-release";
+
+/// How `sqlite-wasm-rs` is told which SQLite to compile (its build script reads it and adds
+/// the flags after its own).
+const SQLITE_FLAGS_ENV: &str = "SQLITE_WASM_RS_FLAGS";
+
+/// SQLite as the page needs it. `sqlite-wasm-rs` compiles in, and registers at start-up,
+/// extensions and functions nothing here uses; left out, they are bytes nobody has to fetch
+/// and compile (measured: about 90 KB of gzip for the extensions, mostly FTS5, and 27 KB for
+/// the rest):
+/// * extensions: full-text search (FTS5), R-trees, the session extension and its pre-update
+///   hook, the dbstat/dbpage/bytecode/stmt virtual tables, unlock-notify, column metadata,
+///   `sqlite_offset()`;
+/// * SQL functions: JSON (`json_*`, `->`, `->>`) and math (`sin`, `pow`, ...);
+/// * C APIs nothing calls (the link fails if something does): UTF-16 text (so UTF-16 database
+///   files cannot be opened; ours are UTF-8), `sqlite3_complete`, `sqlite3_get_table`,
+///   incremental blob I/O, tracing, progress callbacks.
+///
+/// `SQLITE_DEFAULT_MEMSTATUS=0` is one of SQLite's recommended options: no memory statistics
+/// kept on every allocation. The SQL console keeps the whole core language (dates, window
+/// functions, `EXPLAIN`, pragmas). Only the release module uses these flags: dev builds and
+/// `wasm-pack test` compile `sqlite-wasm-rs`'s full default set, so a test of one of these
+/// features would pass there and fail in the page.
+pub const SQLITE_FLAGS: &[&str] = &[
+    "-USQLITE_ENABLE_FTS5",
+    "-USQLITE_ENABLE_RTREE",
+    "-USQLITE_ENABLE_SESSION",
+    "-USQLITE_ENABLE_PREUPDATE_HOOK",
+    "-USQLITE_ENABLE_DBSTAT_VTAB",
+    "-USQLITE_ENABLE_DBPAGE_VTAB",
+    "-USQLITE_ENABLE_BYTECODE_VTAB",
+    "-USQLITE_ENABLE_STMTVTAB",
+    "-USQLITE_ENABLE_UNLOCK_NOTIFY",
+    "-USQLITE_ENABLE_COLUMN_METADATA",
+    "-USQLITE_ENABLE_OFFSET_SQL_FUNC",
+    "-USQLITE_ENABLE_MATH_FUNCTIONS",
+    "-DSQLITE_OMIT_JSON",
+    "-DSQLITE_OMIT_UTF16",
+    "-DSQLITE_OMIT_COMPLETE",
+    "-DSQLITE_OMIT_GET_TABLE",
+    "-DSQLITE_OMIT_INCRBLOB",
+    "-DSQLITE_OMIT_TRACE",
+    "-DSQLITE_OMIT_PROGRESS_CALLBACK",
+    "-DSQLITE_DEFAULT_MEMSTATUS=0",
+];
+
+/// How wasm-opt optimises the release module (see `bench/RESULTS.md` for the measurements
+/// behind the choice).
+pub const WASM_OPT_LEVEL: &str = "-Oz";
+
 /// Features of the wasm that rustc emits for wasm32-unknown-unknown by default (LLVM's
 /// "generic" CPU), which wasm-opt must be told to accept.
 const WASM_OPT_FEATURES: &[&str] = &[
@@ -22,19 +73,21 @@ const WASM_OPT_FEATURES: &[&str] = &[
 pub fn run(dev: bool) -> Result<()> {
     setup::run(Scope::Build)?;
     let root = util::root();
-    let profile = if dev { "--dev" } else { "--release" };
+    let profile: &[&str] = if dev {
+        &["--dev"]
+    } else {
+        &["--profile", RELEASE_PROFILE]
+    };
     // --no-opt: wasm-pack would try to download its own binaryen; we run wasm-opt ourselves.
-    util::run(util::cmd("wasm-pack").args([
-        "build",
-        "--target",
-        "web",
-        profile,
-        "--no-typescript",
-        "--no-opt",
-        "--out-dir",
-        OUT_DIR,
-    ]))
-    .context("building the page's wasm module failed")?;
+    let mut wasm_pack = util::cmd("wasm-pack");
+    wasm_pack
+        .args(["build", "--target", "web"])
+        .args(profile)
+        .args(["--no-typescript", "--no-opt", "--out-dir", OUT_DIR]);
+    if !dev {
+        wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS.join(" "));
+    }
+    util::run(&mut wasm_pack).context("building the page's wasm module failed")?;
 
     let wasm_files = bg_wasm_files(&root.join(OUT_DIR))?;
     if wasm_files.is_empty() {
@@ -44,12 +97,12 @@ pub fn run(dev: bool) -> Result<()> {
         say("dev build: wasm-opt skipped");
     } else {
         match usable_wasm_opt() {
-            Ok(program) => {
+            Ok(wasm_opt) => {
                 for wasm in &wasm_files {
-                    optimise(&program, wasm)?;
+                    optimise(&wasm_opt, wasm)?;
                 }
             }
-            Err(why) => say(format!("wasm-opt -Oz skipped (optional): {why}")),
+            Err(why) => say(format!("wasm-opt skipped (optional): {why}")),
         }
     }
     for wasm in &wasm_files {
@@ -78,25 +131,58 @@ fn bg_wasm_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The wasm-opt to use: `$WASM_OPT` or `wasm-opt` on PATH, if it is binaryen 110 or newer.
-/// Older ones write wasm-bindgen's exported externref table (`__wbindgen_externrefs`) as the
-/// function table (binaryen issue #4711, fixed by PR #4736 in release 110), so the module fails to start with
+/// binaryen's wasm-opt from the npm registry (JS + wasm, no native download), installed by
+/// `cargo xtask setup` into this directory from `xtask/tools/package.json` and its lock file.
+pub const TOOLS_DIR: &str = "xtask/tools";
+
+/// The wasm-opt to use: `$WASM_OPT`, else the npm package's in `xtask/tools`, else `wasm-opt`
+/// on PATH — the first that is binaryen 110 or newer. Older ones write wasm-bindgen's exported
+/// externref table (`__wbindgen_externrefs`) as the function table (binaryen issue #4711, fixed
+/// by PR #4736 in release 110), so the module fails to start with
 /// "WebAssembly.Table.set(): Argument 1 is invalid for table"; Debian 12 ships 108.
-fn usable_wasm_opt() -> std::result::Result<String, String> {
-    let program = std::env::var("WASM_OPT").unwrap_or_else(|_| "wasm-opt".to_string());
-    if !program.contains('/') && which(&program).is_none() {
+fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
+    let npm = util::root()
+        .join(TOOLS_DIR)
+        .join("node_modules/.bin/wasm-opt");
+    let candidates: Vec<String> = match std::env::var("WASM_OPT") {
+        Ok(program) => vec![program],
+        Err(_) => vec![npm.display().to_string(), "wasm-opt".to_string()],
+    };
+    let mut why = Vec::new();
+    for program in candidates {
+        match check_wasm_opt(&program) {
+            Ok(version) => return Ok(WasmOpt { program, version }),
+            Err(reason) => why.push(reason),
+        }
+    }
+    Err(why.join("; "))
+}
+
+/// A usable wasm-opt and what it says its version is.
+struct WasmOpt {
+    program: String,
+    version: String,
+}
+
+/// The version text of `program` if it is a usable wasm-opt.
+fn check_wasm_opt(program: &str) -> std::result::Result<String, String> {
+    let exists = if program.contains('/') {
+        Path::new(program).is_file()
+    } else {
+        which(program).is_some()
+    };
+    if !exists {
         return Err(format!(
-            "{program} (binaryen) not found; set WASM_OPT to a binaryen >= {MIN_BINARYEN} wasm-opt to shrink the module"
+            "{program} not found (run `cargo xtask setup` to install binaryen from npm into {TOOLS_DIR})"
         ));
     }
-    let version = util::output_of(std::process::Command::new(&program).arg("--version"))
+    let version = util::output_of(std::process::Command::new(program).arg("--version"))
         .ok_or_else(|| format!("`{program} --version` failed"))?;
     match binaryen_version(&version) {
-        Some(v) if v >= MIN_BINARYEN => Ok(program),
+        Some(v) if v >= MIN_BINARYEN => Ok(version),
         Some(v) => Err(format!(
             "{program} is binaryen {v}, older than {MIN_BINARYEN}: it breaks wasm-bindgen's \
-             exported externref table (binaryen #4711); set WASM_OPT to a newer wasm-opt \
-             (e.g. from the npm package `binaryen`)"
+             exported externref table (binaryen #4711)"
         )),
         None => Err(format!("cannot read a binaryen version from {version:?}")),
     }
@@ -112,15 +198,35 @@ fn binaryen_version(text: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// `wasm-opt -Oz` into a temporary file, replacing the original only on success. A failure is
+/// `wasm-opt` into a temporary file, replacing the original only on success. A failure is
 /// reported as a warning: the unoptimised module still works.
-fn optimise(program: &str, wasm: &Path) -> Result<()> {
-    let before = std::fs::metadata(wasm)
-        .with_context(|| format!("reading {}", wasm.display()))?
-        .len();
+///
+/// wasm-opt takes tens of seconds, so its output is kept in `target/wasm-opt/`, named by a
+/// hash of its input and arguments: rebuilding an unchanged module (every `cargo xtask test`)
+/// reuses it.
+fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
+    let input = std::fs::read(wasm).with_context(|| format!("reading {}", wasm.display()))?;
+    let before = input.len() as u64;
+    let cache_dir = util::root().join("target/wasm-opt");
+    let cached = cache_dir.join(format!(
+        "{:016x}.wasm",
+        cache_key(&input, &wasm_opt.version)
+    ));
+    if cached.is_file() {
+        std::fs::copy(&cached, wasm)
+            .with_context(|| format!("copying {} to {}", cached.display(), wasm.display()))?;
+        let after = std::fs::metadata(wasm).map(|m| m.len()).unwrap_or(0);
+        say(format!(
+            "wasm-opt {WASM_OPT_LEVEL}: {} -> {} (unchanged module: reused {})",
+            human_size(before),
+            human_size(after),
+            rel(&util::root(), &cached)
+        ));
+        return Ok(());
+    }
     let tmp = wasm.with_extension("opt.wasm");
-    let mut cmd = util::cmd(program);
-    cmd.arg("-Oz")
+    let mut cmd = util::cmd(&wasm_opt.program);
+    cmd.arg(WASM_OPT_LEVEL)
         .args(WASM_OPT_FEATURES)
         .arg(wasm)
         .arg("-o")
@@ -135,13 +241,28 @@ fn optimise(program: &str, wasm: &Path) -> Result<()> {
     }
     std::fs::rename(&tmp, wasm)
         .with_context(|| format!("replacing {} with {}", wasm.display(), tmp.display()))?;
+    // The cache is only a shortcut: failing to fill it changes nothing.
+    if std::fs::create_dir_all(&cache_dir).is_ok() {
+        let _ = std::fs::copy(wasm, &cached);
+    }
     let after = std::fs::metadata(wasm).map(|m| m.len()).unwrap_or(0);
     say(format!(
-        "wasm-opt -Oz: {} -> {}",
+        "wasm-opt {WASM_OPT_LEVEL}: {} -> {}",
         human_size(before),
         human_size(after)
     ));
     Ok(())
+}
+
+/// A hash of the module and of everything that decides wasm-opt's output.
+fn cache_key(input: &[u8], version: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    input.hash(&mut h);
+    version.hash(&mut h);
+    WASM_OPT_LEVEL.hash(&mut h);
+    WASM_OPT_FEATURES.hash(&mut h);
+    h.finish()
 }
 
 fn rel(root: &Path, path: &Path) -> String {

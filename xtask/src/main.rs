@@ -1,6 +1,8 @@
 //! Build tooling for inbox-lab, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
 
+mod bench;
 mod build;
+mod crashlab;
 mod serve;
 mod setup;
 mod test;
@@ -22,6 +24,15 @@ commands:
                                 there; --root DIR serves another directory, for checks)
   test [--only LAYER]...        run every test layer: lint, native, browser, e2e
                                 (--only picks layers; repeatable)
+  bench [--events N] [--rounds N] [--loads N] [--burst N] [--profile-events N] [--no-build]
+                                every benchmark side by side (native, Python, our wasm and
+                                the official SQLite WASM in headless Chromium): prints the
+                                tables, writes target/bench/latest.{json,md}
+  crash-lab [--mode delete|wal]... [--events 1|3] [--control] [--no-build] [--dev]
+                                the crash lab's sweep on real OPFS in headless Chromium: kill
+                                the worker at every storage operation, recover, check; one
+                                JSON summary line per mode (default: both); exit 1 on any
+                                partial or lost commit (--control: unless partials are found)
   help                          this text
 ";
 
@@ -84,6 +95,48 @@ fn run(args: Vec<String>) -> Result<()> {
             }
             args.finish()?;
             test::run(&only)
+        }
+        "bench" => {
+            let mut options = bench::Options::default();
+            for (name, field) in [
+                ("--events", &mut options.events),
+                ("--rounds", &mut options.rounds),
+                ("--loads", &mut options.loads),
+                ("--burst", &mut options.burst),
+                ("--profile-events", &mut options.profile_events),
+            ] {
+                if let Some(v) = args.value(name)? {
+                    *field = v
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .with_context(|| format!("{name} {v:?} is not a positive integer"))?;
+                }
+            }
+            options.build = !args.flag("--no-build");
+            args.finish()?;
+            bench::run(&options)
+        }
+        "crash-lab" => {
+            let mut modes = Vec::new();
+            while let Some(mode) = args.value("--mode")? {
+                modes.push(mode);
+            }
+            let events = match args.value("--events")? {
+                Some(v) => v
+                    .parse::<u32>()
+                    .with_context(|| format!("--events {v:?} is not a number"))?,
+                None => 1,
+            };
+            let options = crashlab::Options {
+                modes,
+                events,
+                control: args.flag("--control"),
+                build: !args.flag("--no-build"),
+                dev: args.flag("--dev"),
+            };
+            args.finish()?;
+            crashlab::run(&options)
         }
         "help" | "--help" | "-h" => {
             print!("{USAGE}");

@@ -106,8 +106,15 @@ pub fn run(scope: Scope) -> Result<()> {
             )),
         }
     }
-    // binaryen (wasm-opt) is not installed: Debian's version 108 breaks wasm-bindgen output
-    // (see build.rs); `build` uses a wasm-opt >= 110 when one is on PATH or in $WASM_OPT.
+    // binaryen (wasm-opt) does not come from Debian: its version 108 breaks wasm-bindgen output
+    // (see build.rs). The npm package `binaryen` (JS + wasm, from the registry, nothing
+    // downloaded at run time) is installed into xtask/tools instead. It is optional — the
+    // module works unoptimised, only larger — so a failure here is a warning.
+    if let Err(e) = build_tools(&root) {
+        say(format!(
+            "warning: wasm-opt from npm not installed ({e:#}); release builds stay unoptimised"
+        ));
+    }
 
     // 3. wasm-bindgen CLI, exactly the version of the `wasm-bindgen` crate, then wasm-pack.
     if let Err(e) = wasm_bindgen_cli(&root) {
@@ -353,16 +360,32 @@ fn node_pieces(root: &Path) -> Result<()> {
         bail!("npm is missing: install it with Node.js (e.g. `sudo apt-get install -y npm`)");
     }
 
-    let e2e = root.join("tests/e2e");
-    if !e2e.join("package.json").is_file() {
-        say("note: tests/e2e/package.json does not exist yet: no npm packages to install");
+    npm_packages(&root.join("tests/e2e"), "tests/e2e")
+}
+
+/// The npm tools of the build (`xtask/tools`: binaryen's wasm-opt), if Node.js and npm are here.
+fn build_tools(root: &Path) -> Result<()> {
+    if output_of(Command::new("npm").arg("--version")).is_none() {
+        bail!("npm is missing (install Node.js {MIN_NODE_MAJOR}+ with npm)");
+    }
+    npm_packages(&root.join(crate::build::TOOLS_DIR), crate::build::TOOLS_DIR)
+}
+
+/// Installs the npm packages of `dir` (its package.json and lock file) unless node_modules
+/// is already newer than both: `npm ci` with a lock file, `npm install` without one. `name`
+/// is how messages call the directory.
+pub fn npm_packages(dir: &Path, name: &str) -> Result<()> {
+    if !dir.join("package.json").is_file() {
+        say(format!(
+            "note: {name}/package.json does not exist yet: no npm packages to install"
+        ));
         return Ok(());
     }
-    let lock = e2e.join("package-lock.json");
-    let installed_marker = e2e.join("node_modules/.package-lock.json");
+    let lock = dir.join("package-lock.json");
+    let installed_marker = dir.join("node_modules/.package-lock.json");
     let stale = match modified(&installed_marker) {
         None => true,
-        Some(installed) => [e2e.join("package.json"), lock.clone()]
+        Some(installed) => [dir.join("package.json"), lock.clone()]
             .iter()
             .filter_map(|p| modified(p))
             .any(|m| m > installed),
@@ -371,12 +394,14 @@ fn node_pieces(root: &Path) -> Result<()> {
         return Ok(());
     }
     let mut npm = Command::new("npm");
-    npm.current_dir(&e2e);
+    npm.current_dir(dir);
     if lock.is_file() {
-        say("tests/e2e: node_modules missing or older than the lock file: npm ci");
+        say(format!(
+            "{name}: node_modules missing or older than the lock file: npm ci"
+        ));
         npm.args(["ci", "--no-audit", "--no-fund"]);
     } else {
-        say("tests/e2e: no package-lock.json yet: npm install");
+        say(format!("{name}: no package-lock.json yet: npm install"));
         npm.args(["install", "--no-audit", "--no-fund"]);
     }
     util::run(&mut npm)

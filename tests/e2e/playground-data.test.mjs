@@ -1,0 +1,143 @@
+// The data tools and the SQL console: persistence across a reload, export
+// as a download and import of it (a round trip), a bad file refused with the
+// current database untouched, and a console that reads but never writes.
+
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+
+import { assertNoProblems, idle, launch, openPage, reloadPage, resetDatabase, screenshotPath, shownTables } from './browser.mjs';
+import { EXAMPLE, fillSender, press, pressDeliver, restoreSender } from './playground.mjs';
+
+const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
+
+/** Delivers the example and evt-1 from provider-b: two rows, balance 1000. */
+async function twoEvents(page) {
+  await fillSender(page, EXAMPLE);
+  await pressDeliver(page);
+  await fillSender(page, { source: 'provider-b' });
+  await pressDeliver(page);
+  await restoreSender(page);
+  return shownTables(page);
+}
+
+/** Chooses `file` ({name, buffer}) in the import field and presses Import. */
+async function importFile(page, file) {
+  await page.setInputFiles('#import-file', { mimeType: 'application/octet-stream', ...file });
+  await press(page, '#import-form button[type=submit]');
+}
+
+describe('data and the SQL console', { timeout: 240_000 }, () => {
+  let browser;
+  let page;
+
+  before(async () => {
+    browser = await launch();
+    page = browser.page;
+    await openPage(page);
+  });
+  after(() => browser.close());
+  beforeEach(() => resetDatabase(page));
+  afterEach(() => assertNoProblems(browser.problems));
+
+  test('the tables survive a reload: they live in OPFS', async () => {
+    const before = await twoEvents(page);
+    await reloadPage(page);
+    assert.deepEqual(await shownTables(page), before);
+    assert.equal(before.inbox.length, 2);
+  });
+
+  test('export downloads inbox-lab.sqlite3; importing it after a reset brings the data back', async () => {
+    const before = await twoEvents(page);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
+    await idle(page);
+    assert.equal(download.suggestedFilename(), 'inbox-lab.sqlite3');
+    const path = await screenshotPath('exported.sqlite3');
+    await download.saveAs(path);
+    const bytes = await readFile(path);
+    assert.equal(bytes.subarray(0, 16).toString('latin1'), 'SQLite format 3\0');
+    assert.match(await page.textContent('#data-note'), new RegExp(`^Exported ${bytes.length} bytes as inbox-lab\\.sqlite3\\.$`));
+
+    await resetDatabase(page);
+    assert.deepEqual(await shownTables(page), FRESH);
+    await importFile(page, { name: 'inbox-lab.sqlite3', buffer: bytes });
+    assert.equal(await page.textContent('#data-note'), 'Imported inbox-lab.sqlite3: the tables now come from that file.');
+    assert.deepEqual(await shownTables(page), before);
+    assert.equal(await page.isHidden('#import-file-error'), true);
+  });
+
+  test('a file that is not an inbox-lab database is refused next to the field; the database is untouched', async () => {
+    const before = await twoEvents(page);
+    await importFile(page, { name: 'notes.sqlite3', buffer: Buffer.from('these are my notes, not a database') });
+    assert.match(
+      await page.textContent('#import-file-error'),
+      /^invalid file: not a SQLite database: the file does not start with the SQLite header/,
+    );
+    assert.equal(await page.getAttribute('#import-file', 'aria-invalid'), 'true');
+    assert.deepEqual(await shownTables(page), before);
+
+    // Real SQLite files that fail Rust's checks: one from a "newer" inbox-lab
+    // (PRAGMA user_version is the 4 bytes at offset 60 of the header), and
+    // one whose second page is garbage.
+    const exported = Buffer.from(await page.evaluate(async () => Array.from(await window.inboxLab.exportDatabase())));
+    const newer = Buffer.from(exported);
+    newer.writeUInt32BE(99, 60);
+    await importFile(page, { name: 'newer.sqlite3', buffer: newer });
+    assert.match(await page.textContent('#import-file-error'), /^invalid file: .*99/);
+    assert.deepEqual(await shownTables(page), before);
+
+    const damaged = Buffer.from(exported);
+    const pageSize = damaged.readUInt16BE(16);
+    damaged.fill(0xff, pageSize, 2 * pageSize);
+    await importFile(page, { name: 'damaged.sqlite3', buffer: damaged });
+    assert.match(await page.textContent('#import-file-error'), /^invalid file: /);
+    assert.deepEqual(await shownTables(page), before);
+    await page.screenshot({ path: await screenshotPath('playground-import-refused.png') });
+  });
+
+  test('Import without a file says so next to the field', async () => {
+    await press(page, '#import-form button[type=submit]');
+    assert.equal(await page.textContent('#import-file-error'), 'Choose a .sqlite3 file first.');
+  });
+
+  test('the SQL console shows a SELECT as a table', async () => {
+    await twoEvents(page);
+    await page.fill('#sql', 'SELECT source, event_id, amount, receipt_seq, NULL AS note FROM inbox ORDER BY receipt_seq');
+    await press(page, '#sql-form button[type=submit]');
+    const table = await page.$$eval('#sql-result tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    assert.deepEqual(table, [
+      ['source', 'event_id', 'amount', 'receipt_seq', 'note'],
+      ['provider-a', 'evt-1', '500', '1', 'NULL'],
+      ['provider-b', 'evt-1', '500', '2', 'NULL'],
+    ]);
+    assert.equal(await page.textContent('#sql-result .note'), '2 row(s).');
+  });
+
+  test('Ctrl+Enter runs; the example buttons run read-only PRAGMAs', async () => {
+    await page.fill('#sql', 'SELECT 6 * 7 AS answer');
+    await page.press('#sql', 'Control+Enter');
+    await idle(page);
+    assert.deepEqual(await page.$$eval('#sql-result td', (tds) => tds.map((td) => td.textContent)), ['42']);
+    await press(page, '[data-sql="PRAGMA integrity_check"]');
+    assert.deepEqual(await page.$$eval('#sql-result td', (tds) => tds.map((td) => td.textContent)), ['ok']);
+  });
+
+  test('a write is refused by SQLite’s own check, shown under the SQL, and changes nothing', async () => {
+    await twoEvents(page);
+    const before = await shownTables(page);
+    for (const sql of ['UPDATE accounts SET balance = 1000000', 'DELETE FROM inbox', 'PRAGMA foreign_keys = OFF']) {
+      await page.fill('#sql', sql);
+      await press(page, '#sql-form button[type=submit]');
+      assert.match(await page.textContent('#sql-error'), /^invalid sql: /, sql);
+      assert.equal(await page.getAttribute('#sql', 'aria-invalid'), 'true', sql);
+      assert.equal(await page.textContent('#sql-result'), '', sql);
+    }
+    await page.fill('#sql', 'SELEKT nonsense');
+    await press(page, '#sql-form button[type=submit]');
+    assert.match(await page.textContent('#sql-error'), /syntax error/);
+    await page.click('#tables-title');
+    assert.deepEqual(await shownTables(page), before);
+    const foreignKeys = await page.evaluate(() => window.inboxLab.query('PRAGMA foreign_keys'));
+    assert.deepEqual(foreignKeys.rows, [[1]], 'foreign keys are still on');
+  });
+});

@@ -1,0 +1,159 @@
+// English and Russian, the keyboard, and the layout: the language switch
+// redraws everything (static text and what the page drew), every key of the
+// page exists in both languages, and the main states read well at 1280×800
+// and at 400px (screenshots under target/e2e/).
+
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+
+import { assertNoProblems, idle, launch, openPage, reloadPage, resetDatabase, screenshotPath } from './browser.mjs';
+import { clearTimeline, fillSender, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
+
+/** Both sizes the page is designed for. */
+const WIDE = { width: 1280, height: 800 };
+const NARROW = { width: 400, height: 800 };
+
+async function sideways(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+}
+
+describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
+  let browser;
+  let page;
+
+  before(async () => {
+    browser = await launch();
+    page = browser.page;
+    await openPage(page);
+  });
+  after(() => browser.close());
+  beforeEach(async () => {
+    await page.setViewportSize(WIDE);
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    await resetDatabase(page);
+    await restoreSender(page);
+    await clearTimeline(page);
+  });
+  afterEach(() => assertNoProblems(browser.problems));
+
+  test('RU switches static text and what the page drew, and the choice survives a reload', async () => {
+    await fillSender(page, { lose_response: true });
+    await pressDeliver(page);
+    await press(page, '[data-lang="ru"]');
+    assert.equal(await page.getAttribute('html', 'lang'), 'ru');
+    assert.equal(await page.getAttribute('[data-lang="ru"]', 'aria-pressed'), 'true');
+    assert.equal(await page.getAttribute('[data-lang="en"]', 'aria-pressed'), 'false');
+    assert.equal(await page.textContent('#sender-title'), 'Отправитель');
+    assert.equal(await page.textContent('#deliver-form button[type=submit]'), 'Доставить');
+    assert.equal(await page.textContent('#status'), 'Готово. Хранится в OPFS: переживёт перезагрузку.');
+    assert.equal(await page.textContent('#sender-summary'), 'Баланс счёта 1: 0 → 500 (+500): зачислено один раз.');
+    assert.match((await senderLog(page))[0], /^t=0,0 с · попытка 1 → applied, 200 · ответ потерян/);
+    assert.match(await page.textContent('#timeline'), /попытка 2 из 5 · atomic · отправитель/);
+    assert.match(await page.textContent('#handler-note'), /^Обработчик из статьи/);
+    assert.equal(await page.title(), 'inbox-lab: идемпотентная обработка событий на SQLite');
+    await page.screenshot({ path: await screenshotPath('playground-ru-1280x800.png') });
+
+    await reloadPage(page);
+    assert.equal(await page.textContent('#sender-title'), 'Отправитель', 'remembered');
+    await page.setViewportSize(NARROW);
+    assert.equal(await sideways(page), 0, 'Russian is longer, and still no sideways scrolling at 400px');
+    await page.screenshot({ path: await screenshotPath('playground-ru-400-full.png'), fullPage: true });
+    await press(page, '[data-lang="en"]');
+    assert.equal(await page.textContent('#sender-title'), 'Sender');
+  });
+
+  test('every data-i18n key of the page is registered, in both languages, and none shows as a raw key', async () => {
+    const report = await page.evaluate(async () => {
+      const i18n = await import('/www/i18n.js');
+      const { en, ru } = i18n.keys();
+      const used = [...document.querySelectorAll('[data-i18n]')].map((el) => el.dataset.i18n);
+      const attrs = [...document.querySelectorAll('[data-i18n-attr]')].flatMap((el) =>
+        el.dataset.i18nAttr.split(',').map((pair) => pair.split(':')[1].trim()),
+      );
+      const raw = [...document.querySelectorAll('body *')]
+        .filter((el) => el.children.length === 0 && i18n.has(el.textContent.trim()))
+        .map((el) => el.textContent.trim());
+      return {
+        missing: [...used, ...attrs].filter((key) => !i18n.has(key)),
+        onlyEn: en.filter((key) => !ru.includes(key)),
+        onlyRu: ru.filter((key) => !en.includes(key)),
+        raw,
+        count: used.length,
+      };
+    });
+    assert.ok(report.count > 40, `${report.count} translated elements`);
+    assert.deepEqual(report.missing, []);
+    assert.deepEqual(report.onlyEn, []);
+    assert.deepEqual(report.onlyRu, []);
+    assert.deepEqual(report.raw, []);
+  });
+
+  test('the keyboard reaches the language switch, the form and Deliver in order', async () => {
+    await page.click('h1');
+    const focused = () => page.evaluate(() => document.activeElement.dataset.lang ?? document.activeElement.id);
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'en');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'ru');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.textContent('#sender-title'), 'Отправитель');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Space');
+    assert.equal(await page.textContent('#sender-title'), 'Sender');
+
+    await page.focus('#source');
+    const order = ['source'];
+    for (let i = 0; i < 9; i += 1) {
+      await page.keyboard.press('Tab');
+      order.push(await page.evaluate(() => document.activeElement.id || document.activeElement.textContent));
+    }
+    assert.deepEqual(order, [
+      'source',
+      'event_id',
+      'account_id',
+      'amount',
+      'handler',
+      'fault',
+      'lose_response',
+      'attempts',
+      'first_delay',
+      'Deliver',
+    ]);
+    await page.keyboard.press('Enter');
+    await idle(page);
+    assert.match((await senderLog(page))[0], /attempt 1 → applied, 200/);
+  });
+
+  test('screenshots: the main states at 1280×800 and 400px, never sideways scrolling', async () => {
+    // The opening story, a crash, a duplicate: a full timeline.
+    await fillSender(page, { lose_response: true });
+    await pressDeliver(page);
+    await fillSender(page, { lose_response: false, event_id: 'evt-2', fault: 'after_update' });
+    await pressDeliver(page);
+    await restoreSender(page);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: await screenshotPath('playground-1280x800.png') });
+    const sender = await page.locator('#sender').boundingBox();
+    const heard = await page.locator('#heard').boundingBox();
+    const database = await page.locator('#database').boundingBox();
+    assert.ok(sender.x + sender.width <= heard.x && heard.x + heard.width <= database.x, 'three columns side by side');
+    assert.ok(database.y < 200 && heard.y < 200, 'the whole loop starts in the first screen');
+    await page.screenshot({ path: await screenshotPath('playground-1280-full.png'), fullPage: true });
+
+    // Step mode with the transaction open.
+    await press(page, '#step-start');
+    await press(page, '#step-next');
+    await press(page, '#step-next');
+    await page.locator('#stepper').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: await screenshotPath('playground-step-open.png') });
+    await press(page, '#step-kill');
+    await page.locator('#stepper').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: await screenshotPath('playground-step-killed.png') });
+
+    await page.setViewportSize(NARROW);
+    assert.equal(await sideways(page), 0, 'no sideways scrolling at 400px');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: await screenshotPath('playground-400x800.png') });
+    await page.screenshot({ path: await screenshotPath('playground-400-full.png'), fullPage: true });
+  });
+});

@@ -1,0 +1,189 @@
+// Step mode: one delivery statement by statement, "throw", and a real kill
+// of the database worker (Worker.terminate) while its transaction is open —
+// then recovery from OPFS, and the sender's retry applying exactly once.
+
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+
+import { assertNoProblems, idle, launch, openPage, resetDatabase, shownTables } from './browser.mjs';
+import {
+  EXAMPLE,
+  balance,
+  clearTimeline,
+  fillSender,
+  press,
+  restoreSender,
+  senderLog,
+  senderSummary,
+  shownTimeline,
+  timelineEntries,
+} from './playground.mjs';
+
+const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
+
+/** The step list: `[step, state]` per item, and the step marked current. */
+async function stepList(page) {
+  return page.$$eval('#step-list > li', (items) =>
+    items.map((li) => [li.dataset.step, li.dataset.state, li.getAttribute('aria-current') ?? '']),
+  );
+}
+
+/** Presses "Next statement" `n` times. */
+async function next(page, n = 1) {
+  for (let i = 0; i < n; i += 1) {
+    await press(page, '#step-next');
+  }
+}
+
+describe('step mode', { timeout: 240_000 }, () => {
+  let browser;
+  let page;
+
+  before(async () => {
+    browser = await launch();
+    page = browser.page;
+    await openPage(page);
+  });
+  after(() => browser.close());
+  beforeEach(async () => {
+    await resetDatabase(page);
+    await restoreSender(page);
+    await clearTimeline(page);
+  });
+  afterEach(() => assertNoProblems(browser.problems));
+
+  test('runs one statement per press, highlights the next SQL, and commits', async () => {
+    await press(page, '#step-start');
+    assert.deepEqual(await stepList(page), [['begin', 'next', 'step']]);
+    assert.equal(await page.textContent('#step-list [aria-current="step"] pre'), 'BEGIN IMMEDIATE');
+    assert.deepEqual(
+      await page.$$eval('#stepper button', (bs) => bs.map((b) => [b.id, b.disabled])),
+      [['step-start', true], ['step-next', false], ['step-throw', false], ['step-kill', false]],
+    );
+
+    await next(page, 2); // BEGIN, INSERT
+    assert.match(await page.textContent('#step-list [aria-current="step"] pre'), /^UPDATE accounts SET balance = balance \+ \?1/);
+    // The open transaction sees its own uncommitted row; the page says so.
+    assert.equal(await page.isVisible('#tables-view'), true);
+    assert.deepEqual((await shownTables(page)).inbox, [['provider-a', 'evt-1', '1', '500', '—', '—']]);
+
+    await next(page, 3); // UPDATE, RECEIPT, COMMIT
+    assert.deepEqual(await stepList(page), [
+      ['begin', 'ok', ''],
+      ['insert', 'ok', ''],
+      ['credit', 'ok', ''],
+      ['store_receipt', 'ok', ''],
+      ['commit', 'ok', ''],
+    ]);
+    assert.equal(await page.textContent('#step-note'), 'Committed: applied. The sender heard 200 and stops.');
+    assert.equal(await page.isVisible('#tables-view'), false);
+    assert.deepEqual(await senderLog(page), ['t=0.0 s · attempt 1 → applied, 200 · receipt #1 | 200: stop, the handler took responsibility']);
+    const [entry] = await shownTimeline(page);
+    assert.match(entry.meta, /attempt 1 of 5 · atomic · step mode/);
+    assert.deepEqual(entry.ops, ['begin:ok', 'insert:ok', 'credit:ok', 'store_receipt:ok', 'commit:ok']);
+    assert.equal(await balance(page), 500);
+  });
+
+  test('"throw" rolls the open transaction back; the sender retries and it applies once', async () => {
+    await press(page, '#step-start');
+    await next(page, 3); // BEGIN, INSERT, UPDATE
+    await press(page, '#step-throw');
+    assert.deepEqual(await stepList(page), [
+      ['begin', 'undone', ''],
+      ['insert', 'undone', ''],
+      ['credit', 'undone', ''],
+      ['store_receipt', 'crash', ''],
+    ]);
+    const log = await senderLog(page);
+    assert.equal(
+      log[0],
+      't=0.0 s · attempt 1 → simulated_crash, 500' +
+        ' | in the database now: no inbox row (provider-a, evt-1); account 1 has balance 0' +
+        ' | 500: a temporary failure; retry in 1.0 s',
+    );
+    assert.match(log[1], /^t=1\.0 s · attempt 2 → applied, 200/);
+    assert.equal(await senderSummary(page), 'Balance of account 1: 0 → 500 (+500): credited once.');
+    const [retry, thrown] = await shownTimeline(page);
+    assert.deepEqual(thrown.ops, ['begin:undone', 'insert:undone', 'credit:undone', 'crash:crash', 'rollback:rollback']);
+    assert.equal(retry.outcome, 'applied');
+  });
+
+  test('kill the worker mid-transaction: a new worker reopens OPFS, nothing survived, the retry applies once', async () => {
+    const worker = page.workers().find((w) => w.url().includes('/worker.js'));
+    assert.ok(worker, 'the database worker is running');
+    const closed = new Promise((resolve) => worker.once('close', resolve));
+
+    await press(page, '#step-start');
+    await next(page, 4); // BEGIN, INSERT, UPDATE, the receipt: only COMMIT is missing
+    assert.deepEqual((await shownTables(page)).accounts, [['1', '500']], 'uncommitted, but visible to the open transaction');
+    await press(page, '#step-kill');
+    await closed; // Worker.terminate() really ended the old worker
+
+    assert.match(await page.textContent('#step-note'), /tables are exactly as before BEGIN — nothing of the killed transaction survived/);
+    assert.deepEqual(await stepList(page), [
+      ['begin', 'undone', ''],
+      ['insert', 'undone', ''],
+      ['credit', 'undone', ''],
+      ['store_receipt', 'undone', ''],
+      ['commit', 'crash', ''],
+    ]);
+    assert.deepEqual(await senderLog(page), [
+      't=0.0 s · attempt 1 → no answer: the worker was killed mid-transaction' +
+        ' | in the database now: no inbox row (provider-a, evt-1); account 1 has balance 0' +
+        ' | no answer: it may or may not have been applied; retry in 1.0 s',
+      't=1.0 s · attempt 2 → applied, 200 · receipt #1 | 200: stop, the handler took responsibility',
+    ]);
+    assert.equal(await senderSummary(page), 'Balance of account 1: 0 → 500 (+500): credited once.');
+    assert.deepEqual(await shownTables(page), {
+      accounts: [['1', '500']],
+      inbox: [['provider-a', 'evt-1', '1', '500', '#1', '500']],
+    });
+    const [, killed] = await shownTimeline(page);
+    assert.equal(killed.outcome, 'no_answer');
+    assert.match(killed.answer, /^no answer · \d[\d,]* ms$/);
+    assert.deepEqual(killed.ops, ['begin:undone', 'insert:undone', 'credit:undone', 'store_receipt:undone', 'kill:crash']);
+    assert.match(await page.textContent('#status'), /^Ready\./);
+    const integrity = await page.evaluate(() => window.inboxLab.query('PRAGMA integrity_check'));
+    assert.deepEqual(integrity.rows, [['ok']]);
+    assert.ok(page.workers().some((w) => w.url().includes('/worker.js')), 'a new worker took over');
+  });
+
+  test('step mode and the timeline’s worked-out statements agree on every path of the atomic handler', async () => {
+    const cases = [
+      { name: 'applied', fields: {} },
+      { name: 'duplicate', fields: {} },
+      { name: 'payload_conflict', fields: { amount: '700' } },
+      { name: 'unknown_account', fields: { event_id: 'evt-42', account_id: '42' } },
+      { name: 'crash after_insert', fields: { event_id: 'evt-2', fault: 'after_insert' } },
+      { name: 'crash after_update', fields: { event_id: 'evt-3', fault: 'after_update' } },
+    ];
+    for (const { name, fields } of cases) {
+      await restoreSender(page);
+      await fillSender(page, { ...fields, attempts: '1' });
+      await clearTimeline(page);
+      await press(page, '#step-start');
+      while (await page.isEnabled('#step-next')) {
+        await next(page);
+      }
+      await idle(page);
+      const [entry] = await timelineEntries(page);
+      const worked = await page.evaluate(
+        async ({ answer, fault }) => (await import('/www/timeline-model.js')).statementsOf({ handler: 'atomic', fault, answer }),
+        { answer: entry.answer, fault: fields.fault ?? null },
+      );
+      assert.equal(entry.via, 'step', name);
+      assert.deepEqual(entry.statements, worked, name);
+    }
+    assert.deepEqual((await shownTables(page)).accounts, [['1', '500']], 'only the first delivery credited');
+  });
+
+  test('invalid input is refused before BEGIN, next to the field', async () => {
+    await fillSender(page, { amount: '-5' });
+    await press(page, '#step-start');
+    assert.match(await page.textContent('#amount-error'), /invalid amount/);
+    assert.equal(await page.textContent('#step-note'), 'Refused before any SQL ran: invalid_input.');
+    assert.equal(await page.isEnabled('#step-start'), true);
+    assert.deepEqual(await shownTables(page), FRESH);
+    await fillSender(page, EXAMPLE);
+  });
+});

@@ -1,0 +1,89 @@
+// Helpers for the playground's end-to-end tests (playground-*.test.mjs):
+// drive the page the way a reader does — fill the form, press buttons — and
+// read back what the page shows.
+
+import { idle } from './browser.mjs';
+
+export const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500' };
+
+/** Fills the sender form; only the fields given are touched. */
+export async function fillSender(page, fields) {
+  for (const [name, value] of Object.entries(fields)) {
+    if (name === 'fault' || name === 'handler') {
+      await page.selectOption(`#${name}`, value);
+    } else if (name === 'lose_response') {
+      await page.setChecked('#lose_response', value);
+    } else {
+      await page.fill(`#${name}`, String(value));
+    }
+  }
+}
+
+/** Puts the sender back to its defaults: the example, atomic, no crash, nothing lost, 5 attempts, 1 s. */
+export async function restoreSender(page) {
+  await page.click('#deliver-form button[type=reset]');
+}
+
+/** Presses Deliver and waits until the whole send (retries included) is answered and drawn. */
+export async function pressDeliver(page) {
+  await page.click('#deliver-form button[type=submit]');
+  await idle(page);
+}
+
+/** Presses a button by its CSS selector and waits for the page to settle. */
+export async function press(page, selector) {
+  await page.click(selector);
+  await idle(page);
+}
+
+/** The sender's log: one string per attempt, its lines joined by " | ". */
+export function senderLog(page) {
+  return page.$$eval('#sender-log > li', (items) =>
+    items.map((li) => [...li.querySelectorAll('p')].map((p) => p.textContent).join(' | ')),
+  );
+}
+
+/** The balance line under the log. */
+export function senderSummary(page) {
+  return page.textContent('#sender-summary');
+}
+
+/** The answer box as `{outcome, 'HTTP status', retryable?, message?, receipt?}`. */
+export function shownAnswer(page) {
+  return page.$$eval('#answer dd', (dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.term, dd.textContent])));
+}
+
+/**
+ * The timeline as the page shows it, newest first: `{seq, outcome, handler,
+ * attempt, head, meta, answer, ops: ["begin:ok", …]}`.
+ */
+export function shownTimeline(page) {
+  return page.$$eval('#timeline > li.entry', (items) =>
+    items.map((li) => ({
+      seq: Number(li.dataset.seq),
+      outcome: li.dataset.outcome,
+      handler: li.dataset.handler,
+      attempt: li.dataset.attempt === undefined ? undefined : Number(li.dataset.attempt),
+      head: li.querySelector('.entry-head').textContent,
+      meta: li.querySelector('.entry-meta')?.textContent,
+      answer: li.querySelector('.entry-answer').textContent,
+      ops: [...li.querySelectorAll('.op')].map((op) => `${op.dataset.op}:${op.dataset.state}`),
+    })),
+  );
+}
+
+/** The page's timeline model through the console API (oldest first). */
+export function timelineEntries(page) {
+  return page.evaluate(() => window.inboxLab.timeline());
+}
+
+/** Clears the page's timeline so a test reads only its own deliveries. */
+export async function clearTimeline(page) {
+  await page.click('#timeline-clear');
+}
+
+/** The balance of `id` as `inboxLab.tables()` answers. */
+export async function balance(page, id = 1) {
+  const { accounts } = await page.evaluate(() => window.inboxLab.tables());
+  return accounts.find((a) => a.id === id)?.balance ?? null;
+}

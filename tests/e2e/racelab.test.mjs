@@ -1,0 +1,264 @@
+// The race lab panel (www/racelab.js) as a reader uses it: pick a handler,
+// advance the deliveries one statement at a time with the buttons or the
+// keys A/B/C, watch the write lock make the second delivery wait, explore
+// every interleaving, and replay a failing schedule step by step. The
+// connections are real SQLite connections in the page's database worker.
+
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+
+import { assertNoProblems, launch, openPage } from './browser.mjs';
+
+const PANEL = '#race-lab';
+
+describe('the race lab panel', { timeout: 300_000 }, () => {
+  let browser;
+  let page;
+
+  before(async () => {
+    browser = await launch();
+    page = browser.page;
+    page.setDefaultTimeout(60_000); // a loaded machine is slow
+    // A first load that stalls is retried (see `open`) rather than waited for.
+    page.setDefaultNavigationTimeout(30_000);
+    await open(page);
+  });
+  after(() => browser.close());
+  afterEach(() => assertNoProblems(browser.problems));
+
+  test('atomic: the second BEGIN IMMEDIATE waits for the write lock, and retrying it after COMMIT runs', async () => {
+    await choose(page, 'atomic', 2);
+    await click(page, '#race-start');
+    assert.equal(await column(page, 0, '.race-sql'), 'BEGIN IMMEDIATE');
+    assert.equal(await column(page, 1, '.race-sql'), 'BEGIN IMMEDIATE');
+    assert.equal(await text(page, '#race-committed'), 'Committed at the start: balance 0, inbox empty.');
+
+    await click(page, '#race-advance-a');
+    assert.equal(await column(page, 0, '.race-last'), 'Last step: ran');
+    assert.match(await column(page, 0, '.race-sql'), /^INSERT INTO inbox/);
+    // A holds the write lock: another connection cannot even read.
+    assert.match(await text(page, '#race-committed'), /locked/);
+
+    await click(page, '#race-advance-b');
+    assert.equal(await column(page, 1, '.race-last'), 'Last step: waiting for the write lock — advance it again to retry');
+    assert.equal(await page.getAttribute(`${PANEL} .race-column[data-delivery="1"]`, 'data-state'), 'waiting');
+    assert.equal(await column(page, 1, '.race-sql'), 'BEGIN IMMEDIATE', 'a waiting statement did nothing: it is still next');
+    await click(page, '#race-advance-b');
+    assert.match(await column(page, 1, '.race-last'), /waiting for the write lock/, 'still waiting while A is open');
+
+    // Run A to its answer from the keyboard: the key A advances delivery A.
+    await page.focus('#race-advance-a');
+    let steps = 0;
+    while (!(await page.isDisabled('#race-advance-a'))) {
+      await page.keyboard.press('a');
+      await idle(page);
+      steps += 1;
+      assert.ok(steps < 10, 'delivery A never finished');
+    }
+    assert.equal(await column(page, 0, '.race-answer'), 'Answer: applied');
+    assert.equal(await column(page, 0, '.race-sql'), 'Finished: nothing more to run.');
+    assert.equal(await text(page, '#race-committed'), 'Committed, as another connection reads it: balance 500, inbox rows 1.');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'race-advance-b', 'the focus moved on to B');
+
+    // The retried BEGIN now runs; B finds the row and answers duplicate.
+    await page.keyboard.press('b');
+    await idle(page);
+    assert.equal(await column(page, 1, '.race-last'), 'Last step: ran');
+    while (!(await page.isDisabled('#race-advance-b'))) {
+      await click(page, '#race-advance-b');
+    }
+    assert.equal(await column(page, 1, '.race-answer'), 'Answer: duplicate');
+
+    assert.deepEqual(await flags(page), ['correct']);
+    assert.equal(await text(page, '#race-verdict .race-flag'), 'Correct: credited once, one “applied”, the rest “duplicate”.');
+    assert.deepEqual(await tableCells(page, '#race-final-accounts'), [['1', '500']]);
+    assert.deepEqual(await tableCells(page, '#race-final-inbox'), [['1']]);
+    const log = await page.$$eval('#race-log li', (items) => items.map((li) => li.dataset.result));
+    assert.equal(log.filter((r) => r === 'waiting').length, 2, 'both waits are in the step log');
+    assert.equal(log.at(-1), 'answered');
+  });
+
+  test('check_then_act: two deliveries both see "not there yet" and both credit', async () => {
+    await choose(page, 'check_then_act', 2);
+    assert.match(await text(page, '#race-why'), /^Mistake: SELECT, then act/);
+    await click(page, '#race-start');
+    // Both checks first, then both credits: nothing waits, each statement commits on its own.
+    for (const letter of ['a', 'b', 'a', 'b']) {
+      await click(page, `#race-advance-${letter}`);
+    }
+    assert.equal(await text(page, '#race-committed'), 'Committed, as another connection reads it: balance 1000, inbox rows 0.');
+    await click(page, '#race-advance-a');
+    await click(page, '#race-advance-b');
+    assert.equal(await column(page, 0, '.race-answer'), 'Answer: applied');
+    assert.match(await column(page, 1, '.race-answer'), /^Answer: error /, 'the second INSERT hits the unique key, after crediting');
+    assert.deepEqual(await flags(page), ['double_credit', 'wrong_answer']);
+    assert.deepEqual(await tableCells(page, '#race-final-accounts'), [['1', '1000']]);
+  });
+
+  test('"Explore every interleaving": atomic ends correct in every schedule', async () => {
+    await choose(page, 'atomic', 2);
+    await click(page, '#race-explore');
+    const counts = await page.$$eval('#race-explorer .race-counts li', (items) => items.map((li) => li.textContent));
+    const total = Number(/of (\d+) schedules/.exec(counts[0])?.[1]);
+    assert.ok(total >= 2, `atomic has at least one schedule per first delivery: ${counts[0]}`);
+    assert.deepEqual(counts, [
+      `0 of ${total} schedules end in a double credit`,
+      `0 of ${total} schedules end in a lost credit`,
+      `0 of ${total} schedules end in a wrong answer`,
+    ]);
+    assert.equal(
+      await text(page, '#race-explorer .race-flag'),
+      'No schedule ends badly: whatever the order, the result is correct.',
+    );
+    assert.equal(await page.$('#race-replay'), null, 'nothing to replay');
+  });
+
+  test('check_then_act double credits in 18 of 20 schedules, and the failing schedule replays step by step', async () => {
+    await choose(page, 'check_then_act', 2);
+    await click(page, '#race-explore');
+    const counts = await page.$$eval('#race-explorer .race-counts li', (items) => items.map((li) => li.textContent));
+    assert.deepEqual(counts, [
+      '18 of 20 schedules end in a double credit',
+      '0 of 20 schedules end in a lost credit',
+      '18 of 20 schedules end in a wrong answer',
+    ]);
+    const schedule = await page.$$eval('#race-schedule li', (items) => items.map((li) => li.textContent));
+    assert.ok(schedule.length > 0 && schedule.every((s) => s === 'A' || s === 'B'), `a schedule of A and B: ${schedule}`);
+    assert.ok(schedule.includes('A') && schedule.includes('B'), 'a failure needs both deliveries');
+
+    await click(page, '#race-replay');
+    assert.equal(await text(page, '#race-replay-position'), `Step 0 of ${schedule.length}`);
+    for (const [n, letter] of schedule.entries()) {
+      assert.equal(await text(page, '#race-replay-next'), `Next step of the schedule (${letter})`);
+      const upNext = await page.getAttribute(`${PANEL} .race-column[data-up-next="true"]`, 'data-delivery');
+      assert.equal(upNext, String('AB'.indexOf(letter)), 'the column that moves next is highlighted');
+      assert.equal(await page.isDisabled(`#race-advance-${letter.toLowerCase()}`), true, 'manual steps wait during a replay');
+      await click(page, '#race-replay-next');
+      assert.equal(await text(page, '#race-replay-position'), `Step ${n + 1} of ${schedule.length}`);
+      const current = await page.$$eval('#race-schedule li', (items) => items.findIndex((li) => li.getAttribute('aria-current') === 'step'));
+      assert.equal(current, n, 'the step just run is marked in the schedule');
+      assert.equal(await page.$$eval('#race-log li', (items) => items.length), n + 1);
+    }
+    assert.equal(await text(page, '#race-replay-next'), 'Replayed: the verdict above is this schedule’s.');
+    assert.ok((await flags(page)).includes('double_credit'));
+    assert.deepEqual(await tableCells(page, '#race-final-accounts'), [['1', '1000']]);
+  });
+
+  test('every handler has a one-line explanation of its mistake', async () => {
+    const options = await page.$$eval('#race-handler option', (items) => items.map((o) => o.value));
+    assert.deepEqual(options, ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace']);
+    const seen = new Set();
+    for (const handler of options) {
+      await page.selectOption('#race-handler', handler);
+      const why = await text(page, '#race-why');
+      assert.match(why, handler === 'atomic' ? /^Correct:/ : /^Mistake:/);
+      seen.add(why);
+    }
+    assert.equal(seen.size, options.length);
+  });
+
+  test('insert_or_ignore survives identical deliveries; amount 0 shows its mistake', async () => {
+    await choose(page, 'insert_or_ignore', 2);
+    assert.match(await text(page, '#race-why'), /amount 0 or another payload comes back as “duplicate”/);
+    await click(page, '#race-explore');
+    const counts = await page.$$eval('#race-explorer .race-counts li', (items) => items.map((li) => li.textContent.split(' ')[0]));
+    assert.deepEqual(counts, ['0', '0', '0'], 'identical concurrent deliveries do not expose it');
+    const before = await page.evaluate(() => window.inboxLab.tables());
+    await click(page, '#race-demo-run');
+    const answers = await page.$$eval('#race-demo-result p', (ps) => ps.map((p) => p.textContent));
+    assert.equal(answers[0], 'insert_or_ignore answers: duplicate');
+    assert.match(answers[1], /^atomic answers: invalid_input \(.*amount/);
+    assert.deepEqual(await page.evaluate(() => window.inboxLab.tables()), before, 'neither handler wrote anything');
+    await choose(page, 'atomic', 2);
+    assert.equal(await page.isHidden('#race-demo'), true, 'the demonstration belongs to insert_or_ignore');
+  });
+
+  test('three deliveries: a third column, and atomic still ends correct in every schedule', async () => {
+    await choose(page, 'atomic', 3);
+    assert.equal(await page.isVisible(`${PANEL} .race-column[data-delivery="2"]`), true);
+    await click(page, '#race-start');
+    await click(page, '#race-advance-c');
+    await click(page, '#race-advance-a');
+    assert.match(await column(page, 0, '.race-last'), /waiting for the write lock/);
+    await click(page, '#race-explore');
+    const counts = await page.$$eval('#race-explorer .race-counts li', (items) => items.map((li) => li.textContent));
+    assert.match(counts[0], /^0 of \d+ schedules end in a double credit$/);
+    assert.match(counts[2], /^0 of \d+ schedules end in a wrong answer$/);
+    assert.match(await text(page, '#race-explorer p'), /atomic, 3 deliveries/);
+    await choose(page, 'atomic', 2);
+    assert.equal(await page.isHidden(`${PANEL} .race-column[data-delivery="2"]`), true);
+  });
+
+  test('in Russian', async () => {
+    await setLanguage(page, 'ru');
+    try {
+      await choose(page, 'atomic', 2);
+      await click(page, '#race-start');
+      await click(page, '#race-advance-a');
+      await click(page, '#race-advance-b');
+      assert.equal(await text(page, '#race-lab-title'), 'Гонки: доставки вперемешку, по одному оператору');
+      assert.equal(await column(page, 1, '.race-last'), 'Последний шаг: ждёт блокировку записи — сделайте шаг ещё раз, чтобы повторить');
+      assert.equal(await text(page, '#race-advance-b'), 'Шаг B');
+      assert.match(await text(page, '#race-committed'), /заблокировано/);
+    } finally {
+      await setLanguage(page, 'en');
+    }
+  });
+});
+
+/** Opens the page and waits for it; a stalled first load is retried. */
+async function open(page) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await openPage(page, '?storage=memory');
+      break;
+    } catch (error) {
+      if (attempt === 3 || error.name !== 'TimeoutError') {
+        throw error;
+      }
+    }
+  }
+  await idle(page);
+}
+
+function idle(page) {
+  return page.waitForSelector(`${PANEL}[aria-busy="false"]`, { state: 'attached' });
+}
+
+async function click(page, selector) {
+  await page.click(selector);
+  await idle(page);
+}
+
+/** Picks the handler and the number of deliveries, as a reader does. */
+async function choose(page, handler, deliveries) {
+  await page.selectOption('#race-handler', handler);
+  await idle(page);
+  if (!(await page.isChecked(`#race-deliveries-${deliveries}`))) {
+    await page.check(`#race-deliveries-${deliveries}`);
+    await idle(page);
+  }
+}
+
+function text(page, selector) {
+  return page.textContent(selector).then((s) => s.trim());
+}
+
+function column(page, i, selector) {
+  return text(page, `${PANEL} .race-column[data-delivery="${i}"] ${selector}`);
+}
+
+function flags(page) {
+  return page.$$eval('#race-verdict .race-flag', (ps) => ps.map((p) => p.dataset.flag));
+}
+
+function tableCells(page, selector) {
+  return page.$$eval(`${selector} tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+}
+
+function setLanguage(page, lang) {
+  return page.evaluate(async (lang) => {
+    const i18n = await import(new URL('www/i18n.js', document.baseURI).href);
+    i18n.setLanguage(lang);
+  }, lang);
+}

@@ -1,0 +1,126 @@
+// Keep, move, start over: export the database as a `.sqlite3` file, import
+// one, or reset.
+//
+// The page checks nothing about an imported file: Rust does (SQLite header,
+// integrity_check, the schema and its version) on a private copy, and only
+// then replaces the database — so a bad file is refused with a message next
+// to the file field, and the current database stays exactly as it was.
+
+import { inboxLab } from './client.js';
+import { clearErrors, showError, showFieldError, whileBusy } from './dom.js';
+import { errorMessage } from './errors.js';
+import { onLanguageChange, register, t } from './i18n.js';
+import { clearShown } from './sender.js';
+import { refresh as refreshTables, setNote as setTablesNote } from './tables.js';
+
+register({
+  en: {
+    'data.title': 'Keep, move, start over',
+    'data.export': 'Export .sqlite3',
+    'data.reset': 'Reset the database…',
+    'data.import_label': 'Import a .sqlite3 file',
+    'data.import': 'Import',
+    'data.exported': 'Exported {bytes} bytes as {name}.',
+    'data.imported': 'Imported {name}: the tables now come from that file.',
+    'data.no_file': 'Choose a .sqlite3 file first.',
+    'data.confirm': 'Delete the database and start again with account 1 at balance 0?',
+    'data.reset_done': 'The database was reset: account 1, balance 0, empty inbox.',
+    'data.reset_failed': 'Reset failed: {message}',
+  },
+  ru: {
+    'data.title': 'Сохранить, перенести, начать заново',
+    'data.export': 'Экспорт .sqlite3',
+    'data.reset': 'Сбросить базу…',
+    'data.import_label': 'Импорт файла .sqlite3',
+    'data.import': 'Импортировать',
+    'data.exported': 'Выгружено байт: {bytes}, файл {name}.',
+    'data.imported': 'Файл {name} импортирован: таблицы теперь из него.',
+    'data.no_file': 'Сначала выберите файл .sqlite3.',
+    'data.confirm': 'Удалить базу и начать заново со счётом 1 и балансом 0?',
+    'data.reset_done': 'База сброшена: счёт 1, баланс 0, inbox пуст.',
+    'data.reset_failed': 'Сбросить не удалось: {message}',
+  },
+});
+
+/** The name an export is saved under. */
+const EXPORT_NAME = 'inbox-lab.sqlite3';
+
+const importForm = document.querySelector('#import-form');
+const note = document.querySelector('#data-note');
+// What writes the note, kept to write it again in another language.
+let noteText = null;
+
+document.querySelector('#export').addEventListener('click', () => whileBusy(exportDatabase));
+
+async function exportDatabase() {
+  try {
+    const bytes = await inboxLab.exportDatabase();
+    // A download is a link to the bytes, clicked; the URL is freed once the
+    // browser has taken them.
+    const url = URL.createObjectURL(new Blob([bytes], { type: 'application/vnd.sqlite3' }));
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = EXPORT_NAME;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 0);
+    setNote(() => t('data.exported', { bytes: bytes.length, name: EXPORT_NAME }));
+  } catch (error) {
+    setNote(() => errorMessage(error));
+  }
+}
+
+importForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  whileBusy(importDatabase);
+});
+
+async function importDatabase() {
+  clearErrors(importForm);
+  setNote(null);
+  const file = importForm.elements.file.files[0];
+  if (file === undefined) {
+    showFieldError(importForm, 'file', () => t('data.no_file'));
+    return;
+  }
+  try {
+    await inboxLab.importDatabase(new Uint8Array(await file.arrayBuffer()));
+    setNote(() => t('data.imported', { name: file.name }));
+    importForm.reset();
+  } catch (error) {
+    // Rust names the field "file" for a file it refuses; anything else
+    // (a storage failure) goes in the note.
+    if (!showError(importForm, error)) {
+      setNote(() => errorMessage(error));
+    }
+  }
+  await refreshTables();
+}
+
+document.querySelector('#reset').addEventListener('click', () => {
+  // A native dialog: keyboard- and screen-reader-friendly with no code of ours.
+  if (window.confirm(t('data.confirm'))) {
+    whileBusy(reset);
+  }
+});
+
+async function reset() {
+  try {
+    await inboxLab.reset();
+    clearShown();
+    for (const form of document.querySelectorAll('form')) {
+      clearErrors(form); // messages about data that is gone
+    }
+    setTablesNote(() => t('data.reset_done'));
+  } catch (error) {
+    setTablesNote(() => t('data.reset_failed', { message: errorMessage(error) }));
+  }
+  await refreshTables();
+}
+
+/** Writes the note with `text()`; null clears it. */
+function setNote(text) {
+  noteText = text;
+  note.textContent = text === null ? '' : text();
+}
+
+onLanguageChange(() => noteText && setNote(noteText));

@@ -1,0 +1,130 @@
+// Small DOM helpers shared by the page's modules.
+//
+// Everything here writes text with textContent, never innerHTML: source,
+// event_id and SQL results are whatever a reader typed, and must show as
+// text, never run as markup.
+
+import { errorMessage } from './errors.js';
+import { currentLanguage, onLanguageChange } from './i18n.js';
+
+/** `el('p', {className: 'note', text: 'hi', data: {term: 'x'}}, child, …)` */
+export function el(tag, { className, text, title, data, attrs } = {}, ...children) {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text !== undefined) {
+    node.textContent = String(text);
+  }
+  if (title !== undefined) {
+    node.title = title;
+  }
+  for (const [key, value] of Object.entries(data ?? {})) {
+    node.dataset[key] = String(value);
+  }
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    node.setAttribute(key, String(value));
+  }
+  node.append(...children);
+  return node;
+}
+
+/** A number written the reader's way: 10,000 or 10 000. */
+export function formatNumber(n) {
+  return typeof n === 'number' ? n.toLocaleString(currentLanguage()) : String(n);
+}
+
+/** Simulated milliseconds as seconds with one decimal: "t=1.0 s" reads better than 1000. */
+export function formatSeconds(ms) {
+  return (ms / 1000).toLocaleString(currentLanguage(), { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+}
+
+// Actions still waiting for the database. While any is, <main> is
+// aria-busy, so assistive technology (and the end-to-end tests, through
+// `idle()`) wait for the whole update.
+let inFlight = 0;
+const busyListeners = new Set();
+
+/** Runs `action` with <main> marked busy until it settles. */
+export async function whileBusy(action) {
+  const main = document.querySelector('main');
+  inFlight += 1;
+  if (inFlight === 1) {
+    main.setAttribute('aria-busy', 'true');
+    busyListeners.forEach((listener) => listener(true));
+  }
+  try {
+    return await action();
+  } finally {
+    inFlight -= 1;
+    if (inFlight === 0) {
+      main.setAttribute('aria-busy', 'false');
+      busyListeners.forEach((listener) => listener(false));
+    }
+  }
+}
+
+/** Calls `listener(busy)` when the page starts or stops waiting for actions. */
+export function onPageBusy(listener) {
+  busyListeners.add(listener);
+}
+
+// The messages on screen next to their fields, each with the function that
+// writes it, so a language switch can write it again.
+const shownErrors = new Map();
+onLanguageChange(() => shownErrors.forEach((text, note) => (note.textContent = text())));
+
+/**
+ * Puts a message next to the control it is about — `field` is the control's
+ * name, which is also what Rust calls it in `invalid_input` — and moves the
+ * focus there, so a keyboard user lands where the fix is. `text()` writes the
+ * message (again after a language switch). Returns whether the form has such
+ * a control.
+ */
+export function showFieldError(form, field, text) {
+  const control = field ? form.elements.namedItem(field) : null;
+  if (control === null || control === undefined) {
+    return false;
+  }
+  const note = document.getElementById(`${control.id}-error`);
+  note.textContent = text();
+  note.hidden = false;
+  shownErrors.set(note, text);
+  control.setAttribute('aria-invalid', 'true');
+  control.focus();
+  return true;
+}
+
+/** `showFieldError` for an error object from the database: next to `error.field`, in the reader's language. */
+export function showError(form, error) {
+  return showFieldError(form, error.field, () => errorMessage(error));
+}
+
+/** Removes every message `showFieldError` put in `form`. */
+export function clearErrors(form) {
+  for (const control of form.querySelectorAll('[aria-invalid]')) {
+    control.removeAttribute('aria-invalid');
+  }
+  for (const note of form.querySelectorAll('.field-error')) {
+    note.hidden = true;
+    note.textContent = '';
+    shownErrors.delete(note);
+  }
+}
+
+/** A table of plain values; null shows as a muted NULL. */
+export function dataTable(columns, rows) {
+  const head = el('tr', {}, ...columns.map((name) => el('th', { text: name, attrs: { scope: 'col' } })));
+  const body = rows.map((row) =>
+    el(
+      'tr',
+      {},
+      ...row.map((value) =>
+        value === null
+          ? el('td', { className: 'muted', text: 'NULL' })
+          : el('td', { className: typeof value === 'number' ? 'number' : '', text: value }),
+      ),
+    ),
+  );
+  return el('table', {}, el('thead', {}, head), el('tbody', {}, ...body));
+}
