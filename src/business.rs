@@ -15,7 +15,7 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, InvalidCode, Reason};
 use crate::event::{Event, Field};
 
 /// The answer to "activate order O" (event `E` from source `S`).
@@ -55,9 +55,7 @@ pub fn activate(
     // Reuse the event rules for the keys (account and amount do not apply).
     Event::new(source, event_id, 1, 1)?;
     Event::new(order_id, "order", 1, 1).map_err(|e| match e {
-        Error::InvalidInput { reason, .. } => {
-            Error::invalid(Field::Event, format!("order_id {reason}"))
-        }
+        Error::InvalidInput { reason, .. } => Error::refused(Field::OrderId, reason),
         other => other,
     })?;
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
@@ -74,9 +72,17 @@ pub fn activate(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         if stored_order != order_id {
-            return Err(Error::invalid(
-                Field::Event,
-                format!("event ({source:?}, {event_id:?}) was already processed for order {stored_order:?}"),
+            return Err(Error::refused(
+                Field::OrderId,
+                Reason::new(
+                    InvalidCode::OtherOrder,
+                    format!(
+                        "event ({source:?}, {event_id:?}) was already processed for order {stored_order:?}"
+                    ),
+                )
+                .with("event_source", format!("{source:?}"))
+                .with("event_id", format!("{event_id:?}"))
+                .with("order", format!("{stored_order:?}")),
             ));
         }
         tx.commit()?;

@@ -16,7 +16,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, InvalidCode, Reason};
 
 /// At most this many rows are returned; the rest is reported as truncated.
 pub const MAX_ROWS: usize = 500;
@@ -50,7 +50,10 @@ pub struct QueryResult {
 pub fn query(conn: &mut Connection, sql: &str) -> Result<QueryResult, Error> {
     let sql = sql.trim();
     if sql.is_empty() {
-        return Err(refuse("type a SELECT statement or a read-only PRAGMA"));
+        return Err(refuse(Reason::new(
+            InvalidCode::SqlEmpty,
+            "type a SELECT statement or a read-only PRAGMA",
+        )));
     }
     conn.authorizer(Some(read_only_authorizer))?;
     let result = run(conn, sql);
@@ -60,17 +63,24 @@ pub fn query(conn: &mut Connection, sql: &str) -> Result<QueryResult, Error> {
 
 fn run(conn: &Connection, sql: &str) -> Result<QueryResult, Error> {
     let mut stmt = conn.prepare(sql).map_err(|e| match e {
-        rusqlite::Error::MultipleStatement => refuse("only one statement at a time"),
+        rusqlite::Error::MultipleStatement => refuse(Reason::new(
+            InvalidCode::SqlMultiple,
+            "only one statement at a time",
+        )),
         e if e.sqlite_error_code() == Some(rusqlite::ErrorCode::AuthorizationForStatementDenied) => {
-            refuse("this statement would change the connection (a PRAGMA with a value, a transaction or ATTACH); the console is read-only")
+            refuse(Reason::new(InvalidCode::SqlChangesConnection, "this statement would change the connection (a PRAGMA with a value, a transaction or ATTACH); the console is read-only"))
         }
-        e => refuse(format!("SQLite cannot run this: {e}")),
+        e => refuse(
+            Reason::new(InvalidCode::SqlRejected, format!("SQLite cannot run this: {e}"))
+                .with("detail", e),
+        ),
     })?;
     if !stmt.readonly() {
-        return Err(refuse(
+        return Err(refuse(Reason::new(
+            InvalidCode::SqlWrites,
             "this statement would write to the database; the console is read-only \
              (use the delivery form to change data)",
-        ));
+        )));
     }
     let columns: Vec<String> = stmt.column_names().map(String::from).collect();
     let mut rows = Vec::new();
@@ -143,8 +153,8 @@ fn to_json(v: ValueRef<'_>) -> serde_json::Value {
     }
 }
 
-fn refuse(reason: impl Into<String>) -> Error {
-    Error::invalid(crate::event::Field::Sql, reason)
+fn refuse(reason: Reason) -> Error {
+    Error::refused(crate::event::Field::Sql, reason)
 }
 
 #[cfg(test)]

@@ -226,6 +226,39 @@ codes! {
         NotObject => "not_object",
         /// A name that is not one of the allowed ones (a fault point). Params: `got` (quoted), `expected`.
         UnknownValue => "unknown_value",
+        /// The SQL console got no statement.
+        SqlEmpty => "sql_empty",
+        /// The SQL console got more than one statement.
+        SqlMultiple => "sql_multiple",
+        /// `sqlite3_stmt_readonly` says the statement would write.
+        SqlWrites => "sql_writes",
+        /// The authorizer refused a statement that changes the connection.
+        SqlChangesConnection => "sql_changes_connection",
+        /// SQLite could not prepare the statement. Params: `detail` (SQLite's words).
+        SqlRejected => "sql_rejected",
+        /// An import file over the size limit. Params: `bytes`, `max`.
+        FileTooBig => "file_too_big",
+        /// An import file without the SQLite header.
+        NotSqlite => "not_sqlite",
+        /// SQLite cannot read the import file. Params: `detail` (SQLite's words).
+        FileUnreadable => "file_unreadable",
+        /// `PRAGMA integrity_check` found problems. Params: `detail` (SQLite's words).
+        IntegrityFailed => "integrity_failed",
+        /// A schema version this build cannot read. Params: `version`, `max`.
+        UnsupportedVersion => "unsupported_version",
+        /// The import file's tables are not inbox-lab's.
+        SchemaDiffers => "schema_differs",
+        /// An inbox row points to an account that does not exist.
+        DanglingAccount => "dangling_account",
+        /// A stored receipt number above the receipt counter.
+        ReceiptAboveCounter => "receipt_above_counter",
+        /// This event was processed for another order. Params: `event_source`,
+        /// `event_id`, `order` (quoted).
+        OtherOrder => "other_order",
+        /// The lab clock was asked to go back.
+        ClockBackwards => "clock_backwards",
+        /// A retention window below 0 or an empty batch.
+        BadWindow => "bad_window",
         /// Any other rule, with only an English sentence. Params: `text`.
         Other => "other",
     }

@@ -51,6 +51,10 @@ pub enum Field {
     Handler,
     /// How many concurrent deliveries the race lab runs.
     Deliveries,
+    /// The order an activation event names (business keys).
+    OrderId,
+    /// The lab clock and the retention window.
+    Clock,
 }
 
 impl Field {
@@ -66,6 +70,8 @@ impl Field {
             Field::File => "file",
             Field::Handler => "handler",
             Field::Deliveries => "deliveries",
+            Field::OrderId => "order_id",
+            Field::Clock => "clock",
         }
     }
 }

@@ -13,7 +13,7 @@
 
 use rusqlite::{params, Connection};
 
-use crate::error::Error;
+use crate::error::{Error, InvalidCode, Reason};
 
 /// The lab clock's current time, in milliseconds.
 ///
@@ -29,9 +29,9 @@ pub fn now(conn: &Connection) -> Result<i64, Error> {
 /// [`Error::InvalidInput`] for a negative step; storage errors.
 pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
     if ms < 0 {
-        return Err(Error::invalid(
-            crate::Field::Event,
-            "the clock only moves forward",
+        return Err(Error::refused(
+            crate::Field::Clock,
+            Reason::new(InvalidCode::ClockBackwards, "the clock only moves forward"),
         ));
     }
     Ok(conn.query_row(
@@ -49,9 +49,12 @@ pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
 /// storage errors (rows of finished batches stay deleted).
 pub fn purge(conn: &Connection, keep_ms: i64, batch: usize) -> Result<usize, Error> {
     if keep_ms < 0 || batch == 0 {
-        return Err(Error::invalid(
-            crate::Field::Event,
-            "the window must be ≥ 0 and the batch ≥ 1",
+        return Err(Error::refused(
+            crate::Field::Clock,
+            Reason::new(
+                InvalidCode::BadWindow,
+                "the window must be ≥ 0 and the batch ≥ 1",
+            ),
         ));
     }
     let batch = i64::try_from(batch).unwrap_or(i64::MAX);

@@ -10,7 +10,7 @@
 use rusqlite::backup::Backup;
 use rusqlite::{Connection, MAIN_DB};
 
-use crate::error::Error;
+use crate::error::{Error, InvalidCode, Reason};
 use crate::event::Field;
 use crate::schema;
 
@@ -34,63 +34,114 @@ pub fn export(conn: &mut Connection) -> Result<Vec<u8>, Error> {
 /// # Errors
 /// [`Error::InvalidInput`] (field `file`) saying what is wrong.
 pub fn validate(bytes: &[u8]) -> Result<Connection, Error> {
-    let reject = |reason: String| Error::invalid(Field::File, reason);
+    let reject = |code: InvalidCode, text: String| Reason::new(code, text);
+    let refuse = |reason: Reason| Error::refused(Field::File, reason);
     if bytes.len() > MAX_IMPORT_BYTES {
-        return Err(reject(format!(
-            "the file is {} bytes; at most {MAX_IMPORT_BYTES} are accepted",
-            bytes.len()
-        )));
+        return Err(refuse(
+            reject(
+                InvalidCode::FileTooBig,
+                format!(
+                    "the file is {} bytes; at most {MAX_IMPORT_BYTES} are accepted",
+                    bytes.len()
+                ),
+            )
+            .with("bytes", bytes.len())
+            .with("max", MAX_IMPORT_BYTES),
+        ));
     }
     if bytes.len() < 100 || !bytes.starts_with(HEADER) {
-        return Err(reject(
+        return Err(refuse(reject(
+            InvalidCode::NotSqlite,
             "not a SQLite database: the file does not start with the SQLite header".into(),
-        ));
+        )));
     }
     let mut copy = Connection::open_in_memory()?;
     copy.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
-        .map_err(|e| reject(format!("SQLite cannot read this file: {e}")))?;
+        .map_err(unreadable)?;
     let integrity = read(&copy, "PRAGMA integrity_check")?;
     if integrity != ["ok"] {
-        return Err(reject(format!(
-            "integrity_check failed: {}",
-            integrity.join("; ")
-        )));
+        let detail = integrity.join("; ");
+        return Err(refuse(
+            reject(
+                InvalidCode::IntegrityFailed,
+                format!("integrity_check failed: {detail}"),
+            )
+            .with("detail", detail),
+        ));
     }
     let version = read(&copy, "PRAGMA user_version")?;
     let version: i64 = version.join("").parse().unwrap_or(-1);
     if !(1..=schema::VERSION).contains(&version) {
-        return Err(reject(format!(
-            "schema version {version} is not one this build reads (1 to {})",
-            schema::VERSION
-        )));
+        return Err(refuse(
+            reject(
+                InvalidCode::UnsupportedVersion,
+                format!(
+                    "schema version {version} is not one this build reads (1 to {})",
+                    schema::VERSION
+                ),
+            )
+            .with("version", version)
+            .with("max", schema::VERSION),
+        ));
     }
     // A file from an older inbox-lab is brought up to date, in the copy.
-    schema::migrate(&mut copy)
-        .map_err(|e| reject(format!("cannot migrate this file's schema: {e}")))?;
+    schema::migrate(&mut copy).map_err(|e| {
+        refuse(
+            reject(
+                InvalidCode::FileUnreadable,
+                format!("SQLite cannot read this file: {e}"),
+            )
+            .with("detail", e),
+        )
+    })?;
     let expected = {
         let mut fresh = Connection::open_in_memory()?;
         schema::migrate(&mut fresh)?;
         schema_of(&fresh)?
     };
     if schema_of(&copy)? != expected {
-        return Err(reject(
+        return Err(refuse(reject(
+            InvalidCode::SchemaDiffers,
             "the tables are not inbox-lab's: the schema differs from the expected one".into(),
-        ));
+        )));
     }
     let problems = read(
         &copy,
-        "SELECT 'foreign key: inbox row points to a missing account' FROM pragma_foreign_key_check
-
+        "SELECT 'dangling_account' FROM pragma_foreign_key_check
          UNION ALL
-         SELECT 'receipt number above the counter' FROM inbox
+         SELECT 'receipt_above_counter' FROM inbox
            WHERE receipt_seq > (SELECT last_seq FROM receipt_counter)
          LIMIT 1",
     )?;
-    if let Some(problem) = problems.first() {
-        return Err(reject(format!("inconsistent data: {problem}")));
+    match problems.first().map(String::as_str) {
+        Some("dangling_account") => {
+            return Err(refuse(reject(
+                InvalidCode::DanglingAccount,
+                "inconsistent data: an inbox row points to a missing account".into(),
+            )))
+        }
+        Some(_) => {
+            return Err(refuse(reject(
+                InvalidCode::ReceiptAboveCounter,
+                "inconsistent data: a receipt number is above the receipt counter".into(),
+            )))
+        }
+        None => {}
     }
     schema::prepare(&copy, schema::DEFAULT_BUSY_TIMEOUT)?;
     Ok(copy)
+}
+
+/// "SQLite cannot read this file", with SQLite's own words as the detail.
+fn unreadable(e: rusqlite::Error) -> Error {
+    Error::refused(
+        Field::File,
+        Reason::new(
+            InvalidCode::FileUnreadable,
+            format!("SQLite cannot read this file: {e}"),
+        )
+        .with("detail", e),
+    )
 }
 
 /// Replaces the database behind `conn` with the validated `bytes`.
@@ -110,10 +161,7 @@ pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<(), Error> {
 /// Runs a query of one column, as strings; any failure means "cannot read
 /// this file".
 fn read(conn: &Connection, sql: &str) -> Result<Vec<String>, Error> {
-    let reject = |e: rusqlite::Error| {
-        Error::invalid(Field::File, format!("SQLite cannot read this file: {e}"))
-    };
-    let mut stmt = conn.prepare(sql).map_err(reject)?;
+    let mut stmt = conn.prepare(sql).map_err(unreadable)?;
     let rows = stmt
         .query_map([], |r| {
             use rusqlite::types::Value;
@@ -124,7 +172,7 @@ fn read(conn: &Connection, sql: &str) -> Result<Vec<String>, Error> {
             })
         })
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-        .map_err(reject)?;
+        .map_err(unreadable)?;
     Ok(rows)
 }
 

@@ -48,6 +48,30 @@ register({
       'invalid {field}: expected an object with source, event_id, account_id and amount, got {got}',
     'error.invalid_input.unknown_value': 'invalid {field}: is {got}, expected one of: {expected}',
     'error.invalid_input.other': 'invalid {field}: {text}',
+    'error.invalid_input.sql_empty': 'invalid {field}: type a SELECT statement or a read-only PRAGMA',
+    'error.invalid_input.sql_multiple': 'invalid {field}: only one statement at a time',
+    'error.invalid_input.sql_writes':
+      'invalid {field}: this statement would write to the database; the console is read-only (use the delivery form to change data)',
+    'error.invalid_input.sql_changes_connection':
+      'invalid {field}: this statement would change the connection (a PRAGMA with a value, a transaction or ATTACH); the console is read-only',
+    'error.invalid_input.sql_rejected': 'invalid {field}: SQLite cannot run this: {detail}',
+    'error.invalid_input.file_too_big': 'invalid {field}: the file is {bytes} bytes; at most {max} are accepted',
+    'error.invalid_input.not_sqlite':
+      'invalid {field}: not a SQLite database: the file does not start with the SQLite header',
+    'error.invalid_input.file_unreadable': 'invalid {field}: SQLite cannot read this file: {detail}',
+    'error.invalid_input.integrity_failed': 'invalid {field}: integrity_check failed: {detail}',
+    'error.invalid_input.unsupported_version':
+      'invalid {field}: schema version {version} is not one this build reads (1 to {max})',
+    'error.invalid_input.schema_differs':
+      "invalid {field}: the tables are not inbox-lab's: the schema differs from the expected one",
+    'error.invalid_input.dangling_account':
+      'invalid {field}: inconsistent data: an inbox row points to a missing account',
+    'error.invalid_input.receipt_above_counter':
+      'invalid {field}: inconsistent data: a receipt number is above the receipt counter',
+    'error.invalid_input.other_order':
+      'invalid {field}: event ({event_source}, {event_id}) was already processed for order {order}',
+    'error.invalid_input.clock_backwards': 'invalid {field}: the clock only moves forward',
+    'error.invalid_input.bad_window': 'invalid {field}: the window must be ≥ 0 and the batch ≥ 1',
     'error.invalid_input.unknown_op': 'unknown op {op}: expected one of {expected}',
     'error.invalid_input.bad_options':
       'invalid fault: the second argument must be an object such as {fault: "after_insert"}',
@@ -123,6 +147,29 @@ register({
       'событие: ожидается объект с полями source, event_id, account_id и amount, получено: {got}',
     'error.invalid_input.unknown_value': 'поле {field}: значение {got} не подходит, допустимы: {expected}',
     'error.invalid_input.other': 'поле {field}: {text}',
+    'error.invalid_input.sql_empty': 'поле {field}: введите оператор SELECT или PRAGMA только для чтения',
+    'error.invalid_input.sql_multiple': 'поле {field}: только один оператор за раз',
+    'error.invalid_input.sql_writes':
+      'поле {field}: этот оператор изменил бы базу данных, а консоль — только для чтения (данные меняются через форму доставки)',
+    'error.invalid_input.sql_changes_connection':
+      'поле {field}: этот оператор изменил бы соединение (PRAGMA со значением, транзакция или ATTACH), а консоль — только для чтения',
+    'error.invalid_input.sql_rejected': 'поле {field}: SQLite не может выполнить это: {detail}',
+    'error.invalid_input.file_too_big': 'поле {field}: файл занимает {bytes} байт, а принимается не больше {max}',
+    'error.invalid_input.not_sqlite': 'поле {field}: это не база SQLite — файл не начинается с заголовка SQLite',
+    'error.invalid_input.file_unreadable': 'поле {field}: SQLite не может прочитать этот файл: {detail}',
+    'error.invalid_input.integrity_failed': 'поле {field}: integrity_check нашёл ошибки: {detail}',
+    'error.invalid_input.unsupported_version':
+      'поле {field}: версию схемы {version} эта сборка не читает (поддерживаются от 1 до {max})',
+    'error.invalid_input.schema_differs':
+      'поле {field}: это не таблицы inbox-lab — схема отличается от ожидаемой',
+    'error.invalid_input.dangling_account':
+      'поле {field}: данные не согласованы — строка inbox ссылается на несуществующий счёт',
+    'error.invalid_input.receipt_above_counter':
+      'поле {field}: данные не согласованы — номер квитанции больше счётчика квитанций',
+    'error.invalid_input.other_order':
+      'поле {field}: событие ({event_source}, {event_id}) уже обработано для заказа {order}',
+    'error.invalid_input.clock_backwards': 'поле {field}: часы идут только вперёд',
+    'error.invalid_input.bad_window': 'поле {field}: окно должно быть ≥ 0, а пакет — ≥ 1',
     'error.invalid_input.unknown_op': 'неизвестная операция {op}; допустимы: {expected}',
     'error.invalid_input.bad_options':
       'поле fault: второй аргумент должен быть объектом, например {fault: "after_insert"}',
