@@ -335,12 +335,21 @@ function build(root) {
   for (const radio of ui.deliveryRadios) {
     radio.addEventListener('change', () => {
       if (radio.checked) {
+        // The choice shows at once (render() draws the radios from state,
+        // and it runs before the worker answers); it is undone if the
+        // worker refuses.
+        const previous = state.deliveries;
+        state.deliveries = Number(radio.value);
+        state.race = null;
+        state.explored = null;
+        state.replay = null;
         run(ui, async () => {
-          await inboxLab.race.reset(Number(radio.value));
-          state.deliveries = Number(radio.value);
-          state.race = null;
-          state.explored = null;
-          state.replay = null;
+          try {
+            await inboxLab.race.reset(state.deliveries);
+          } catch (error) {
+            state.deliveries = previous;
+            throw error;
+          }
         });
       }
     });
