@@ -20,7 +20,12 @@ receipt that inbox-lab also stores), created with page_size 8192 like the
 other engines. Each run delivers events 0..N-1 once (applied), then again
 (duplicates), and checks the balance.
 
-Usage: python3 bench/python_bench.py --dir DIR [--events 2000] [--rounds 3]
+Usage: python3 bench/python_bench.py --dir DIR [--events 2000] [--rounds 1]
+                                     [--setting delete-full]
+
+`cargo xtask bench` runs it once per round and setting (`--setting`)
+between the browser's runs, so every engine meets the same moments of the
+machine.
 """
 
 import argparse
@@ -210,11 +215,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", required=True, type=Path)
     parser.add_argument("--events", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--setting", choices=sorted(SETTINGS))
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     plans = [("python-as-written", s, run_as_written) for s in ("delete-full", "wal-full")]
     plans += [("python-kept", s, run_kept) for s in SETTINGS]
+    plans = [p for p in plans if args.setting in (None, p[1])]
     results = []
     for engine, setting, run in plans:
         runs = []

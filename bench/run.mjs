@@ -3,8 +3,13 @@
 // JSON document on stdout. Progress goes to stderr.
 //
 //   node bench/run.mjs --url http://127.0.0.1:PORT/ --site DIR --profile DIR
+//                      --native-bin PATH --native-dir DIR --python-dir DIR
 //                      [--events 2000] [--rounds 3] [--loads 7] [--burst 1000]
 //                      [--profile-events 500] [--chromium /usr/bin/chromium]
+//
+// Run it from the repository root (it runs bench/python_bench.py). --native-bin
+// is the built benches/native.rs; it and the Python runner write their
+// databases under --native-dir and --python-dir.
 //
 // --site is the directory the server serves (the page plus the official
 // build under www/official/), used to count the bytes each side ships.
@@ -16,15 +21,18 @@
 //   compiled, OPFS pool installed, schema checked), over --loads loads;
 // * apply and duplicate throughput of our build (www/benchworker.js) as the
 //   page opens its database, of the same through the proposed
-//   write-coalescing shim, and of the official SQLite WASM build
-//   (bench/official-worker.mjs, served as www/official/worker.mjs), per
-//   setting, interleaved, --rounds times;
+//   write-coalescing shim, of the official SQLite WASM build
+//   (bench/official-worker.mjs, served as www/official/worker.mjs), of native
+//   rusqlite and of the article's Python, per setting, interleaved, --rounds
+//   times;
 // * a burst of --burst concurrent deliveries of one event through the page's
 //   own worker (`window.inboxLab.deliver`);
 // * bytes shipped, raw and gzip;
-// * a profiled pass of our build per setting through the timing VFS shim
-//   (src/bench/timing.rs): where a commit's time goes.
+// * a profiled pass per setting through the timing VFS shim
+//   (src/bench/timing.rs), in the browser and natively: where a commit's
+//   time goes.
 
+import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -40,9 +48,12 @@ const args = parseArgs(process.argv.slice(2), {
   loads: '7',
   burst: '1000',
   'profile-events': '500',
+  'native-bin': null,
+  'native-dir': null,
+  'python-dir': null,
   chromium: process.env.CHROMIUM || '/usr/bin/chromium',
 });
-for (const required of ['url', 'site', 'profile']) {
+for (const required of ['url', 'site', 'profile', 'native-bin', 'native-dir', 'python-dir']) {
   if (!args[required]) {
     throw new Error(`--${required} is required`);
   }
@@ -53,6 +64,7 @@ const LOADS = positive('loads');
 const BURST = positive('burst');
 const PROFILE_EVENTS = positive('profile-events');
 const SETTINGS = ['delete-full', 'wal-full', 'wal-normal'];
+const ENGINES = ['ours', 'coalesce', 'official', 'native', 'python-kept', 'python-as-written'];
 
 // As tests/e2e/browser.mjs: no background traffic on this machine's closed network.
 const CHROMIUM_ARGS = [
@@ -128,9 +140,13 @@ async function main() {
       cross_origin_isolated: self.crossOriginIsolated,
     }));
 
+    // Every engine, interleaved: per round and setting, our build as the
+    // page runs it, the same with write coalescing, the official build, then
+    // native rusqlite and the article's Python, so that all of them meet the
+    // same moments of the machine (disk sync latency drifts with other work).
     const rounds = [];
     for (let round = 1; round <= ROUNDS; round += 1) {
-      const row = { ours: [], coalesce: [], official: [] };
+      const row = Object.fromEntries(ENGINES.map((engine) => [engine, []]));
       for (const setting of SETTINGS) {
         for (const engine of ['ours', 'coalesce', 'official']) {
           log(`round ${round}/${ROUNDS}: ${engine} ${setting}, ${EVENTS} events`);
@@ -146,6 +162,12 @@ async function main() {
           );
           row[engine].push(result);
         }
+        log(`round ${round}/${ROUNDS}: native ${setting}, ${EVENTS} events`);
+        row.native.push(...native(['--events', EVENTS, '--rounds', 1, '--setting', setting]).results);
+        log(`round ${round}/${ROUNDS}: python ${setting}, ${EVENTS} events`);
+        for (const result of python(['--events', EVENTS, '--rounds', 1, '--setting', setting]).results) {
+          row[result.engine].push(result);
+        }
       }
       rounds.push(row);
     }
@@ -156,11 +178,14 @@ async function main() {
       bursts.push(await page.evaluate((n) => window.inboxLabBench.burst(n), BURST));
     }
 
-    const profiles = [];
+    const profiles = { browser: [], native: [] };
     for (const setting of SETTINGS) {
-      log(`profile: ${setting}, ${PROFILE_EVENTS} events through the timing shim`);
-      profiles.push(
+      log(`profile: ${setting}, ${PROFILE_EVENTS} events through the timing shim, browser and native`);
+      profiles.browser.push(
         await page.evaluate((args) => window.inboxLabBench.profile(args), { setting, events: PROFILE_EVENTS }),
+      );
+      profiles.native.push(
+        ...native(['--rounds', 0, '--profile-events', PROFILE_EVENTS, '--setting', setting]).profiles,
       );
     }
 
@@ -175,9 +200,7 @@ async function main() {
         median_ms: median(loads),
         median_after_first_ms: median(loads.slice(1)),
       },
-      ours: pickMedianRounds(rounds, 'ours'),
-      coalesce: pickMedianRounds(rounds, 'coalesce'),
-      official: pickMedianRounds(rounds, 'official'),
+      engines: Object.fromEntries(ENGINES.map((engine) => [engine, pickMedianRounds(rounds, engine)])),
       rounds,
       profiles,
       burst: { ...bursts.toSorted((a, b) => a.events_per_s - b.events_per_s)[1], runs: bursts },
@@ -188,12 +211,30 @@ async function main() {
   }
 }
 
-// Per setting, the round whose apply throughput is the median of all rounds.
+// Per setting the engine ran, the round whose apply throughput is the
+// median of all rounds.
 function pickMedianRounds(rounds, engine) {
-  return SETTINGS.map((setting, i) => {
-    const all = rounds.map((r) => r[engine][i]).toSorted((a, b) => a.apply.events_per_s - b.apply.events_per_s);
-    return all[Math.floor((all.length - 1) / 2)];
+  return SETTINGS.flatMap((setting) => {
+    const all = rounds
+      .flatMap((r) => r[engine].filter((result) => result.setting === setting))
+      .toSorted((a, b) => a.apply.events_per_s - b.apply.events_per_s);
+    return all.length === 0 ? [] : [all[Math.floor((all.length - 1) / 2)]];
   });
+}
+
+// The native bench binary (benches/native.rs) and the Python runner, each a
+// child process that prints one JSON document.
+function native(extra) {
+  return runJson(args['native-bin'], ['--dir', args['native-dir'], ...extra.map(String)]);
+}
+
+function python(extra) {
+  return runJson('python3', ['bench/python_bench.py', '--dir', args['python-dir'], ...extra.map(String)]);
+}
+
+function runJson(program, argv) {
+  const out = execFileSync(program, argv, { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  return JSON.parse(out.toString('utf8'));
 }
 
 // What each side ships, raw and gzip -9.

@@ -3,16 +3,22 @@
 //! disk, with the settings the browser runs with (`inbox_lab::bench`).
 //!
 //! ```text
-//! cargo bench --bench native -- [--events 2000] [--rounds 3] [--profile-events 500] --dir DIR
+//! cargo bench --bench native -- --dir DIR [--events 2000] [--rounds 1]
+//!                                [--setting delete-full] [--profile-events 0]
 //! ```
 //!
-//! For each setting and round: a fresh database in DIR, events `0..N`
-//! applied one transaction each, then all replayed (duplicates), each
-//! delivery timed with `Instant`; the round with the median apply
-//! throughput is reported. Then one profiled pass per setting through the
-//! timing VFS shim (where a commit's time goes). Prints one JSON document:
+//! For each setting (all three, or the one `--setting` names) and round: a
+//! fresh database in DIR, events `0..N` applied one transaction each, then
+//! all replayed (duplicates), each delivery timed with `Instant`; the round
+//! with the median apply throughput is reported. With `--profile-events M`,
+//! then one profiled pass of M events per setting through the timing VFS
+//! shim (where a commit's time goes). Prints one JSON document:
 //! `{engine: "native", results: [RESULT per setting], rounds, profiles}`,
 //! RESULT as the browser's (`www/benchworker.js`).
+//!
+//! `cargo xtask bench` runs it once per round and setting between the
+//! browser's runs (bench/run.mjs), so every engine meets the same moments
+//! of the machine; `--rounds 0` runs only the profiles.
 
 #[cfg(not(target_family = "wasm"))]
 fn main() -> std::process::ExitCode {
@@ -60,6 +66,7 @@ mod native {
         events: u32,
         rounds: u32,
         profile_events: u32,
+        settings: Vec<Setting>,
         dir: PathBuf,
     }
 
@@ -70,7 +77,7 @@ mod native {
         let mut rounds: Vec<Vec<RunResult>> = Vec::new();
         for round in 1..=options.rounds {
             let mut row = Vec::new();
-            for setting in Setting::ALL {
+            for &setting in &options.settings {
                 eprintln!(
                     "bench native: round {round}/{}: {}, {} events",
                     options.rounds,
@@ -82,7 +89,7 @@ mod native {
             rounds.push(row);
         }
         let mut results = Vec::new();
-        for i in 0..Setting::ALL.len() {
+        for i in 0..rounds.first().map_or(0, Vec::len) {
             let mut all: Vec<&RunResult> = rounds.iter().map(|r| &r[i]).collect();
             all.sort_by(|a, b| a.apply.events_per_s.total_cmp(&b.apply.events_per_s));
             let median = all[(all.len() - 1) / 2];
@@ -96,7 +103,11 @@ mod native {
             });
         }
         let mut profiles = Vec::new();
-        for setting in Setting::ALL {
+        for &setting in options
+            .settings
+            .iter()
+            .filter(|_| options.profile_events > 0)
+        {
             let path = fresh(&options.dir, &format!("profile-{}", setting.name()))?;
             let conn = bench::open_profiled(&path, setting).map_err(|e| e.to_string())?;
             profiles.push(
@@ -174,8 +185,9 @@ mod native {
     fn parse(args: Vec<String>) -> Result<Options, String> {
         let mut options = Options {
             events: 2000,
-            rounds: 3,
-            profile_events: 500,
+            rounds: 1,
+            profile_events: 0,
+            settings: Setting::ALL.to_vec(),
             dir: PathBuf::new(),
         };
         let mut args = args.into_iter();
@@ -189,7 +201,13 @@ mod native {
             };
             match arg.as_str() {
                 "--events" => options.events = number("--events", value("--events")?)?,
-                "--rounds" => options.rounds = number("--rounds", value("--rounds")?)?,
+                "--rounds" => {
+                    let v = value("--rounds")?;
+                    options.rounds = v
+                        .parse()
+                        .map_err(|_| format!("--rounds must be a number, got {v:?}"))?;
+                }
+                "--setting" => options.settings = vec![value("--setting")?.parse()?],
                 "--profile-events" => {
                     options.profile_events = number("--profile-events", value("--profile-events")?)?
                 }

@@ -35,6 +35,8 @@
 //! * [`console`] — the read-only SQL console, guarded by SQLite's own checks.
 //! * [`scenario`] — the article's scenario as a list of checks.
 //! * [`transfer`] — export the database, and import only a validated one.
+//! * [`bench`] — the benchmark's settings and timing/coalescing storage shims
+//!   (`cargo xtask bench`; not used by the page's handler).
 //! * `cli` (native only) — the `inbox-lab` command line.
 //! * `wasm` (wasm only) — the thin facade the browser worker calls.
 //!

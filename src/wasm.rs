@@ -1040,6 +1040,7 @@ impl Bench {
         let pool = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
             .await
             .map_err(|e| to_js(Error::storage(format!("OPFS storage is unavailable: {e}"))))?;
+        crate::bench::timing::set_clock(performance_now);
         let name = format!("bench-{}.sqlite3", setting.name());
         for file in [
             name.clone(),
@@ -1062,4 +1063,23 @@ impl Bench {
             conn: Some(conn),
         })
     }
+}
+
+/// `performance.now()` of this worker, in milliseconds: the timing shim's clock.
+fn performance_now() -> f64 {
+    thread_local! {
+        static NOW: Option<(JsValue, js_sys::Function)> = {
+            let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok();
+            perf.and_then(|perf| {
+                let now = js_sys::Reflect::get(&perf, &"now".into()).ok()?;
+                Some((perf, now.dyn_into::<js_sys::Function>().ok()?))
+            })
+        };
+    }
+    NOW.with(|now| {
+        now.as_ref()
+            .and_then(|(perf, f)| f.call0(perf).ok())
+            .and_then(|v| v.as_f64())
+            .unwrap_or_else(js_sys::Date::now)
+    })
 }

@@ -11,8 +11,9 @@
 //! own cost (two clock reads per call) never shows in the throughput
 //! figures.
 //!
-//! In the browser the clock is `performance.now()`, which outside a
-//! cross-origin-isolated page moves in steps of 0.1 ms: single calls below
+//! In the browser the clock is `performance.now()` (given by the facade with
+//! [`set_clock`]), which outside a cross-origin-isolated page moves in steps
+//! of 0.1 ms: single calls below
 //! that read as 0 or 0.1 ms, but totals over thousands of calls are fair.
 //! Time the VFS spends inside its own housekeeping (sahpool flushes a slot's
 //! header when it creates or deletes a journal) is counted under the
@@ -99,34 +100,37 @@ fn timed<T>(file: File, op: Op, call: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Milliseconds from an arbitrary start.
-#[cfg(not(target_family = "wasm"))]
+/// The clock the shim reads, in milliseconds from an arbitrary start; set
+/// once with [`set_clock`].
+static CLOCK: std::sync::OnceLock<fn() -> f64> = std::sync::OnceLock::new();
+
+/// Gives the shim its clock. In the browser the facade (`wasm::Bench`) passes
+/// `performance.now()`, since only `src/wasm.rs` talks to JavaScript;
+/// natively the default is a monotonic `Instant`. The first clock set stays.
+pub fn set_clock(clock: fn() -> f64) {
+    let _ = CLOCK.set(clock);
+}
+
+/// Milliseconds from an arbitrary start, on the clock of [`set_clock`].
 pub fn now_ms() -> f64 {
-    use std::sync::OnceLock;
+    match CLOCK.get() {
+        Some(clock) => clock(),
+        None => default_clock(),
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+fn default_clock() -> f64 {
     use std::time::Instant;
-    static START: OnceLock<Instant> = OnceLock::new();
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
-/// Milliseconds from the worker's time origin: `performance.now()`.
+/// No clock of its own in wasm32-unknown-unknown (`Instant` panics there):
+/// until one is set every duration reads 0, and only the calls are counted.
 #[cfg(target_family = "wasm")]
-pub fn now_ms() -> f64 {
-    use wasm_bindgen::JsCast;
-    thread_local! {
-        static NOW: Option<(wasm_bindgen::JsValue, js_sys::Function)> = {
-            let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok();
-            perf.and_then(|perf| {
-                let now = js_sys::Reflect::get(&perf, &"now".into()).ok()?;
-                Some((perf, now.dyn_into::<js_sys::Function>().ok()?))
-            })
-        };
-    }
-    NOW.with(|now| {
-        now.as_ref()
-            .and_then(|(perf, f)| f.call0(perf).ok())
-            .and_then(|v| v.as_f64())
-            .unwrap_or_else(js_sys::Date::now)
-    })
+fn default_clock() -> f64 {
+    0.0
 }
 
 /// The real VFS and our copy of its description, kept alive forever.

@@ -48,6 +48,8 @@ pub struct Options {
     pub burst: u32,
     pub profile_events: u32,
     pub build: bool,
+    /// Print the tables of an earlier run's JSON instead of running anything.
+    pub report: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -59,34 +61,46 @@ impl Default for Options {
             burst: 1000,
             profile_events: 500,
             build: true,
+            report: None,
         }
     }
 }
 
 pub fn run(options: &Options) -> Result<()> {
+    if let Some(path) = &options.report {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let report: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a benchmark's JSON", path.display()))?;
+        print!("{}", tables(&report));
+        return Ok(());
+    }
     let root = util::root();
     setup::run(Scope::Full).context("setup failed, so no benchmark ran")?;
     setup::npm_packages(&root.join("bench"), "bench")?;
-    if options.build {
-        build::run(false).context("building the page for the benchmark")?;
-    }
     let out = root.join("target/bench");
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
 
-    let environment = environment(&root, options);
-    say("==== bench: native (cargo bench --bench native) ====");
-    let native = native(&root, &out, options)?;
-    say("==== bench: python (the article's apply_credit) ====");
-    let python = python(&out, options)?;
-    say("==== bench: browser (headless Chromium, OPFS) ====");
-    let browser = browser(&root, &out, options)?;
+    // Our module: built for the benchmark alone (so nothing else rebuilding www/pkg meanwhile
+    // can change what is measured), or with --no-build the one in www/pkg. The page is staged
+    // with it at once.
+    let pkg = if options.build {
+        let pkg = out.join("pkg");
+        build::run_into(false, &pkg).context("building the page's module for the benchmark")?;
+        pkg
+    } else {
+        root.join(build::OUT_DIR)
+    };
+    let site = stage_site(&root, &pkg, &out.join("site"))?;
+    say("==== bench: the native bench binary (cargo bench --no-run --bench native) ====");
+    let native_bin = native_binary()?;
 
-    let mut environment = environment;
+    let mut environment = environment(&root, options);
+    say("==== bench: every engine, interleaved (headless Chromium, native, Python) ====");
+    let browser = browser(&out, &site, &native_bin, options)?;
     environment["load_average_end"] = json!(load_average());
     let report = json!({
         "environment": environment,
-        "native": native,
-        "python": python,
         "browser": browser,
     });
     let tables = tables(&report);
@@ -132,12 +146,16 @@ fn environment(root: &Path, options: &Options) -> Value {
         "node": cmd_out("node", &["--version"]),
         "python": cmd_out("python3", &["--version"]),
         "official_package": format!("{OFFICIAL_PACKAGE}@{OFFICIAL_VERSION}"),
-        "our_build": format!(
-            "cargo profile {} (opt-level z, LTO, 1 codegen unit), wasm-opt {}, SQLite flags {}",
-            build::RELEASE_PROFILE,
-            build::WASM_OPT_LEVEL,
-            build::SQLITE_FLAGS.join(" ")
-        ),
+        "our_build": if options.build {
+            format!(
+                "cargo profile {} (opt-level z, LTO, 1 codegen unit), wasm-opt {}, SQLite flags {}",
+                build::RELEASE_PROFILE,
+                build::WASM_OPT_LEVEL,
+                build::SQLITE_FLAGS.join(" ")
+            )
+        } else {
+            format!("whatever {} held (--no-build)", build::OUT_DIR)
+        },
         "events": options.events,
         "rounds": options.rounds,
         "cold_start_loads": options.loads,
@@ -153,58 +171,43 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// Runs `cmd`, showing its stderr live, and parses its stdout as one JSON document.
-fn json_of(cmd: &mut Command) -> Result<Value> {
-    say(format!("$ {}", util::show(cmd)));
-    let out = cmd
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start `{}`", util::show(cmd)))?;
-    if !out.status.success() {
-        bail!("`{}` failed ({})", util::show(cmd), out.status);
-    }
-    serde_json::from_slice(&out.stdout)
-        .with_context(|| format!("`{}` did not print one JSON document", util::show(cmd)))
-}
-
-fn native(root: &Path, out: &Path, options: &Options) -> Result<Value> {
-    let dir = out.join("native");
+/// Builds benches/native.rs with the `bench` profile and returns the executable's path, as
+/// cargo reports it (`--message-format=json`).
+fn native_binary() -> Result<PathBuf> {
     let mut cmd = util::cargo();
     cmd.args([
         "bench",
-        "--quiet",
+        "--no-run",
         "--package",
         "inbox-lab",
         "--bench",
         "native",
-        "--",
-    ])
-    .args(["--events", &options.events.to_string()])
-    .args(["--rounds", &options.rounds.to_string()])
-    .args(["--profile-events", &options.profile_events.to_string()])
-    .arg("--dir")
-    .arg(&dir)
-    .current_dir(root);
-    json_of(&mut cmd)
+        "--message-format=json",
+    ]);
+    say(format!("$ {}", util::show(&cmd)));
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("could not start `{}`", util::show(&cmd)))?;
+    if !out.status.success() {
+        bail!("`{}` failed ({})", util::show(&cmd), out.status);
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "native")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .context("cargo built no executable for the `native` bench target")
 }
 
-fn python(out: &Path, options: &Options) -> Result<Value> {
-    let mut cmd = util::cmd("python3");
-    cmd.arg("bench/python_bench.py")
-        .arg("--dir")
-        .arg(out.join("python"))
-        .args(["--events", &options.events.to_string()])
-        .args(["--rounds", &options.rounds.to_string()]);
-    json_of(&mut cmd)
-}
-
-fn browser(root: &Path, out: &Path, options: &Options) -> Result<Value> {
-    let site = stage_site(root, &out.join("site"))?;
+/// Runs bench/run.mjs, which drives Chromium and, between the browser's runs, the native bench
+/// binary and the Python runner, and returns its JSON.
+fn browser(out: &Path, site: &Path, native_bin: &Path, options: &Options) -> Result<Value> {
     let profile = out.join(format!("profile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
     std::fs::create_dir_all(&profile)?;
-    let server = serve::start(&site, "127.0.0.1", 0, false)?;
+    let server = serve::start(site, "127.0.0.1", 0, false)?;
     say(format!(
         "serving the staged page at {} (profile {})",
         server.url(),
@@ -214,38 +217,52 @@ fn browser(root: &Path, out: &Path, options: &Options) -> Result<Value> {
     cmd.arg("bench/run.mjs")
         .args(["--url", &server.url()])
         .arg("--site")
-        .arg(&site)
+        .arg(site)
         .arg("--profile")
         .arg(&profile)
+        .arg("--native-bin")
+        .arg(native_bin)
+        .arg("--native-dir")
+        .arg(out.join("native"))
+        .arg("--python-dir")
+        .arg(out.join("python"))
         .args(["--events", &options.events.to_string()])
         .args(["--rounds", &options.rounds.to_string()])
         .args(["--loads", &options.loads.to_string()])
         .args(["--burst", &options.burst.to_string()])
         .args(["--profile-events", &options.profile_events.to_string()])
         .args(["--chromium", CHROMIUM]);
-    let result = json_of(&mut cmd);
+    say(format!("$ {}", util::show(&cmd)));
+    let result = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("could not start `{}`", util::show(&cmd)));
     server.stop();
     let _ = std::fs::remove_dir_all(&profile);
-    result
+    let result = result?;
+    if !result.status.success() {
+        bail!("`{}` failed ({})", util::show(&cmd), result.status);
+    }
+    serde_json::from_slice(&result.stdout).context("bench/run.mjs did not print one JSON document")
 }
 
-/// Copies the page (index.html, www/) into `site` and adds the official build under
-/// `www/official/`: its ES module, its wasm, and our worker around them.
-fn stage_site(root: &Path, site: &Path) -> Result<PathBuf> {
-    if !root
-        .join(build::OUT_DIR)
-        .join("inbox_lab_bg.wasm")
-        .is_file()
-    {
+/// Copies the page (index.html, www/ with `pkg` as our module) into `site` and adds the
+/// official build under `www/official/`: its ES module, its wasm, and our worker around them.
+fn stage_site(root: &Path, pkg: &Path, site: &Path) -> Result<PathBuf> {
+    if !pkg.join("inbox_lab_bg.wasm").is_file() {
         bail!(
             "{} holds no build: run `cargo xtask build` first",
-            build::OUT_DIR
+            pkg.display()
         );
     }
     let _ = std::fs::remove_dir_all(site);
     std::fs::create_dir_all(site)?;
     std::fs::copy(root.join("index.html"), site.join("index.html"))?;
-    copy_dir(&root.join("www"), &site.join("www"))?;
+    copy_dir(&root.join("www"), &site.join("www"), &|p| {
+        p.ends_with("pkg")
+    })?;
+    copy_dir(pkg, &site.join("www/pkg"), &|_| false)?;
     let dist = root
         .join("bench/node_modules")
         .join(OFFICIAL_PACKAGE)
@@ -268,14 +285,17 @@ fn stage_site(root: &Path, site: &Path) -> Result<PathBuf> {
         .with_context(|| format!("staging {}", site.display()))
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+/// Copies `from` into `to`, leaving out directories for which `skip` says so.
+fn copy_dir(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) -> Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
         let entry = entry?;
         let path = entry.path();
         let target = to.join(entry.file_name());
         if entry.file_type()?.is_dir() {
-            copy_dir(&path, &target)?;
+            if !skip(&path) {
+                copy_dir(&path, &target, skip)?;
+            }
         } else {
             std::fs::copy(&path, &target).with_context(|| format!("copying {}", path.display()))?;
         }
@@ -341,6 +361,26 @@ fn ms(v: Option<f64>) -> String {
     }
 }
 
+/// The browser's timer step if `result` was timed in the page (performance.now() is coarsened
+/// outside cross-origin isolation); native and Python clocks are fine-grained.
+fn browser_step(result: &Value) -> Option<f64> {
+    match result.get("engine").and_then(Value::as_str) {
+        Some("inbox-lab" | "official") => Some(BROWSER_TIMER_STEP_MS),
+        _ => None,
+    }
+}
+
+/// Chromium's `performance.now()` step outside a cross-origin-isolated page.
+const BROWSER_TIMER_STEP_MS: f64 = 0.1;
+
+/// A latency, or "< step" when it is below what the clock that took it can tell.
+fn latency(v: Option<f64>, step: Option<f64>) -> String {
+    match (v, step) {
+        (Some(x), Some(step)) if x < step => format!("< {}", ms(Some(step))),
+        _ => ms(v),
+    }
+}
+
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
@@ -385,11 +425,13 @@ fn label(setting: &str) -> &'static str {
 
 fn tables(r: &Value) -> String {
     let env = &r["environment"];
-    let ours = &r["browser"]["ours"];
-    let coalesced = &r["browser"]["coalesce"];
-    let official = &r["browser"]["official"];
-    let native = &r["native"]["results"];
-    let python = &r["python"]["results"];
+    let engines = &r["browser"]["engines"];
+    let ours = &engines["ours"];
+    let coalesced = &engines["coalesce"];
+    let official = &engines["official"];
+    let native = &engines["native"];
+    let python_kept = &engines["python-kept"];
+    let python_as_written = &engines["python-as-written"];
     let mut s = String::new();
     let _ = writeln!(s);
     let _ = writeln!(
@@ -407,15 +449,18 @@ fn tables(r: &Value) -> String {
         let c = find(coalesced, None, setting);
         let f = find(official, None, setting);
         let n = find(native, None, setting);
-        let pk = find(python, Some("python-kept"), setting);
-        let pw = find(python, Some("python-as-written"), setting);
+        let pk = find(python_kept, None, setting);
+        let pw = find(python_as_written, None, setting);
         let cell = |v: Option<&Value>| match v {
-            Some(v) => format!(
-                "{}/s<br>p50 {} · p99 {} ms",
-                rate(num(v, "apply.events_per_s")),
-                ms(num(v, "apply.p50_ms")),
-                ms(num(v, "apply.p99_ms"))
-            ),
+            Some(v) => {
+                let lat = |key: &str| latency(num(v, key), browser_step(v));
+                format!(
+                    "{}/s<br>p50 {} · p99 {} ms",
+                    rate(num(v, "apply.events_per_s")),
+                    lat("apply.p50_ms"),
+                    lat("apply.p99_ms")
+                )
+            }
             None => "–".into(),
         };
         let as_written = match pw {
@@ -468,12 +513,15 @@ fn tables(r: &Value) -> String {
     for setting in SETTINGS {
         let o = find(ours, None, setting);
         let cell = |v: Option<&Value>| match v {
-            Some(v) => format!(
-                "{}/s<br>p50 {} · p99 {} ms",
-                rate(num(v, "duplicate.events_per_s")),
-                ms(num(v, "duplicate.p50_ms")),
-                ms(num(v, "duplicate.p99_ms"))
-            ),
+            Some(v) => {
+                let lat = |key: &str| latency(num(v, key), browser_step(v));
+                format!(
+                    "{}/s<br>p50 {} · p99 {} ms",
+                    rate(num(v, "duplicate.events_per_s")),
+                    lat("duplicate.p50_ms"),
+                    lat("duplicate.p99_ms")
+                )
+            }
             None => "–".into(),
         };
         let _ = writeln!(
@@ -484,8 +532,8 @@ fn tables(r: &Value) -> String {
             cell(find(coalesced, None, setting)),
             cell(find(official, None, setting)),
             cell(find(native, None, setting)),
-            cell(find(python, Some("python-kept"), setting)),
-            find(python, Some("python-as-written"), setting)
+            cell(find(python_kept, None, setting)),
+            find(python_as_written, None, setting)
                 .map(|v| format!("{}/s", rate(num(v, "duplicate.events_per_s"))))
                 .unwrap_or_else(|| "–".into()),
             verdict(
@@ -598,8 +646,8 @@ fn tables(r: &Value) -> String {
     let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|");
     for setting in SETTINGS {
         for (where_, profiles) in [
-            ("browser", &r["browser"]["profiles"]),
-            ("native", &r["native"]["profiles"]),
+            ("browser", &r["browser"]["profiles"]["browser"]),
+            ("native", &r["browser"]["profiles"]["native"]),
         ] {
             let Some(p) = find(profiles, None, setting) else {
                 continue;
@@ -661,7 +709,7 @@ fn tables(r: &Value) -> String {
         find(official, None, "delete-full").map_or("?", |v| text(v, "settings.sqlite_version")),
         text(env, "official_package"),
         find(native, None, "delete-full").map_or("?", |v| text(v, "settings.sqlite_version")),
-        text(&r["python"], "sqlite_version"),
+        find(python_kept, None, "delete-full").map_or("?", |v| text(v, "settings.sqlite_version")),
         settings.and_then(|v| num(v, "page_size")).unwrap_or(0.0),
         text(&r["browser"]["environment"], "user_agent"),
         ms(num(ours, "0.timer_resolution_ms")),

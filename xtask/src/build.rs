@@ -71,6 +71,11 @@ const WASM_OPT_FEATURES: &[&str] = &[
 ];
 
 pub fn run(dev: bool) -> Result<()> {
+    run_into(dev, &util::root().join(OUT_DIR))
+}
+
+/// Like [`run`], into `out_dir` instead of `www/pkg` (the benchmark builds its own copy).
+pub fn run_into(dev: bool, out_dir: &Path) -> Result<()> {
     setup::run(Scope::Build)?;
     let root = util::root();
     let profile: &[&str] = if dev {
@@ -83,15 +88,19 @@ pub fn run(dev: bool) -> Result<()> {
     wasm_pack
         .args(["build", "--target", "web"])
         .args(profile)
-        .args(["--no-typescript", "--no-opt", "--out-dir", OUT_DIR]);
+        .args(["--no-typescript", "--no-opt", "--out-dir"])
+        .arg(out_dir);
     if !dev {
         wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS.join(" "));
     }
     util::run(&mut wasm_pack).context("building the page's wasm module failed")?;
 
-    let wasm_files = bg_wasm_files(&root.join(OUT_DIR))?;
+    let wasm_files = bg_wasm_files(out_dir)?;
     if wasm_files.is_empty() {
-        bail!("wasm-pack succeeded but {OUT_DIR} holds no *_bg.wasm file");
+        bail!(
+            "wasm-pack succeeded but {} holds no *_bg.wasm file",
+            out_dir.display()
+        );
     }
     if dev {
         say("dev build: wasm-opt skipped");

@@ -28,6 +28,7 @@ commands:
                                 every benchmark side by side (native, Python, our wasm and
                                 the official SQLite WASM in headless Chromium): prints the
                                 tables, writes target/bench/latest.{json,md}
+  bench --report FILE           the tables of an earlier run's JSON
   crash-lab [--mode delete|wal]... [--events 1|3] [--control] [--no-build] [--dev]
                                 the crash lab's sweep on real OPFS in headless Chromium: kill
                                 the worker at every storage operation, recover, check; one
@@ -114,6 +115,7 @@ fn run(args: Vec<String>) -> Result<()> {
                 }
             }
             options.build = !args.flag("--no-build");
+            options.report = args.value("--report")?.map(std::path::PathBuf::from);
             args.finish()?;
             bench::run(&options)
         }
