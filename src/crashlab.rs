@@ -242,7 +242,10 @@ pub fn classify_dispatch(
 }
 
 /// `PRAGMA integrity_check`'s answer: `"ok"`, or its findings joined.
-fn integrity(conn: &Connection) -> Result<String, Error> {
+///
+/// # Errors
+/// Storage errors.
+pub fn integrity(conn: &Connection) -> Result<String, Error> {
     let lines: Vec<String> = conn
         .prepare("PRAGMA integrity_check")?
         .query_map([], |r| r.get(0))?

@@ -1,0 +1,77 @@
+//! The race lab in the browser: [`RaceLab`], several real connections to
+//! one shared `memdb` database in the worker.
+
+use super::*;
+
+/// The race lab in the browser: several real connections to one shared
+/// in-memory database (SQLite's `memdb` VFS, with real locks between
+/// connections), one delivery per connection, advanced by the reader.
+#[wasm_bindgen]
+pub struct RaceLab {
+    arena: Arena,
+    race: Option<Race>,
+}
+
+#[wasm_bindgen]
+impl RaceLab {
+    /// `deliveries` connections (2 or 3) to a fresh shared database.
+    #[wasm_bindgen(constructor)]
+    pub fn new(deliveries: JsValue) -> Result<RaceLab, JsValue> {
+        let k = number_from_js(Field::Deliveries, &deliveries).map_err(to_js)?;
+        let k = usize::try_from(k)
+            .map_err(|_| to_js(Error::invalid(Field::Deliveries, "must be positive")))?;
+        let arena = Arena::new(k, || {
+            db::open("file:/race-lab?vfs=memdb", Mode::Create, Duration::ZERO)
+        })
+        .map_err(to_js)?;
+        Ok(RaceLab { arena, race: None })
+    }
+
+    /// Starts a race: every connection delivers the same event by `handler`.
+    /// Returns the first statement of each delivery.
+    pub fn start(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
+        let handler = handler_from_js(&handler).map_err(to_js)?;
+        let race = Race::new(&self.arena, handler).map_err(to_js)?;
+        let next: Vec<_> = (0..self.arena.deliveries())
+            .map(|i| race.next_statements(i))
+            .collect();
+        self.race = Some(race);
+        to_value(&next)
+    }
+
+    /// Advances delivery `i` by one statement: `{delivery, statements,
+    /// result, committed_balance, committed_inbox, next, verdict}`; `result`
+    /// is `ran`, `waiting` (the lock is held elsewhere: advance it again
+    /// later), `answered` or `failed`.
+    pub fn step(&mut self, i: usize) -> Result<JsValue, JsValue> {
+        let race = self
+            .race
+            .as_mut()
+            .ok_or_else(|| to_js(Error::storage("start a race first")))?;
+        let log = race.step(&self.arena, i).map_err(to_js)?;
+        let next = race.next_statements(i);
+        let verdict = if race.finished() {
+            Some(race.verdict(&self.arena).map_err(to_js)?)
+        } else {
+            None
+        };
+        to_value(&RaceStep { log, next, verdict })
+    }
+
+    /// Runs every interleaving of this many deliveries by `handler`:
+    /// `{handler, deliveries, interleavings, double_credits, lost_credits,
+    /// wrong_answers, failing_schedule}`. Ends any race in progress.
+    pub fn explore(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
+        let handler = handler_from_js(&handler).map_err(to_js)?;
+        self.race = None;
+        to_value(&race::explore(&self.arena, handler).map_err(to_js)?)
+    }
+}
+
+#[derive(Serialize)]
+struct RaceStep {
+    #[serde(flatten)]
+    log: race::StepLog,
+    next: Option<&'static [&'static str]>,
+    verdict: Option<race::Verdict>,
+}
