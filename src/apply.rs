@@ -27,11 +27,11 @@
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
-use crate::error::Error;
+use crate::error::{Error, StorageCode};
 use crate::event::Event;
 use crate::fault::Fault;
 use crate::outcome::{Outcome, Receipt};
-use crate::schema::MAX_BALANCE;
+use crate::schema::{MAX_BALANCE, MAX_RECEIPT};
 
 /// One step of the apply transaction, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -76,8 +76,10 @@ FROM inbox WHERE source = ?1 AND event_id = ?2";
 const SQL_CREDIT: &str = "UPDATE accounts SET balance = balance + ?1
 WHERE id = ?2 AND balance <= ?3 - ?1
 RETURNING balance";
-const SQL_BUMP_SEQ: &str =
-    "UPDATE receipt_counter SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq";
+// Receipt numbers stay below 2^53 like balances, so JavaScript shows them
+// exactly; the guard keeps SQLite from ever computing past it.
+const SQL_BUMP_SEQ: &str = "UPDATE receipt_counter SET last_seq = last_seq + 1
+WHERE id = 1 AND last_seq < ?1 RETURNING last_seq";
 const SQL_WRITE_RECEIPT: &str = "UPDATE inbox SET receipt_seq = ?1, balance_after = ?2
 WHERE source = ?3 AND event_id = ?4";
 const SQL_COMMIT: &str = "COMMIT";
@@ -238,10 +240,12 @@ impl Delivery {
                 }
                 let (Some(seq), Some(balance_after)) = (seq, balance_after) else {
                     // Only the race lab's mistaken handlers write rows without
-                    // a receipt; there is no first result to answer with.
-                    return Err(Error::storage(
-                        "the stored event has no receipt (it was written by a mistaken handler)",
-                    ));
+                    // a receipt; there is no first result to answer with, and
+                    // a retry would meet the same row: not retryable.
+                    return Err(Error::NoStoredResult {
+                        event_source: e.source().to_owned(),
+                        event_id: e.event_id().to_owned(),
+                    });
                 };
                 self.pending = Some(Outcome::Duplicate(Receipt { seq, balance_after }));
                 Ok(Progress::Next(Step::Commit))
@@ -270,9 +274,16 @@ impl Delivery {
                 let balance_after = self
                     .balance_after
                     .ok_or_else(|| Error::storage("receipt stored before the credit"))?;
-                let seq: i64 = conn
+                let seq: Option<i64> = conn
                     .prepare_cached(SQL_BUMP_SEQ)?
-                    .query_row([], |r| r.get(0))?;
+                    .query_row(params![MAX_RECEIPT], |r| r.get(0))
+                    .optional()?;
+                let Some(seq) = seq else {
+                    return Err(Error::storage_with(
+                        StorageCode::Unusable,
+                        format!("receipt numbers are exhausted (the counter is at {MAX_RECEIPT} or missing)"),
+                    ));
+                };
                 conn.prepare_cached(SQL_WRITE_RECEIPT)?.execute(params![
                     seq,
                     balance_after,

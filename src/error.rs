@@ -63,6 +63,20 @@ pub enum Error {
         amount: i64,
     },
 
+    /// The event was registered before, with the same payload, but without a
+    /// stored first result: only the race lab's mistaken handlers write such
+    /// rows. Whether it was credited is unknown, so there is no answer to
+    /// replay; the same delivery will meet the same row. HTTP 409, not
+    /// retryable.
+    #[error(
+        "event ({event_source:?}, {event_id:?}) was registered without a stored result (by a \
+         mistaken handler); whether it was credited is unknown, so there is no first answer to replay"
+    )]
+    NoStoredResult {
+        event_source: String,
+        event_id: String,
+    },
+
     /// The event names an account that does not exist. The foreign key on
     /// `inbox.account_id` refused the row, so the inbox is unchanged. HTTP 422.
     #[error("account {account_id} does not exist")]
@@ -246,12 +260,19 @@ codes! {
         IntegrityFailed => "integrity_failed",
         /// A schema version this build cannot read. Params: `version`, `max`.
         UnsupportedVersion => "unsupported_version",
-        /// The import file's tables are not inbox-lab's.
+        /// The import file lacks one of inbox-lab's tables or columns. Params: `detail`.
         SchemaDiffers => "schema_differs",
         /// An inbox row points to an account that does not exist.
         DanglingAccount => "dangling_account",
-        /// A stored receipt number above the receipt counter.
+        /// A stored receipt number above the receipt counter. Params: `seq`, `last_seq`.
         ReceiptAboveCounter => "receipt_above_counter",
+        /// A stored value of the wrong type or range. Params: `row`, `table`,
+        /// `column`, `detail`.
+        RowInvalid => "row_invalid",
+        /// Rows that contradict each other or inbox-lab's constraints. Params: `detail`.
+        Inconsistent => "inconsistent",
+        /// Reading the import file ran past its budget. Params: `seconds`.
+        ImportBudget => "import_budget",
         /// This event was processed for another order. Params: `event_source`,
         /// `event_id`, `order` (quoted).
         OtherOrder => "other_order",
@@ -265,18 +286,45 @@ codes! {
 }
 
 codes! {
-    /// The `code` of a `storage` report: what failed underneath.
+    /// The `code` of a `storage` report: what failed underneath. Whether a
+    /// retry can succeed depends on it, see [`StorageCode::retryable`].
     StorageCode {
         /// The storage is full: SQLITE_FULL, which OPFS quota errors become.
+        /// Retryable: it succeeds once space is freed.
         Full => "full",
-        /// The file is damaged or not an SQLite database.
-        Corrupt => "corrupt",
-        /// A read, write or sync of the storage failed.
+        /// A read, write, sync or open of the storage failed (SQLITE_IOERR,
+        /// SQLITE_CANTOPEN, SQLITE_PROTOCOL, SQLITE_READONLY). Retryable.
         Io => "io",
+        /// SQLite ran out of memory (SQLITE_NOMEM). Retryable.
+        NoMemory => "no_memory",
         /// The browser's origin private file system could not be used.
+        /// Retryable: another tab may release it.
         OpfsUnavailable => "opfs_unavailable",
-        /// Anything else; `message` says what.
+        /// The file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB). Not
+        /// retryable: the same bytes fail the same way; export it as is, or
+        /// reset.
+        Corrupt => "corrupt",
+        /// The stored database cannot be used by this build: not inbox-lab's,
+        /// a newer schema, a schema that differs from inbox-lab's, a row of
+        /// the wrong type, receipt numbers exhausted. Not retryable.
+        Unusable => "unusable",
+        /// Anything else; `message` says what. Not retryable: nothing says a
+        /// retry would go differently.
         Other => "other",
+    }
+}
+
+impl StorageCode {
+    /// Whether the same request can succeed later without anyone changing
+    /// the stored data. The table in ARCHITECTURE.md ("Errors") lists each.
+    pub fn retryable(self) -> bool {
+        match self {
+            StorageCode::Full
+            | StorageCode::Io
+            | StorageCode::NoMemory
+            | StorageCode::OpfsUnavailable => true,
+            StorageCode::Corrupt | StorageCode::Unusable | StorageCode::Other => false,
+        }
     }
 }
 
@@ -287,6 +335,8 @@ fn storage_text(code: StorageCode, message: &str) -> String {
                               rolled back, retry after freeing space"
             .to_string(),
         StorageCode::OpfsUnavailable => format!("OPFS storage is unavailable: {message}"),
+        StorageCode::NoMemory => format!("out of memory ({message})"),
+        StorageCode::Unusable => format!("the stored database cannot be used: {message}"),
         StorageCode::Corrupt | StorageCode::Io | StorageCode::Other => message.to_string(),
     }
 }
@@ -304,6 +354,7 @@ pub fn codes() -> Vec<(&'static str, &'static str)> {
         .collect();
     all.extend([
         ("payload_conflict", "payload_differs"),
+        ("no_stored_result", "no_receipt"),
         ("unknown_account", "no_such_account"),
         ("balance_limit", "over_limit"),
         ("busy", "locked"),
@@ -319,6 +370,7 @@ impl Error {
         match self {
             Error::InvalidInput { .. } => "invalid_input",
             Error::PayloadConflict { .. } => "payload_conflict",
+            Error::NoStoredResult { .. } => "no_stored_result",
             Error::UnknownAccount { .. } => "unknown_account",
             Error::BalanceLimit { .. } => "balance_limit",
             Error::Busy => "busy",
@@ -332,6 +384,7 @@ impl Error {
         match self {
             Error::InvalidInput { reason, .. } => reason.code.as_str(),
             Error::PayloadConflict { .. } => "payload_differs",
+            Error::NoStoredResult { .. } => "no_receipt",
             Error::UnknownAccount { .. } => "no_such_account",
             Error::BalanceLimit { .. } => "over_limit",
             Error::Busy => "locked",
@@ -359,6 +412,13 @@ impl Error {
                 p.insert("stored_amount", stored_amount.to_string());
                 p.insert("account_id", account_id.to_string());
                 p.insert("amount", amount.to_string());
+            }
+            Error::NoStoredResult {
+                event_source,
+                event_id,
+            } => {
+                p.insert("event_source", format!("{event_source:?}"));
+                p.insert("event_id", format!("{event_id:?}"));
             }
             Error::UnknownAccount { account_id } => {
                 p.insert("account_id", account_id.to_string());
@@ -391,6 +451,7 @@ impl Error {
     pub fn http_status(&self) -> u16 {
         match self {
             Error::InvalidInput { .. } => 400,
+            Error::NoStoredResult { .. } => 409,
             Error::PayloadConflict { .. }
             | Error::UnknownAccount { .. }
             | Error::BalanceLimit { .. } => 422,
@@ -399,10 +460,21 @@ impl Error {
         }
     }
 
-    /// Whether the sender should deliver the same event again later.
-    /// Only temporary conditions are retryable; a 4xx means "fix the request".
+    /// Whether the sender should deliver the same event again later: only
+    /// when a retry can succeed. A 4xx means "fix the request"; of the 5xx,
+    /// a lock timeout and a simulated crash pass, and storage failures are
+    /// retryable only when they are temporary ([`StorageCode::retryable`]):
+    /// a damaged or unusable database fails the same way every time.
     pub fn retryable(&self) -> bool {
-        self.http_status() >= 500
+        match self {
+            Error::Busy | Error::SimulatedCrash { .. } => true,
+            Error::Storage { code, .. } => code.retryable(),
+            Error::InvalidInput { .. }
+            | Error::PayloadConflict { .. }
+            | Error::NoStoredResult { .. }
+            | Error::UnknownAccount { .. }
+            | Error::BalanceLimit { .. } => false,
+        }
     }
 
     /// Shorthand for [`Error::InvalidInput`] with only an English sentence
@@ -467,20 +539,43 @@ pub struct ErrorReport {
 /// Classifies SQLite failures that are not about one particular statement.
 ///
 /// `SQLITE_BUSY`/`SQLITE_LOCKED` become [`Error::Busy`] — never a duplicate.
-/// Everything else is [`Error::Storage`], with a code for the failures a
-/// reader should tell apart: full (an OPFS quota error arrives as
-/// `SQLITE_FULL`), corrupt, I/O. Statement-specific meanings (such as a
-/// foreign-key failure meaning "unknown account") are decided where the
-/// statement runs, in [`crate::apply`].
+/// Everything else is [`Error::Storage`] with the [`StorageCode`] that says
+/// whether a retry can help: full (an OPFS quota error arrives as
+/// `SQLITE_FULL`), I/O, out of memory, corrupt, and "unusable" for what our
+/// own statements can only meet in data they did not write (a constraint
+/// failing, a missing table, a stored value of the wrong type).
+/// Statement-specific meanings (such as a foreign-key failure meaning
+/// "unknown account") are decided where the statement runs, in
+/// [`crate::apply`].
 impl From<rusqlite::Error> for Error {
     fn from(err: rusqlite::Error) -> Self {
         use rusqlite::ErrorCode;
-        let code = match err.sqlite_error_code() {
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => return Error::Busy,
-            Some(ErrorCode::DiskFull) => StorageCode::Full,
-            Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StorageCode::Corrupt,
-            Some(ErrorCode::SystemIoFailure) => StorageCode::Io,
-            _ => StorageCode::Other,
+        let code = match &err {
+            // A stored value our code cannot read as the type it wrote.
+            rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)
+            | rusqlite::Error::Utf8Error(..)
+            | rusqlite::Error::QueryReturnedNoRows => StorageCode::Unusable,
+            _ => match err.sqlite_error_code() {
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => return Error::Busy,
+                Some(ErrorCode::DiskFull) => StorageCode::Full,
+                Some(
+                    ErrorCode::SystemIoFailure
+                    | ErrorCode::CannotOpen
+                    | ErrorCode::FileLockingProtocolFailed
+                    | ErrorCode::ReadOnly,
+                ) => StorageCode::Io,
+                Some(ErrorCode::OutOfMemory) => StorageCode::NoMemory,
+                Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StorageCode::Corrupt,
+                Some(
+                    ErrorCode::ConstraintViolation
+                    | ErrorCode::TypeMismatch
+                    | ErrorCode::TooBig
+                    | ErrorCode::Unknown,
+                ) => StorageCode::Unusable,
+                _ => StorageCode::Other,
+            },
         };
         Error::storage_with(code, err.to_string())
     }
@@ -519,6 +614,10 @@ mod tests {
                 amount: 3,
             },
             Error::UnknownAccount { account_id: 42 },
+            Error::NoStoredResult {
+                event_source: "s".into(),
+                event_id: "e".into(),
+            },
             Error::BalanceLimit {
                 account_id: 1,
                 balance: 2,

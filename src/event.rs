@@ -6,7 +6,9 @@
 //! crate never re-checks. The rules:
 //!
 //! * `source` and `event_id`: not blank (not empty, not only whitespace), at
-//!   most [`MAX_KEY_BYTES`] bytes of UTF-8, no control characters. They are
+//!   most [`MAX_KEY_BYTES`] bytes of UTF-8, no control characters (C0, C1,
+//!   DEL, and the bidirectional overrides and isolates, see
+//!   [`is_bidi_control`]). They are
 //!   kept and compared **byte for byte**: never trimmed, never normalised, so
 //!   `"evt-1"` and `"evt-1 "` are two different events.
 //! * `account_id`: an integer in `1..=`[`MAX_ACCOUNT_ID`] (2^53-1, the largest
@@ -336,7 +338,10 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
             .with("max", MAX_KEY_BYTES),
         ));
     }
-    if let Some((at, c)) = value.char_indices().find(|(_, c)| c.is_control()) {
+    if let Some((at, c)) = value
+        .char_indices()
+        .find(|&(_, c)| c.is_control() || is_bidi_control(c))
+    {
         let char = format!("U+{:04X}", u32::from(c));
         return Err(Error::refused(
             field,
@@ -349,6 +354,17 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// The explicit bidirectional controls (Unicode's `Bidi_Control` embeddings,
+/// overrides and isolates: U+202A–U+202E, U+2066–U+2069). They are refused in
+/// keys rather than shown escaped: a key holding U+202E displays its bytes in
+/// reverse, so two different keys could look identical in the tables
+/// ("Trojan Source"). The implicit marks (U+200E, U+200F, U+061C) only
+/// attach a direction to neighbouring text and stay allowed, like any other
+/// right-to-left text.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Validates a user-supplied account id (for creating accounts) with the same
@@ -703,6 +719,10 @@ mod tests {
             ("a\nb", "newline"),
             ("a\u{7f}", "DEL"),
             ("a\u{85}", "C1 control"),
+            ("\u{202e}evil", "right-to-left override"),
+            ("a\u{2066}b", "left-to-right isolate"),
+            ("a\u{2069}", "pop directional isolate"),
+            ("\u{202a}", "left-to-right embedding"),
         ] {
             assert_eq!(
                 field_of(Event::new(bad, "e", 1, 5)),

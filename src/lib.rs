@@ -34,7 +34,12 @@
 //! * [`tables`] — a consistent snapshot of both tables for display.
 //! * [`console`] — the read-only SQL console, guarded by SQLite's own checks.
 //! * [`scenario`] — the article's scenario as a list of checks.
-//! * [`transfer`] — export the database, and import only a validated one.
+//! * [`transfer`] — export the database; import a file by rebuilding its rows
+//!   in a fresh database (the file's schema is never adopted).
+//! * [`health`] — is a stored database one this build can use? (checked
+//!   before the page trusts it).
+//! * [`budget`] — a step and time budget for SQL nobody here wrote (console
+//!   queries, imported files).
 //! * [`bench`] — the benchmark's settings and timing/coalescing storage shims
 //!   (`cargo xtask bench`; not used by the page's handler).
 //! * `cli` (native only) — the `inbox-lab` command line.
@@ -45,6 +50,7 @@
 
 pub mod apply;
 pub mod bench;
+pub mod budget;
 pub mod business;
 pub mod console;
 pub mod crashlab;
@@ -53,6 +59,7 @@ pub mod error;
 pub mod event;
 pub mod fault;
 pub mod handlers;
+pub mod health;
 pub mod iolog;
 pub mod outbox;
 pub mod outcome;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::error::Error;
+use crate::error::{Error, StorageCode};
 use crate::event::check_account_id;
 
 /// The schema version this build writes and expects.
@@ -21,6 +21,9 @@ pub const VERSION: i64 = 2;
 
 /// Largest balance: 2^53-1, so the page's JavaScript numbers stay exact.
 pub const MAX_BALANCE: i64 = (1 << 53) - 1;
+
+/// Largest receipt number, for the same reason: the page shows it exactly.
+pub const MAX_RECEIPT: i64 = (1 << 53) - 1;
 
 /// How long a connection waits for another one's write lock before the
 /// delivery fails with [`Error::Busy`] (the article's script uses 5 s).
@@ -150,7 +153,8 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), Error> {
             |r| r.get(0),
         )?;
         if tables > 0 {
-            return Err(Error::storage(
+            return Err(Error::storage_with(
+                StorageCode::Unusable,
                 "this is not an inbox-lab database: it has tables but no inbox-lab schema version",
             ));
         }
@@ -171,9 +175,12 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), Error> {
 fn current_version(conn: &Connection) -> Result<i64, Error> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if !(0..=VERSION).contains(&version) {
-        return Err(Error::storage(format!(
-            "database schema version {version} is not supported by this build (expects at most {VERSION})"
-        )));
+        return Err(Error::storage_with(
+            StorageCode::Unusable,
+            format!(
+                "database schema version {version} is not supported by this build (expects at most {VERSION})"
+            ),
+        ));
     }
     Ok(version)
 }
@@ -186,12 +193,14 @@ fn current_version(conn: &Connection) -> Result<i64, Error> {
 pub fn check_current(conn: &Connection) -> Result<(), Error> {
     match current_version(conn)? {
         VERSION => Ok(()),
-        0 => Err(Error::storage(
+        0 => Err(Error::storage_with(
+            StorageCode::Unusable,
             "the database has no inbox-lab schema: run `inbox-lab init` first",
         )),
-        v => Err(Error::storage(format!(
-            "database schema version {v} needs migrating to {VERSION}"
-        ))),
+        v => Err(Error::storage_with(
+            StorageCode::Unusable,
+            format!("database schema version {v} needs migrating to {VERSION}"),
+        )),
     }
 }
 

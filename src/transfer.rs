@@ -1,23 +1,74 @@
-//! Export the database as a `.sqlite3` file, and import one — but only one
-//! that is verifiably an intact inbox-lab database.
+//! Export the database as a `.sqlite3` file, and import one — safely, by
+//! construction.
 //!
-//! Invariant: an import either replaces the whole database with a file that
-//! passed every check, or changes nothing. The checks run on a private
-//! in-memory copy (SQLite header, `PRAGMA integrity_check`, the schema
-//! version, the exact schema, committed receipts); only then does SQLite's
-//! backup API copy it over the live database, in one transaction.
+//! Invariant: after an accepted import the live database is exactly what a
+//! fresh inbox-lab database holds after inbox-lab's own statements wrote the
+//! imported rows: inbox-lab's schema byte for byte, so the guarantee is that
+//! of a fresh database. A refused import changes nothing.
+//!
+//! ## Why rebuild, not check
+//!
+//! An imported file is foreign data whose author controls every byte: any
+//! object in `sqlite_schema` under any name, `writable_schema` edits, any
+//! stored type in any column, counters at their limits. Checking such a file
+//! and then *adopting* it means listing every way a schema can differ — a
+//! deny-list that is complete only until someone thinks of one more trigger.
+//! So the file's schema is never adopted. Instead:
+//!
+//! 1. The bytes are opened **read-only** on a private in-memory connection,
+//!    with `trusted_schema = OFF`, SQLite's defensive mode, and a
+//!    [`Budget`](crate::budget::Budget) on every statement (a view or a
+//!    generated column that loops is stopped, a 300 MB value refused).
+//!    `integrity_check` must say ok.
+//! 2. The rows of inbox-lab's tables are read, each cell with a typed check
+//!    ([`read_rows`]): keys go through the same rules as [`Event`] (text,
+//!    valid UTF-8, at most 255 bytes, no control characters), numbers must be
+//!    stored as integers in their ranges, receipts must be complete and not
+//!    above the receipt counter. Nothing else in the file is read: extra
+//!    tables, views, triggers, indexes and collations are simply not copied.
+//! 3. A **fresh** database is created by [`schema::migrate`] and the rows are
+//!    written into it with plain INSERTs, so inbox-lab's own constraints
+//!    (unique keys and receipt numbers, foreign keys, CHECKs) judge them.
+//! 4. Only then does SQLite's backup API copy the fresh database over the
+//!    live one, in one write transaction.
+//!
+//! The same typed reading serves [`crate::health`], which checks a stored
+//! database before the page uses it.
 
 use rusqlite::backup::Backup;
-use rusqlite::{Connection, MAIN_DB};
+use rusqlite::config::DbConfig;
+use rusqlite::types::ValueRef;
+use rusqlite::{params, Connection, ErrorCode, MAIN_DB};
+use serde::Serialize;
 
+use crate::budget::{self, Budget};
 use crate::error::{Error, InvalidCode, Reason};
-use crate::event::Field;
-use crate::schema;
+use crate::event::{Event, Field, MAX_ACCOUNT_ID};
+use crate::schema::{self, MAX_BALANCE, MAX_RECEIPT};
 
 /// Largest file accepted for import.
 pub const MAX_IMPORT_BYTES: usize = 64 << 20;
 
 const HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Largest value of the lab clock, the outbox's message ids and sequence:
+/// like every number the page shows, an integer a JavaScript number holds
+/// exactly.
+const MAX_NUMBER: i64 = (1 << 53) - 1;
+
+/// What an accepted import brought in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    pub accounts: usize,
+    pub inbox: usize,
+    pub outbox: usize,
+    pub orders: usize,
+    /// The schema version of the file (older versions are read as such).
+    pub version: i64,
+    /// Objects of the file that were not copied (extra tables, views,
+    /// triggers, indexes), as `"type name"`.
+    pub ignored: Vec<String>,
+}
 
 /// The whole database as the bytes of a `.sqlite3` file.
 ///
@@ -28,17 +79,32 @@ pub fn export(conn: &mut Connection) -> Result<Vec<u8>, Error> {
     Ok(data.to_vec())
 }
 
-/// Checks `bytes` without touching any database and returns an in-memory
-/// connection holding them.
+/// Replaces the database behind `conn` with the rows of `bytes`, rebuilt in
+/// a fresh inbox-lab database (see the module documentation).
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `file`) saying what is wrong, and nothing
+/// changed; [`Error::Busy`] or storage errors from the final copy (SQLite
+/// rolls it back).
+pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error> {
+    let (fresh, report) = rebuild(bytes)?;
+    let backup = Backup::new(&fresh, conn)?;
+    // All pages in one step: one write transaction on the destination.
+    backup.step(-1)?;
+    drop(backup);
+    schema::check_current(conn)?;
+    Ok(report)
+}
+
+/// Checks `bytes` and rebuilds their rows in a fresh in-memory inbox-lab
+/// database, touching no other database.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] (field `file`) saying what is wrong.
-pub fn validate(bytes: &[u8]) -> Result<Connection, Error> {
-    let reject = |code: InvalidCode, text: String| Reason::new(code, text);
-    let refuse = |reason: Reason| Error::refused(Field::File, reason);
+pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
     if bytes.len() > MAX_IMPORT_BYTES {
         return Err(refuse(
-            reject(
+            Reason::new(
                 InvalidCode::FileTooBig,
                 format!(
                     "the file is {} bytes; at most {MAX_IMPORT_BYTES} are accepted",
@@ -50,30 +116,88 @@ pub fn validate(bytes: &[u8]) -> Result<Connection, Error> {
         ));
     }
     if bytes.len() < 100 || !bytes.starts_with(HEADER) {
-        return Err(refuse(reject(
+        return Err(refuse(Reason::new(
             InvalidCode::NotSqlite,
-            "not a SQLite database: the file does not start with the SQLite header".into(),
+            "not a SQLite database: the file does not start with the SQLite header",
         )));
     }
-    let mut copy = Connection::open_in_memory()?;
-    copy.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
+    let mut foreign = open_foreign(bytes)?;
+    let read = budget::within(&mut foreign, Budget::IMPORT, |c| read_file(c));
+    let (rows, ignored, version) = match read {
+        Ok(result) => result?,
+        Err(spent) => {
+            let seconds = format!("{:.1}", spent.elapsed.as_secs_f64());
+            return Err(refuse(
+                Reason::new(
+                    InvalidCode::ImportBudget,
+                    format!(
+                        "reading the file took more than its budget ({seconds} s); \
+                         it was stopped and nothing was imported"
+                    ),
+                )
+                .with("seconds", seconds),
+            ));
+        }
+    };
+    drop(foreign);
+    let fresh = write_fresh(&rows)?;
+    let report = ImportReport {
+        accounts: rows.accounts.len(),
+        inbox: rows.inbox.len(),
+        outbox: rows.outbox.len(),
+        orders: rows.orders.len(),
+        version,
+        ignored,
+    };
+    Ok((fresh, report))
+}
+
+/// The foreign bytes on a private, read-only, defensive connection.
+fn open_foreign(bytes: &[u8]) -> Result<Connection, Error> {
+    let mut foreign = Connection::open_in_memory()?;
+    foreign
+        .deserialize_read_exact(MAIN_DB, bytes, bytes.len(), true)
         .map_err(unreadable)?;
-    let integrity = read(&copy, "PRAGMA integrity_check")?;
+    // Functions with side effects may not run from the file's schema (views,
+    // triggers, generated columns, defaults); the schema cannot be written.
+    foreign
+        .set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)
+        .map_err(unreadable)?;
+    foreign
+        .set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
+        .map_err(unreadable)?;
+    foreign
+        .execute_batch("PRAGMA query_only = ON; PRAGMA cell_size_check = ON;")
+        .map_err(unreadable)?;
+    Ok(foreign)
+}
+
+/// Everything read from the foreign file: its rows, the objects left
+/// behind, its version.
+fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
+    let integrity: Vec<String> = conn
+        .prepare("PRAGMA integrity_check(10)")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(unreadable)?;
     if integrity != ["ok"] {
         let detail = integrity.join("; ");
         return Err(refuse(
-            reject(
+            Reason::new(
                 InvalidCode::IntegrityFailed,
                 format!("integrity_check failed: {detail}"),
             )
             .with("detail", detail),
         ));
     }
-    let version = read(&copy, "PRAGMA user_version")?;
-    let version: i64 = version.join("").parse().unwrap_or(-1);
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(unreadable)?;
     if !(1..=schema::VERSION).contains(&version) {
         return Err(refuse(
-            reject(
+            Reason::new(
                 InvalidCode::UnsupportedVersion,
                 format!(
                     "schema version {version} is not one this build reads (1 to {})",
@@ -84,106 +208,507 @@ pub fn validate(bytes: &[u8]) -> Result<Connection, Error> {
             .with("max", schema::VERSION),
         ));
     }
-    // A file from an older inbox-lab is brought up to date, in the copy.
-    schema::migrate(&mut copy).map_err(|e| {
-        refuse(
-            reject(
-                InvalidCode::FileUnreadable,
-                format!("SQLite cannot read this file: {e}"),
-            )
-            .with("detail", e),
-        )
-    })?;
-    let expected = {
-        let mut fresh = Connection::open_in_memory()?;
-        schema::migrate(&mut fresh)?;
-        schema_of(&fresh)?
-    };
-    if schema_of(&copy)? != expected {
-        return Err(refuse(reject(
-            InvalidCode::SchemaDiffers,
-            "the tables are not inbox-lab's: the schema differs from the expected one".into(),
-        )));
-    }
-    let problems = read(
-        &copy,
-        "SELECT 'dangling_account' FROM pragma_foreign_key_check
-         UNION ALL
-         SELECT 'receipt_above_counter' FROM inbox
-           WHERE receipt_seq > (SELECT last_seq FROM receipt_counter)
-         LIMIT 1",
-    )?;
-    match problems.first().map(String::as_str) {
-        Some("dangling_account") => {
-            return Err(refuse(reject(
-                InvalidCode::DanglingAccount,
-                "inconsistent data: an inbox row points to a missing account".into(),
-            )))
+    let tables = tables_of(version);
+    let objects: Vec<(String, String, Option<String>)> = conn
+        .prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY type, name")
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(unreadable)?;
+    for table in tables {
+        let real_table = objects.iter().any(|(kind, name, sql)| {
+            kind == "table"
+                && name == table
+                && sql
+                    .as_deref()
+                    .is_some_and(|sql| sql.starts_with("CREATE TABLE"))
+        });
+        if !real_table {
+            let detail = format!("there is no table {table}");
+            return Err(refuse(
+                Reason::new(
+                    InvalidCode::SchemaDiffers,
+                    format!("the tables are not inbox-lab's: {detail}"),
+                )
+                .with("detail", detail),
+            ));
         }
-        Some(_) => {
-            return Err(refuse(reject(
-                InvalidCode::ReceiptAboveCounter,
-                "inconsistent data: a receipt number is above the receipt counter".into(),
-            )))
-        }
-        None => {}
     }
-    schema::prepare(&copy, schema::DEFAULT_BUSY_TIMEOUT)?;
-    Ok(copy)
+    let ignored = objects
+        .iter()
+        .filter(|(kind, name, _)| {
+            !(kind == "table" && tables.contains(&name.as_str())) && !is_own_internal(kind, name)
+        })
+        .map(|(kind, name, _)| format!("{kind} {name}"))
+        .collect();
+    let rows = read_rows(conn, version).map_err(refuse)?;
+    Ok((rows, ignored, version))
 }
 
-/// "SQLite cannot read this file", with SQLite's own words as the detail.
-fn unreadable(e: rusqlite::Error) -> Error {
-    Error::refused(
-        Field::File,
-        Reason::new(
-            InvalidCode::FileUnreadable,
-            format!("SQLite cannot read this file: {e}"),
+/// The tables of inbox-lab's schema at `version`, whose rows are carried over.
+fn tables_of(version: i64) -> &'static [&'static str] {
+    if version == 1 {
+        &["accounts", "inbox", "receipt_counter"]
+    } else {
+        &[
+            "accounts",
+            "inbox",
+            "receipt_counter",
+            "lab_clock",
+            "outbox",
+            "orders",
+            "order_events",
+            "sqlite_sequence",
+        ]
+    }
+}
+
+/// Objects inbox-lab's own schema has besides its tables (not "ignored").
+fn is_own_internal(kind: &str, name: &str) -> bool {
+    (kind == "index" && (name.starts_with("sqlite_autoindex_") || name == "inbox_received_at"))
+        || (kind == "table" && name == "sqlite_sequence")
+}
+
+// ---- Reading rows with typed checks -------------------------------------------------------------
+
+/// One inbox row as inbox-lab stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InboxRow {
+    pub event: Event,
+    /// `(receipt_seq, balance_after)`; `None` for rows the race lab's
+    /// mistaken handlers wrote (they store no first result).
+    pub receipt: Option<(i64, i64)>,
+    pub received_at: i64,
+}
+
+/// One outbox message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OutboxRow {
+    pub message_id: i64,
+    pub event: Event,
+    pub sent_at: Option<i64>,
+}
+
+/// Every row of an inbox-lab database, each cell checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Rows {
+    pub accounts: Vec<(i64, i64)>,
+    pub inbox: Vec<InboxRow>,
+    pub last_seq: i64,
+    pub clock: i64,
+    pub outbox: Vec<OutboxRow>,
+    pub outbox_seq: Option<i64>,
+    /// `(order_id, source, event_id)`
+    pub orders: Vec<(String, String, String)>,
+    /// `(source, event_id, order_id, result)`
+    pub order_events: Vec<(String, String, String, String)>,
+}
+
+/// Reads every row of inbox-lab's tables at `version` from `conn`, checking
+/// the stored type and range of every cell, the rules of [`Event`] for
+/// keys, and that receipts are complete and not above the counter.
+///
+/// # Errors
+/// The [`Reason`] naming the first cell at fault, or that a table or column
+/// is missing.
+pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason> {
+    let mut rows = Rows::default();
+    each(conn, "accounts", "SELECT id, balance FROM accounts", |r| {
+        rows.accounts
+            .push((r.int(0, "id", 1, MAX_ACCOUNT_ID)?, r.int(1, "balance", 0, MAX_BALANCE)?));
+        Ok(())
+    })?;
+    let mut counters = Vec::new();
+    each(
+        conn,
+        "receipt_counter",
+        "SELECT id, last_seq FROM receipt_counter",
+        |r| {
+            r.int(0, "id", 1, 1)?;
+            counters.push(r.int(1, "last_seq", 0, MAX_RECEIPT)?);
+            Ok(())
+        },
+    )?;
+    rows.last_seq = one_row("receipt_counter", counters)?;
+    let received_at = if version >= 2 { "received_at" } else { "0" };
+    let sql = format!(
+        "SELECT source, event_id, account_id, amount, receipt_seq, balance_after, {received_at} FROM inbox"
+    );
+    let last_seq = rows.last_seq;
+    each(conn, "inbox", &sql, |r| {
+        let event = r.event(0)?;
+        let seq = r.opt_int(4, "receipt_seq", 1, MAX_RECEIPT)?;
+        let after = r.opt_int(5, "balance_after", 0, MAX_BALANCE)?;
+        let receipt = match (seq, after) {
+            (Some(seq), Some(_)) if seq > last_seq => {
+                return Err(Reason::new(
+                    InvalidCode::ReceiptAboveCounter,
+                    format!(
+                        "inconsistent data: receipt number {seq} is above the receipt counter {last_seq}"
+                    ),
+                )
+                .with("seq", seq)
+                .with("last_seq", last_seq))
+            }
+            (Some(seq), Some(after)) => Some((seq, after)),
+            (None, None) => None,
+            _ => return Err(r.bad("receipt_seq", "a receipt needs both receipt_seq and balance_after, or neither")),
+        };
+        let received_at = r.int(6, "received_at", 0, MAX_NUMBER)?;
+        rows.inbox.push(InboxRow {
+            event,
+            receipt,
+            received_at,
+        });
+        Ok(())
+    })?;
+    if version < 2 {
+        return Ok(rows);
+    }
+    let mut clocks = Vec::new();
+    each(conn, "lab_clock", "SELECT id, now FROM lab_clock", |r| {
+        r.int(0, "id", 1, 1)?;
+        clocks.push(r.int(1, "now", 0, MAX_NUMBER)?);
+        Ok(())
+    })?;
+    rows.clock = one_row("lab_clock", clocks)?;
+    each(
+        conn,
+        "outbox",
+        "SELECT source, event_id, account_id, amount, message_id, sent_at FROM outbox",
+        |r| {
+            let event = r.event(0)?;
+            rows.outbox.push(OutboxRow {
+                message_id: r.int(4, "message_id", 1, MAX_NUMBER)?,
+                event,
+                sent_at: r.opt_int(5, "sent_at", 0, MAX_NUMBER)?,
+            });
+            Ok(())
+        },
+    )?;
+    each(
+        conn,
+        "sqlite_sequence",
+        "SELECT name, seq FROM sqlite_sequence",
+        |r| {
+            if r.text(0, "name")? != "outbox" {
+                return Err(r.bad("name", "only the outbox has a sequence"));
+            }
+            if rows.outbox_seq.is_some() {
+                return Err(r.bad("name", "the outbox's sequence is stored twice"));
+            }
+            rows.outbox_seq = Some(r.int(1, "seq", 0, MAX_NUMBER)?);
+            Ok(())
+        },
+    )?;
+    let highest = rows.outbox.iter().map(|m| m.message_id).max().unwrap_or(0);
+    if highest > rows.outbox_seq.unwrap_or(0) {
+        let detail = format!("outbox message {highest} is above the outbox's sequence");
+        return Err(Reason::new(
+            InvalidCode::Inconsistent,
+            format!("inconsistent data: {detail}"),
         )
-        .with("detail", e),
+        .with("detail", detail));
+    }
+    each(
+        conn,
+        "orders",
+        "SELECT order_id, source, event_id FROM orders",
+        |r| {
+            let order = r.key(0, "order_id")?;
+            let (source, event_id) = r.keys(1)?;
+            rows.orders.push((order, source, event_id));
+            Ok(())
+        },
+    )?;
+    each(
+        conn,
+        "order_events",
+        "SELECT source, event_id, order_id, result FROM order_events",
+        |r| {
+            let (source, event_id) = r.keys(0)?;
+            let order = r.key(2, "order_id")?;
+            let result = r.text(3, "result")?;
+            if !["activated", "already_active"].contains(&result.as_str()) {
+                return Err(r.bad("result", "must be activated or already_active"));
+            }
+            rows.order_events.push((source, event_id, order, result));
+            Ok(())
+        },
+    )?;
+    Ok(rows)
+}
+
+/// Runs `sql` and hands each row to `f`, numbering rows from 1.
+fn each(
+    conn: &Connection,
+    table: &'static str,
+    sql: &str,
+    mut f: impl FnMut(&Cells<'_, '_>) -> Result<(), Reason>,
+) -> Result<(), Reason> {
+    let missing = |e: rusqlite::Error| {
+        let detail = format!("cannot read table {table}: {e}");
+        Reason::new(
+            InvalidCode::SchemaDiffers,
+            format!("the tables are not inbox-lab's: {detail}"),
+        )
+        .with("detail", detail)
+    };
+    let mut stmt = conn.prepare(sql).map_err(missing)?;
+    let mut cursor = stmt.query([]).map_err(unreadable_reason)?;
+    let mut number = 0;
+    while let Some(row) = cursor.next().map_err(unreadable_reason)? {
+        number += 1;
+        f(&Cells { table, number, row })?;
+    }
+    Ok(())
+}
+
+/// Exactly one row (the counter, the clock).
+fn one_row(table: &'static str, values: Vec<i64>) -> Result<i64, Reason> {
+    match values[..] {
+        [value] => Ok(value),
+        _ => {
+            let detail = format!("table {table} must hold one row, it holds {}", values.len());
+            Err(Reason::new(
+                InvalidCode::Inconsistent,
+                format!("inconsistent data: {detail}"),
+            )
+            .with("detail", detail))
+        }
+    }
+}
+
+/// The cells of one row, read with typed checks.
+struct Cells<'a, 'b> {
+    table: &'static str,
+    number: usize,
+    row: &'a rusqlite::Row<'b>,
+}
+
+impl Cells<'_, '_> {
+    /// The [`InvalidCode::RowInvalid`] reason for `column` of this row.
+    fn bad(&self, column: &str, detail: impl std::fmt::Display) -> Reason {
+        Reason::new(
+            InvalidCode::RowInvalid,
+            format!(
+                "row {} of table {}, column {column}: {detail}",
+                self.number, self.table
+            ),
+        )
+        .with("row", self.number)
+        .with("table", self.table)
+        .with("column", column)
+        .with("detail", detail)
+    }
+
+    fn value(&self, i: usize, column: &str) -> Result<ValueRef<'_>, Reason> {
+        self.row
+            .get_ref(i)
+            .map_err(|e| self.bad(column, format!("cannot be read: {e}")))
+    }
+
+    /// An integer stored as an integer, in `min..=max`.
+    fn int(&self, i: usize, column: &str, min: i64, max: i64) -> Result<i64, Reason> {
+        match self.opt_int(i, column, min, max)? {
+            Some(v) => Ok(v),
+            None => Err(self.bad(column, "is NULL; an integer is required")),
+        }
+    }
+
+    /// NULL, or an integer stored as an integer, in `min..=max`.
+    fn opt_int(&self, i: usize, column: &str, min: i64, max: i64) -> Result<Option<i64>, Reason> {
+        match self.value(i, column)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(v) if (min..=max).contains(&v) => Ok(Some(v)),
+            ValueRef::Integer(v) => Err(self.bad(column, format!("{v} is outside {min}..={max}"))),
+            other => Err(self.bad(
+                column,
+                format!("is stored as {}; an integer is required", type_name(other)),
+            )),
+        }
+    }
+
+    /// Text stored as text, valid UTF-8.
+    fn text(&self, i: usize, column: &str) -> Result<String, Reason> {
+        match self.value(i, column)? {
+            ValueRef::Text(bytes) => std::str::from_utf8(bytes)
+                .map(str::to_owned)
+                .map_err(|_| self.bad(column, "is not valid UTF-8")),
+            other => Err(self.bad(
+                column,
+                format!("is stored as {}; text is required", type_name(other)),
+            )),
+        }
+    }
+
+    /// A key by the rules of [`Event`] (an order id follows them too).
+    fn key(&self, i: usize, column: &str) -> Result<String, Reason> {
+        let key = self.text(i, column)?;
+        Event::new(key.as_str(), "key", 1, 1).map_err(|e| match e {
+            Error::InvalidInput { reason, .. } => self.bad(column, reason),
+            other => self.bad(column, other),
+        })?;
+        Ok(key)
+    }
+
+    /// `source`, `event_id` at `i`, `i + 1`.
+    fn keys(&self, i: usize) -> Result<(String, String), Reason> {
+        Ok((self.key(i, "source")?, self.key(i + 1, "event_id")?))
+    }
+
+    /// `source, event_id, account_id, amount` at `i..i + 4`, as an [`Event`].
+    fn event(&self, i: usize) -> Result<Event, Reason> {
+        let source = self.text(i, "source")?;
+        let event_id = self.text(i + 1, "event_id")?;
+        let account_id = self.int(i + 2, "account_id", i64::MIN, i64::MAX)?;
+        let amount = self.int(i + 3, "amount", i64::MIN, i64::MAX)?;
+        Event::new(source, event_id, account_id, amount).map_err(|e| match e {
+            Error::InvalidInput { field, reason } => self.bad(field.as_str(), reason),
+            other => self.bad("source", other),
+        })
+    }
+}
+
+fn type_name(v: ValueRef<'_>) -> &'static str {
+    match v {
+        ValueRef::Null => "NULL",
+        ValueRef::Integer(_) => "an integer",
+        ValueRef::Real(_) => "a REAL",
+        ValueRef::Text(_) => "text",
+        ValueRef::Blob(_) => "a BLOB",
+    }
+}
+
+// ---- Writing them into a fresh database ---------------------------------------------------------
+
+/// A fresh inbox-lab database holding `rows`, written by plain INSERTs so
+/// that the schema's own constraints judge them.
+fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
+    let mut fresh = Connection::open_in_memory()?;
+    schema::prepare(&fresh, schema::DEFAULT_BUSY_TIMEOUT)?;
+    schema::migrate(&mut fresh)?;
+    let tx = fresh.transaction()?;
+    let refused = |table: &'static str| {
+        move |e: rusqlite::Error| -> Error {
+            if is_foreign_key(&e) {
+                return refuse(Reason::new(
+                    InvalidCode::DanglingAccount,
+                    "inconsistent data: an inbox row points to a missing account",
+                ));
+            }
+            if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
+                let detail = format!("{table}: {e}");
+                return refuse(
+                    Reason::new(InvalidCode::Inconsistent, format!("inconsistent data: {detail}"))
+                        .with("detail", detail),
+                );
+            }
+            Error::from(e)
+        }
+    };
+    {
+        let mut insert = tx.prepare("INSERT INTO accounts(id, balance) VALUES (?1, ?2)")?;
+        for (id, balance) in &rows.accounts {
+            insert
+                .execute(params![id, balance])
+                .map_err(refused("accounts"))?;
+        }
+        tx.execute(
+            "UPDATE receipt_counter SET last_seq = ?1 WHERE id = 1",
+            params![rows.last_seq],
+        )?;
+        tx.execute(
+            "UPDATE lab_clock SET now = ?1 WHERE id = 1",
+            params![rows.clock],
+        )?;
+        let mut insert = tx.prepare(
+            "INSERT INTO inbox(source, event_id, account_id, amount, receipt_seq, balance_after, received_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for row in &rows.inbox {
+            let e = &row.event;
+            insert
+                .execute(params![
+                    e.source(),
+                    e.event_id(),
+                    e.account_id(),
+                    e.amount(),
+                    row.receipt.map(|r| r.0),
+                    row.receipt.map(|r| r.1),
+                    row.received_at
+                ])
+                .map_err(refused("inbox"))?;
+        }
+        let mut insert = tx.prepare(
+            "INSERT INTO outbox(message_id, source, event_id, account_id, amount, sent_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for m in &rows.outbox {
+            let e = &m.event;
+            insert
+                .execute(params![
+                    m.message_id,
+                    e.source(),
+                    e.event_id(),
+                    e.account_id(),
+                    e.amount(),
+                    m.sent_at
+                ])
+                .map_err(refused("outbox"))?;
+        }
+        // AUTOINCREMENT's memory: message ids are never reused.
+        tx.execute("DELETE FROM sqlite_sequence", [])?;
+        if let Some(seq) = rows.outbox_seq {
+            tx.execute(
+                "INSERT INTO sqlite_sequence(name, seq) VALUES ('outbox', ?1)",
+                params![seq],
+            )?;
+        }
+        let mut insert =
+            tx.prepare("INSERT INTO orders(order_id, source, event_id) VALUES (?1, ?2, ?3)")?;
+        for (order, source, event_id) in &rows.orders {
+            insert
+                .execute(params![order, source, event_id])
+                .map_err(refused("orders"))?;
+        }
+        let mut insert = tx.prepare(
+            "INSERT INTO order_events(source, event_id, order_id, result) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (source, event_id, order, result) in &rows.order_events {
+            insert
+                .execute(params![source, event_id, order, result])
+                .map_err(refused("order_events"))?;
+        }
+    }
+    tx.commit()?;
+    Ok(fresh)
+}
+
+fn is_foreign_key(err: &rusqlite::Error) -> bool {
+    matches!(
+        err,
+        rusqlite::Error::SqliteFailure(e, _)
+            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
     )
 }
 
-/// Replaces the database behind `conn` with the validated `bytes`.
-///
-/// # Errors
-/// [`Error::InvalidInput`] if the file is refused (nothing changed);
-/// [`Error::Busy`] or storage errors from the copy (SQLite rolls it back).
-pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<(), Error> {
-    let source = validate(bytes)?;
-    let backup = Backup::new(&source, conn)?;
-    // All pages in one step: one write transaction on the destination.
-    backup.step(-1)?;
-    drop(backup);
-    schema::check_current(conn)
+fn refuse(reason: Reason) -> Error {
+    Error::refused(Field::File, reason)
 }
 
-/// Runs a query of one column, as strings; any failure means "cannot read
-/// this file".
-fn read(conn: &Connection, sql: &str) -> Result<Vec<String>, Error> {
-    let mut stmt = conn.prepare(sql).map_err(unreadable)?;
-    let rows = stmt
-        .query_map([], |r| {
-            use rusqlite::types::Value;
-            Ok(match r.get::<_, Value>(0)? {
-                Value::Text(t) => t,
-                Value::Integer(i) => i.to_string(),
-                other => format!("{other:?}"),
-            })
-        })
-        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-        .map_err(unreadable)?;
-    Ok(rows)
+/// "SQLite cannot read this file", with SQLite's own words as the detail.
+fn unreadable_reason(e: rusqlite::Error) -> Reason {
+    Reason::new(
+        InvalidCode::FileUnreadable,
+        format!("SQLite cannot read this file: {e}"),
+    )
+    .with("detail", e)
 }
 
-fn schema_of(conn: &Connection) -> Result<Vec<(String, String, Option<String>)>, Error> {
-    let mut stmt = conn.prepare(
-        "SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name",
-    )?;
-    let rows = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+fn unreadable(e: rusqlite::Error) -> Error {
+    refuse(unreadable_reason(e))
 }
 
 #[cfg(test)]
@@ -192,7 +717,7 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     use super::*;
-    use crate::{apply, tables, Event};
+    use crate::{apply, tables, Event, Outcome};
 
     fn db_with_one_event() -> Connection {
         let mut conn = Connection::open_in_memory().unwrap();
@@ -203,6 +728,16 @@ mod tests {
         conn
     }
 
+    fn schema_rows(conn: &Connection) -> Vec<(String, String, Option<String>)> {
+        let mut stmt = conn
+            .prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY type, name")
+            .unwrap();
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    }
+
     #[test]
     fn export_then_import_round_trips() {
         let mut a = db_with_one_event();
@@ -210,8 +745,54 @@ mod tests {
         let mut b = Connection::open_in_memory().unwrap();
         schema::prepare(&b, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
         schema::init(&mut b, &[7]).unwrap();
-        import(&mut b, &bytes).unwrap();
+        let report = import(&mut b, &bytes).unwrap();
+        assert_eq!((report.accounts, report.inbox), (1, 1));
+        assert!(report.ignored.is_empty(), "{:?}", report.ignored);
         assert_eq!(tables::snapshot(&b).unwrap(), tables::snapshot(&a).unwrap());
+    }
+
+    #[test]
+    fn a_foreign_trigger_is_never_adopted() {
+        let mut hostile = db_with_one_event();
+        hostile
+            .execute_batch(
+                "CREATE TRIGGER credit_more AFTER INSERT ON inbox BEGIN
+                   UPDATE accounts SET balance = balance + 1000000;
+                 END;",
+            )
+            .unwrap();
+        let bytes = export(&mut hostile).unwrap();
+        let mut live = Connection::open_in_memory().unwrap();
+        schema::prepare(&live, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+        schema::init(&mut live, &[1]).unwrap();
+        let report = import(&mut live, &bytes).unwrap();
+        assert_eq!(report.ignored, ["trigger credit_more"]);
+        let fresh = {
+            let mut c = Connection::open_in_memory().unwrap();
+            schema::migrate(&mut c).unwrap();
+            c
+        };
+        assert_eq!(schema_rows(&live), schema_rows(&fresh));
+        let e = Event::new("provider-a", "evt-2", 1, 5).unwrap();
+        let Outcome::Applied(receipt) = apply(&live, &e, None).unwrap() else {
+            panic!("a new event applies");
+        };
+        assert_eq!(receipt.balance_after, 505, "credited exactly once, by 5");
+    }
+
+    #[test]
+    fn a_blob_key_is_refused_with_the_cell_named() {
+        let mut hostile = db_with_one_event();
+        hostile
+            .execute_batch("UPDATE inbox SET event_id = CAST(event_id AS BLOB)")
+            .unwrap();
+        let bytes = export(&mut hostile).unwrap();
+        let mut live = db_with_one_event();
+        let err = import(&mut live, &bytes).unwrap_err();
+        let report = err.report();
+        assert_eq!((report.field, report.code), (Some(Field::File), "row_invalid"));
+        assert_eq!(report.params["table"], "inbox");
+        assert_eq!(report.params["column"], "event_id");
     }
 
     #[test]

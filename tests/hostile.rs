@@ -32,7 +32,8 @@ use serde_json::{json, Value};
 
 // ---- The oracle: the rules, restated ---------------------------------------------------------
 
-/// Why a key is refused, if it is: not blank, at most 255 bytes, no control characters.
+/// Why a key is refused, if it is: not blank, at most 255 bytes, no control characters
+/// (C0, C1, DEL, and the bidirectional embeddings, overrides and isolates).
 fn key_problem(key: &str) -> Option<&'static str> {
     if key.is_empty() {
         Some("empty")
@@ -40,7 +41,10 @@ fn key_problem(key: &str) -> Option<&'static str> {
         Some("whitespace_only")
     } else if key.len() > MAX_KEY_BYTES {
         Some("too_long")
-    } else if key.chars().any(char::is_control) {
+    } else if key
+        .chars()
+        .any(|c| c.is_control() || matches!(u32::from(c), 0x202A..=0x202E | 0x2066..=0x2069))
+    {
         Some("control_char")
     } else {
         None
@@ -257,6 +261,8 @@ fn key() -> BoxedStrategy<String> {
         "שלום",
         "مرحبا",
         "\u{202e}evil",
+        "a\u{2067}b",
+        "\u{200f}rtl mark",
         "<img src=x onerror=alert(1)>",
         "<script>alert(1)</script>",
         "'; DROP TABLE inbox; --",

@@ -1,10 +1,14 @@
 // Keep, move, start over: export the database as a `.sqlite3` file, import
 // one, or reset.
 //
-// The page checks nothing about an imported file: Rust does (SQLite header,
-// integrity_check, the schema and its version) on a private copy, and only
-// then replaces the database — so a bad file is refused with a message next
-// to the file field, and the current database stays exactly as it was.
+// The page checks nothing about an imported file: Rust does. It reads the
+// file read-only on a private connection (SQLite header, integrity_check,
+// the version, every cell of inbox-lab's tables with a typed check), writes
+// the rows into a fresh inbox-lab database and only then replaces the live
+// one (src/transfer.rs). The file's own schema is never adopted: anything
+// else it holds (a trigger, an index, a view) is listed as not copied. A bad
+// file is refused with a message next to the file field, and the current
+// database stays exactly as it was.
 
 import { inboxLab } from './client.js';
 import { clearErrors, showError, showFieldError, whileBusy } from './dom.js';
@@ -21,7 +25,9 @@ register({
     'data.import_label': 'Import a .sqlite3 file',
     'data.import': 'Import',
     'data.exported': 'Exported {bytes} bytes as {name}.',
-    'data.imported': 'Imported {name}: the tables now come from that file.',
+    'data.imported':
+      'Imported {name}: the tables now come from that file (accounts: {accounts}, inbox rows: {inbox}; rebuilt in a fresh inbox-lab database).',
+    'data.ignored': 'Not copied, not part of inbox-lab’s schema: {objects}.',
     'data.no_file': 'Choose a .sqlite3 file first.',
     'data.confirm': 'Delete the database and start again with account 1 at balance 0?',
     'data.reset_done': 'The database was reset: account 1, balance 0, empty inbox.',
@@ -34,7 +40,9 @@ register({
     'data.import_label': 'Импорт файла .sqlite3',
     'data.import': 'Импортировать',
     'data.exported': 'Выгружено байт: {bytes}, файл {name}.',
-    'data.imported': 'Файл {name} импортирован: таблицы теперь из него.',
+    'data.imported':
+      'Файл {name} импортирован: таблицы теперь из него (счетов: {accounts}, строк inbox: {inbox}; записаны заново в свежую базу inbox-lab).',
+    'data.ignored': 'Не скопировано, так как не входит в схему inbox-lab: {objects}.',
     'data.no_file': 'Сначала выберите файл .sqlite3.',
     'data.confirm': 'Удалить базу и начать заново со счётом 1 и балансом 0?',
     'data.reset_done': 'База сброшена: счёт 1, баланс 0, inbox пуст.',
@@ -83,8 +91,10 @@ async function importDatabase() {
     return;
   }
   try {
-    await inboxLab.importDatabase(new Uint8Array(await file.arrayBuffer()));
-    setNote(() => t('data.imported', { name: file.name }));
+    const report = await inboxLab.importDatabase(new Uint8Array(await file.arrayBuffer()));
+    const counts = { name: file.name, accounts: String(report.accounts), inbox: String(report.inbox) };
+    const objects = report.ignored.join(', ');
+    setNote(() => t('data.imported', counts) + (objects === '' ? '' : ` ${t('data.ignored', { objects })}`));
     importForm.reset();
   } catch (error) {
     // Rust names the field "file" for a file it refuses; anything else

@@ -242,6 +242,8 @@ async function consoleCatalogue(base) {
     ['escape char', { ...base, source: '\u001b[31mred' }, 'source', 'control_char'],
     ['DEL', { ...base, source: 'a\u007f' }, 'source', 'control_char'],
     ['C1 control', { ...base, source: 'a\u0085' }, 'source', 'control_char'],
+    ['right-to-left override', { ...base, source: '\u202eevil' }, 'source', 'control_char'],
+    ['first strong isolate', { ...base, event_id: 'a\u2068b' }, 'event_id', 'control_char'],
     ['lone high surrogate', { ...base, source: `a${lone}` }, 'source', 'lone_surrogate'],
     ['lone low surrogate', { ...base, event_id: `${loneLow}b` }, 'event_id', 'lone_surrogate'],
     ['source a number', { ...base, source: 5 }, 'source', 'wrong_type'],
@@ -331,7 +333,7 @@ function validKeys() {
   return [
     ['🦀 провайдер', '👩‍👩‍👧‍👦 family'], // emoji with zero-width joiners
     ['שלום', 'مرحبا-1'], // right-to-left
-    ['\u202eevil', 'rtl-override'], // a bidi override is a format character, not a control
+    ['\u200fevil', 'rtl-mark'], // an implicit direction mark is allowed (overrides are refused)
     ['<img src=x onerror="window.__pwned=1">', '<script>window.__pwned=2</script>'],
     ['"><svg onload=window.__pwned=3>', '{{constructor.constructor("window.__pwned=4")()}}'],
     ["'; DROP TABLE inbox; --", "Robert'); DROP TABLE accounts;--"],

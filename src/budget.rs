@@ -1,0 +1,215 @@
+//! A budget for SQL whose cost nobody here controls: a query typed into the
+//! console, or the reading of an imported file.
+//!
+//! Invariant: SQL run through [`within`] stops after at most
+//! [`Budget::steps`] virtual-machine steps or [`Budget::time`] of wall
+//! time, whichever comes first, and no value it computes is longer than
+//! [`Budget::max_value_bytes`]. The worker is single-threaded: without this
+//! one `WITH RECURSIVE` query could hold it (and every delivery queued behind
+//! it) forever.
+//!
+//! Two of SQLite's own mechanisms do the work, nothing is parsed:
+//! * the progress handler (`sqlite3_progress_handler`), called every
+//!   [`CHECK_EVERY`] steps, interrupts the statement once the budget is
+//!   spent; the statement then fails with `SQLITE_INTERRUPT` and nothing it
+//!   did is kept (the console and the import only read);
+//! * `SQLITE_LIMIT_LENGTH`, lowered for the duration, makes any string or
+//!   blob longer than the limit an error (`SQLITE_TOOBIG`) instead of a
+//!   300 MB allocation.
+//!
+//! Both are removed afterwards, so the application's own statements on the
+//! same connection are never interrupted.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::limits::Limit;
+use rusqlite::Connection;
+use web_time::Instant;
+
+/// The progress handler runs every this many virtual-machine steps.
+pub const CHECK_EVERY: u32 = 1_000;
+
+/// How much SQL may do before it is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Virtual-machine steps (SQLite's unit of work), rounded to
+    /// [`CHECK_EVERY`].
+    pub steps: u64,
+    /// Wall time.
+    pub time: Duration,
+    /// The longest string or blob any expression may produce, in bytes.
+    pub max_value_bytes: i32,
+}
+
+impl Budget {
+    /// One console query: ample for any question about the lab's tables,
+    /// short enough that a delivery queued behind it waits a moment at most.
+    pub const CONSOLE: Budget = Budget {
+        steps: 100_000_000,
+        time: Duration::from_secs(2),
+        max_value_bytes: 1 << 20,
+    };
+
+    /// Checking and reading one imported file (up to 64 MiB): proportionate
+    /// to the largest file accepted, still bounded.
+    pub const IMPORT: Budget = Budget {
+        steps: 2_000_000_000,
+        time: Duration::from_secs(20),
+        max_value_bytes: 1 << 20,
+    };
+}
+
+/// Which half of the budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spent {
+    Steps,
+    Time,
+}
+
+/// The budget ran out: the SQL was interrupted after `steps` steps and
+/// `elapsed` of wall time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exceeded {
+    pub spent: Spent,
+    pub steps: u64,
+    pub elapsed: Duration,
+}
+
+/// Runs `f` on `conn` under `budget`.
+///
+/// Returns `Err(Exceeded)` if the budget interrupted it (whatever `f`
+/// returned then is the interruption, so it is dropped), else `f`'s own
+/// result.
+///
+/// # Errors
+/// `Err(Exceeded)` as above; `Ok(Err(_))` is `f`'s error, and a
+/// `rusqlite::Error` from installing or removing the limits.
+pub fn within<T, E>(
+    conn: &mut Connection,
+    budget: Budget,
+    f: impl FnOnce(&mut Connection) -> Result<T, E>,
+) -> Result<Result<T, E>, Exceeded>
+where
+    E: From<rusqlite::Error>,
+{
+    let start = Instant::now();
+    let steps = Arc::new(AtomicU64::new(0));
+    let fired = Arc::new(AtomicBool::new(false));
+    let spent_time = Arc::new(AtomicBool::new(false));
+    let handler = {
+        let (steps, fired, spent_time) = (steps.clone(), fired.clone(), spent_time.clone());
+        move || {
+            let done = steps.fetch_add(u64::from(CHECK_EVERY), Ordering::Relaxed)
+                + u64::from(CHECK_EVERY);
+            let over_time = start.elapsed() >= budget.time;
+            if done >= budget.steps || over_time {
+                spent_time.store(over_time, Ordering::Relaxed);
+                fired.store(true, Ordering::Relaxed);
+                return true; // interrupt
+            }
+            false
+        }
+    };
+    let installed = (|| -> Result<i32, rusqlite::Error> {
+        conn.progress_handler(CHECK_EVERY as i32, Some(handler))?;
+        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, budget.max_value_bytes)
+    })();
+    let previous_length = match installed {
+        Ok(previous) => previous,
+        Err(e) => {
+            let _ = conn.progress_handler(0, None::<fn() -> bool>);
+            return Ok(Err(E::from(e)));
+        }
+    };
+    let result = f(conn);
+    let removed = conn
+        .progress_handler(0, None::<fn() -> bool>)
+        .and_then(|()| conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, previous_length));
+    if fired.load(Ordering::Relaxed) {
+        return Err(Exceeded {
+            spent: if spent_time.load(Ordering::Relaxed) {
+                Spent::Time
+            } else {
+                Spent::Steps
+            },
+            steps: steps.load(Ordering::Relaxed),
+            elapsed: start.elapsed(),
+        });
+    }
+    match removed {
+        Ok(_) => Ok(result),
+        Err(e) => Ok(Err(E::from(e))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_family = "wasm")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+
+    const ENDLESS: &str =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c";
+
+    fn count(conn: &Connection, sql: &str) -> Result<i64, rusqlite::Error> {
+        conn.query_row(sql, [], |r| r.get(0))
+    }
+
+    #[test]
+    fn an_endless_query_is_stopped_by_steps() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let budget = Budget {
+            steps: 1_000_000,
+            time: Duration::from_secs(3600),
+            ..Budget::CONSOLE
+        };
+        let stopped = within(&mut conn, budget, |c| count(c, ENDLESS)).unwrap_err();
+        assert_eq!(stopped.spent, Spent::Steps);
+        assert_eq!(stopped.steps, 1_000_000);
+        // The handler is gone: the same connection runs long work again.
+        let n = count(
+            &conn,
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 2000000) SELECT count(*) FROM c",
+        )
+        .unwrap();
+        assert_eq!(n, 2_000_000);
+    }
+
+    #[test]
+    fn an_endless_query_is_stopped_by_time() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let budget = Budget {
+            steps: u64::MAX,
+            time: Duration::from_millis(200),
+            ..Budget::CONSOLE
+        };
+        let stopped = within(&mut conn, budget, |c| count(c, ENDLESS)).unwrap_err();
+        assert_eq!(stopped.spent, Spent::Time);
+        assert!(stopped.elapsed >= Duration::from_millis(200));
+    }
+
+    #[test]
+    fn a_huge_value_is_an_error_and_the_limit_is_restored() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let inside = within(&mut conn, Budget::CONSOLE, |c| {
+            count(c, "SELECT length(randomblob(300000000))")
+        })
+        .unwrap();
+        let err = inside.unwrap_err();
+        assert_eq!(err.sqlite_error_code(), Some(rusqlite::ErrorCode::TooBig));
+        let n = count(&conn, "SELECT length(randomblob(2000000))").unwrap();
+        assert_eq!(n, 2_000_000);
+    }
+
+    #[test]
+    fn work_within_the_budget_is_untouched() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let n = within(&mut conn, Budget::CONSOLE, |c| count(c, "SELECT 41 + 1"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 42);
+    }
+}

@@ -1,0 +1,140 @@
+//! Is the stored database one this build can use? Checked before the page
+//! trusts a database it finds in storage.
+//!
+//! Invariant: a database that passes [`check`] is exactly what inbox-lab's
+//! own statements can produce — inbox-lab's schema byte for byte (no extra
+//! trigger, index, view or collation), an intact file, and every stored
+//! value of the type and range the code expects. So the guarantee holds on
+//! it as on a fresh one, and no delivery meets a row it cannot read (which
+//! would fail the same way on every retry).
+//!
+//! A database fails it when it was damaged on disk, written by another
+//! program, or imported by an older inbox-lab that adopted foreign files.
+//! The page then says what is wrong and offers "export as is" and "reset";
+//! it never refuses to start.
+
+use rusqlite::Connection;
+
+use crate::error::{Error, StorageCode};
+use crate::schema;
+use crate::transfer;
+
+/// Checks the database behind `conn` (already migrated to
+/// [`schema::VERSION`], as [`crate::db::open`] leaves it).
+///
+/// # Errors
+/// [`Error::Storage`] with [`StorageCode::Unusable`] (a schema that differs,
+/// a value of the wrong type) or [`StorageCode::Corrupt`] (`quick_check`
+/// failed), saying what is wrong; neither is retryable.
+pub fn check(conn: &Connection) -> Result<(), Error> {
+    schema::check_current(conn)?;
+    let expected = {
+        let mut fresh = Connection::open_in_memory()?;
+        schema::migrate(&mut fresh)?;
+        schema_of(&fresh)?
+    };
+    let found = schema_of(conn)?;
+    if found != expected {
+        let extra = found.iter().find(|o| !expected.contains(o));
+        let missing = expected.iter().find(|o| !found.contains(o));
+        let what = match (extra, missing) {
+            (Some((kind, name, _)), _) => format!("it has a {kind} {name} that inbox-lab's has not"),
+            (None, Some((kind, name, _))) => format!("its {kind} {name} is not inbox-lab's"),
+            (None, None) => "its objects are in another order".to_string(),
+        };
+        return Err(Error::storage_with(
+            StorageCode::Unusable,
+            format!("the schema differs from inbox-lab's: {what}"),
+        ));
+    }
+    let problems: Vec<String> = conn
+        .prepare("PRAGMA quick_check(5)")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if problems != ["ok"] {
+        return Err(Error::storage_with(
+            StorageCode::Corrupt,
+            format!("the file is damaged: {}", problems.join("; ")),
+        ));
+    }
+    transfer::read_rows(conn, schema::VERSION)
+        .map_err(|reason| Error::storage_with(StorageCode::Unusable, reason.to_string()))?;
+    Ok(())
+}
+
+/// Every object of the schema, as SQLite stores it (the root page aside).
+fn schema_of(conn: &Connection) -> Result<Vec<(String, String, Option<String>)>, Error> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name, sql FROM sqlite_schema ORDER BY type COLLATE BINARY, name COLLATE BINARY",
+    )?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_family = "wasm")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+    use crate::{apply, handlers, Event};
+
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        schema::prepare(&conn, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+        schema::init(&mut conn, &[1]).unwrap();
+        apply(&conn, &Event::new("a", "e-1", 1, 5).unwrap(), None).unwrap();
+        conn
+    }
+
+    fn code(conn: &Connection) -> Option<&'static str> {
+        check(conn).err().map(|e| {
+            assert!(!e.retryable(), "{e}");
+            e.code()
+        })
+    }
+
+    #[test]
+    fn a_database_written_by_inbox_lab_is_healthy() {
+        let conn = db();
+        // Rows without a receipt (a mistaken handler's) are inbox-lab's too.
+        let payload = handlers::Payload {
+            source: "a".into(),
+            event_id: "e-2".into(),
+            account_id: 1,
+            amount: 5,
+        };
+        handlers::Handler::NoDedup
+            .deliver(&conn, &payload, None)
+            .unwrap();
+        assert_eq!(code(&conn), None);
+    }
+
+    #[test]
+    fn an_extra_trigger_or_index_is_unusable() {
+        let conn = db();
+        conn.execute_batch("CREATE TRIGGER t AFTER INSERT ON inbox BEGIN SELECT 1; END")
+            .unwrap();
+        assert_eq!(code(&conn), Some("unusable"));
+        let conn = db();
+        conn.execute_batch("CREATE UNIQUE INDEX i ON inbox(event_id COLLATE NOCASE)")
+            .unwrap();
+        assert_eq!(code(&conn), Some("unusable"));
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_unusable() {
+        for sql in [
+            "UPDATE inbox SET event_id = CAST(event_id AS BLOB)",
+            "UPDATE inbox SET source = CAST(x'ff00' AS TEXT)",
+            "UPDATE receipt_counter SET last_seq = 9223372036854775807",
+            "UPDATE inbox SET receipt_seq = NULL",
+        ] {
+            let conn = db();
+            conn.execute_batch(sql).unwrap();
+            assert_eq!(code(&conn), Some("unusable"), "{sql}");
+        }
+    }
+}
