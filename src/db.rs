@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::error::Error;
+use crate::error::{Error, StorageCode};
 use crate::schema;
 
 /// Whether opening may create the database.
@@ -52,12 +52,18 @@ pub fn open_with(
     } | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
     let mut conn = Connection::open_with_flags(path, flags).map_err(|e| {
-        Error::storage(match mode {
-            Mode::Existing => format!(
-                "cannot open database {path:?}: {e} (create it with `inbox-lab init --db PATH`)"
-            ),
-            Mode::Create => format!("cannot open database {path:?}: {e}"),
-        })
+        // SQLite's own classification (and so whether a retry can help),
+        // with a sentence that names the file.
+        let code = StorageCode::of(&e).unwrap_or(StorageCode::Io);
+        Error::storage_with(
+            code,
+            match mode {
+                Mode::Existing => format!(
+                    "cannot open database {path:?}: {e} (create it with `inbox-lab init --db PATH`)"
+                ),
+                Mode::Create => format!("cannot open database {path:?}: {e}"),
+            },
+        )
     })?;
     before(&conn)?;
     schema::prepare(&conn, busy_timeout)?;

@@ -549,8 +549,19 @@ pub struct ErrorReport {
 /// [`crate::apply`].
 impl From<rusqlite::Error> for Error {
     fn from(err: rusqlite::Error) -> Self {
+        match StorageCode::of(&err) {
+            Some(code) => Error::storage_with(code, err.to_string()),
+            None => Error::Busy,
+        }
+    }
+}
+
+impl StorageCode {
+    /// How a SQLite failure is classified (see `From<rusqlite::Error>`);
+    /// `None` for a lock conflict, which is [`Error::Busy`].
+    pub fn of(err: &rusqlite::Error) -> Option<StorageCode> {
         use rusqlite::ErrorCode;
-        let code = match &err {
+        Some(match err {
             // A stored value our code cannot read as the type it wrote.
             rusqlite::Error::InvalidColumnType(..)
             | rusqlite::Error::FromSqlConversionFailure(..)
@@ -558,7 +569,7 @@ impl From<rusqlite::Error> for Error {
             | rusqlite::Error::Utf8Error(..)
             | rusqlite::Error::QueryReturnedNoRows => StorageCode::Unusable,
             _ => match err.sqlite_error_code() {
-                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => return Error::Busy,
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => return None,
                 Some(ErrorCode::DiskFull) => StorageCode::Full,
                 Some(
                     ErrorCode::SystemIoFailure
@@ -576,8 +587,7 @@ impl From<rusqlite::Error> for Error {
                 ) => StorageCode::Unusable,
                 _ => StorageCode::Other,
             },
-        };
-        Error::storage_with(code, err.to_string())
+        })
     }
 }
 

@@ -314,7 +314,8 @@ fn every_error_kind_has_its_status_and_retry_advice() {
         (&limit, "balance_limit", 422, false),
         (&busy, "busy", 503, true),
         (&crash, "simulated_crash", 500, true),
-        (&storage, "storage", 500, true),
+        // A newer schema fails the same way on every retry: not retryable.
+        (&storage, "storage", 500, false),
     ];
     for (err, kind, status, retryable) in table {
         assert_eq!(
@@ -503,7 +504,8 @@ fn the_balance_stops_at_two_to_the_53_minus_one() {
     assert_eq!(last_seq(&conn), 2);
 }
 
-/// Storage errors (500, retry): a file that is not a database is refused and
+/// Storage errors (500; not retryable: the same file fails the same way
+/// every time): a file that is not a database is refused and
 /// left byte-for-byte as it was; a database written by a newer schema version
 /// is refused in both modes; a database with foreign tables is not adopted.
 #[test]
@@ -517,7 +519,10 @@ fn storage_errors_refuse_what_is_not_an_inbox_lab_database() {
     for mode in [Mode::Existing, Mode::Create] {
         let err = db::open(&text, mode, DEFAULT_BUSY_TIMEOUT).unwrap_err();
         assert!(matches!(err, Error::Storage { .. }), "{mode:?}: {err:?}");
-        assert_eq!((err.http_status(), err.retryable()), (500, true));
+        assert_eq!(
+            (err.http_status(), err.retryable(), err.code()),
+            (500, false, "corrupt")
+        );
     }
     assert_eq!(std::fs::read_to_string(&text).expect("read"), bytes);
 

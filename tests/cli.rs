@@ -341,8 +341,10 @@ fn apply_reports_each_error_kind_as_json_with_exit_1() {
     );
 }
 
-/// Storage problems are `storage` (500, retry): a missing database (which
-/// `apply` never creates), a file that is not a database, a newer schema.
+/// Storage problems are `storage` (500): a missing database (which `apply`
+/// never creates; SQLite cannot open it, retryable like any open failure),
+/// a file that is not a database, a newer schema (both not retryable: the
+/// same file fails the same way every time).
 #[test]
 fn apply_reports_storage_errors() {
     let missing = Db::path_only();
@@ -357,8 +359,13 @@ fn apply_reports_storage_errors() {
 
     let text = Db::path_only();
     std::fs::write(&text.path, "not a database\n".repeat(100)).expect("write");
-    text.apply("provider-a", "evt-1", "1", "500", &[])
+    let err = text
+        .apply("provider-a", "evt-1", "1", "500", &[])
         .error("storage");
+    assert_eq!(
+        (err["code"].clone(), err["retryable"].clone()),
+        (json!("corrupt"), json!(false))
+    );
     text.run("show", &[]).error("storage");
 
     let newer = Db::init(&[]);
@@ -366,9 +373,13 @@ fn apply_reports_storage_errors() {
         .sql()
         .pragma_update(None, "user_version", 99)
         .expect("pragma");
-    newer
+    let err = newer
         .apply("provider-a", "evt-1", "1", "500", &[])
         .error("storage");
+    assert_eq!(
+        (err["code"].clone(), err["retryable"].clone()),
+        (json!("unusable"), json!(false))
+    );
     newer.run("show", &[]).error("storage");
     newer.run("init", &[]).error("storage");
 }
