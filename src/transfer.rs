@@ -122,7 +122,7 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
         )));
     }
     let mut foreign = open_foreign(bytes)?;
-    let read = budget::within(&mut foreign, Budget::IMPORT, |c| read_file(c));
+    let read = budget::within(&mut foreign, Budget::IMPORT, read_file);
     let (rows, ignored, version) = match read {
         Ok(result) => result?,
         Err(spent) => {
@@ -238,7 +238,8 @@ fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
     let ignored = objects
         .iter()
         .filter(|(kind, name, _)| {
-            !(kind == "table" && tables.contains(&name.as_str())) && !is_own_internal(kind, name)
+            let carried = kind == "table" && tables.contains(&name.as_str());
+            !(carried || is_own_internal(kind, name))
         })
         .map(|(kind, name, _)| format!("{kind} {name}"))
         .collect();
