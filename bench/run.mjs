@@ -29,7 +29,7 @@
 //   own worker (`window.inboxLab.deliver`);
 // * bytes shipped, raw and gzip;
 // * a profiled pass per setting through the timing VFS shim
-//   (src/bench/timing.rs), in the browser and natively: where a commit's
+//   (src/storage/timing.rs), in the browser and natively: where a commit's
 //   time goes.
 
 import { execFileSync } from 'node:child_process';

@@ -32,9 +32,7 @@ use crate::db::{self, Mode};
 use crate::error::Error;
 use crate::event::Event;
 use crate::schema;
-
-pub mod coalesce;
-pub mod timing;
+use crate::storage::{coalesce, timing};
 
 /// Page size of every benchmark database, set before the schema is created.
 /// It is the wasm build's default (`sqlite-wasm-rs` compiles SQLite with
@@ -407,7 +405,7 @@ mod tests {
             assert_eq!(tally(&conn).unwrap().inbox, 10);
             p.rows
                 .iter()
-                .filter(|r| r.op == timing::Op::Sync)
+                .filter(|r| r.op == crate::storage::Op::Sync)
                 .map(|r| r.calls)
                 .sum::<u64>()
         };

@@ -19,6 +19,10 @@
 //!
 //! Both are removed afterwards, so the application's own statements on the
 //! same connection are never interrupted.
+//!
+//! Memory is bounded separately and for the whole process, by SQLite's hard
+//! heap limit: [`set_heap_limit`], which the browser worker sets to
+//! [`HEAP_LIMIT_BYTES`] when it opens the database.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -101,8 +105,8 @@ where
     let handler = {
         let (steps, fired, spent_time) = (steps.clone(), fired.clone(), spent_time.clone());
         move || {
-            let done = steps.fetch_add(u64::from(CHECK_EVERY), Ordering::Relaxed)
-                + u64::from(CHECK_EVERY);
+            let done =
+                steps.fetch_add(u64::from(CHECK_EVERY), Ordering::Relaxed) + u64::from(CHECK_EVERY);
             let over_time = start.elapsed() >= budget.time;
             if done >= budget.steps || over_time {
                 spent_time.store(over_time, Ordering::Relaxed);
@@ -142,6 +146,42 @@ where
         Ok(_) => Ok(result),
         Err(e) => Ok(Err(E::from(e))),
     }
+}
+
+/// The most memory SQLite may hold at once in the browser's database worker:
+/// 512 MiB, set by the wasm facade when it opens the database.
+///
+/// A budget bounds steps and time, not memory, and memory is the one thing
+/// a worker cannot get back: a wasm instance's memory only grows, and a
+/// Rust allocation that fails once it cannot grow any more is a trap that
+/// kills the worker. Two seconds are enough for a `SELECT DISTINCT` or a
+/// window over megabyte values to fill gigabytes of temporary b-tree pages
+/// (in memory: `sqlite-wasm-rs` builds with `SQLITE_TEMP_STORE=2`). With a
+/// hard heap limit SQLite refuses the allocation instead, the statement
+/// fails with `SQLITE_NOMEM`, and the connection goes on. 512 MiB is far
+/// above what the lab needs (page caches of 16 MiB, an import of at most
+/// 64 MiB read into memory and rebuilt) and far below what a tab may use.
+///
+/// Natively nothing sets it: the CLI runs no foreign SQL.
+pub const HEAP_LIMIT_BYTES: i64 = 512 << 20;
+
+/// Sets SQLite's hard heap limit, for every connection of this process
+/// (`sqlite3_hard_heap_limit64`); 0 removes it. Returns the previous limit.
+///
+/// SQLite enforces it only while it keeps memory statistics, which is why
+/// the release wasm no longer builds with `-DSQLITE_DEFAULT_MEMSTATUS=0`
+/// (`xtask/src/build.rs`).
+pub fn set_heap_limit(bytes: i64) -> i64 {
+    // SAFETY: the call reads and writes only SQLite's own global settings
+    // (under its mutex where SQLite is threadsafe) and accepts any value;
+    // a negative one would only query, so it is clamped to 0 first.
+    unsafe { rusqlite::ffi::sqlite3_hard_heap_limit64(bytes.max(0)) }
+}
+
+/// SQLite's hard heap limit in bytes; 0 when there is none.
+pub fn heap_limit() -> i64 {
+    // SAFETY: as above; a negative argument only reads the limit.
+    unsafe { rusqlite::ffi::sqlite3_hard_heap_limit64(-1) }
 }
 
 #[cfg(test)]

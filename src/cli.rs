@@ -31,9 +31,9 @@ use std::io::Write;
 
 use crate::crashlab::{self, JournalMode, Workload};
 use crate::handlers::Handler;
-use crate::iolog::{self, IoOp, Shim};
 use crate::outbox::{self, Receiver};
 use crate::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use crate::storage::iolog::{self, IoOp};
 use crate::{apply, race, scenario, tables, Error, Event, Fault, Outcome};
 
 #[derive(Parser, Debug)]
@@ -365,9 +365,9 @@ fn crash_child(
     receiver: &str,
 ) -> Result<(), Error> {
     let mode: JournalMode = mode.parse().map_err(Error::storage)?;
-    Shim::install()?;
+    iolog::install()?;
     let conn = open_counted(path, mode)?;
-    Shim::arm(crash_after, die);
+    iolog::arm(crash_after, die);
     let mut out = std::io::stdout().lock();
     run_workload(&conn, workload, n, receiver, |i| {
         // The sender hears "200" only once this line is out of the process.
@@ -457,13 +457,13 @@ pub fn crash_sweep(
     };
     // A run without a crash counts the operations (the log is deterministic).
     fresh_copy()?;
-    Shim::install()?;
+    iolog::install()?;
     let log = {
         let conn = open_counted(&trial, mode)?;
-        Shim::arm(None, die);
+        iolog::arm(None, die);
         let result = run_workload(&conn, workload, n, &receiver, |_| {})
             .map_err(|e| Error::storage(format!("counting the operations: {e}")));
-        let log = Shim::disarm();
+        let log = iolog::disarm();
         result?;
         log
     };

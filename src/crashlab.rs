@@ -2,10 +2,10 @@
 //! reopen, and prove the recovery is atomic.
 //!
 //! One *try* runs a workload — [`workload`]: one apply, or a burst of
-//! several — through the [`iolog`](crate::iolog) shim armed to crash after
-//! k operations. The process (natively) or the worker (in the browser) dies
-//! right there. A fresh connection then reopens the database, letting
-//! SQLite recover it, and [`classify`] checks:
+//! several — through the [`iolog`](crate::storage::iolog) shim armed to
+//! crash after k operations. The process (natively) or the worker (in the
+//! browser) dies right there. A fresh connection then reopens the database,
+//! letting SQLite recover it, and [`classify`] checks:
 //! * `PRAGMA integrity_check` is `ok`;
 //! * the state is exactly "before" or "after" each event: an inbox row
 //!   exists **if and only if** its credit does (amounts are distinct powers
@@ -276,7 +276,7 @@ pub struct Row {
     /// Crash after this many operations.
     pub k: usize,
     /// The last operation that reached storage (`None` for k = 0).
-    pub last: Option<crate::iolog::IoOp>,
+    pub last: Option<crate::storage::iolog::IoOp>,
     pub outcome: Outcome,
     pub recovered: Recovery,
 }

@@ -280,6 +280,18 @@ codes! {
         ClockBackwards => "clock_backwards",
         /// A retention window below 0 or an empty batch.
         BadWindow => "bad_window",
+        /// A console query ran past its budget ([`crate::budget::Budget::CONSOLE`])
+        /// and was stopped. Params: `seconds`, `steps` (the budget).
+        QueryBudget => "query_budget",
+        /// A console query would produce a string or blob longer than the
+        /// console allows (`SQLITE_LIMIT_LENGTH`). Params: `max` (bytes).
+        ValueTooBig => "value_too_big",
+        /// A console query needed more memory than SQLite may use in the
+        /// worker (its hard heap limit). Params: `mib`.
+        QueryMemory => "query_memory",
+        /// A `PRAGMA` the console does not run: not on its list of pragmas
+        /// that only read. Params: `name`.
+        SqlPragmaNotAllowed => "sql_pragma_not_allowed",
         /// Any other rule, with only an English sentence. Params: `text`.
         Other => "other",
     }

@@ -13,8 +13,14 @@
 //!
 //! Invariant: only [`Handler::Atomic`] may be used for real. The others
 //! exist to be raced and to fail; each one's doc comment names its mistake.
-//! The mistakes take a raw [`Payload`] (validated only by the database), as
-//! the handlers they model do; the atomic handler takes an [`Event`].
+//!
+//! Invariant: validation runs before *every* handler. [`Handler::run`] turns
+//! the sender's [`Payload`] into an [`Event`] (the rules of
+//! [`crate::event`]) before any handler sees it, and the mistakes hold that
+//! `Event`, so no handler can store a negative amount or a 300-byte key in
+//! the live database. The mistakes are wrong about deduplication — they may
+//! credit twice or lose a credit — and about nothing else: a lesson about
+//! `INSERT OR IGNORE` must not be able to write a row that no rule allows.
 
 use std::fmt;
 use std::str::FromStr;
@@ -45,9 +51,12 @@ pub enum Handler {
     /// its credit, and a concurrent repeat answers "duplicate" before the
     /// money is there.
     TwoTransactions,
-    /// Mistake: `INSERT OR IGNORE` — ignores *every* constraint failure, not
-    /// only the key: an amount 0 (a CHECK violation) comes back as
-    /// "duplicate", and a repeat with another payload is never compared.
+    /// Mistake: `INSERT OR IGNORE` — takes "no row inserted" for "seen
+    /// before" and never compares payloads: a redelivery of a known key with
+    /// another amount or account is answered "duplicate" (200) instead of
+    /// `payload_conflict` (422), so the sender's different payload is
+    /// silently accepted as a repeat. (It would swallow a CHECK failure the
+    /// same way; validation first keeps such rows from reaching it.)
     InsertOrIgnore,
     /// Mistake: `INSERT OR REPLACE` — deletes the first record and writes the
     /// new one: every repeat is applied again, and a replay with another
@@ -77,18 +86,36 @@ impl Handler {
         }
     }
 
-    /// A delivery of `payload` by this handler, not yet started.
+    /// A delivery of `payload` by this handler, not yet started. The payload
+    /// is validated into an [`Event`] first, whichever the handler: the
+    /// mistakes get their lesson wrong, not the input rules.
     ///
     /// # Errors
-    /// For [`Handler::Atomic`], [`Error::InvalidInput`] if the payload is not
-    /// a valid [`Event`] (the correct handler validates first). The mistakes
-    /// accept any payload and leave it to the database.
+    /// [`Error::InvalidInput`] if the payload is not a valid [`Event`]; then
+    /// no handler runs and nothing is written.
+    ///
+    /// # Example
+    /// ```
+    /// use inbox_lab::handlers::{Handler, Payload};
+    ///
+    /// let negative = Payload {
+    ///     source: "provider-a".into(),
+    ///     event_id: "evt-1".into(),
+    ///     account_id: 1,
+    ///     amount: -500,
+    /// };
+    /// for handler in Handler::ALL {
+    ///     let refused = handler.run(&negative, None).map(|_| ()).unwrap_err();
+    ///     assert_eq!(refused.kind(), "invalid_input");
+    /// }
+    /// ```
     pub fn run(self, payload: &Payload, fault: Option<Fault>) -> Result<Run, Error> {
+        let event = payload.to_event()?;
         Ok(match self {
-            Handler::Atomic => Run::Atomic(Delivery::new(payload.to_event()?, fault)),
+            Handler::Atomic => Run::Atomic(Delivery::new(event, fault)),
             mistake => Run::Mistake(Mistake {
                 handler: mistake,
-                payload: payload.clone(),
+                event,
                 fault,
                 pc: 0,
             }),
@@ -99,7 +126,9 @@ impl Handler {
     /// A busy statement gives up at once (SQLite already waited its timeout).
     ///
     /// # Errors
-    /// Whatever the handler answers; a busy statement is [`Error::Busy`].
+    /// [`Error::InvalidInput`] before any SQL if the payload is not a valid
+    /// [`Event`] (see [`Handler::run`]); otherwise whatever the handler
+    /// answers; a busy statement is [`Error::Busy`].
     pub fn deliver(
         self,
         conn: &Connection,
@@ -143,7 +172,9 @@ impl FromStr for Handler {
     }
 }
 
-/// An event as a careless handler receives it: not validated.
+/// An event's four fields as the sender sent them, not yet validated.
+/// [`Handler::run`] validates it into an [`Event`] before any handler —
+/// careless or not — runs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Payload {
     pub source: String,
@@ -307,11 +338,12 @@ impl Op {
 }
 
 /// A mistaken handler's delivery: a program of [`Op`]s and a program
-/// counter `pc` into it (`usize::MAX` once finished).
+/// counter `pc` into it (`usize::MAX` once finished). It holds a validated
+/// [`Event`]: whatever it gets wrong, it writes only values the rules allow.
 #[derive(Debug, Clone)]
 pub struct Mistake {
     handler: Handler,
-    payload: Payload,
+    event: Event,
     fault: Option<Fault>,
     pc: usize,
 }
@@ -361,9 +393,9 @@ impl Mistake {
     }
 
     fn run_op(&mut self, conn: &Connection, op: Op) -> Result<Option<Answer>, Error> {
-        let p = self.payload.clone();
-        let key = params![p.source, p.event_id];
-        let row = params![p.source, p.event_id, p.account_id, p.amount];
+        let e = &self.event;
+        let key = params![e.source(), e.event_id()];
+        let row = params![e.source(), e.event_id(), e.account_id(), e.amount()];
         match op {
             Op::Begin => {
                 conn.execute_batch(op.sql())?;
@@ -401,11 +433,11 @@ impl Mistake {
                 }
             }
             Op::Credit => {
-                let changed = conn.execute(op.sql(), params![p.amount, p.account_id])?;
+                let changed = conn.execute(op.sql(), params![e.amount(), e.account_id()])?;
                 if changed == 0 {
                     self.pc = usize::MAX;
                     return Err(Error::UnknownAccount {
-                        account_id: p.account_id,
+                        account_id: e.account_id(),
                     });
                 }
                 if self.fault == Some(Fault::AfterUpdate) {
@@ -424,7 +456,8 @@ impl Mistake {
                 let inserted = conn.execute(op.sql(), row)?;
                 if inserted == 0 {
                     // two_transactions compares the stored payload; INSERT OR
-                    // IGNORE's handler just believes it saw a repeat.
+                    // IGNORE's handler just believes it saw a repeat — with
+                    // another amount too (its lesson).
                     self.pc = if op == Op::InsertOnConflict {
                         DUPLICATE_TAIL
                     } else {
@@ -463,17 +496,17 @@ impl Mistake {
     }
 
     fn compare(&self, (account_id, amount): (i64, i64)) -> Result<Answer, Error> {
-        let p = &self.payload;
-        if (account_id, amount) == (p.account_id, p.amount) {
+        let e = &self.event;
+        if (account_id, amount) == (e.account_id(), e.amount()) {
             Ok(Answer::Duplicate)
         } else {
             Err(Error::PayloadConflict {
-                event_source: p.source.clone(),
-                event_id: p.event_id.clone(),
+                event_source: e.source().to_owned(),
+                event_id: e.event_id().to_owned(),
                 stored_account_id: account_id,
                 stored_amount: amount,
-                account_id: p.account_id,
-                amount: p.amount,
+                account_id: e.account_id(),
+                amount: e.amount(),
             })
         }
     }

@@ -38,7 +38,9 @@ pub fn check(conn: &Connection) -> Result<(), Error> {
         let extra = found.iter().find(|o| !expected.contains(o));
         let missing = expected.iter().find(|o| !found.contains(o));
         let what = match (extra, missing) {
-            (Some((kind, name, _)), _) => format!("it has a {kind} {name} that inbox-lab's has not"),
+            (Some((kind, name, _)), _) => {
+                format!("it has a {kind} {name} that inbox-lab's has not")
+            }
             (None, Some((kind, name, _))) => format!("its {kind} {name} is not inbox-lab's"),
             (None, None) => "its objects are in another order".to_string(),
         };

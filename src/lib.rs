@@ -24,8 +24,9 @@
 //!   the atomic handler.
 //! * [`race`] — the race lab: deliveries interleaved statement by statement
 //!   on real connections, and an explorer of every schedule.
-//! * [`iolog`] — a VFS shim that logs every storage operation and can crash
-//!   the process at any one of them (the crash lab).
+//! * [`storage`] — VFS shims on one base: [`storage::iolog`] logs every
+//!   storage operation and can crash the process at any one of them (the
+//!   crash lab); the benchmark's timing and write-coalescing shims.
 //! * [`crashlab`] — crash at every storage operation, recover, check atomicity.
 //! * Where the scheme ends: [`outbox`] (side effects and the transactional
 //!   outbox), [`business`] (a business key for one operation described by
@@ -40,8 +41,8 @@
 //!   before the page trusts it).
 //! * [`budget`] — a step and time budget for SQL nobody here wrote (console
 //!   queries, imported files).
-//! * [`bench`] — the benchmark's settings and timing/coalescing storage shims
-//!   (`cargo xtask bench`; not used by the page's handler).
+//! * [`bench`] — the benchmark's settings and runs (`cargo xtask bench`; not
+//!   used by the page's handler).
 //! * `cli` (native only) — the `inbox-lab` command line.
 //! * `wasm` (wasm only) — the thin facade the browser worker calls.
 //!
@@ -60,13 +61,13 @@ pub mod event;
 pub mod fault;
 pub mod handlers;
 pub mod health;
-pub mod iolog;
 pub mod outbox;
 pub mod outcome;
 pub mod race;
 pub mod retention;
 pub mod scenario;
 pub mod schema;
+pub mod storage;
 pub mod tables;
 pub mod transfer;
 

@@ -316,8 +316,10 @@ pub(crate) struct Rows {
 pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason> {
     let mut rows = Rows::default();
     each(conn, "accounts", "SELECT id, balance FROM accounts", |r| {
-        rows.accounts
-            .push((r.int(0, "id", 1, MAX_ACCOUNT_ID)?, r.int(1, "balance", 0, MAX_BALANCE)?));
+        rows.accounts.push((
+            r.int(0, "id", 1, MAX_ACCOUNT_ID)?,
+            r.int(1, "balance", 0, MAX_BALANCE)?,
+        ));
         Ok(())
     })?;
     let mut counters = Vec::new();
@@ -602,8 +604,11 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
             if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
                 let detail = format!("{table}: {e}");
                 return refuse(
-                    Reason::new(InvalidCode::Inconsistent, format!("inconsistent data: {detail}"))
-                        .with("detail", detail),
+                    Reason::new(
+                        InvalidCode::Inconsistent,
+                        format!("inconsistent data: {detail}"),
+                    )
+                    .with("detail", detail),
                 );
             }
             Error::from(e)
@@ -791,7 +796,10 @@ mod tests {
         let mut live = db_with_one_event();
         let err = import(&mut live, &bytes).unwrap_err();
         let report = err.report();
-        assert_eq!((report.field, report.code), (Some(Field::File), "row_invalid"));
+        assert_eq!(
+            (report.field, report.code),
+            (Some(Field::File), "row_invalid")
+        );
         assert_eq!(report.params["table"], "inbox");
         assert_eq!(report.params["column"], "event_id");
     }

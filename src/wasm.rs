@@ -11,6 +11,15 @@
 //! (once per worker; it needs a dedicated worker in a secure context) and
 //! opens the database file in it. `storage = "memory"` opens SQLite's
 //! in-memory `memdb` instead, for browsers without OPFS.
+//!
+//! Nothing stored bricks the page: if the database *file* cannot be used
+//! (damaged, another program's, a newer schema, a value of the wrong type —
+//! [`crate::health::check`]), [`Lab::open`] still succeeds. The Lab keeps the
+//! error as its [`Lab::problem`], every database call answers it (not
+//! retryable: the same file fails the same way), and the two ways out work:
+//! [`Lab::export_raw`] (the stored bytes, as they are) and [`Lab::reset`]
+//! (delete the file, start afresh). Only installing OPFS itself can still
+//! make `open` fail; the worker then falls back to memory.
 
 use std::time::Duration;
 
@@ -25,6 +34,7 @@ pub use race_lab::RaceLab;
 
 use rusqlite::Connection;
 use serde::Serialize;
+use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_vfs::sahpool::{OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
 use wasm_bindgen::prelude::*;
@@ -35,8 +45,8 @@ use crate::event::{self as rules, integer_from_js_number, Field, ValueType};
 use crate::handlers::{Answer, Handler, Payload};
 use crate::race::{self, Arena, Race};
 use crate::{
-    apply, console, scenario, schema, tables, transfer, Delivery, Error, Event, Fault, Outcome,
-    Progress, Step,
+    apply, console, health, scenario, schema, tables, transfer, Delivery, Error, Event, Fault,
+    Outcome, Progress, Step,
 };
 
 /// Slots in the OPFS pool. Each database takes one for itself and one for
@@ -77,6 +87,10 @@ pub struct Lab {
     name: String,
     storage: Storage,
     conn: Option<Connection>,
+    /// Why the stored database cannot be used, when it cannot: then `conn`
+    /// is `None` and every database call answers this error. Only
+    /// [`Lab::export_raw`] and [`Lab::reset`] work (reset clears it).
+    problem: Option<Error>,
     /// A delivery run one statement at a time (step mode). While it is
     /// unfinished its transaction is open and holds the write lock.
     stepping: Option<Delivery>,
@@ -87,6 +101,10 @@ impl Lab {
     /// Opens (creating if needed) the database `name`, with `storage` either
     /// `"opfs"` (persistent) or `"memory"` (lost on reload). A new database
     /// gets the schema and account 1, like `inbox-lab init`.
+    ///
+    /// Throws only if the storage itself cannot be had (OPFS unavailable, an
+    /// unknown `storage`). A stored database that cannot be used does not
+    /// make it throw: see [`Lab::problem`].
     pub async fn open(name: String, storage: String) -> Result<Lab, JsValue> {
         let storage = match storage.as_str() {
             "opfs" => Storage::Opfs(install_opfs().await.map_err(to_js)?),
@@ -97,14 +115,30 @@ impl Lab {
                 ))))
             }
         };
+        // For the whole worker: a console query that needs more memory
+        // fails with SQLITE_NOMEM instead of growing the wasm memory until
+        // an allocation traps (src/budget.rs says why).
+        crate::budget::set_heap_limit(crate::budget::HEAP_LIMIT_BYTES);
         let mut lab = Lab {
             name,
             storage,
             conn: None,
+            problem: None,
             stepping: None,
         };
-        lab.connect().map_err(to_js)?;
+        lab.open_database();
         Ok(lab)
+    }
+
+    /// Why the stored database cannot be used, as the usual error object
+    /// (`storage`, code `corrupt`, `unusable`, ...; for a damaged or foreign
+    /// file not retryable), or `null` when it is open and healthy.
+    #[wasm_bindgen(getter)]
+    pub fn problem(&self) -> JsValue {
+        match &self.problem {
+            Some(err) => to_js(err.clone()),
+            None => JsValue::NULL,
+        }
     }
 
     /// `"opfs"` or `"memory"`.
@@ -123,8 +157,9 @@ impl Lab {
     ///
     /// `handler` (optional, default `"atomic"`) picks one of the mistaken
     /// handlers of the race lab instead; they answer `{outcome, http_status,
-    /// receipt: null, handler}` and receive the payload unvalidated, as the
-    /// handlers they model do.
+    /// receipt: null, handler}`. Every handler gets the event validated by
+    /// the same rules first ([`Handler::run`]): an invalid one throws
+    /// `invalid_input` before any SQL, whichever handler was asked for.
     pub fn deliver(
         &self,
         event: JsValue,
@@ -179,6 +214,7 @@ impl Lab {
     /// throws the delivery's error (its transaction already rolled back).
     #[wasm_bindgen(js_name = stepNext)]
     pub fn step_next(&mut self) -> Result<JsValue, JsValue> {
+        self.conn().map_err(to_js)?; // the database's problem, if it has one
         let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
         let delivery = self
             .stepping
@@ -212,6 +248,7 @@ impl Lab {
     /// rolled back. Throws the resulting `simulated_crash` error object.
     #[wasm_bindgen(js_name = stepThrow)]
     pub fn step_throw(&mut self) -> Result<(), JsValue> {
+        self.conn().map_err(to_js)?; // the database's problem, if it has one
         let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
         let Some(mut delivery) = self.stepping.take() else {
             return Err(to_js(Error::storage("no delivery is being stepped")));
@@ -224,7 +261,7 @@ impl Lab {
 
     /// Runs one read-only SQL statement: `{columns, rows, truncated}`.
     pub fn query(&mut self, sql: String) -> Result<JsValue, JsValue> {
-        let conn = self.conn.as_mut().ok_or_else(|| to_js(closed()))?;
+        let conn = self.conn_mut().map_err(to_js)?;
         to_value(&console::query(conn, &sql).map_err(to_js)?)
     }
 
@@ -235,12 +272,15 @@ impl Lab {
         transfer::export(conn).map_err(to_js)
     }
 
-    /// Replaces the database with `bytes` if they are a valid inbox-lab
-    /// database; otherwise throws (field `file`) and changes nothing.
-    pub fn import(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
+    /// Replaces the database with the rows of `bytes`, rebuilt in a fresh
+    /// inbox-lab database (the file's own schema is never adopted); returns
+    /// `{accounts, inbox, outbox, orders, version, ignored}`. A file that
+    /// is not an intact inbox-lab database throws (field `file`) and
+    /// changes nothing.
+    pub fn import(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
         self.writer().map_err(to_js)?;
         let conn = self.conn.as_mut().ok_or_else(|| to_js(closed()))?;
-        transfer::import(conn, &bytes).map_err(to_js)
+        to_value(&transfer::import(conn, &bytes).map_err(to_js)?)
     }
 
     /// Runs the article's scenario on a fresh scratch database next to the
@@ -292,17 +332,64 @@ impl Lab {
         schema::add_account(conn, id).map_err(to_js)
     }
 
+    /// The stored database file exactly as it is, byte for byte: "export as
+    /// is", the way to keep a database the page cannot use before resetting
+    /// it. On OPFS the file is read from the pool untouched (SQLite does not
+    /// open it); in memory there is no file, so it is the open database's
+    /// `serialize` (nothing to export if it could not be created). With a
+    /// healthy database open, this is what [`Lab::export`] gives.
+    #[wasm_bindgen(js_name = exportRaw)]
+    pub fn export_raw(&mut self) -> Result<Vec<u8>, JsValue> {
+        if self.conn.is_some() {
+            return self.export();
+        }
+        match &self.storage {
+            Storage::Opfs(pool) => pool.export_db(&self.name).map_err(|e| {
+                to_js(Error::storage(format!(
+                    "cannot read the stored database file {:?}: {e}",
+                    self.name
+                )))
+            }),
+            Storage::Memory => Err(to_js(Error::storage(
+                "there is no stored database to export: it is in memory and could not be created",
+            ))),
+        }
+    }
+
     /// Throws the database away and starts a fresh one holding account 1 at
-    /// balance 0. Deleting the file (rather than its rows) also recovers
-    /// from a database that is damaged or not inbox-lab's.
+    /// balance 0. Deleting the file and its journal or WAL (rather than its
+    /// rows) also recovers from a database that is damaged or not
+    /// inbox-lab's: this always works unless the storage itself fails, and
+    /// clears [`Lab::problem`].
     pub fn reset(&mut self) -> Result<(), JsValue> {
         self.stepping = None;
         self.conn = None; // closes the connection, rolling back anything open
-        if let Storage::Opfs(pool) = &self.storage {
-            pool.remove(&self.name)
-                .map_err(|e| to_js(Error::storage(format!("cannot delete the database: {e}"))))?;
+        self.problem = None;
+        let removed = self.remove_files();
+        self.open_database();
+        removed.map_err(to_js)?;
+        match &self.problem {
+            Some(err) => Err(to_js(err.clone())),
+            None => Ok(()),
         }
-        self.connect().map_err(to_js)
+    }
+
+    /// Test only (the worker exposes it only with `?simulate=plant`, for the
+    /// end-to-end tests): closes the database, replaces its file in the OPFS
+    /// pool with `bytes` exactly as given — no check of any kind, so a
+    /// damaged or foreign file can be put in place — and leaves the Lab
+    /// closed. The next worker to open the database meets the planted file,
+    /// as a reader would after a reload.
+    #[wasm_bindgen(js_name = testPlant)]
+    pub fn test_plant(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
+        self.close();
+        self.problem = None;
+        self.remove_files().map_err(to_js)?;
+        let Storage::Opfs(pool) = &self.storage else {
+            return Err(to_js(Error::storage("testPlant needs OPFS storage")));
+        };
+        pool.import_db_unchecked(&self.name, &bytes)
+            .map_err(|e| to_js(Error::storage(format!("cannot plant the file: {e}"))))
     }
 
     /// Closes the database (the worker does this before it is terminated on
@@ -314,6 +401,25 @@ impl Lab {
 }
 
 impl Lab {
+    /// Opens the database, or keeps why it cannot be used as the problem.
+    fn open_database(&mut self) {
+        self.problem = self.connect().err();
+    }
+
+    /// Deletes the database file and its journal and WAL from the OPFS pool
+    /// (nothing to delete in memory: closing the connection dropped it).
+    fn remove_files(&self) -> Result<(), Error> {
+        if let Storage::Opfs(pool) = &self.storage {
+            for suffix in ["", "-journal", "-wal"] {
+                let file = format!("{}{suffix}", self.name);
+                pool.remove(&file).map_err(|e| {
+                    Error::storage(format!("cannot delete the database file {file:?}: {e}"))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     fn connect(&mut self) -> Result<(), Error> {
         let path = match self.storage {
             Storage::Opfs(_) => self.name.clone(),
@@ -321,6 +427,9 @@ impl Lab {
             Storage::Memory => format!("file:/{}?vfs=memdb", self.name),
         };
         let mut conn = db::open(&path, Mode::Create, BUSY_TIMEOUT)?;
+        // A stored database is checked before anything uses it: one that
+        // fails is the Lab's problem, not the page's end.
+        health::check(&conn)?;
         if tables::snapshot(&conn)?.accounts.is_empty() {
             schema::init(&mut conn, &[1])?;
         }
@@ -328,8 +437,22 @@ impl Lab {
         Ok(())
     }
 
+    /// The connection; when there is none, why: the database's problem, or
+    /// that it was closed.
     fn conn(&self) -> Result<&Connection, Error> {
-        self.conn.as_ref().ok_or_else(closed)
+        match (&self.conn, &self.problem) {
+            (Some(conn), _) => Ok(conn),
+            (None, Some(problem)) => Err(problem.clone()),
+            (None, None) => Err(closed()),
+        }
+    }
+
+    fn conn_mut(&mut self) -> Result<&mut Connection, Error> {
+        match (&mut self.conn, &self.problem) {
+            (Some(conn), _) => Ok(conn),
+            (None, Some(problem)) => Err(problem.clone()),
+            (None, None) => Err(closed()),
+        }
     }
 
     /// The connection, for something that writes: refused while a stepped
@@ -431,7 +554,8 @@ pub fn event_from_js(value: &JsValue) -> Result<Event, Error> {
 }
 
 /// The same fields with their JavaScript types checked but no rule of
-/// [`Event`] applied: what the mistaken handlers receive.
+/// [`Event`] applied yet: what [`Handler::deliver`] takes, which applies
+/// them before any handler runs.
 pub fn payload_from_js(value: &JsValue) -> Result<Payload, Error> {
     const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
     if !value.is_object() || js_sys::Array::is_array(value) {

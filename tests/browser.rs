@@ -444,3 +444,101 @@ fn race_lab_on_two_real_connections() {
     assert!(get(&broken, "double_credits").as_f64().unwrap_or(0.0) > 0.0);
     assert!(js_sys::Array::is_array(&get(&broken, "failing_schedule")));
 }
+
+/// Runs `sql` in the console of `lab`: `Ok(result)` or the error object,
+/// and how many milliseconds it took.
+fn timed_query(lab: &mut Lab, sql: &str) -> (Result<JsValue, JsValue>, f64) {
+    let started = js_sys::Date::now();
+    let answer = lab.query(sql.into());
+    (answer, js_sys::Date::now() - started)
+}
+
+/// Delivers a fresh event through the facade; it must apply.
+fn delivery_applies(lab: &Lab, event_id: &str) {
+    let ev = js_sys::JSON::parse(&format!(
+        r#"{{"source":"console","event_id":"{event_id}","account_id":1,"amount":5}}"#
+    ))
+    .expect("json");
+    let answer = lab
+        .deliver(ev, JsValue::UNDEFINED, JsValue::UNDEFINED)
+        .expect("deliver after a console query");
+    assert_eq!(text(&answer, "outcome").as_deref(), Some("applied"));
+}
+
+/// Issue 11: the endless `WITH RECURSIVE` query never returned and held the
+/// worker. In the worker it now ends within the console's budget with
+/// `query_budget`, a huge value is `value_too_big` at once, and a delivery
+/// right after each applies on the same connection.
+#[test]
+async fn console_queries_end_within_their_budget() {
+    let mut lab = Lab::open("console-budget.sqlite3".into(), "opfs".into())
+        .await
+        .expect("open");
+    lab.reset().expect("reset");
+
+    let (answer, ms) = timed_query(
+        &mut lab,
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c",
+    );
+    let err = answer.expect_err("stopped");
+    assert_eq!(text(&err, "kind").as_deref(), Some("invalid_input"));
+    assert_eq!(text(&err, "code").as_deref(), Some("query_budget"));
+    assert_eq!(text(&err, "field").as_deref(), Some("sql"));
+    assert_eq!(get(&err, "retryable").as_bool(), Some(false));
+    assert!(ms < 5_000.0, "took {ms} ms; the budget is 2 s");
+    delivery_applies(&lab, "after-endless");
+
+    let (answer, ms) = timed_query(&mut lab, "SELECT randomblob(3e8)");
+    let err = answer.expect_err("refused");
+    assert_eq!(text(&err, "code").as_deref(), Some("value_too_big"));
+    assert_eq!(
+        text(&get(&err, "params"), "max").as_deref(),
+        Some("1048576")
+    );
+    assert!(ms < 2_000.0, "took {ms} ms");
+    delivery_applies(&lab, "after-huge-value");
+
+    lab.close();
+    remove("console-budget.sqlite3").await;
+}
+
+/// The hard heap limit the facade sets when it opens the database: an
+/// `ORDER BY` over 3,000 values of 1 MB (SQLite sorts them in memory here)
+/// fails with `query_memory` well within the budget, the worker's memory
+/// stays near the limit, and a delivery right after applies. Without the
+/// limit the same query grew the wasm memory past 1 GB in its two seconds,
+/// and a wasm instance never gives memory back.
+#[test]
+async fn console_memory_is_bounded_by_the_heap_limit() {
+    let mut lab = Lab::open("console-heap.sqlite3".into(), "opfs".into())
+        .await
+        .expect("open");
+    lab.reset().expect("reset");
+    let limit = lab.query("PRAGMA hard_heap_limit".into()).expect("pragma");
+    let rows = js_sys::JSON::stringify(&get(&limit, "rows")).expect("json");
+    assert_eq!(
+        String::from(rows),
+        format!("[[{}]]", inbox_lab::budget::HEAP_LIMIT_BYTES)
+    );
+
+    let (answer, ms) = timed_query(
+        &mut lab,
+        "SELECT i, zeroblob(1000000) || i AS v \
+         FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n LIMIT 3000) SELECT i FROM n) \
+         ORDER BY v DESC",
+    );
+    let err = answer.expect_err("out of memory");
+    assert_eq!(text(&err, "code").as_deref(), Some("query_memory"));
+    assert_eq!(text(&get(&err, "params"), "mib").as_deref(), Some("512"));
+    assert!(ms < 2_000.0, "took {ms} ms");
+    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().dyn_into().expect("memory");
+    let bytes = js_sys::ArrayBuffer::from(memory.buffer()).byte_length();
+    assert!(
+        f64::from(bytes) < (inbox_lab::budget::HEAP_LIMIT_BYTES + (256 << 20)) as f64,
+        "the worker holds {bytes} bytes"
+    );
+    delivery_applies(&lab, "after-huge-sort");
+
+    lab.close();
+    remove("console-heap.sqlite3").await;
+}

@@ -200,17 +200,15 @@ fn two_transactions_answer_duplicate_before_the_credit() {
     assert!(race.verdict(&arena).expect("verdict").wrong_answer);
 }
 
-/// `INSERT OR IGNORE` swallows the CHECK failure of amount 0 and calls it a
-/// repeat; it also never compares payloads, so a replay with another amount
-/// is "duplicate" instead of a conflict. The atomic handler refuses both.
+/// `INSERT OR IGNORE` never compares payloads: a redelivery of a known key
+/// with another amount is "duplicate" (200) instead of a conflict, and the
+/// sender's different payload is silently taken for a repeat. The atomic
+/// handler answers `payload_conflict` for the same redelivery. Only the
+/// first delivery's credit is written.
 #[test]
-fn insert_or_ignore_calls_errors_repeats() {
+fn insert_or_ignore_calls_another_payload_a_repeat() {
     let (_dir, path) = file_db();
     let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
-    assert_eq!(
-        Handler::InsertOrIgnore.deliver(&conn, &payload("evt-0", 0), None),
-        Ok(Answer::Duplicate)
-    );
     assert_eq!(
         Handler::InsertOrIgnore.deliver(&conn, &payload("evt-1", 500), None),
         Ok(Answer::Applied)
@@ -220,13 +218,70 @@ fn insert_or_ignore_calls_errors_repeats() {
         Ok(Answer::Duplicate),
         "another payload is not even looked at"
     );
-    let atomic = |p: &Payload| {
+    assert_eq!(
         Handler::Atomic
-            .deliver(&conn, p, None)
-            .map_err(|e| e.kind())
-    };
-    assert_eq!(atomic(&payload("evt-0", 0)), Err("invalid_input"));
-    assert_eq!(atomic(&payload("evt-1", 700)), Err("payload_conflict"));
+            .deliver(&conn, &payload("evt-1", 700), None)
+            .map_err(|e| e.kind()),
+        Err("payload_conflict")
+    );
+    let t = tables::snapshot(&conn).expect("tables");
+    assert_eq!(t.balance(1), Some(500), "one credit of 500");
+    assert_eq!(t.inbox.len(), 1);
+    assert_eq!(
+        t.inbox[0].amount, 500,
+        "the stored payload is the first one"
+    );
+}
+
+/// Validation runs before every handler, the mistaken ones included: a key
+/// over 255 bytes, a negative amount, amount 0 and a blank source are
+/// `invalid_input` (400) naming the field, and nothing is written — the
+/// mistakes may credit twice, but never store what no rule allows.
+#[test]
+fn every_handler_refuses_invalid_input_and_writes_nothing() {
+    let (_dir, path) = file_db();
+    let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+    let invalid = [
+        (
+            Payload {
+                event_id: "k".repeat(300),
+                ..payload("evt-1", 500)
+            },
+            "event_id",
+        ),
+        (payload("evt-1", -500), "amount"),
+        (payload("evt-1", 0), "amount"),
+        (
+            Payload {
+                source: "   ".into(),
+                ..payload("evt-1", 500)
+            },
+            "source",
+        ),
+    ];
+    let before = tables::snapshot(&conn).expect("tables");
+    for handler in Handler::ALL {
+        for (p, field) in &invalid {
+            let e = handler
+                .deliver(&conn, p, None)
+                .expect_err("an invalid payload must be refused");
+            assert_eq!(
+                (
+                    e.kind(),
+                    e.http_status(),
+                    e.report().field.map(|f| f.as_str())
+                ),
+                ("invalid_input", 400, Some(*field)),
+                "{handler}: {e}"
+            );
+            assert_eq!(
+                tables::snapshot(&conn).expect("tables"),
+                before,
+                "{handler} wrote something for a bad {field}"
+            );
+        }
+    }
+    assert!(conn.is_autocommit(), "no transaction left open");
 }
 
 /// `INSERT OR REPLACE` rewrites history: a replay with another amount is

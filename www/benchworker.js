@@ -23,9 +23,9 @@
 //       (each a duplicate), then checks what the database holds. The
 //       database is opened as the page's worker opens its own (straight on
 //       the OPFS pool), or with `coalesce: true` through the write-coalescing
-//       shim (src/bench/coalesce.rs), a proposed change measured side by side.
+//       shim (src/storage/coalesce.rs), a proposed change measured side by side.
 //   {id, op: "profile", args: {setting, events}}
-//       The same new events through the timing shim (src/bench/timing.rs):
+//       The same new events through the timing shim (src/storage/timing.rs):
 //       where each commit's time goes, per file and storage call. Slower than
 //       "run" by the shim's clock reads, so never used for throughput.
 //

@@ -46,6 +46,27 @@
 // With `?storage=memory`, or where tabs cannot share (no Web Locks), a tab
 // keeps its own worker: role "alone".
 //
+// ## Cancelling a query
+//
+// `cancel()` rejects this tab's console queries still waiting, at once, with
+// invalid_input / query_cancelled (not retryable: nothing was changed). The
+// worker runs SQLite synchronously, so no message can reach it while a query
+// runs: a query of this tab that is running in its worker is stopped by
+// terminating the worker and starting a new one, which reopens the database.
+// That loses nothing else, by construction: nothing is posted to the worker
+// after a query until the query is answered (later requests wait here, in
+// order, and keep a copy of their arguments taken at the call), and the
+// worker is only terminated once every request before the query has been
+// answered. So the dead worker held nothing but the query, and every request
+// it never took is sent to the new one: no delivery is lost or applied twice.
+// Like `killWorker()`, it rolls back a delivery being stepped and forgets the
+// race lab's and the receiver's in-memory state. Without Cancel a query still
+// ends within its budget (2 s, src/budget.rs) with query_budget.
+//
+// In a follower tab the query runs in the owner tab's worker, which this tab
+// does not stop: `cancel()` rejects the query at once all the same, and the
+// owner's worker finishes it or stops it at the budget, answering nobody.
+//
 // ## No OPFS
 //
 // If OPFS cannot be used (insecure origin, no OPFS, a private window that
@@ -54,10 +75,20 @@
 // object, code insecure_context, no_opfs or opfs_unavailable. The page shows
 // a banner (www/banner.js): nothing will be kept.
 //
+// ## A stored database that cannot be used
+//
+// If the database file is damaged, another program's, from a newer inbox-lab
+// or holds a value of the wrong type, the worker still starts: `ready` (and
+// `status.problem`) carries the error saying why (storage/corrupt,
+// storage/unusable, ...; not retryable), every call is rejected with it
+// except `exportRaw()` (the stored file's bytes, as they are) and `reset()`
+// (a fresh database), and the page shows a notice offering both
+// (www/recovery.js). A reset that works clears `status.problem` in every tab.
+//
 // ## Listening
 //
 // `onStatus(listener)` calls `listener({phase, storage, busy, error,
-// fallback, waiting, role})` on every change: phase "opening" → "ready", or
+// fallback, problem, waiting, role})` on every change: phase "opening" → "ready", or
 // "failed" (could not open), or "restarting" (the worker crashed; a new one
 // is opening the database); `waiting` is `{attempt, attempts}` while the
 // database file is still held by another worker (a reload racing the old
@@ -68,7 +99,7 @@
 // or after the database was reopened — so every tab can show the same live
 // tables.
 
-import { opfsMissing, problem } from './problem.js';
+import { isErrorObject, opfsMissing, problem } from './problem.js';
 import { ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS, TAB_ID, canShare, claimOwnership, openChannel } from './tabs.js';
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
@@ -94,17 +125,25 @@ const READS = new Set([
   'shown',
   'outbox',
   'clock',
+  'exportRaw',
 ]);
 // Calls that may be sent again to a new owner when the old one took them but
 // went away before answering: running them twice changes nothing.
-const REPEATABLE = new Set(['tables', 'query', 'export']);
+const REPEATABLE = new Set(['tables', 'query', 'export', 'exportRaw']);
 
 // This tab's calls still waiting for an answer, by id:
-// {id, op, args, resolve, reject, route: "worker" | "channel", acked, owner, timer}.
+// {id, op, args, resolve, reject, route: "worker" | "channel", acked, owner, timer,
+// job (its job for this tab's worker)}.
 const pending = new Map();
-// Requests the worker has and has not answered yet, by the worker's id:
-// {op, settle(ok, value)}. This tab's own calls and, in the owner, other tabs'.
+// Requests the worker has and has not answered yet, by the worker's id, in
+// the order they were posted: jobs (below). This tab's own calls and, in the
+// owner, other tabs'.
 const inWorker = new Map();
+// Requests for this tab's worker not posted yet, in order: while a query is
+// in the worker (`barrier`), nothing else is posted ("Cancelling a query").
+// Each job is {id, op, args, settle, cancelled}, also in `inWorker` once posted.
+const held = [];
+let barrier = null;
 // Requests other tabs sent to this owner, by "tab:id": false while running,
 // true once answered. A request that arrives again is acked again while it
 // runs and otherwise ignored: the tab that sent it gets the one reply.
@@ -125,7 +164,7 @@ let ownerId = null;
 let stopped = null;
 // Whether writes were answered since the worker last said it is idle.
 let dirty = false;
-let status = { phase: 'opening', storage: STORAGE, busy: false, error: null, fallback: null, waiting: null, role };
+let status = { phase: 'opening', storage: STORAGE, busy: false, error: null, fallback: null, problem: null, waiting: null, role };
 let settleReady = null;
 
 const ready = new Promise((resolve, reject) => {
@@ -147,8 +186,10 @@ if (role === 'follower') {
 export const inboxLab = Object.freeze({
   /**
    * Resolves to `{storage}` once the database is open — plus `fallback`, the
-   * reason, when OPFS was asked for but the database is in memory; rejects
-   * if it cannot be opened.
+   * reason, when OPFS was asked for but the database is in memory, and
+   * `problem`, the error, when the stored database cannot be used (only
+   * `exportRaw()` and `reset()` work then); rejects if the storage cannot be
+   * opened at all.
    */
   ready,
 
@@ -158,10 +199,12 @@ export const inboxLab = Object.freeze({
    * Resolves to `{outcome, http_status, receipt}`.
    */
   deliver(event, options = {}) {
-    if (typeof options !== 'object' || options === null) {
-      return Promise.reject(badOptions());
-    }
-    return request('deliver', { event, fault: options.fault, handler: options.handler });
+    return calling(() => {
+      if (typeof options !== 'object' || options === null) {
+        return Promise.reject(badOptions());
+      }
+      return request('deliver', { event, fault: options.fault, handler: options.handler });
+    });
   },
 
   /**
@@ -171,10 +214,12 @@ export const inboxLab = Object.freeze({
    * as for `deliver`. Resolves like `deliver`.
    */
   deliverJson(text, options = {}) {
-    if (typeof options !== 'object' || options === null) {
-      return Promise.reject(badOptions());
-    }
-    return request('deliverJson', { text, fault: options.fault });
+    return calling(() => {
+      if (typeof options !== 'object' || options === null) {
+        return Promise.reject(badOptions());
+      }
+      return request('deliverJson', { text, fault: options.fault });
+    });
   },
 
   /** Resolves to `{accounts: [{id, balance}], inbox: [{source, event_id, account_id, amount, receipt}]}`. */
@@ -182,9 +227,20 @@ export const inboxLab = Object.freeze({
     return request('tables');
   },
 
-  /** Deletes the database and starts a fresh one holding account 1 at balance 0. */
+  /**
+   * Deletes the database and starts a fresh one holding account 1 at balance 0.
+   * Works whatever the stored file holds, and clears `ready`'s `problem`.
+   */
   reset() {
     return request('reset');
+  },
+
+  /**
+   * "Export as is": resolves to a Uint8Array, the stored database file byte
+   * for byte — also (above all) when the page cannot use it.
+   */
+  exportRaw() {
+    return request('exportRaw');
   },
 
   /** Creates an account at balance 0; resolves to true, or false if it already existed. */
@@ -205,9 +261,23 @@ export const inboxLab = Object.freeze({
     return role === 'follower' ? request('killWorker') : killLocalWorker();
   },
 
-  /** Runs one read-only statement; resolves to `{columns, rows, truncated}`. */
+  /**
+   * Runs one read-only statement; resolves to `{columns, rows, truncated,
+   * truncated_values}` (worker.js says what each means). It ends within
+   * the console's budget (2 s) at most: rejected with query_budget.
+   */
   query(sql) {
     return request('query', { sql });
+  },
+
+  /**
+   * Cancels this tab's queries still waiting for an answer: each is
+   * rejected at once with invalid_input / query_cancelled, and one running
+   * in this tab's worker is stopped now (see "Cancelling a query" above).
+   * Resolves to `{cancelled}`, how many queries were cancelled.
+   */
+  cancel() {
+    return Promise.resolve({ cancelled: cancelQueries() });
   },
 
   /** Resolves to a Uint8Array: the database as a `.sqlite3` file. */
@@ -227,7 +297,7 @@ export const inboxLab = Object.freeze({
 
   /** Step mode: `step.start(event, {fault})`, then `step.next()` until `outcome`, or `step.throw()`. */
   step: Object.freeze({
-    start: (event, options = {}) => request('stepStart', { event, fault: options?.fault }),
+    start: (event, options = {}) => calling(() => request('stepStart', { event, fault: options?.fault })),
     next: () => request('stepNext'),
     throw: () => request('stepThrow'),
   }),
@@ -250,9 +320,9 @@ export const inboxLab = Object.freeze({
    */
   scheme: Object.freeze({
     deliver: (event, options = {}) =>
-      request('notifyDeliver', { event, strategy: options?.strategy, crash: options?.crash }),
-    dispatchOne: (options = {}) => request('dispatchOne', { crash: options?.crash }),
-    resetReceiver: (options = {}) => request('notifierReset', { dedup: options?.dedup }),
+      calling(() => request('notifyDeliver', { event, strategy: options?.strategy, crash: options?.crash })),
+    dispatchOne: (options = {}) => calling(() => request('dispatchOne', { crash: options?.crash })),
+    resetReceiver: (options = {}) => calling(() => request('notifierReset', { dedup: options?.dedup })),
     shown: () => request('shown'),
     outbox: () => request('outbox'),
     activate: (source, eventId, orderId) => request('activate', { source, event_id: eventId, order_id: orderId }),
@@ -287,7 +357,7 @@ function request(op, args) {
     return Promise.reject(stopped);
   }
   return new Promise((resolve, reject) => {
-    const entry = { id: nextId, op, args, resolve, reject, route: null, acked: false, owner: null, timer: null };
+    const entry = { id: nextId, op, args, resolve, reject, route: null, acked: false, owner: null, timer: null, job: null };
     nextId += 1;
     pending.set(entry.id, entry);
     dispatch(entry);
@@ -326,26 +396,83 @@ function finish(entry, ok, value) {
 function sendToWorker(entry) {
   entry.route = 'worker';
   clearTimeout(entry.timer);
-  const refused = toWorker(entry.op, entry.args, (ok, value) => finish(entry, ok, value));
-  if (refused !== null) {
-    finish(entry, false, notCloneable('the database worker', refused));
+  entry.job = toWorker(entry.op, entry.args, (ok, value) => finish(entry, ok, value));
+}
+
+// Sends one request to this tab's worker, now or, behind a query, once the
+// query is answered; `settle(ok, value)` gets the reply. Returns its job.
+// Arguments that cannot be copied to a worker — functions, symbols, DOM
+// objects (structured clone) — settle it at once with not_cloneable, so
+// Rust never sees them.
+function toWorker(op, args, settle) {
+  const job = { id: null, op, args, settle, cancelled: false };
+  if (barrier !== null) {
+    // Copied now, as postMessage would: a caller who changes its object
+    // after the call must not change the request.
+    try {
+      job.args = structuredClone(args);
+    } catch (thrown) {
+      settle(false, notCloneable('the database worker', thrown));
+      return job;
+    }
+  }
+  held.push(job);
+  release();
+  return job;
+}
+
+// Posts the held requests in order, up to and including the next query,
+// which then holds back the rest until it is answered.
+function release() {
+  while (barrier === null && held.length > 0) {
+    const job = held.shift();
+    job.id = nextWorkerId;
+    nextWorkerId += 1;
+    try {
+      worker.postMessage({ id: job.id, op: job.op, args: job.args });
+    } catch (thrown) {
+      job.settle(false, notCloneable('the database worker', thrown));
+      continue;
+    }
+    inWorker.set(job.id, job);
+    if (job.op === 'query') {
+      barrier = job;
+    }
   }
 }
 
-// Posts one request to this tab's worker; `settle(ok, value)` gets the reply.
-// Returns null, or what was thrown if the arguments cannot be copied to a
-// worker: functions, symbols and DOM objects cannot (structured clone), so
-// Rust never sees them.
-function toWorker(op, args, settle) {
-  const id = nextWorkerId;
-  nextWorkerId += 1;
-  try {
-    worker.postMessage({ id, op, args });
-  } catch (thrown) {
-    return thrown;
+// Rejects this tab's queries still waiting; returns how many. A cancelled
+// query not yet posted is dropped; one in the worker is stopped as soon as
+// every request before it is answered (at once, if it is running).
+function cancelQueries() {
+  let count = 0;
+  for (const entry of [...pending.values()]) {
+    if (entry.op !== 'query') {
+      continue;
+    }
+    count += 1;
+    finish(entry, false, queryCancelled());
+    if (entry.route === 'worker' && entry.job !== null) {
+      entry.job.cancelled = true;
+      const at = held.indexOf(entry.job);
+      if (at !== -1) {
+        held.splice(at, 1);
+      }
+    }
   }
-  inWorker.set(id, { op, settle });
-  return null;
+  stopCancelledQuery();
+  return count;
+}
+
+// If the oldest request in the worker is a cancelled query, the worker is
+// running it (or about to: everything before it is answered) and holds
+// nothing else (the barrier): replace the worker. Its answer, if one is
+// already on the way, is dropped with it; a query changed nothing.
+function stopCancelledQuery() {
+  const oldest = inWorker.values().next().value;
+  if (oldest !== undefined && oldest.cancelled) {
+    restart(queryCancelled());
+  }
 }
 
 function sendToOwner(entry) {
@@ -383,7 +510,7 @@ function becomeOwner() {
   role = 'owner';
   ownerId = TAB_ID;
   start();
-  setStatus({ phase: 'opening', busy: false, error: null, fallback: null, waiting: null, role });
+  setStatus({ phase: 'opening', busy: false, error: null, fallback: null, problem: null, waiting: null, role });
   for (const entry of [...pending.values()]) {
     if (entry.route === 'channel') {
       if (!entry.acked || REPEATABLE.has(entry.op)) {
@@ -423,10 +550,7 @@ function serve({ from, id, op, args }) {
       (error) => answer(false, error),
     );
   } else {
-    const refused = toWorker(op, args, answer);
-    if (refused !== null) {
-      answer(false, notCloneable('the database worker', refused));
-    }
+    toWorker(op, args, answer);
   }
 }
 
@@ -449,13 +573,23 @@ function start() {
       if (waiting !== undefined) {
         inWorker.delete(data.id);
         dirty ||= !READS.has(waiting.op);
-        waiting.settle(data.ok, data.ok ? data.result : data.error);
+        if (waiting === barrier) {
+          barrier = null;
+        }
+        if (!waiting.cancelled) {
+          waiting.settle(data.ok, data.ok ? data.result : data.error);
+        }
+        stopCancelledQuery();
+        release();
       }
     } else if (data.type === 'ready') {
       opened = true;
       const fallback = missing ?? data.fallback ?? null;
-      settleReady.resolve(readyValue(data.storage, fallback));
-      setStatus({ phase: 'ready', storage: data.storage, busy: false, error: null, fallback, waiting: null });
+      const databaseProblem = data.problem ?? null;
+      settleReady.resolve(readyValue(data.storage, fallback, databaseProblem));
+      setStatus({ phase: 'ready', storage: data.storage, busy: false, error: null, fallback, problem: databaseProblem, waiting: null });
+    } else if (data.type === 'problem') {
+      setStatus({ problem: data.problem ?? null });
     } else if (data.type === 'fatal') {
       settleReady.reject(data.error);
       setStatus({ phase: 'failed', busy: false, error: data.error, waiting: null });
@@ -489,6 +623,9 @@ function start() {
       stopped = error;
       settleReady.reject(error);
       failAll(error);
+      for (const job of held.splice(0)) {
+        job.settle(false, error);
+      }
       setStatus({ phase: 'failed', busy: false, error });
     }
   });
@@ -517,7 +654,8 @@ function killLocalWorker() {
 // got: the one that hit the crash was rolled back, but one finished just
 // before may have committed and lost only its answer. Delivering the same
 // event again is safe either way (applied, or a duplicate with the stored
-// receipt): that is the whole point of the inbox.
+// receipt): that is the whole point of the inbox. Requests the dead worker
+// never received (held behind a query) go to the new one.
 function restart(error) {
   worker.terminate();
   failAll(
@@ -530,13 +668,19 @@ function restart(error) {
   );
   setStatus({ phase: 'restarting', busy: false, error });
   start();
+  release();
 }
 
+// Rejects every request the worker has (a cancelled query was rejected
+// already).
 function failAll(error) {
   const waiting = [...inWorker.values()];
   inWorker.clear();
-  for (const { settle } of waiting) {
-    settle(false, error);
+  barrier = null;
+  for (const job of waiting) {
+    if (!job.cancelled) {
+      job.settle(false, error);
+    }
   }
 }
 
@@ -615,12 +759,13 @@ function followOwner(from, ownerStatus) {
     }
   }
   const { phase, storage, busy, error, fallback, waiting } = ownerStatus;
+  const databaseProblem = ownerStatus.problem ?? null;
   if (phase === 'ready') {
-    settleReady.resolve(readyValue(storage, fallback));
+    settleReady.resolve(readyValue(storage, fallback, databaseProblem));
   } else if (phase === 'failed') {
     settleReady.reject(error);
   }
-  setStatus({ phase, storage, busy, error, fallback, waiting });
+  setStatus({ phase, storage, busy, error, fallback, problem: databaseProblem, waiting });
 }
 
 // ---- Status and change notices ---------------------------------------------
@@ -643,8 +788,8 @@ function setStatus(change) {
 
 // What followers need of the owner's status.
 function sharedStatus() {
-  const { phase, storage, busy, error, fallback, waiting } = status;
-  return { phase, storage, busy, error, fallback, waiting };
+  const { phase, storage, busy, error, fallback, problem: databaseProblem, waiting } = status;
+  return { phase, storage, busy, error, fallback, problem: databaseProblem, waiting };
 }
 
 function tablesChanged(tellOthers) {
@@ -656,8 +801,15 @@ function tablesChanged(tellOthers) {
   }
 }
 
-function readyValue(storage, fallback) {
-  return fallback ? { storage, fallback } : { storage };
+function readyValue(storage, fallback, databaseProblem) {
+  const value = { storage };
+  if (fallback) {
+    value.fallback = fallback;
+  }
+  if (databaseProblem) {
+    value.problem = databaseProblem;
+  }
+  return value;
 }
 
 // ---- Errors made here ---------------------------------------------------------
@@ -672,8 +824,49 @@ function badOptions() {
   );
 }
 
+function queryCancelled() {
+  return problem(
+    'invalid_input',
+    'query_cancelled',
+    'invalid sql: the query was cancelled before it finished; nothing was changed',
+    {},
+    'sql',
+  );
+}
+
+/**
+ * Runs `call`, which reads the caller's options and returns a promise.
+ * Every inboxLab call answers with a promise, mistakes included, but reading
+ * an options object runs the caller's code — a getter, a Proxy trap — which
+ * may throw: that becomes a rejection with an error object (code
+ * options_unreadable), never a synchronous throw. www/main.js uses it too.
+ */
+export function calling(call) {
+  try {
+    return call();
+  } catch (thrown) {
+    if (isErrorObject(thrown)) {
+      return Promise.reject(thrown);
+    }
+    const detail = describe(thrown);
+    return Promise.reject(
+      problem('invalid_input', 'options_unreadable', `cannot read the options: ${detail}`, { detail }),
+    );
+  }
+}
+
+// What was thrown, as text; even `String(thrown)` may throw (a Symbol, a
+// hostile toString).
+function describe(thrown) {
+  try {
+    return thrown instanceof Error ? String(thrown.message) : String(thrown);
+  } catch {
+    return 'something that cannot be shown as text was thrown';
+  }
+}
+
 function notCloneable(where, thrown) {
-  const detail = thrown instanceof Error ? thrown.message : String(thrown);
+  const detail = describe(thrown);
   return problem('invalid_input', 'not_cloneable', `cannot send this request to ${where}: ${detail}`, { detail });
 }
 

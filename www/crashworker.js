@@ -5,7 +5,7 @@
 // browser cannot kill a thread at an exact instruction, so this worker
 // stops itself at the exact storage operation instead: the Rust side
 // (`CrashLab` in src/wasm.rs) runs the workload through a VFS shim
-// (src/iolog.rs) that lets k operations reach OPFS and, at operation k+1,
+// (src/storage/iolog.rs) that lets k operations reach OPFS and, at operation k+1,
 // tells the page "crashed" and stops dead: a WebAssembly trap unwinds every
 // frame, SQLite's included, without running any of them (or, with
 // `stop: "spin"`, it loops forever). Nothing more reaches storage; the page

@@ -11,7 +11,7 @@
 // database stays exactly as it was.
 
 import { inboxLab } from './client.js';
-import { clearErrors, showError, showFieldError, whileBusy } from './dom.js';
+import { clearErrors, downloadBytes, showError, showFieldError, whileBusy } from './dom.js';
 import { errorMessage } from './errors.js';
 import { onLanguageChange, register, t } from './i18n.js';
 import { clearShown } from './sender.js';
@@ -63,14 +63,7 @@ document.querySelector('#export').addEventListener('click', () => whileBusy(expo
 async function exportDatabase() {
   try {
     const bytes = await inboxLab.exportDatabase();
-    // A download is a link to the bytes, clicked; the URL is freed once the
-    // browser has taken them.
-    const url = URL.createObjectURL(new Blob([bytes], { type: 'application/vnd.sqlite3' }));
-    const link = document.createElement('a');
-    link.href = url;
-    link.download = EXPORT_NAME;
-    link.click();
-    setTimeout(() => URL.revokeObjectURL(url), 0);
+    downloadBytes(bytes, EXPORT_NAME);
     setNote(() => t('data.exported', { bytes: bytes.length, name: EXPORT_NAME }));
   } catch (error) {
     setNote(() => errorMessage(error));
@@ -109,11 +102,18 @@ async function importDatabase() {
 document.querySelector('#reset').addEventListener('click', () => {
   // A native dialog: keyboard- and screen-reader-friendly with no code of ours.
   if (window.confirm(t('data.confirm'))) {
-    whileBusy(reset);
+    whileBusy(resetDatabase);
   }
 });
 
-async function reset() {
+/**
+ * Resets the database (after the caller asked for confirmation), clears what
+ * the page showed about the old one and redraws the tables. Resolves to null,
+ * or to the error if the reset failed (also written under the tables).
+ * The notice for a database that cannot be used (recovery.js) uses it too.
+ */
+export async function resetDatabase() {
+  let failure = null;
   try {
     await inboxLab.reset();
     clearShown();
@@ -122,9 +122,11 @@ async function reset() {
     }
     setTablesNote(() => t('data.reset_done'));
   } catch (error) {
+    failure = error;
     setTablesNote(() => t('data.reset_failed', { message: errorMessage(error) }));
   }
   await refreshTables();
+  return failure;
 }
 
 /** Writes the note with `text()`; null clears it. */

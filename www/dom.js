@@ -64,6 +64,19 @@ export async function whileBusy(action) {
   }
 }
 
+/**
+ * Saves `bytes` as a file called `name`: a download is a link to the bytes,
+ * clicked; the URL is freed once the browser has taken them.
+ */
+export function downloadBytes(bytes, name, type = 'application/vnd.sqlite3') {
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
 /** Calls `listener(busy)` when the page starts or stops waiting for actions. */
 export function onPageBusy(listener) {
   busyListeners.add(listener);

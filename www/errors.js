@@ -55,6 +55,16 @@ register({
     'error.invalid_input.sql_changes_connection':
       'invalid {field}: this statement would change the connection (a PRAGMA with a value, a transaction or ATTACH); the console is read-only',
     'error.invalid_input.sql_rejected': 'invalid {field}: SQLite cannot run this: {detail}',
+    'error.invalid_input.sql_pragma_not_allowed':
+      'invalid {field}: PRAGMA {name} is not one the console runs: only pragmas that read are allowed (such as journal_mode, page_size or table_info(inbox))',
+    'error.invalid_input.query_budget':
+      "invalid {field}: the query was stopped: it used up the console's budget of {seconds} s or {steps} steps of SQLite's virtual machine; nothing was changed (narrow it with WHERE or LIMIT)",
+    'error.invalid_input.value_too_big':
+      'invalid {field}: a value would be longer than {max} bytes, the most the console computes; ask for a part of it (substr) or its length (length)',
+    'error.invalid_input.query_memory':
+      'invalid {field}: the query needed more memory than SQLite may use here ({mib} MiB) and was stopped; nothing was changed (ask for fewer or shorter rows)',
+    'error.invalid_input.query_cancelled':
+      'invalid {field}: the query was cancelled before it finished; nothing was changed',
     'error.invalid_input.file_too_big': 'invalid {field}: the file is {bytes} bytes; at most {max} are accepted',
     'error.invalid_input.not_sqlite':
       'invalid {field}: not a SQLite database: the file does not start with the SQLite header',
@@ -62,12 +72,15 @@ register({
     'error.invalid_input.integrity_failed': 'invalid {field}: integrity_check failed: {detail}',
     'error.invalid_input.unsupported_version':
       'invalid {field}: schema version {version} is not one this build reads (1 to {max})',
-    'error.invalid_input.schema_differs':
-      "invalid {field}: the tables are not inbox-lab's: the schema differs from the expected one",
+    'error.invalid_input.schema_differs': "invalid {field}: the tables are not inbox-lab's: {detail}",
     'error.invalid_input.dangling_account':
       'invalid {field}: inconsistent data: an inbox row points to a missing account',
     'error.invalid_input.receipt_above_counter':
-      'invalid {field}: inconsistent data: a receipt number is above the receipt counter',
+      'invalid {field}: inconsistent data: receipt number {seq} is above the receipt counter {last_seq}',
+    'error.invalid_input.row_invalid': 'invalid {field}: row {row} of table {table}, column {column}: {detail}',
+    'error.invalid_input.inconsistent': 'invalid {field}: inconsistent data: {detail}',
+    'error.invalid_input.import_budget':
+      'invalid {field}: reading the file took more than its budget ({seconds} s); it was stopped and nothing was imported',
     'error.invalid_input.other_order':
       'invalid {field}: event ({event_source}, {event_id}) was already processed for order {order}',
     'error.invalid_input.clock_backwards': 'invalid {field}: the clock only moves forward',
@@ -78,6 +91,7 @@ register({
     'error.invalid_input.not_cloneable': 'cannot send this request to the database worker: {detail}',
     'error.invalid_input.unknown_delivery': 'invalid delivery: expected 0, 1 or 2',
     'error.invalid_input.not_bytes': 'invalid file: expected the bytes of a .sqlite3 file',
+    'error.invalid_input.options_unreadable': 'cannot read the options: {detail}',
     // Type names inside `wrong_type` and `not_object`.
     'error.type.null': 'null',
     'error.type.undefined': 'undefined',
@@ -93,6 +107,8 @@ register({
     'error.payload_conflict.payload_differs':
       'event ({event_source}, {event_id}) was already applied as account {stored_account_id}, amount {stored_amount}; this delivery says account {account_id}, amount {amount}',
     'error.unknown_account.no_such_account': 'account {account_id} does not exist',
+    'error.no_stored_result.no_receipt':
+      'event ({event_source}, {event_id}) was registered without a stored result (by a mistaken handler); whether it was credited is unknown, so there is no first answer to replay',
     'error.balance_limit.over_limit':
       'crediting {amount} to account {account_id} (balance {balance}) would pass the balance limit {limit}',
     // ---- busy: nothing was written, retry later ----
@@ -107,6 +123,8 @@ register({
       'storage error: the storage is full (database or disk full); the transaction was rolled back, retry after freeing space',
     'error.storage.corrupt': 'storage error: {detail}',
     'error.storage.io': 'storage error: {detail}',
+    'error.storage.no_memory': 'storage error: out of memory ({detail})',
+    'error.storage.unusable': 'storage error: the stored database cannot be used: {detail}',
     'error.storage.opfs_unavailable': 'storage error: OPFS storage is unavailable: {detail}',
     'error.storage.other': 'storage error: {detail}',
     'error.storage.insecure_context':
@@ -154,18 +172,30 @@ register({
     'error.invalid_input.sql_changes_connection':
       'поле {field}: этот оператор изменил бы соединение (PRAGMA со значением, транзакция или ATTACH), а консоль — только для чтения',
     'error.invalid_input.sql_rejected': 'поле {field}: SQLite не может выполнить это: {detail}',
+    'error.invalid_input.sql_pragma_not_allowed':
+      'поле {field}: PRAGMA {name} консоль не выполняет — разрешены только PRAGMA, которые читают (например, journal_mode, page_size или table_info(inbox))',
+    'error.invalid_input.query_budget':
+      'поле {field}: запрос остановлен — он исчерпал бюджет консоли ({seconds} с или {steps} шагов виртуальной машины SQLite); ничего не изменено (сузьте запрос с помощью WHERE или LIMIT)',
+    'error.invalid_input.value_too_big':
+      'поле {field}: значение было бы длиннее {max} байт — больше консоль не вычисляет; запросите его часть (substr) или длину (length)',
+    'error.invalid_input.query_memory':
+      'поле {field}: запросу понадобилось больше памяти, чем SQLite может занять здесь ({mib} МиБ), и он остановлен; ничего не изменено (запросите меньше строк или строки покороче)',
+    'error.invalid_input.query_cancelled': 'поле {field}: запрос отменён, не успев завершиться; ничего не изменено',
     'error.invalid_input.file_too_big': 'поле {field}: файл занимает {bytes} байт, а принимается не больше {max}',
     'error.invalid_input.not_sqlite': 'поле {field}: это не база SQLite — файл не начинается с заголовка SQLite',
     'error.invalid_input.file_unreadable': 'поле {field}: SQLite не может прочитать этот файл: {detail}',
     'error.invalid_input.integrity_failed': 'поле {field}: integrity_check нашёл ошибки: {detail}',
     'error.invalid_input.unsupported_version':
       'поле {field}: версию схемы {version} эта сборка не читает (поддерживаются от 1 до {max})',
-    'error.invalid_input.schema_differs':
-      'поле {field}: это не таблицы inbox-lab — схема отличается от ожидаемой',
+    'error.invalid_input.schema_differs': 'поле {field}: это не таблицы inbox-lab: {detail}',
     'error.invalid_input.dangling_account':
       'поле {field}: данные не согласованы — строка inbox ссылается на несуществующий счёт',
     'error.invalid_input.receipt_above_counter':
-      'поле {field}: данные не согласованы — номер квитанции больше счётчика квитанций',
+      'поле {field}: данные не согласованы — номер квитанции {seq} больше счётчика квитанций {last_seq}',
+    'error.invalid_input.row_invalid': 'поле {field}: строка {row} таблицы {table}, столбец {column}: {detail}',
+    'error.invalid_input.inconsistent': 'поле {field}: данные не согласованы: {detail}',
+    'error.invalid_input.import_budget':
+      'поле {field}: чтение файла превысило отведённый бюджет ({seconds} с); оно остановлено, ничего не импортировано',
     'error.invalid_input.other_order':
       'поле {field}: событие ({event_source}, {event_id}) уже обработано для заказа {order}',
     'error.invalid_input.clock_backwards': 'поле {field}: часы идут только вперёд',
@@ -176,6 +206,7 @@ register({
     'error.invalid_input.not_cloneable': 'запрос не удалось передать обработчику базы данных: {detail}',
     'error.invalid_input.unknown_delivery': 'поле delivery: ожидается 0, 1 или 2',
     'error.invalid_input.not_bytes': 'поле file: ожидаются байты файла .sqlite3',
+    'error.invalid_input.options_unreadable': 'не удалось прочитать объект параметров: {detail}',
     'error.type.null': 'null',
     'error.type.undefined': 'undefined',
     'error.type.boolean': 'логическое значение',
@@ -189,6 +220,8 @@ register({
     'error.payload_conflict.payload_differs':
       'событие ({event_source}, {event_id}) уже применено: счёт {stored_account_id}, сумма {stored_amount}; а в этой доставке счёт {account_id}, сумма {amount}',
     'error.unknown_account.no_such_account': 'счёта {account_id} не существует',
+    'error.no_stored_result.no_receipt':
+      'событие ({event_source}, {event_id}) зарегистрировано без сохранённого результата (ошибочным обработчиком); неизвестно, было ли зачисление, поэтому повторить первый ответ нельзя',
     'error.balance_limit.over_limit':
       'зачисление {amount} на счёт {account_id} (баланс {balance}) превысило бы предел баланса {limit}',
     'error.busy.locked': 'база данных заблокирована другим соединением; ничего не записано, повторите позже',
@@ -201,6 +234,8 @@ register({
       'хранилище переполнено (нет места для базы данных или на диске); транзакция откачена — повторите, когда освободится место',
     'error.storage.corrupt': 'ошибка хранилища: файл повреждён или это не база данных ({detail})',
     'error.storage.io': 'ошибка хранилища: сбой чтения или записи ({detail})',
+    'error.storage.no_memory': 'ошибка хранилища: не хватило памяти ({detail})',
+    'error.storage.unusable': 'сохранённую базу данных нельзя использовать: {detail}',
     'error.storage.opfs_unavailable': 'хранилище OPFS недоступно: {detail}',
     'error.storage.other': 'ошибка хранилища: {detail}',
     'error.storage.insecure_context':

@@ -16,7 +16,7 @@
 // Everything a user typed or the database returned is rendered with
 // textContent, never parsed as HTML (dom.js).
 
-import { inboxLab, onStatus } from './client.js';
+import { calling, inboxLab, onStatus } from './client.js';
 import { onPageBusy, whileBusy } from './dom.js';
 import { errorMessage } from './errors.js';
 import { LANGUAGES, currentLanguage, onLanguageChange, register, setLanguage, t, translatePage } from './i18n.js';
@@ -41,6 +41,7 @@ register({
     'status.working': 'Working…',
     'status.opfs': 'Ready. Stored in OPFS: it survives a reload.',
     'status.other': 'Ready. Stored in {storage}: a reload starts from scratch.',
+    'status.problem': 'The stored database cannot be used: see the notice below.',
   },
   ru: {
     'page.title': 'inbox-lab: идемпотентная обработка событий на SQLite',
@@ -53,6 +54,7 @@ register({
     'status.working': 'Работаем…',
     'status.opfs': 'Готово. Хранится в OPFS: переживёт перезагрузку.',
     'status.other': 'Готово. Хранится в {storage}: после перезагрузки всё начнётся заново.',
+    'status.problem': 'Сохранённой базой данных пользоваться нельзя: см. сообщение ниже.',
   },
 });
 
@@ -84,7 +86,10 @@ onPageBusy((busy) => {
 
 function showStatus() {
   const busy = status.busy || pageBusy;
-  const phase = busy && status.phase === 'ready' ? 'working' : status.phase;
+  // "problem": the worker runs but the stored database cannot be used
+  // (www/recovery.js shows why and the ways out).
+  const ready = status.phase === 'ready' && status.problem ? 'problem' : status.phase;
+  const phase = busy && ready === 'ready' ? 'working' : ready;
   const text = statusText(phase);
   // Written only when they change: every write makes the browser restyle.
   if (statusLine.dataset.phase !== phase) {
@@ -106,6 +111,8 @@ function statusText(phase) {
       return t('status.failed', { message: errorMessage(error) });
     case 'working':
       return t('status.working');
+    case 'problem':
+      return t('status.problem');
     default:
       return storage === 'opfs' ? t('status.opfs') : t('status.other', { storage });
   }
@@ -150,13 +157,27 @@ showLanguage();
 //   inboxLab.timeline()      every delivery the page has seen (timeline-model.js)
 //   inboxLab.setLanguage("en" | "ru")
 //
-// client.js's object is frozen; this one is a frozen superset of it.
+// client.js's object is frozen; this one is a frozen superset of it. Like
+// client.js's calls, these answer every mistake with a rejected promise:
+// options are read inside `calling`, which turns a getter that throws into
+// a rejection.
 window.inboxLab = Object.freeze({
   ...inboxLab,
-  send: (event, { handler = 'atomic', fault = null, loseResponse = false, attempts, firstDelayMs } = {}) =>
-    whileBusy(() => send(event, { handler, fault, loseResponse, policy: policyOf({ attempts, firstDelayMs }) })),
-  burst: (event, n, { handler = 'atomic' } = {}) => whileBusy(() => burstSame(event, n, handler)),
-  burstDistinct: (event, n, { handler = 'atomic' } = {}) => whileBusy(() => burstDistinct(event, n, handler)),
+  send: (event, options = {}) =>
+    calling(() => {
+      const { handler = 'atomic', fault = null, loseResponse = false, attempts, firstDelayMs } = options;
+      return whileBusy(() => send(event, { handler, fault, loseResponse, policy: policyOf({ attempts, firstDelayMs }) }));
+    }),
+  burst: (event, n, options = {}) =>
+    calling(() => {
+      const { handler = 'atomic' } = options;
+      return whileBusy(() => burstSame(event, n, handler));
+    }),
+  burstDistinct: (event, n, options = {}) =>
+    calling(() => {
+      const { handler = 'atomic' } = options;
+      return whileBusy(() => burstDistinct(event, n, handler));
+    }),
   setFault,
   setHandler,
   setLoseResponse,

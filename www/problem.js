@@ -33,6 +33,8 @@ export const LOCAL_CODES = Object.freeze([
   ['invalid_input', 'not_cloneable'],
   ['invalid_input', 'unknown_delivery'],
   ['invalid_input', 'not_bytes'],
+  ['invalid_input', 'query_cancelled'],
+  ['invalid_input', 'options_unreadable'],
   ['busy', 'no_owner'],
   ['busy', 'owner_timeout'],
   ['storage', 'insecure_context'],

@@ -25,7 +25,9 @@
 
 import { inboxLab } from './client.js';
 import { el, whileBusy } from './dom.js';
+import { errorMessage } from './errors.js';
 import { onLanguageChange, register, t, translatePage } from './i18n.js';
+import { refresh as refreshTables } from './tables.js';
 
 register({
   en: {
@@ -55,7 +57,7 @@ register({
     'racelab.why.two_transactions':
       'Mistake: registers the event in one transaction and credits in another — in between, a repeat answers “duplicate” before the money is there (and a crash there loses the credit).',
     'racelab.why.insert_or_ignore':
-      'Mistake: INSERT OR IGNORE swallows every constraint failure, not only the key’s — an amount 0 or another payload comes back as “duplicate”. Identical concurrent deliveries, as raced here, survive: see the demonstration below.',
+      'Mistake: INSERT OR IGNORE takes “no row inserted” for “seen before” and never compares payloads — a redelivery of a known key with another amount comes back as “duplicate” instead of payload_conflict. Identical concurrent deliveries, as raced here, survive: see the demonstration below.',
     'racelab.why.insert_or_replace':
       'Mistake: INSERT OR REPLACE deletes the first record and writes the new one, so every repeat is credited again.',
     'racelab.delivery': 'Delivery {letter}',
@@ -107,12 +109,18 @@ register({
     'racelab.replay.done': 'Replayed: the verdict above is this schedule’s.',
     'racelab.demo.title': 'Where INSERT OR IGNORE goes wrong',
     'racelab.demo.text':
-      'Deliver an event with amount 0 (the table’s CHECK refuses it) once with insert_or_ignore and once with the atomic handler. Nothing is written either way; only the answers differ.',
-    'racelab.demo.run': 'Deliver amount 0 with both handlers',
-    'racelab.demo.ignore': 'insert_or_ignore answers: {answer}',
-    'racelab.demo.atomic': 'atomic answers: {answer}',
+      'A sender redelivers a known event with another amount. Three real deliveries to the page’s database, under a new event id each time (source race-lab-demo, account 1): insert_or_ignore delivers amount 500; then the same key arrives with amount 700, once by insert_or_ignore and once by the atomic handler. What gets written: one credit of 500 to account 1, by the first delivery; the two redeliveries write nothing.',
+    'racelab.demo.run': 'Deliver 500, then 700 under the same key',
+    'racelab.demo.first': '1. insert_or_ignore, amount 500: {answer}',
+    'racelab.demo.ignore': '2. insert_or_ignore, the same key with amount 700: {answer}',
+    'racelab.demo.atomic': '3. atomic, the same key with amount 700: {answer}',
+    'racelab.demo.outcome': '{outcome} ({status})',
+    'racelab.demo.refused': '{kind} ({status}) — {message}',
+    'racelab.demo.written':
+      'In the database: the inbox row {source} / {event_id} holds amount {amount}; the balance of account 1 went from {before} to {after}.',
+    'racelab.demo.nothing': 'In the database: no inbox row for {source} / {event_id}; the balance of account 1 went from {before} to {after}.',
     'racelab.demo.lesson':
-      'INSERT OR IGNORE turned a refused amount into “duplicate”: the sender stops retrying an event that was never applied.',
+      'INSERT OR IGNORE answered “duplicate” to a different payload: the sender’s amount 700 was silently accepted as a repeat of 500, and the sender stops sending it. The atomic handler compares the stored payload and answers payload_conflict (422): the sender learns that something is wrong.',
     'racelab.error': 'The worker answered an error: {kind} — {message}',
   },
   ru: {
@@ -142,7 +150,7 @@ register({
     'racelab.why.two_transactions':
       'Ошибка: событие регистрируется в одной транзакции, а зачисляется в другой — в промежутке повтор отвечает «дубликат», хотя денег ещё нет (а сбой в этот момент теряет зачисление).',
     'racelab.why.insert_or_ignore':
-      'Ошибка: INSERT OR IGNORE глушит любое нарушение ограничений, а не только ключа — сумма 0 или другое содержимое возвращаются как «дубликат». Одинаковые одновременные доставки, как в этой гонке, он переживает: см. демонстрацию ниже.',
+      'Ошибка: INSERT OR IGNORE принимает «строка не вставлена» за «уже было» и никогда не сравнивает содержимое — повторная доставка известного ключа с другой суммой возвращается как «дубликат» вместо payload_conflict. Одинаковые одновременные доставки, как в этой гонке, он переживает: см. демонстрацию ниже.',
     'racelab.why.insert_or_replace':
       'Ошибка: INSERT OR REPLACE удаляет первую запись и пишет новую, поэтому каждый повтор зачисляется снова.',
     'racelab.delivery': 'Доставка {letter}',
@@ -194,12 +202,18 @@ register({
     'racelab.replay.done': 'Повторено: итог выше — итог этого порядка.',
     'racelab.demo.title': 'Где INSERT OR IGNORE ошибается',
     'racelab.demo.text':
-      'Доставьте событие с суммой 0 (CHECK таблицы её не пропускает) один раз обработчиком insert_or_ignore и один раз атомарным. Ни то ни другое ничего не записывает; различаются только ответы.',
-    'racelab.demo.run': 'Доставить сумму 0 обоими обработчиками',
-    'racelab.demo.ignore': 'insert_or_ignore отвечает: {answer}',
-    'racelab.demo.atomic': 'atomic отвечает: {answer}',
+      'Отправитель повторно доставляет известное событие с другой суммой. Три настоящие доставки в базу страницы, каждый раз с новым идентификатором события (источник race-lab-demo, счёт 1): insert_or_ignore доставляет сумму 500; затем тот же ключ приходит с суммой 700 — один раз к insert_or_ignore, один раз к атомарному обработчику. Что записывается: одно зачисление 500 на счёт 1, первой доставкой; повторные доставки ничего не пишут.',
+    'racelab.demo.run': 'Доставить 500, затем 700 с тем же ключом',
+    'racelab.demo.first': '1. insert_or_ignore, сумма 500: {answer}',
+    'racelab.demo.ignore': '2. insert_or_ignore, тот же ключ с суммой 700: {answer}',
+    'racelab.demo.atomic': '3. atomic, тот же ключ с суммой 700: {answer}',
+    'racelab.demo.outcome': '{outcome} ({status})',
+    'racelab.demo.refused': '{kind} ({status}) — {message}',
+    'racelab.demo.written':
+      'В базе: строка inbox {source} / {event_id} хранит сумму {amount}; баланс счёта 1 изменился с {before} на {after}.',
+    'racelab.demo.nothing': 'В базе: строки inbox для {source} / {event_id} нет; баланс счёта 1 изменился с {before} на {after}.',
     'racelab.demo.lesson':
-      'INSERT OR IGNORE превратил отвергнутую сумму в «дубликат»: отправитель перестанет повторять событие, которое так и не было применено.',
+      'INSERT OR IGNORE ответил «дубликат» на другое содержимое: сумма 700 от отправителя молча принята за повтор суммы 500, и отправитель перестаёт её слать. Атомарный обработчик сравнивает сохранённое содержимое и отвечает payload_conflict (422): отправитель узнаёт, что что-то не так.',
     'racelab.error': 'Воркер ответил ошибкой: {kind} — {message}',
   },
 });
@@ -208,9 +222,17 @@ const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'i
 const LETTERS = ['A', 'B', 'C'];
 // The race event (Rust: race::race_payload): shown in the final tables.
 const RACE_KEY = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
-// A scratch event for the INSERT OR IGNORE demonstration: amount 0 is
-// refused by the table's CHECK, so neither handler writes anything.
-const DEMO_EVENT = { source: 'race-lab-demo', event_id: 'amount-0', account_id: 1, amount: 0 };
+// The INSERT OR IGNORE demonstration delivers to the page's own database:
+// a new event (this source, a fresh `demo-<n>` id per click) with amount
+// 500, then the same key with amount 700 — the redelivery with another
+// payload that INSERT OR IGNORE takes for a repeat.
+const DEMO_SOURCE = 'race-lab-demo';
+const DEMO_FIRST = 500;
+const DEMO_OTHER = 700;
+// The last demo id's number: milliseconds since 1970, so a reload (the
+// database outlives the page) never reuses one, and at least one more than
+// the previous click's.
+let demoNumber = 0;
 
 // Everything shown comes from here; `render()` draws it again after each
 // answer and after a language switch.
@@ -226,7 +248,10 @@ const state = {
   explored: null, // the explorer's summary
   replay: null, // {schedule, position}
   exploring: false,
-  demo: null, // {ignore: text, atomic: text}
+  // The demonstration's last run: {key: {source, event_id}, first, ignore,
+  // atomic (each a reply or an error object), row: the inbox row or null,
+  // before, after: balances of account 1}
+  demo: null,
 };
 
 const section = document.querySelector('#race-lab');
@@ -475,16 +500,31 @@ async function explore() {
   }
 }
 
+// Three real deliveries; what is shown is what the worker answered and what
+// the tables hold afterwards, never an expectation.
 async function demo() {
-  const answer = async (handler) => {
-    try {
-      const reply = await inboxLab.deliver({ ...DEMO_EVENT }, { handler });
-      return reply.outcome;
-    } catch (error) {
-      return `${error.kind} (${error.message})`;
-    }
-  };
-  state.demo = { ignore: await answer('insert_or_ignore'), atomic: await answer('atomic') };
+  demoNumber = Math.max(Date.now(), demoNumber + 1);
+  const key = { source: DEMO_SOURCE, event_id: `demo-${demoNumber}` };
+  const deliver = (amount, handler) =>
+    inboxLab.deliver({ ...key, account_id: 1, amount }, { handler }).then(
+      (reply) => reply,
+      (error) => error,
+    );
+  const balance = (tables) => tables?.accounts.find((a) => a.id === 1)?.balance ?? '—';
+  const before = balance(await inboxLab.tables());
+  const first = await deliver(DEMO_FIRST, 'insert_or_ignore');
+  const ignore = await deliver(DEMO_OTHER, 'insert_or_ignore');
+  const atomic = await deliver(DEMO_OTHER, 'atomic');
+  const tables = (await refreshTables()) ?? (await inboxLab.tables());
+  const row = tables.inbox.find((r) => r.source === key.source && r.event_id === key.event_id) ?? null;
+  state.demo = { key, first, ignore, atomic, row, before, after: balance(tables) };
+}
+
+/** A demonstration answer: `applied (200)`, or `payload_conflict (422) — …` in the reader's language. */
+function demoAnswer(answer) {
+  return answer.outcome
+    ? t('racelab.demo.outcome', { outcome: answer.outcome, status: answer.http_status })
+    : t('racelab.demo.refused', { kind: answer.kind, status: answer.http_status, message: errorMessage(answer) });
 }
 
 // ---- drawing ------------------------------------------------------------------------------
@@ -561,15 +601,25 @@ function render(ui) {
 
   ui.demo.hidden = state.handler !== 'insert_or_ignore';
   ui.demoRun.disabled = state.busy;
-  ui.demoResult.replaceChildren(
-    ...(state.demo === null
-      ? []
-      : [
-          el('p', { text: t('racelab.demo.ignore', { answer: state.demo.ignore }), data: { handler: 'insert_or_ignore' } }),
-          el('p', { text: t('racelab.demo.atomic', { answer: state.demo.atomic }), data: { handler: 'atomic' } }),
-          el('p', { className: 'note', text: t('racelab.demo.lesson') }),
-        ]),
-  );
+  ui.demoResult.replaceChildren(...(state.demo === null ? [] : demoResult(state.demo)));
+}
+
+function demoResult({ key, first, ignore, atomic, row, before, after }) {
+  const line = (textKey, answer, step) => el('p', { text: t(textKey, { answer: demoAnswer(answer) }), data: { step } });
+  const written = row
+    ? t('racelab.demo.written', { ...key, amount: row.amount, before, after })
+    : t('racelab.demo.nothing', { ...key, before, after });
+  const shown = [
+    line('racelab.demo.first', first, 'first'),
+    line('racelab.demo.ignore', ignore, 'ignore'),
+    line('racelab.demo.atomic', atomic, 'atomic'),
+    el('p', { text: written, data: { step: 'written' } }),
+  ];
+  // The lesson is said only when the answers show it.
+  if (ignore.outcome === 'duplicate' && atomic.kind === 'payload_conflict') {
+    shown.push(el('p', { className: 'note', text: t('racelab.demo.lesson'), data: { step: 'lesson' } }));
+  }
+  return shown;
 }
 
 function renderVerdict(ui, race) {

@@ -48,7 +48,7 @@ register({
     'handler.two_transactions':
       'Wrong: registers the event in one transaction and credits in another. A crash between leaves it “processed” without the credit.',
     'handler.insert_or_ignore':
-      'Wrong: INSERT OR IGNORE swallows every constraint failure. An amount 0 comes back as “duplicate”; another payload is never compared.',
+      'Wrong: INSERT OR IGNORE takes “no row inserted” for “already done”. A redelivery with another amount comes back as “duplicate”: the payload is never compared.',
     'handler.insert_or_replace':
       'Wrong: INSERT OR REPLACE deletes the first record and writes the new one, so every repeat is applied again.',
     'sender.fault': 'Crash on the first attempt',
@@ -146,7 +146,7 @@ register({
     'handler.two_transactions':
       'Ошибка: событие регистрируется в одной транзакции, а зачисляется в другой. Сбой между ними оставляет событие «обработанным» без зачисления.',
     'handler.insert_or_ignore':
-      'Ошибка: INSERT OR IGNORE глотает любое нарушение ограничений. Сумма 0 возвращается как «duplicate», другое содержимое не сравнивается.',
+      'Ошибка: INSERT OR IGNORE принимает «строка не вставлена» за «уже сделано». Повторная доставка с другой суммой возвращается как «duplicate»: содержимое не сравнивается.',
     'handler.insert_or_replace':
       'Ошибка: INSERT OR REPLACE удаляет первую запись и пишет новую, поэтому каждый повтор применяется снова.',
     'sender.fault': 'Сбой при первой попытке',

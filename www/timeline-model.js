@@ -182,7 +182,7 @@ function mistake(handler, outcome, fault) {
 
     case 'insert_or_ignore:applied':
       return kept(['begin', 'insert_or_ignore', 'credit', 'commit']);
-    case 'insert_or_ignore:duplicate': // also what a swallowed CHECK failure looks like
+    case 'insert_or_ignore:duplicate': // also a repeat with another payload: never compared
       return kept(['begin', ['insert_or_ignore', NO_ROW], 'commit']);
     case 'insert_or_ignore:simulated_crash':
       return fault === 'after_insert'

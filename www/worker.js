@@ -26,6 +26,19 @@
 // open (getDirectory rejects with a SecurityError, as in a private window),
 // so the real install failure and the fallback run. Never used otherwise.
 //
+// A stored database that cannot be used — damaged on disk, written by another
+// program or a newer inbox-lab, holding a value of the wrong type (Rust's
+// health check, src/health.rs) — does not stop the worker either: it is
+// `ready` with a `problem`. Until that is fixed, only "exportRaw" (keep the
+// file as it is) and "reset" (start afresh) run; every other request is
+// answered with the problem (not retryable: the same file fails the same way).
+//
+// Test switch: `simulate=plant` adds the op "testPlant", which replaces the
+// stored database file with the bytes it is given, unchecked, so the
+// end-to-end tests can put a damaged or foreign file where a reader's database
+// would be; the next worker to start meets it, as after a reload. Never used
+// otherwise: without the switch the op does not exist.
+//
 // Page → worker, a request:
 //
 //   {id, op, args}
@@ -39,7 +52,15 @@
 //     op "tables"      args none   result {accounts: [{id, balance}],
 //                                          inbox: [{source, event_id, account_id,
 //                                                   amount, receipt}]}
-//     op "reset"       args none   result undefined (a fresh database: account 1, balance 0)
+//     op "reset"       args none   result undefined (a fresh database: account 1, balance 0).
+//                      Deletes the file, journal and WAL first, so it works whatever the
+//                      file holds; it clears the database's problem (announced first:
+//                      {type: "problem", problem: null})
+//     op "exportRaw"   args none   result Uint8Array, the stored file exactly as it is ("export
+//                      as is"; with a healthy database open, the same as "export")
+//     op "testPlant"   args {bytes: Uint8Array}  only with `simulate=plant` (test switch above):
+//                      closes the database and puts `bytes` in place of its file, unchecked.
+//                      Result undefined; later requests answer "the database is closed"
 //     op "addAccount"  args {account_id}   result true if created, false if it existed
 //     op "stepStart"   args {event, fault}  step mode: a delivery that runs one statement
 //                      per "stepNext"; result {ran: null, next: {step, statements}, outcome: null}
@@ -47,10 +68,26 @@
 //     op "stepThrow"   args none   the stepped handler throws: rolled back; always an error
 //                      {kind: "simulated_crash"}. While a stepped delivery is open, other
 //                      writes answer `busy` (it holds the write lock).
-//     op "query"       args {sql}  read-only SQL: result {columns, rows, truncated}
+//     op "query"       args {sql}  one read-only statement (src/console.rs): result
+//                      {columns, rows, truncated, truncated_values: [{row, column, bytes}]}.
+//                      `rows` are arrays of null, numbers and text (blobs as x'0A1B', integers
+//                      past 2^53-1 as text); at most 500 rows and 4 MiB of text in all
+//                      (`truncated`: rows were left out). A text or blob longer than 10,000
+//                      characters is cut: its cell holds the beginning and `truncated_values`
+//                      lists it, with the whole value's size in bytes. It runs within a budget
+//                      (2 s or 10^8 SQLite steps) and limits: invalid_input errors, field
+//                      "sql", codes query_budget, value_too_big (a value over 1 MiB),
+//                      query_memory (SQLite's 512 MiB heap limit for this worker). The page
+//                      can stop a query sooner only by terminating this worker: SQLite runs
+//                      synchronously, so no message reaches it meanwhile (www/client.js,
+//                      "Cancelling a query"; it never has another request queued behind a
+//                      query, so the terminated worker loses nothing else).
 //     op "export"      args none   result Uint8Array, the database as a .sqlite3 file
-//     op "import"      args {bytes: Uint8Array}  replaces the database if the file is a valid
-//                      inbox-lab database; otherwise an invalid_input error, field "file"
+//     op "import"      args {bytes: Uint8Array}  replaces the database with the file's rows,
+//                      rebuilt in a fresh inbox-lab database (the file's schema is never
+//                      adopted): result {accounts, inbox, outbox, orders, version, ignored:
+//                      ["trigger name", ...]}. A file that is not an intact inbox-lab
+//                      database: an invalid_input error, field "file", nothing changed
 //     op "runScenario" args none   the article's scenario on a scratch database:
 //                      result {summary, passed, checks: [{name, expected, got}]}
 //     op "raceNew"     args {deliveries: 2 | 3}  the race lab: fresh connections
@@ -91,7 +128,8 @@
 //
 //   "deliver" also takes `handler` ("atomic", the default, or one of the race
 //   lab's mistakes: no_dedup, check_then_act, two_transactions,
-//   insert_or_ignore, insert_or_replace).
+//   insert_or_ignore, insert_or_replace). The event is validated by the same
+//   rules whichever the handler: an invalid one is invalid_input, no SQL run.
 //
 //   `id` is any value the page chooses; the worker only echoes it. Values are
 //   passed to Rust exactly as received: validation is Rust's job, so the page
@@ -112,6 +150,14 @@
 // Worker → page, announcements (no `id`):
 //
 //   {type: "ready", storage}      the database is open; `storage` is "opfs" or "memory"
+//   {type: "ready", storage, problem: error}
+//                                 the worker runs, but the stored database cannot be used:
+//                                 `problem` says why (kind storage, code corrupt, unusable,
+//                                 ...). Only "exportRaw" and "reset" run; every other
+//                                 request is answered with `problem`.
+//   {type: "problem", problem: error | null}
+//                                 the database's problem changed: null after a "reset"
+//                                 that worked (sent before that request's reply).
 //   {type: "ready", storage: "memory", fallback: error}
 //                                 OPFS was asked for but cannot be used: `fallback` is
 //                                 the error saying why (code insecure_context, no_opfs
@@ -121,8 +167,11 @@
 //                                 (NoModificationAllowedError: a reload racing the old
 //                                 worker, or the previous owner tab closing); retrying.
 //                                 After `attempts` tries: fatal, code "in_use".
-//   {type: "fatal", error}        the database could not be opened. Every request,
-//                                 queued or later, is answered with this error.
+//   {type: "fatal", error}        the storage could not be opened at all (an unknown
+//                                 `storage`, the file held by another tab: in_use).
+//                                 Every request, queued or later, is answered with
+//                                 this error. (A bad database file is not fatal: see
+//                                 `problem` above.)
 //   {type: "crashed", error}      the WebAssembly instance trapped (a Rust panic) or
 //                                 threw something that is not one of its error
 //                                 objects. It cannot be trusted any more: the request
@@ -161,8 +210,13 @@ const OPS = new Map([
   ['tables', (lab) => lab.tables()],
   ['reset', (lab) => {
     forgetNotifier();
-    return lab.reset();
+    try {
+      return lab.reset();
+    } finally {
+      updateProblem(lab);
+    }
   }],
+  ['exportRaw', (lab) => lab.exportRaw()],
   ['addAccount', (lab, args) => lab.addAccount(args?.account_id)],
   ['stepStart', (lab, args) => lab.stepStart(args?.event, args?.fault)],
   ['stepNext', (lab) => lab.stepNext()],
@@ -202,6 +256,13 @@ const OPS = new Map([
   ['advanceClock', (lab, args) => lab.advanceClock(args?.ms)],
   ['purge', (lab, args) => lab.purge(args?.keep_ms)],
 ]);
+
+// The ops that run while the database has a problem: the two ways out.
+const WITH_PROBLEM = new Set(['exportRaw', 'reset', 'testPlant']);
+
+if (simulate === 'plant') {
+  OPS.set('testPlant', (lab, args) => lab.testPlant(bytesOf(args?.bytes)));
+}
 
 // The receiver of "where the scheme ends". Its memory is another system's,
 // not our database's, so it is not in OPFS; but the message ids it
@@ -260,8 +321,11 @@ function bytesOf(value) {
 }
 
 let lab = null;
-// Once set, the database is unusable and every request is answered with it.
+// Once set, the worker is unusable and every request is answered with it.
 let failure = null;
+// Why the stored database cannot be used (Rust's `Lab.problem`), or null.
+// While set, only WITH_PROBLEM ops run; the rest are answered with it.
+let problemNow = null;
 const queue = [];
 
 self.addEventListener('message', (event) => {
@@ -272,7 +336,15 @@ self.addEventListener('message', (event) => {
 open().then(
   ({ opened, fallback }) => {
     lab = opened;
-    self.postMessage(fallback ? { type: 'ready', storage: lab.storage, fallback } : { type: 'ready', storage: lab.storage });
+    problemNow = lab.problem;
+    const ready = { type: 'ready', storage: lab.storage };
+    if (fallback) {
+      ready.fallback = fallback;
+    }
+    if (problemNow !== null) {
+      ready.problem = problemNow;
+    }
+    self.postMessage(ready);
     drain();
   },
   (thrown) => {
@@ -283,8 +355,9 @@ open().then(
 );
 
 // Opens the database: OPFS if asked for and possible, else memory with the
-// reason. Storage errors other than "OPFS cannot be used" (a damaged file, a
-// newer schema) are fatal: falling back would hide the reader's data.
+// reason. A damaged or foreign database file does not make `Lab.open` throw
+// (it becomes `lab.problem`); any other storage error is fatal: falling back
+// to memory would hide the reader's data.
 async function open() {
   await init();
   if (storage !== 'opfs') {
@@ -325,6 +398,17 @@ function refuseOpfs() {
     value: () =>
       Promise.reject(new DOMException('the browser refused OPFS (simulated by ?simulate=opfs-failure)', 'SecurityError')),
   });
+}
+
+// After a request that can change it: tell the page when the database's
+// problem changed (before that request's reply, so the page's state is
+// current when the reply's promise settles).
+function updateProblem(opened) {
+  const now = opened.problem;
+  if (JSON.stringify(now) !== JSON.stringify(problemNow)) {
+    problemNow = now;
+    self.postMessage({ type: 'problem', problem: now });
+  }
 }
 
 function heldByAnotherWorker(thrown) {
@@ -372,6 +456,9 @@ function answer(request) {
         expected,
       }),
     };
+  }
+  if (problemNow !== null && !WITH_PROBLEM.has(request.op)) {
+    return { id, ok: false, error: problemNow };
   }
   try {
     return { id, ok: true, result: op(lab, request.args) };

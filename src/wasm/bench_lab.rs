@@ -28,7 +28,7 @@ impl Bench {
     /// and opens a fresh database for `setting` (`"delete-full"`,
     /// `"wal-full"` or `"wal-normal"`) on it, as the page's worker opens
     /// its database; with `coalesce`, through the write-coalescing shim
-    /// (`bench::coalesce`) instead.
+    /// (`storage::coalesce`) instead.
     pub async fn open(setting: String, coalesce: bool) -> Result<Bench, JsValue> {
         let stack = if coalesce {
             Stack::Coalesced
@@ -43,11 +43,11 @@ impl Bench {
     /// without the shim).
     #[wasm_bindgen(js_name = takeWrites)]
     pub fn take_writes(&self) -> Result<JsValue, JsValue> {
-        let stats = crate::bench::coalesce::take_stats();
+        let stats = crate::storage::coalesce::take_stats();
         to_value(&[stats.writes_in, stats.writes_out])
     }
 
-    /// Like `open`, through the timing shim (`bench::timing`): every storage
+    /// Like `open`, through the timing shim (`storage::timing`): every storage
     /// call is counted and timed, for [`Bench::profile`].
     #[wasm_bindgen(js_name = openProfiled)]
     pub async fn open_profiled(setting: String) -> Result<Bench, JsValue> {
@@ -127,7 +127,7 @@ impl Bench {
         let pool = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
             .await
             .map_err(|e| to_js(Error::storage(format!("OPFS storage is unavailable: {e}"))))?;
-        crate::bench::timing::set_clock(performance_now);
+        crate::storage::timing::set_clock(performance_now);
         let name = format!("bench-{}.sqlite3", setting.name());
         for file in [
             name.clone(),

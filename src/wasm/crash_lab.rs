@@ -12,7 +12,7 @@ use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 
 use super::*;
 use crate::crashlab::{self, JournalMode};
-use crate::iolog::{self, IoOp, Shim};
+use crate::storage::iolog::{self, IoOp};
 
 /// Directory of the crash lab's own OPFS pool. A pool directory belongs to
 /// one worker at a time and the database worker holds [`POOL_DIRECTORY`],
@@ -113,7 +113,7 @@ impl CrashLab {
         let pool = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
             .await
             .map_err(|e| to_js(Error::storage(format!("OPFS storage is unavailable: {e}"))))?;
-        Shim::install().map_err(to_js)?;
+        iolog::install().map_err(to_js)?;
         Ok(CrashLab {
             pool,
             mode,
@@ -136,9 +136,9 @@ impl CrashLab {
             } // closed: a WAL is checkpointed into the file and removed
             self.fresh_try()?;
             let conn = self.open_try(iolog::VFS_NAME)?;
-            Shim::arm(None, crash_in_worker);
+            iolog::arm(None, crash_in_worker);
             let result = crashlab::workload(&conn, &self.events, |_| {});
-            let log = Shim::disarm();
+            let log = iolog::disarm();
             result.map_err(|e| Error::storage(format!("counting the operations: {e}")))?;
             Ok::<_, Error>(log)
         })()
@@ -162,13 +162,13 @@ impl CrashLab {
         self.fresh_try().map_err(to_js)?;
         let conn = self.open_try(iolog::VFS_NAME).map_err(to_js)?;
         ON_CRASH.with(|hook| *hook.borrow_mut() = Some(on_crash));
-        Shim::arm(Some(crash_after), crash_in_worker);
+        iolog::arm(Some(crash_after), crash_in_worker);
         let result = crashlab::workload(&conn, &self.events, |i| {
             // Posting a message cannot fail in a way the workload could act on.
             let _ = on_ack.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
         });
         drop(conn); // closing writes too (a WAL checkpoint): still armed
-        Shim::disarm();
+        iolog::disarm();
         result.map_err(to_js)
     }
 
@@ -236,13 +236,13 @@ impl CrashLab {
     #[wasm_bindgen(js_name = killsArm)]
     pub fn kills_arm(&self, crash_after: usize, on_crash: js_sys::Function) {
         ON_CRASH.with(|hook| *hook.borrow_mut() = Some(on_crash));
-        Shim::arm(Some(crash_after), crash_in_worker);
+        iolog::arm(Some(crash_after), crash_in_worker);
     }
 
     /// Random kills: stop counting; returns how many operations ran.
     #[wasm_bindgen(js_name = killsDisarm)]
     pub fn kills_disarm(&self) -> usize {
-        Shim::disarm().len()
+        iolog::disarm().len()
     }
 
     /// Random kills: deletes the stream's database (and any journal or WAL).

@@ -168,6 +168,105 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
     assert.deepEqual(after, FRESH, 'and the API keeps working');
   });
 
+  test('an options object whose getter throws gives a rejected promise, never a synchronous throw', async () => {
+    const answers = await page.evaluate(async (event) => {
+      const lab = window.inboxLab;
+      const boom = () => {
+        throw new Error('boom');
+      };
+      // Getters that throw, one for each option a call reads, and a Proxy
+      // whose every read throws.
+      const getter = {};
+      for (const name of ['fault', 'handler', 'strategy', 'crash', 'dedup']) {
+        Object.defineProperty(getter, name, { get: boom, enumerable: true });
+      }
+      const proxy = new Proxy({}, { get: boom });
+      const calls = {
+        deliver: (o) => lab.deliver(event, o),
+        deliverJson: (o) => lab.deliverJson(JSON.stringify(event), o),
+        'step.start': (o) => lab.step.start(event, o),
+        'scheme.deliver': (o) => lab.scheme.deliver(event, o),
+        'scheme.dispatchOne': (o) => lab.scheme.dispatchOne(o),
+        'scheme.resetReceiver': (o) => lab.scheme.resetReceiver(o),
+        send: (o) => lab.send(event, o),
+        burst: (o) => lab.burst(event, 2, o),
+        burstDistinct: (o) => lab.burstDistinct(event, 2, o),
+      };
+      const answers = [];
+      for (const [name, call] of Object.entries(calls)) {
+        for (const [kind, options] of [['getter', getter], ['proxy', proxy]]) {
+          let returned;
+          try {
+            returned = call(options);
+          } catch (thrown) {
+            answers.push({ name, kind, threw: String(thrown) });
+            continue;
+          }
+          const isPromise = returned instanceof Promise;
+          const settled = await Promise.resolve(returned).then(
+            (value) => ({ value }),
+            (error) => ({ error }),
+          );
+          answers.push({ name, kind, isPromise, ...settled });
+        }
+      }
+      return { answers, after: await lab.tables() };
+    }, EVENT);
+    for (const { name, kind, threw, isPromise, value, error } of answers.answers) {
+      const what = `${name} with a throwing ${kind}`;
+      assert.equal(threw, undefined, `${what} threw synchronously`);
+      assert.equal(isPromise, true, `${what} returned no promise`);
+      assert.equal(value, undefined, `${what} resolved`);
+      assert.deepEqual(
+        { kind: error.kind, code: error.code, retryable: error.retryable, http_status: error.http_status },
+        { kind: 'invalid_input', code: 'options_unreadable', retryable: false, http_status: 400 },
+        what,
+      );
+      assert.equal(error.message, 'cannot read the options: boom', what);
+    }
+    assert.equal(answers.answers.length, 18);
+    assert.deepEqual(answers.after, FRESH, 'nothing was delivered, and the API keeps working');
+  });
+
+  test('cancel(): a running query rejects at once with query_cancelled; deliveries sent behind it are applied exactly once', async () => {
+    const ENDLESS = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
+    const result = await page.evaluate(
+      async ([event, endless]) => {
+        const lab = window.inboxLab;
+        const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
+        const nothing = await lab.cancel();
+        const query = settle(lab.query(endless));
+        // Sent while the query runs: they wait behind it, in order.
+        const first = settle(lab.deliver(event));
+        const second = settle(lab.deliver({ ...event, event_id: 'evt-2' }));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const started = performance.now();
+        const cancelled = await lab.cancel();
+        const queryAnswer = await query;
+        const rejectedAfter = performance.now() - started;
+        const answers = [await first, await second];
+        const repeat = await lab.deliver(event);
+        return { nothing, cancelled, queryAnswer, rejectedAfter, answers, repeat, tables: await lab.tables() };
+      },
+      [EVENT, ENDLESS],
+    );
+    assert.deepEqual(result.nothing, { cancelled: 0 }, 'nothing to cancel at first');
+    assert.deepEqual(result.cancelled, { cancelled: 1 });
+    const error = result.queryAnswer.error;
+    assert.deepEqual(
+      { kind: error.kind, code: error.code, field: error.field, retryable: error.retryable },
+      { kind: 'invalid_input', code: 'query_cancelled', field: 'sql', retryable: false },
+    );
+    assert.ok(result.rejectedAfter < 100, `rejected ${result.rejectedAfter} ms after cancel()`);
+    assert.deepEqual(
+      result.answers.map((a) => a.value?.outcome ?? a.error),
+      ['applied', 'applied'],
+    );
+    assert.equal(result.repeat.outcome, 'duplicate', 'the first delivery was applied once');
+    assert.deepEqual(result.tables.accounts, [{ id: 1, balance: 1000 }]);
+    assert.equal(result.tables.inbox.length, 2);
+  });
+
   test('addAccount creates an account once and checks its argument', async () => {
     const [created, again, invalid] = await page.evaluate(async () => {
       const lab = window.inboxLab;

@@ -1,5 +1,6 @@
 // The hostile-input catalogue, through every door of the page: the console
-// API (`inboxLab.deliver`, which takes any JavaScript value), the delivery
+// API (`inboxLab.deliver`, which takes any JavaScript value, with any
+// handler: the mistaken ones validate first too), the delivery
 // form (text fields), and the "paste JSON" box (`inboxLab.deliverJson`).
 //
 // For every refused case: an invalid_input error naming the field at fault
@@ -284,6 +285,16 @@ async function consoleCatalogue(base) {
     ['a function inside (cannot be copied)', { ...base, amount: () => 5 }, undefined, 'not_cloneable'],
     ['a symbol inside (cannot be copied)', { ...base, source: Symbol('s') }, undefined, 'not_cloneable'],
   ];
+  // Validation runs before every handler: the mistaken ones refuse the same
+  // input (they are wrong about deduplication, not about what is valid).
+  for (const handler of ['no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace']) {
+    cases.push(
+      [`${handler}: 300-byte event_id`, { ...base, event_id: 'k'.repeat(300) }, 'event_id', 'too_long', { handler }],
+      [`${handler}: amount -500`, { ...base, amount: -500 }, 'amount', 'out_of_range', { handler }],
+      [`${handler}: amount 0`, { ...base, event_id: 'evt-zero', amount: 0 }, 'amount', 'out_of_range', { handler }],
+      [`${handler}: blank source`, { ...base, source: '   ' }, 'source', 'whitespace_only', { handler }],
+    );
+  }
   const { errorMessage } = await import(new URL('www/errors.js', window.location.href).href);
   const i18n = await import(new URL('www/i18n.js', window.location.href).href);
   const before = await window.inboxLab.tables();

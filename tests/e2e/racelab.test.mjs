@@ -157,18 +157,56 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     assert.equal(seen.size, options.length);
   });
 
-  test('insert_or_ignore survives identical deliveries; amount 0 shows its mistake', async () => {
+  test('insert_or_ignore survives identical deliveries; a redelivery with another amount shows its mistake', async () => {
     await choose(page, 'insert_or_ignore', 2);
-    assert.match(await text(page, '#race-why'), /amount 0 or another payload comes back as “duplicate”/);
+    assert.match(await text(page, '#race-why'), /never compares payloads/);
+    assert.doesNotMatch(await text(page, '#race-why'), /amount 0/);
     await click(page, '#race-explore');
     const counts = await page.$$eval('#race-explorer .race-counts li', (items) => items.map((li) => li.textContent.split(' ')[0]));
     assert.deepEqual(counts, ['0', '0', '0'], 'identical concurrent deliveries do not expose it');
+
+    const demoRows = (tables) => tables.inbox.filter((r) => r.source === 'race-lab-demo');
+    const balance = (tables) => tables.accounts.find((a) => a.id === 1).balance;
     const before = await page.evaluate(() => window.inboxLab.tables());
     await click(page, '#race-demo-run');
-    const answers = await page.$$eval('#race-demo-result p', (ps) => ps.map((p) => p.textContent));
-    assert.equal(answers[0], 'insert_or_ignore answers: duplicate');
-    assert.match(answers[1], /^atomic answers: invalid_input \(.*amount/);
-    assert.deepEqual(await page.evaluate(() => window.inboxLab.tables()), before, 'neither handler wrote anything');
+    const shown = await page.$$eval('#race-demo-result p', (ps) => ps.map((p) => [p.dataset.step, p.textContent]));
+    assert.deepEqual(shown.map(([step]) => step), ['first', 'ignore', 'atomic', 'written', 'lesson']);
+    const lines = Object.fromEntries(shown);
+    assert.equal(lines.first, '1. insert_or_ignore, amount 500: applied (200)');
+    assert.equal(lines.ignore, '2. insert_or_ignore, the same key with amount 700: duplicate (200)');
+    assert.match(lines.atomic, /^3\. atomic, the same key with amount 700: payload_conflict \(422\) — .*500.*700/);
+    assert.match(lines.lesson, /amount 700 was silently accepted as a repeat of 500/);
+
+    // What was written: one inbox row, amount 500, no receipt, and one credit of 500.
+    const after = await page.evaluate(() => window.inboxLab.tables());
+    const added = demoRows(after).filter((r) => !demoRows(before).some((b) => b.event_id === r.event_id));
+    assert.equal(added.length, 1, 'one new inbox row');
+    assert.match(added[0].event_id, /^demo-\d+$/);
+    assert.deepEqual(
+      { account_id: added[0].account_id, amount: added[0].amount, receipt: added[0].receipt },
+      { account_id: 1, amount: 500, receipt: null },
+    );
+    assert.equal(balance(after), balance(before) + 500, 'credited 500 once; the 700 never');
+    assert.equal(
+      lines.written,
+      `In the database: the inbox row race-lab-demo / ${added[0].event_id} holds amount 500; the balance of account 1 went from ${balance(before)} to ${balance(after)}.`,
+    );
+
+    // A second click is a new event: again exactly one row and one credit of 500.
+    await click(page, '#race-demo-run');
+    const again = await page.evaluate(() => window.inboxLab.tables());
+    assert.equal(demoRows(again).length, demoRows(after).length + 1, 'a fresh event id per click');
+    assert.equal(balance(again), balance(after) + 500);
+    assert.equal(await text(page, '#race-demo-result p[data-step="ignore"]'), lines.ignore);
+
+    await setLanguage(page, 'ru');
+    try {
+      assert.match(await text(page, '#race-why'), /никогда не сравнивает содержимое/);
+      assert.match(await text(page, '#race-demo-result p[data-step="lesson"]'), /сумма 700 от отправителя молча принята за повтор/);
+      assert.match(await text(page, '#race-demo-result p[data-step="atomic"]'), /^3\. atomic, тот же ключ с суммой 700: payload_conflict \(422\) — [^a-z]*[а-яё]/i);
+    } finally {
+      await setLanguage(page, 'en');
+    }
     await choose(page, 'atomic', 2);
     assert.equal(await page.isHidden('#race-demo'), true, 'the demonstration belongs to insert_or_ignore');
   });

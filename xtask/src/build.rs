@@ -25,10 +25,13 @@ const SQLITE_FLAGS_ENV: &str = "SQLITE_WASM_RS_FLAGS";
 /// * SQL functions: JSON (`json_*`, `->`, `->>`) and math (`sin`, `pow`, ...);
 /// * C APIs nothing calls (the link fails if something does): UTF-16 text (so UTF-16 database
 ///   files cannot be opened; ours are UTF-8), `sqlite3_complete`, `sqlite3_get_table`,
-///   incremental blob I/O, tracing, progress callbacks.
+///   incremental blob I/O, tracing.
 ///
-/// `SQLITE_DEFAULT_MEMSTATUS=0` is one of SQLite's recommended options: no memory statistics
-/// kept on every allocation. The SQL console keeps the whole core language (dates, window
+/// Kept on purpose although SQLite recommends leaving them out: the progress callback (the
+/// budget of a console query, `src/budget.rs`) and memory statistics (no
+/// `-DSQLITE_DEFAULT_MEMSTATUS=0`): without them SQLite does not enforce its hard heap limit,
+/// which keeps one console query from growing the worker's memory until it traps. They cost a
+/// counter update per allocation. The SQL console keeps the whole core language (dates, window
 /// functions, `EXPLAIN`, pragmas). Only the release module uses these flags: dev builds and
 /// `wasm-pack test` compile `sqlite-wasm-rs`'s full default set, so a test of one of these
 /// features would pass there and fail in the page.
@@ -51,7 +54,6 @@ pub const SQLITE_FLAGS: &[&str] = &[
     "-DSQLITE_OMIT_GET_TABLE",
     "-DSQLITE_OMIT_INCRBLOB",
     "-DSQLITE_OMIT_TRACE",
-    "-DSQLITE_DEFAULT_MEMSTATUS=0",
 ];
 
 /// How wasm-opt optimises the release module (see `bench/RESULTS.md` for the measurements

@@ -1,0 +1,27 @@
+//! Storage shims: SQLite VFSes that sit on top of the real one (the OS files
+//! natively, the OPFS pool in the browser) to watch or change what reaches
+//! storage.
+//!
+//! [`Shim`] and [`register`] are the base: the VFS vtable written once, every
+//! call passed through unless a shim overrides it. [`FileKind`] and [`Op`]
+//! are the vocabulary every shim reports in (which file, which call). The
+//! shims themselves override only what they observe or change:
+//!
+//! * [`iolog`] — the crash lab's: counts the calls that change storage and
+//!   can crash at any one of them; its control twin answers
+//!   `xCheckReservedLock` wrongly on purpose.
+//! * [`timing`] — the benchmark's profile: counts and times every call that
+//!   touches a file.
+//! * [`coalesce`] — merges adjacent writes into one (measured, not adopted:
+//!   the page does not use it).
+//!
+//! Invariant: a shim changes no behaviour it does not state in its module
+//! documentation; with nothing overridden, SQLite cannot tell it is there.
+
+mod shim;
+
+pub mod coalesce;
+pub mod iolog;
+pub mod timing;
+
+pub use shim::{register, Call, File, FileKind, Op, Shim};
