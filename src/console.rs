@@ -163,7 +163,7 @@ fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult
             let value = row
                 .get_ref(column)
                 .map_err(|e| refusal(e, log, Stage::Run))?;
-            let shown = Cell::of(value, MAX_RESULT_BYTES - text_bytes);
+            let shown = Cell::of(value, MAX_RESULT_BYTES.saturating_sub(text_bytes));
             text_bytes += shown.text_bytes;
             if let Some(bytes) = shown.cut_from {
                 truncated_values.push(TruncatedValue {
@@ -610,6 +610,10 @@ mod tests {
             ("DROP TABLE inbox", "sql_writes"),
             ("CREATE TABLE t(x)", "sql_writes"),
             ("EXPLAIN DELETE FROM accounts", "sql_writes"),
+            ("VACUUM", "sql_writes"),
+            ("VACUUM INTO 'copy.sqlite3'", "sql_writes"),
+            ("ANALYZE", "sql_writes"),
+            ("CREATE TEMP TABLE t(x)", "sql_writes"),
             ("PRAGMA foreign_keys = OFF", "sql_changes_connection"),
             ("PRAGMA user_version = 7", "sql_changes_connection"),
             ("PRAGMA journal_mode = WAL", "sql_changes_connection"),

@@ -197,8 +197,8 @@ const simulate = settings.get('simulate');
 // and opening fails with NoModificationAllowedError; waiting a little is
 // enough. Another tab keeps them for as long as it is open, so give up after
 // about five seconds and say so.
-const OPEN_ATTEMPTS = 10;
-const OPEN_RETRY_MS = 100;
+const OPEN_ATTEMPTS = 20;
+const OPEN_RETRY_MS = 25;
 
 // The race lab's connections: created on first use, separate from `lab`
 // (an in-memory database shared by 2 or 3 real connections).

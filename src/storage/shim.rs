@@ -251,11 +251,14 @@ struct Layer<S> {
 /// struct PassThrough;
 /// impl Shim for PassThrough {}
 ///
+/// # // Natively only: a temporary directory needs a file system.
+/// # #[cfg(not(target_family = "wasm"))] {
 /// register("pass-through", PassThrough, false)?;
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("a.sqlite3");
 /// let conn = rusqlite::Connection::open(format!("file:{}?vfs=pass-through", path.display()))?;
 /// conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")?;
+/// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn register<S: Shim>(name: &str, shim: S, make_default: bool) -> Result<(), Error> {

@@ -100,6 +100,37 @@ describe('several tabs share one database', { timeout: 300_000 }, () => {
     assertNoProblems(problems);
   });
 
+  test('cancel() in a follower rejects its query at once; the owner ends it at its budget; both tabs keep delivering', async () => {
+    const owner = browser.page;
+    await owner.evaluate(() => window.inboxLab.reset());
+    const other = await openTab();
+    const endless = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
+    const answer = await other.evaluate(async (sql) => {
+      const lab = window.inboxLab;
+      const query = lab.query(sql).then((value) => ({ value }), (error) => ({ error }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = performance.now();
+      const cancelled = await lab.cancel();
+      const { error } = await query;
+      const rejectedAfter = performance.now() - started;
+      // Waits behind the query in the owner's worker, at most its budget.
+      const delivered = await lab.deliver({ source: 'tabs', event_id: 'after-cancel', account_id: 1, amount: 5 });
+      return { cancelled, code: error?.code, rejectedAfter, outcome: delivered.outcome };
+    }, endless);
+    assert.deepEqual(
+      { cancelled: answer.cancelled, code: answer.code, outcome: answer.outcome },
+      { cancelled: { cancelled: 1 }, code: 'query_cancelled', outcome: 'applied' },
+    );
+    assert.ok(answer.rejectedAfter < 100, `rejected ${answer.rejectedAfter} ms after cancel()`);
+    const own = await owner.evaluate(() =>
+      window.inboxLab.deliver({ source: 'tabs', event_id: 'owner-after-cancel', account_id: 1, amount: 5 }),
+    );
+    assert.equal(own.outcome, 'applied');
+    assert.deepEqual(await owner.evaluate(() => window.inboxLab.cancel()), { cancelled: 0 }, "the follower's query was not the owner's");
+    await other.close();
+    assertNoProblems(problems);
+  });
+
   test('three tabs deliver concurrently: every event applied exactly once', async () => {
     const owner = browser.page;
     await owner.evaluate(() => window.inboxLab.reset());

@@ -10,6 +10,7 @@ import { assertNoProblems, idle, launch, openPage, reloadPage, resetDatabase, sc
 import { EXAMPLE, fillSender, press, pressDeliver, restoreSender } from './playground.mjs';
 
 const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
+const ENDLESS = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
 
 /** Delivers the example and evt-1 from provider-b: two rows, balance 1000. */
 async function twoEvents(page) {
@@ -139,5 +140,94 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
     assert.deepEqual(await shownTables(page), before);
     const foreignKeys = await page.evaluate(() => window.inboxLab.query('PRAGMA foreign_keys'));
     assert.deepEqual(foreignKeys.rows, [[1]], 'foreign keys are still on');
+  });
+
+  test('read-only pragmas answer, their settings are refused; a value too long to show is cut, marked and counted', async () => {
+    const cells = () => page.$$eval('#sql-result td', (tds) => tds.map((td) => td.textContent));
+    for (const [sql, shown] of [
+      ['PRAGMA journal_mode', ['delete']],
+      ['PRAGMA page_size', ['8192']],
+      ['PRAGMA foreign_keys', ['1']],
+    ]) {
+      await page.fill('#sql', sql);
+      await press(page, '#sql-form button[type=submit]');
+      assert.deepEqual(await cells(), shown, sql);
+    }
+    await page.fill('#sql', 'PRAGMA journal_mode = WAL');
+    await press(page, '#sql-form button[type=submit]');
+    assert.match(await page.textContent('#sql-error'), /^invalid sql: this statement would change the connection/);
+    // Not on the console's lists: it would run ANALYZE, which writes.
+    await page.fill('#sql', 'PRAGMA optimize');
+    await press(page, '#sql-form button[type=submit]');
+    assert.equal(
+      await page.textContent('#sql-error'),
+      'invalid sql: PRAGMA optimize is not one the console runs: only pragmas that read are allowed ' +
+        '(such as journal_mode, page_size or table_info(inbox))',
+    );
+
+    await page.fill('#sql', 'SELECT hex(zeroblob(50000)) AS zeros, 7 AS n');
+    await press(page, '#sql-form button[type=submit]');
+    const [zeros, n] = await cells();
+    assert.equal(zeros, `${'0'.repeat(10_000)} … (cut)`);
+    assert.equal(n, '7');
+    assert.equal(await page.getAttribute('#sql-result td.cut', 'title'), '100,000 bytes in full; only the beginning is shown');
+    assert.deepEqual(await page.$$eval('#sql-result .note', (ps) => ps.map((p) => p.textContent)), [
+      '1 row(s).',
+      '1 value(s) too long to show in full: only the beginning of each is shown, marked “… (cut)”.',
+    ]);
+  });
+
+  test('an endless query shows Cancel; Cancel (from the keyboard) stops it at once, says so, and a delivery right after is applied', async () => {
+    // The status line's phases as they change: cancelling replaces the
+    // database worker, and the line says so ("restarting").
+    await page.evaluate(() => {
+      window.statusPhases = [];
+      const line = document.querySelector('#status');
+      new MutationObserver(() => window.statusPhases.push(line.dataset.phase)).observe(line, {
+        attributes: true,
+        attributeFilter: ['data-phase'],
+      });
+    });
+    assert.equal(await page.isHidden('#sql-cancel'), true, 'no Cancel while nothing runs');
+    await page.fill('#sql', ENDLESS);
+    await page.click('#sql-form button[type=submit]');
+    await page.waitForSelector('#sql-cancel', { state: 'visible' });
+    await page.focus('#sql-cancel');
+    const pressed = Date.now();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#sql-error:not([hidden])');
+    const shownAfter = Date.now() - pressed;
+    assert.equal(
+      await page.textContent('#sql-error'),
+      'invalid sql: the query was cancelled before it finished; nothing was changed',
+    );
+    assert.ok(shownAfter < 1_000, `the cancel was shown ${shownAfter} ms after the key press`);
+    await page.waitForSelector('#sql-cancel', { state: 'hidden' });
+    await idle(page);
+    assert.ok((await page.evaluate(() => window.statusPhases)).includes('restarting'), 'the worker was replaced');
+
+    await fillSender(page, EXAMPLE);
+    await pressDeliver(page);
+    assert.deepEqual((await shownTables(page)).accounts, [['1', '500']], 'the delivery right after is applied');
+    assert.match(await page.textContent('#status'), /OPFS/);
+  });
+
+  test('without Cancel, an endless query ends by itself within its budget, with query_budget', async () => {
+    await page.fill('#sql', ENDLESS);
+    const started = Date.now();
+    await page.click('#sql-form button[type=submit]');
+    await page.waitForSelector('#sql-error:not([hidden])', { timeout: 10_000 });
+    const elapsed = Date.now() - started;
+    assert.equal(
+      await page.textContent('#sql-error'),
+      "invalid sql: the query was stopped: it used up the console's budget of 2 s or 100000000 steps of " +
+        "SQLite's virtual machine; nothing was changed (narrow it with WHERE or LIMIT)",
+    );
+    assert.ok(elapsed < 5_000, `ended after ${elapsed} ms; the budget is 2 s`);
+    await idle(page);
+    assert.equal(await page.isHidden('#sql-cancel'), true);
+    await fillSender(page, EXAMPLE);
+    await pressDeliver(page);
+    assert.deepEqual((await shownTables(page)).accounts, [['1', '500']]);
   });
 });
