@@ -106,7 +106,7 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
     const holder = await holdDatabase(browser.page.context());
     await page.goto(BASE_URL);
     await page.waitForSelector('#tab-note:not([hidden])');
-    assert.match(await page.textContent('#tab-note'), /Waiting for another tab or worker to release the database file \(attempt \d+ of 10\)/);
+    assert.match(await page.textContent('#tab-note'), /Waiting for another tab or worker to release the database file \(attempt \d+ of 20\)/);
     await holder.release();
     assert.deepEqual(await page.evaluate(() => window.inboxLab.ready), { storage: 'opfs' });
     assert.deepEqual((await page.evaluate(() => window.inboxLab.tables())).inbox.map((r) => r.event_id), ['kept']);
