@@ -122,7 +122,7 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
       { kind: error.kind, code: error.code, retryable: error.retryable },
       { kind: 'storage', code: 'in_use', retryable: true },
     );
-    assert.match(error.message, /held by another tab, window or worker .* not released within 4\.5 s; close the other inbox-lab tabs and reload \(.*NoModificationAllowedError/);
+    assert.match(error.message, /held by another tab, window or worker .* not released within [\d.]+ s; close the other inbox-lab tabs and reload \(.*NoModificationAllowedError/);
     await page.waitForSelector('#status[data-phase="failed"]');
     const call = await page.evaluate(() => window.inboxLab.tables().catch((e) => e));
     assert.equal(call.code, 'in_use', 'calls are answered with the explanation');
