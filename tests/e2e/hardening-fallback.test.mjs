@@ -89,12 +89,12 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
     assert.equal((await page.evaluate(() => window.inboxLab.tables())).inbox.length, 0);
     // The banner in Russian, from the same error object.
     await page.evaluate(async () => {
-      const { setLanguage } = await import(new URL('www/i18n.js', window.location.href).href);
+      const { setLanguage } = await import(new URL('www/lib/i18n.js', window.location.href).href);
       setLanguage('ru');
     });
     assert.match((await banner(page)).text, /^Ничего не сохранится\..*Причина: хранилище OPFS недоступно/);
     await page.evaluate(async () => {
-      const { setLanguage } = await import(new URL('www/i18n.js', window.location.href).href);
+      const { setLanguage } = await import(new URL('www/lib/i18n.js', window.location.href).href);
       setLanguage('en');
     });
     await openPage(page);
@@ -198,7 +198,7 @@ async function holdDatabase(context) {
   await page.evaluate(
     () =>
       new Promise((resolve, reject) => {
-        const worker = new Worker(new URL('www/worker.js?storage=opfs', window.location.href), { type: 'module' });
+        const worker = new Worker(new URL('www/db/worker.js?storage=opfs', window.location.href), { type: 'module' });
         window.__holder = worker;
         worker.addEventListener('message', ({ data }) => {
           if (data.type === 'ready') {

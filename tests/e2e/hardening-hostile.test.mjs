@@ -4,7 +4,7 @@
 // form (text fields), and the "paste JSON" box (`inboxLab.deliverJson`).
 //
 // For every refused case: an invalid_input error naming the field at fault
-// with a specific code; its English text (www/errors.js) is Rust's message
+// with a specific code; its English text (www/lib/errors.js) is Rust's message
 // word for word, and it has a Russian text with every placeholder filled;
 // the form shows it next to the control at fault; the tables do not change.
 // For every unusual but valid case (emoji, right-to-left text, markup, SQL,
@@ -176,8 +176,8 @@ describe('hostile input', { timeout: 300_000 }, () => {
       return { error, ...(await bothLanguages(error)) };
 
       async function bothLanguages(e) {
-        const { errorMessage } = await import(new URL('www/errors.js', window.location.href).href);
-        const i18n = await import(new URL('www/i18n.js', window.location.href).href);
+        const { errorMessage } = await import(new URL('www/lib/errors.js', window.location.href).href);
+        const i18n = await import(new URL('www/lib/i18n.js', window.location.href).href);
         const en = errorMessage(e);
         i18n.setLanguage('ru');
         const ru = errorMessage(e);
@@ -295,8 +295,8 @@ async function consoleCatalogue(base) {
       [`${handler}: blank source`, { ...base, source: '   ' }, 'source', 'whitespace_only', { handler }],
     );
   }
-  const { errorMessage } = await import(new URL('www/errors.js', window.location.href).href);
-  const i18n = await import(new URL('www/i18n.js', window.location.href).href);
+  const { errorMessage } = await import(new URL('www/lib/errors.js', window.location.href).href);
+  const i18n = await import(new URL('www/lib/i18n.js', window.location.href).href);
   const before = await window.inboxLab.tables();
   const results = [];
   for (const [name, event, field, code, options] of cases) {

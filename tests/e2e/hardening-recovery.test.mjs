@@ -2,7 +2,7 @@
 //
 // A bad database file is put where the reader's database lives, for real:
 // a bare database worker started with the test switch `simulate=plant`
-// (www/worker.js) replaces the OPFS file with the test's bytes, unchecked,
+// (www/db/worker.js) replaces the OPFS file with the test's bytes, unchecked,
 // and is terminated; then the page is opened as a reader would open it, and
 // its own worker meets the file at start. Two files: an inbox-lab export
 // whose header says a newer schema version (storage/unusable), and bytes
@@ -38,7 +38,7 @@ async function plant(page, bytes) {
   await page.evaluate(
     (data) =>
       new Promise((resolve, reject) => {
-        const url = new URL('www/worker.js?storage=opfs&simulate=plant', window.location.href);
+        const url = new URL('www/db/worker.js?storage=opfs&simulate=plant', window.location.href);
         const worker = new Worker(url, { type: 'module' });
         worker.addEventListener('message', ({ data: message }) => {
           if (message.type === 'ready') {
@@ -226,7 +226,7 @@ describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
     const replies = await page.evaluate(
       () =>
         new Promise((resolve) => {
-          const worker = new Worker(new URL('www/worker.js?storage=memory', window.location.href), { type: 'module' });
+          const worker = new Worker(new URL('www/db/worker.js?storage=memory', window.location.href), { type: 'module' });
           const seen = [];
           worker.addEventListener('message', ({ data }) => {
             if ('id' in data) {

@@ -168,7 +168,7 @@ describe('step mode', { timeout: 240_000 }, () => {
       await idle(page);
       const [entry] = await timelineEntries(page);
       const worked = await page.evaluate(
-        async ({ answer, fault }) => (await import('/www/timeline-model.js')).statementsOf({ handler: 'atomic', fault, answer }),
+        async ({ answer, fault }) => (await import('/www/panels/timeline/timeline-model.js')).statementsOf({ handler: 'atomic', fault, answer }),
         { answer: entry.answer, fault: fields.fault ?? null },
       );
       assert.equal(entry.via, 'step', name);

@@ -1,4 +1,4 @@
-// The race lab panel (www/racelab.js) as a reader uses it: pick a handler,
+// The race lab panel (www/panels/race-lab/racelab.js) as a reader uses it: pick a handler,
 // advance the deliveries one statement at a time with the buttons or the
 // keys A/B/C, watch the write lock make the second delivery wait, explore
 // every interleaving, and replay a failing schedule step by step. The
@@ -296,7 +296,7 @@ function tableCells(page, selector) {
 
 function setLanguage(page, lang) {
   return page.evaluate(async (lang) => {
-    const i18n = await import(new URL('www/i18n.js', document.baseURI).href);
+    const i18n = await import(new URL('www/lib/i18n.js', document.baseURI).href);
     i18n.setLanguage(lang);
   }, lang);
 }

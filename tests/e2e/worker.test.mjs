@@ -1,5 +1,5 @@
 // The database worker's message protocol (documented at the top of
-// www/worker.js), spoken directly to a worker the test starts itself, and
+// www/db/worker.js), spoken directly to a worker the test starts itself, and
 // what the page does when its worker crashes.
 
 import assert from 'node:assert/strict';
@@ -73,7 +73,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
   });
 
   test('a worker that cannot even start fails the page clearly: ready rejects, calls reject at once', async () => {
-    await page.route('**/www/worker.js*', (route) => route.fulfill({ status: 404, body: 'gone' }));
+    await page.route('**/www/db/worker.js*', (route) => route.fulfill({ status: 404, body: 'gone' }));
     try {
       await page.goto(new URL('?storage=memory', BASE_URL).href);
       const [readyError, callError] = await page.evaluate(async () => [
@@ -90,7 +90,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
       assert.equal(await page.getAttribute('#status', 'data-phase'), 'failed');
       assert.match(await page.textContent('#status'), /Cannot use the database/);
     } finally {
-      await page.unroute('**/www/worker.js*');
+      await page.unroute('**/www/db/worker.js*');
     }
   });
 
@@ -149,7 +149,7 @@ function talkToWorker(page, storage, requests) {
   return page.evaluate(
     ({ storage, requests }) =>
       new Promise((resolve, reject) => {
-        const worker = new Worker(new URL(`www/worker.js?storage=${storage}`, window.location.href), {
+        const worker = new Worker(new URL(`www/db/worker.js?storage=${storage}`, window.location.href), {
           type: 'module',
         });
         const messages = [];
