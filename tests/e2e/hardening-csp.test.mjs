@@ -14,27 +14,21 @@
 
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, idle, launch, openPage } from './browser.mjs';
+import { BASE_URL, assertNoProblems, idle, openPage, usePage, watchViolations } from './browser.mjs';
 
 const WWW = new URL('../../www/', import.meta.url);
 
 describe('page hardening', { timeout: 180_000 }, () => {
   let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await page.addInitScript(() => {
-      window.__violations = [];
-      document.addEventListener('securitypolicyviolation', (event) => {
-        window.__violations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample}`);
-      });
-    });
+  // No check after each test: the one that provokes a violation clears what
+  // Chromium logs for it, then checks.
+  usePage({ prepare: watchViolations, open: null, checkEach: false }, (opened, launched) => {
+    page = opened;
+    browser = launched;
   });
-  after(() => browser.close());
 
   test('every response carries a strict policy that allows only what the page needs', async () => {
     for (const path of ['', 'index.html', 'www/app.js', 'www/db/worker.js', 'www/pkg/inbox_lab_bg.wasm', 'www/style.css', 'nope']) {

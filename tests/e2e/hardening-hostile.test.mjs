@@ -18,43 +18,39 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, idle, launch, openPage, reloadPage, shownTables } from './browser.mjs';
+import { idle, openPage, reloadPage, shownTables, usePage, watchViolations } from './browser.mjs';
 
 const BASE = { source: 'hostile', event_id: 'evt-base', account_id: 1, amount: 5 };
 const MAX_SAFE = 9007199254740991;
 
 describe('hostile input', { timeout: 300_000 }, () => {
-  let browser;
   let page;
   // Every page load starts one database worker; a trap would start another.
   const counts = { loads: 0, workers: 0 };
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    page.on('load', () => {
-      counts.loads += 1;
-    });
-    page.on('worker', () => {
-      counts.workers += 1;
-    });
-    // Before any script of the page: note CSP violations and prove that no
-    // payload ever runs (each would set window.__pwned).
-    await page.addInitScript(() => {
-      window.__violations = [];
-      document.addEventListener('securitypolicyviolation', (event) => {
-        window.__violations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample}`);
-      });
-    });
-    await openPage(page);
-    await page.evaluate(() => window.inboxLab.reset());
-    await page.evaluate((event) => window.inboxLab.deliver(event), BASE);
-    await reloadPage(page);
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      prepare: async (opened) => {
+        opened.on('load', () => {
+          counts.loads += 1;
+        });
+        opened.on('worker', () => {
+          counts.workers += 1;
+        });
+        // Before any script of the page: note CSP violations and prove that no
+        // payload ever runs (each would set window.__pwned).
+        await watchViolations(opened);
+      },
+      open: async (opened) => {
+        await openPage(opened);
+        await opened.evaluate(() => window.inboxLab.reset());
+        await opened.evaluate((event) => window.inboxLab.deliver(event), BASE);
+        await reloadPage(opened);
+      },
+    },
+    (opened) => (page = opened),
+  );
 
   test('console API: every refusal names its field and code, reads in English and Russian, and changes nothing', async () => {
     const { results, before: tablesBefore, after: tablesAfter } = await page.evaluate(consoleCatalogue, BASE);

@@ -17,9 +17,9 @@
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, idle, launch, openPage, reloadPage, screenshotPath } from './browser.mjs';
+import { BASE_URL, idle, openPage, reloadPage, screenshotPath, usePage } from './browser.mjs';
 
 const EVENT = { source: 'recovery', event_id: 'evt-1', account_id: 1, amount: 500 };
 
@@ -80,15 +80,8 @@ async function setLanguage(page, lang) {
 }
 
 describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ open: null }, (opened) => (page = opened));
 
   test('a newer schema version: the page starts, says why in EN and RU, exports as is, resets, stays working', async () => {
     await openPage(page);

@@ -5,26 +5,21 @@
 // connections are real SQLite connections in the page's database worker.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, launch, openPage } from './browser.mjs';
+import { openPageRetrying, usePage } from './browser.mjs';
 
 const PANEL = '#race-lab';
 
 describe('the race lab panel', { timeout: 300_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    page.setDefaultTimeout(60_000); // a loaded machine is slow
-    // A first load that stalls is retried (see `open`) rather than waited for.
-    page.setDefaultNavigationTimeout(30_000);
-    await open(page);
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      prepare: (opened) => opened.setDefaultTimeout(60_000), // a loaded machine is slow
+      open, // a first load that stalls is tried again
+    },
+    (opened) => (page = opened),
+  );
 
   test('atomic: the second BEGIN IMMEDIATE waits for the write lock, and retrying it after COMMIT runs', async () => {
     await choose(page, 'atomic', 2);
@@ -246,16 +241,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
 
 /** Opens the page and waits for it; a stalled first load is retried. */
 async function open(page) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await openPage(page, '?storage=memory');
-      break;
-    } catch (error) {
-      if (attempt === 3 || error.name !== 'TimeoutError') {
-        throw error;
-      }
-    }
-  }
+  await openPageRetrying(page, '?storage=memory');
   await idle(page);
 }
 

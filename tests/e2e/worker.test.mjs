@@ -3,22 +3,15 @@
 // what the page does when its worker crashes.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, idle, launch, openPage, reloadPage, tables } from './browser.mjs';
+import { BASE_URL, idle, openPage, reloadPage, tables, usePage } from './browser.mjs';
 
 const EVENT = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
 
 describe('the database worker', { timeout: 180_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ open: null }, (opened) => (page = opened));
 
   test('answers every request once, in order, after announcing ready — even requests sent before it was open', async () => {
     await openPage(page, '?storage=memory');

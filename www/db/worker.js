@@ -101,7 +101,7 @@
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}
 //
-//   Where the scheme ends (www/schemeends.js; Rust: src/outbox.rs, src/business.rs,
+//   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
 //   src/retention.rs). The worker keeps one simulated receiver of notifications, a
 //   `Notifier` ("the user's phone": another system, in memory), created on first use
 //   without dedup and replaced by "notifierReset", "reset" and "import" (a new worker
