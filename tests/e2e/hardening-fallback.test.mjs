@@ -99,7 +99,7 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
     const holder = await holdDatabase(page.context());
     await page.goto(BASE_URL);
     await page.waitForSelector('#tab-note:not([hidden])');
-    assert.match(await page.textContent('#tab-note'), /Waiting for another tab or worker to release the database file \(attempt \d+ of 10\)/);
+    assert.match(await page.textContent('#tab-note'), /Waiting for another tab or worker to release the database file \(attempt \d+ of 20\)/);
     await holder.release();
     assert.deepEqual(await page.evaluate(() => window.inboxLab.ready), { storage: 'opfs' });
     assert.deepEqual((await page.evaluate(() => window.inboxLab.tables())).inbox.map((r) => r.event_id), ['kept']);
@@ -115,7 +115,7 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
       { kind: error.kind, code: error.code, retryable: error.retryable },
       { kind: 'storage', code: 'in_use', retryable: true },
     );
-    assert.match(error.message, /held by another tab, window or worker .* not released within 4\.5 s; close the other inbox-lab tabs and reload \(.*NoModificationAllowedError/);
+    assert.match(error.message, /held by another tab, window or worker .* not released within 4\.75 s; close the other inbox-lab tabs and reload \(.*NoModificationAllowedError/);
     await page.waitForSelector('#status[data-phase="failed"]');
     const call = await page.evaluate(() => window.inboxLab.tables().catch((e) => e));
     assert.equal(call.code, 'in_use', 'calls are answered with the explanation');
