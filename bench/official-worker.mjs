@@ -15,7 +15,8 @@
 // apply path caches them), so the comparison is engine and storage, not
 // statement compilation.
 //
-// Same protocol and result shape as www/benchworker.js:
+// Same protocol (the shape of www/lib/rpc.js) and result shape as
+// www/panels/bench/benchworker.js:
 //   page → worker {id, op: "run", args: {setting, events}}
 //   worker → page {id, type: "progress", done, total}, then
 //                 {id, ok: true, result} | {id, ok: false, error: {kind, message}}
@@ -228,7 +229,7 @@ function timed(deliver, n, expected, progress) {
   return summary(latencies, performance.now() - t0);
 }
 
-// Nearest-rank percentiles, exactly as www/benchworker.js computes them.
+// Nearest-rank percentiles, exactly as www/panels/bench/benchworker.js computes them.
 function summary(latencies, totalMs) {
   const sorted = Float64Array.from(latencies).sort();
   const rank = (p) =>

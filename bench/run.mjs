@@ -19,7 +19,7 @@
 // What it measures, in one browser and one run:
 // * cold start: navigation → `inboxLab.ready` resolved (wasm fetched and
 //   compiled, OPFS pool installed, schema checked), over --loads loads;
-// * apply and duplicate throughput of our build (www/benchworker.js) as the
+// * apply and duplicate throughput of our build (www/panels/bench/benchworker.js) as the
 //   page opens its database, of the same through the proposed
 //   write-coalescing shim, of the official SQLite WASM build
 //   (bench/official-worker.mjs, served as www/official/worker.mjs), of native
@@ -242,8 +242,9 @@ function runJson(program, argv) {
 //   module and its wasm-bindgen glue; official, sqlite3.wasm and the ES module
 //   that loads it and carries its JS API (index.mjs). This is what the target
 //   compares: each is what any page using that build must fetch.
-// * with our worker and client: plus www/worker.js and www/client.js, the
-//   code around our engine (an app on the official build writes its own).
+// * with our worker and client: plus www/db/worker.js, www/db/client.js and
+//   the request/answer shape they share (www/lib/rpc.js), the code around our
+//   engine (an app on the official build writes its own).
 // * whole page: every file the page loads (HTML, CSS, all modules, wasm).
 async function sizes(site) {
   const group = async (files) => {
@@ -263,10 +264,15 @@ async function sizes(site) {
     };
   };
   const engine = ['www/pkg/inbox_lab_bg.wasm', 'www/pkg/inbox_lab.js'];
-  const www = (await readdir(join(site, 'www'))).filter((f) => /\.(js|css)$/.test(f)).map((f) => `www/${f}`);
+  // Every module and stylesheet of the page, in every folder; not the wasm
+  // builds (counted as the engine) or the official build staged beside it.
+  const www = (await readdir(join(site, 'www'), { recursive: true }))
+    .map((f) => f.split('\\').join('/'))
+    .filter((f) => /\.(js|css)$/.test(f) && !/^(pkg(-[\w-]+)?|official)\//.test(f))
+    .map((f) => `www/${f}`);
   return {
     ours: await group(engine),
-    ours_with_worker: await group([...engine, 'www/worker.js', 'www/client.js']),
+    ours_with_worker: await group([...engine, 'www/db/worker.js', 'www/db/client.js', 'www/lib/rpc.js']),
     ours_page: await group(['index.html', ...engine, ...www.toSorted()]),
     official: await group(['www/official/sqlite3.wasm', 'www/official/index.mjs']),
   };

@@ -4,22 +4,15 @@
 // p50 never above p99, and the reader's database untouched.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, launch, openPage, tables } from './browser.mjs';
+import { tables, usePage } from './browser.mjs';
 
 const SETTINGS = ['delete-full', 'wal-full', 'wal-normal'];
 
 describe('the Bench panel', { timeout: 180_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
+  usePage({}, (opened) => (page = opened));
 
   test('runs the short benchmark and shows a bar and a row of sane numbers per setting', async () => {
     const before = await tables(page);
@@ -46,7 +39,6 @@ describe('the Bench panel', { timeout: 180_000 }, () => {
     assert.equal(await page.locator('#bench-chart svg rect').count(), SETTINGS.length * 2, 'two bars per setting');
 
     assert.deepEqual(await tables(page), before, "the reader's database is not touched");
-    assertNoProblems(browser.problems);
   });
 
   test('the API answers the same shape: every event applied once, then every one a duplicate', async () => {
@@ -65,6 +57,5 @@ describe('the Bench panel', { timeout: 180_000 }, () => {
         assert.ok(phase.p50_ms <= phase.p99_ms && phase.p99_ms <= phase.max_ms, JSON.stringify(phase));
       }
     }
-    assertNoProblems(browser.problems);
   });
 });

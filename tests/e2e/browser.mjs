@@ -2,11 +2,16 @@
 // playwright-core (which never downloads a browser of its own), one
 // persistent profile per test file so OPFS survives reloads, and a watch for
 // page errors and console errors, which fail the test that caused them.
+//
+// A file of page tests starts its `describe` with `usePage` (below), which
+// registers that set-up — launch, open, check for problems after each test,
+// close — once, instead of each file writing it again.
 
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, afterEach, before, beforeEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
@@ -80,6 +85,76 @@ export function assertNoProblems(problems) {
 export async function openPage(page, query = '') {
   await page.goto(new URL(query, BASE_URL).href);
   return settle(page);
+}
+
+/**
+ * `openPage`, but a first load that stalls (a loaded machine) is given up
+ * after 30 s and tried again, up to three times, rather than waited for.
+ */
+export async function openPageRetrying(page, query = '') {
+  page.setDefaultNavigationTimeout(30_000);
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await openPage(page, query);
+    } catch (error) {
+      if (attempt === 3 || error.name !== 'TimeoutError') {
+        throw error;
+      }
+    }
+  }
+}
+
+/**
+ * The set-up of a file of page tests, registered in the `describe` that
+ * calls it:
+ *
+ * * before its tests: Chromium with a fresh profile (`launch(options.launch)`),
+ *   `options.prepare(page, browser)` if given (a longer timeout, an init
+ *   script, a listener), then the page opened — `options.open(page)`, by
+ *   default `openPage(page, options.query ?? '')`; `open: null` opens nothing.
+ *   `use(page, browser)` then receives them;
+ * * before each test: `options.beforeEach(page)` if given (a fresh database,
+ *   the sender's defaults: `freshPlayground` in playground.mjs);
+ * * after each test: no page error or console error (`assertNoProblems`),
+ *   unless `options.checkEach` is false (the file checks where it knows
+ *   what to expect);
+ * * after its tests: the browser closed.
+ *
+ *   describe('the sender', () => {
+ *     let page;
+ *     usePage({ beforeEach: freshPlayground }, (opened) => (page = opened));
+ *     test(…, async () => { await page.click(…); });
+ *   });
+ */
+export function usePage(options, use) {
+  let browser = null;
+  before(async () => {
+    browser = await launch(options.launch);
+    await options.prepare?.(browser.page, browser);
+    const open = options.open === undefined ? (page) => openPage(page, options.query ?? '') : options.open;
+    await open?.(browser.page);
+    use(browser.page, browser);
+  });
+  after(() => browser?.close());
+  if (options.beforeEach !== undefined) {
+    beforeEach(() => options.beforeEach(browser.page));
+  }
+  if (options.checkEach !== false) {
+    afterEach(() => assertNoProblems(browser.problems));
+  }
+}
+
+/**
+ * Before any script of the page runs, notes every CSP violation in
+ * `window.__violations` (for tests that prove the policy holds).
+ */
+export function watchViolations(page) {
+  return page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.__violations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample}`);
+    });
+  });
 }
 
 /** Reloads the page and waits as `openPage` does. */

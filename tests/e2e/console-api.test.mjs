@@ -3,25 +3,23 @@
 // Each test starts from a fresh database (account 1 at balance 0).
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, launch, openPage, reloadPage, tables } from './browser.mjs';
+import { openPage, reloadPage, tables, usePage } from './browser.mjs';
 
 const EVENT = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
 const FRESH = { accounts: [{ id: 1, balance: 0 }], inbox: [] };
 
 describe('window.inboxLab', { timeout: 180_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    assert.deepEqual(await openPage(page), { storage: 'opfs' }, 'ready resolves to the storage in use');
-  });
-  after(() => browser.close());
-  beforeEach(() => page.evaluate(() => window.inboxLab.reset()));
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      open: async (opened) =>
+        assert.deepEqual(await openPage(opened), { storage: 'opfs' }, 'ready resolves to the storage in use'),
+      beforeEach: (opened) => opened.evaluate(() => window.inboxLab.reset()),
+    },
+    (opened) => (page = opened),
+  );
 
   test('reset leaves account 1 at balance 0 and an empty inbox', async () => {
     await deliver(page, EVENT);

@@ -17,26 +17,21 @@
 // (about 2.5 s per kill).
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, launch, openPage } from './browser.mjs';
+import { openPageRetrying, usePage } from './browser.mjs';
 
 const CLOCK_KILLS = Number(process.env.INBOX_LAB_CLOCK_KILLS ?? 12);
 
 describe('the crash lab', { timeout: 1_800_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    page.setDefaultTimeout(120_000); // a loaded machine is slow
-    // A first load that stalls is retried (see `open`) rather than waited for.
-    page.setDefaultNavigationTimeout(30_000);
-    await open(page);
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      prepare: (opened) => opened.setDefaultTimeout(120_000), // a loaded machine is slow
+      open: openPageRetrying, // a first load that stalls is tried again
+    },
+    (opened) => (page = opened),
+  );
 
   for (const [mode, events] of [
     ['delete', 1],
@@ -128,20 +123,6 @@ describe('the crash lab', { timeout: 1_800_000 }, () => {
     assert.match(status, /^10 kills \(\d+ in the middle of the stream\), journal mode DELETE: 0 partial, 0 lost acknowledged\. Balance (\d+) = the sum of the (\d+) distinct events applied/);
   });
 });
-
-/** Opens the page and waits for it; a stalled first load is retried. */
-async function open(page) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await openPage(page);
-      return;
-    } catch (error) {
-      if (attempt === 3 || error.name !== 'TimeoutError') {
-        throw error;
-      }
-    }
-  }
-}
 
 /** Runs the sweep through the panel, as a reader does; returns the summary line, parsed. */
 async function runSweep(page, { mode, events, control }) {

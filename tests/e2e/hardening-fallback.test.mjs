@@ -16,9 +16,9 @@
 // retried, and — if it is never released — explained, not hung.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, launch, openPage, reloadPage } from './browser.mjs';
+import { BASE_URL, assertNoProblems, launch, openPage, reloadPage, usePage } from './browser.mjs';
 
 const EVENT = { source: 'fallback', event_id: 'evt-1', account_id: 1, amount: 500 };
 
@@ -41,15 +41,8 @@ async function assertUsable(page) {
 }
 
 describe('when OPFS cannot be used, the database is in memory and the page says so', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ open: null }, (opened) => (page = opened));
 
   test('with OPFS: no banner, and an event survives a reload', async () => {
     assert.deepEqual(await openPage(page), { storage: 'opfs' });
@@ -89,12 +82,12 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
     assert.equal((await page.evaluate(() => window.inboxLab.tables())).inbox.length, 0);
     // The banner in Russian, from the same error object.
     await page.evaluate(async () => {
-      const { setLanguage } = await import(new URL('www/i18n.js', window.location.href).href);
+      const { setLanguage } = await import(new URL('www/lib/i18n.js', window.location.href).href);
       setLanguage('ru');
     });
     assert.match((await banner(page)).text, /^Ничего не сохранится\..*Причина: хранилище OPFS недоступно/);
     await page.evaluate(async () => {
-      const { setLanguage } = await import(new URL('www/i18n.js', window.location.href).href);
+      const { setLanguage } = await import(new URL('www/lib/i18n.js', window.location.href).href);
       setLanguage('en');
     });
     await openPage(page);
@@ -103,7 +96,7 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
 
   test('a database file held outside the tab election: waited for, retried, opened once released', async () => {
     await page.goto('about:blank'); // this profile's owner tab lets go of the database
-    const holder = await holdDatabase(browser.page.context());
+    const holder = await holdDatabase(page.context());
     await page.goto(BASE_URL);
     await page.waitForSelector('#tab-note:not([hidden])');
     assert.match(await page.textContent('#tab-note'), /Waiting for another tab or worker to release the database file \(attempt \d+ of 20\)/);
@@ -115,7 +108,7 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
 
   test('never released: after the retries the page explains (storage/in_use), it does not hang', async () => {
     await page.goto('about:blank');
-    const holder = await holdDatabase(browser.page.context());
+    const holder = await holdDatabase(page.context());
     await page.goto(BASE_URL);
     const error = await page.evaluate(() => window.inboxLab.ready.catch((e) => e));
     assert.deepEqual(
@@ -198,7 +191,7 @@ async function holdDatabase(context) {
   await page.evaluate(
     () =>
       new Promise((resolve, reject) => {
-        const worker = new Worker(new URL('www/worker.js?storage=opfs', window.location.href), { type: 'module' });
+        const worker = new Worker(new URL('www/db/worker.js?storage=opfs', window.location.href), { type: 'module' });
         window.__holder = worker;
         worker.addEventListener('message', ({ data }) => {
           if (data.type === 'ready') {

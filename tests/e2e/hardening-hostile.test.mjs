@@ -4,7 +4,7 @@
 // form (text fields), and the "paste JSON" box (`inboxLab.deliverJson`).
 //
 // For every refused case: an invalid_input error naming the field at fault
-// with a specific code; its English text (www/errors.js) is Rust's message
+// with a specific code; its English text (www/lib/errors.js) is Rust's message
 // word for word, and it has a Russian text with every placeholder filled;
 // the form shows it next to the control at fault; the tables do not change.
 // For every unusual but valid case (emoji, right-to-left text, markup, SQL,
@@ -18,43 +18,39 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, idle, launch, openPage, reloadPage, shownTables } from './browser.mjs';
+import { idle, openPage, reloadPage, shownTables, usePage, watchViolations } from './browser.mjs';
 
 const BASE = { source: 'hostile', event_id: 'evt-base', account_id: 1, amount: 5 };
 const MAX_SAFE = 9007199254740991;
 
 describe('hostile input', { timeout: 300_000 }, () => {
-  let browser;
   let page;
   // Every page load starts one database worker; a trap would start another.
   const counts = { loads: 0, workers: 0 };
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    page.on('load', () => {
-      counts.loads += 1;
-    });
-    page.on('worker', () => {
-      counts.workers += 1;
-    });
-    // Before any script of the page: note CSP violations and prove that no
-    // payload ever runs (each would set window.__pwned).
-    await page.addInitScript(() => {
-      window.__violations = [];
-      document.addEventListener('securitypolicyviolation', (event) => {
-        window.__violations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample}`);
-      });
-    });
-    await openPage(page);
-    await page.evaluate(() => window.inboxLab.reset());
-    await page.evaluate((event) => window.inboxLab.deliver(event), BASE);
-    await reloadPage(page);
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      prepare: async (opened) => {
+        opened.on('load', () => {
+          counts.loads += 1;
+        });
+        opened.on('worker', () => {
+          counts.workers += 1;
+        });
+        // Before any script of the page: note CSP violations and prove that no
+        // payload ever runs (each would set window.__pwned).
+        await watchViolations(opened);
+      },
+      open: async (opened) => {
+        await openPage(opened);
+        await opened.evaluate(() => window.inboxLab.reset());
+        await opened.evaluate((event) => window.inboxLab.deliver(event), BASE);
+        await reloadPage(opened);
+      },
+    },
+    (opened) => (page = opened),
+  );
 
   test('console API: every refusal names its field and code, reads in English and Russian, and changes nothing', async () => {
     const { results, before: tablesBefore, after: tablesAfter } = await page.evaluate(consoleCatalogue, BASE);
@@ -176,8 +172,8 @@ describe('hostile input', { timeout: 300_000 }, () => {
       return { error, ...(await bothLanguages(error)) };
 
       async function bothLanguages(e) {
-        const { errorMessage } = await import(new URL('www/errors.js', window.location.href).href);
-        const i18n = await import(new URL('www/i18n.js', window.location.href).href);
+        const { errorMessage } = await import(new URL('www/lib/errors.js', window.location.href).href);
+        const i18n = await import(new URL('www/lib/i18n.js', window.location.href).href);
         const en = errorMessage(e);
         i18n.setLanguage('ru');
         const ru = errorMessage(e);
@@ -295,8 +291,8 @@ async function consoleCatalogue(base) {
       [`${handler}: blank source`, { ...base, source: '   ' }, 'source', 'whitespace_only', { handler }],
     );
   }
-  const { errorMessage } = await import(new URL('www/errors.js', window.location.href).href);
-  const i18n = await import(new URL('www/i18n.js', window.location.href).href);
+  const { errorMessage } = await import(new URL('www/lib/errors.js', window.location.href).href);
+  const i18n = await import(new URL('www/lib/i18n.js', window.location.href).href);
   const before = await window.inboxLab.tables();
   const results = [];
   for (const [name, event, field, code, options] of cases) {

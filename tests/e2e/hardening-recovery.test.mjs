@@ -2,7 +2,7 @@
 //
 // A bad database file is put where the reader's database lives, for real:
 // a bare database worker started with the test switch `simulate=plant`
-// (www/worker.js) replaces the OPFS file with the test's bytes, unchecked,
+// (www/db/worker.js) replaces the OPFS file with the test's bytes, unchecked,
 // and is terminated; then the page is opened as a reader would open it, and
 // its own worker meets the file at start. Two files: an inbox-lab export
 // whose header says a newer schema version (storage/unusable), and bytes
@@ -17,9 +17,9 @@
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, idle, launch, openPage, reloadPage, screenshotPath } from './browser.mjs';
+import { BASE_URL, idle, openPage, reloadPage, screenshotPath, usePage } from './browser.mjs';
 
 const EVENT = { source: 'recovery', event_id: 'evt-1', account_id: 1, amount: 500 };
 
@@ -38,7 +38,7 @@ async function plant(page, bytes) {
   await page.evaluate(
     (data) =>
       new Promise((resolve, reject) => {
-        const url = new URL('www/worker.js?storage=opfs&simulate=plant', window.location.href);
+        const url = new URL('www/db/worker.js?storage=opfs&simulate=plant', window.location.href);
         const worker = new Worker(url, { type: 'module' });
         worker.addEventListener('message', ({ data: message }) => {
           if (message.type === 'ready') {
@@ -80,15 +80,8 @@ async function setLanguage(page, lang) {
 }
 
 describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ open: null }, (opened) => (page = opened));
 
   test('a newer schema version: the page starts, says why in EN and RU, exports as is, resets, stays working', async () => {
     await openPage(page);
@@ -226,7 +219,7 @@ describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
     const replies = await page.evaluate(
       () =>
         new Promise((resolve) => {
-          const worker = new Worker(new URL('www/worker.js?storage=memory', window.location.href), { type: 'module' });
+          const worker = new Worker(new URL('www/db/worker.js?storage=memory', window.location.href), { type: 'module' });
           const seen = [];
           worker.addEventListener('message', ({ data }) => {
             if ('id' in data) {

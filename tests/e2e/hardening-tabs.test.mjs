@@ -1,4 +1,4 @@
-// Several tabs, one database (www/tabs.js, www/client.js): pages of one
+// Several tabs, one database (www/db/tabs.js, www/db/client.js): pages of one
 // browser profile share OPFS, Web Locks and BroadcastChannel, exactly like
 // a reader's tabs. One page is the owner and runs the database worker; the
 // others forward to it. They deliver concurrently — the same events and
@@ -381,7 +381,7 @@ class Acks {
 
 function statusOf(page) {
   return page.evaluate(async () => {
-    const { onStatus } = await import(new URL('www/client.js', window.location.href).href);
+    const { onStatus } = await import(new URL('www/db/client.js', window.location.href).href);
     return new Promise((resolve) => {
       const stop = onStatus(({ role, phase, storage }) => {
         if (phase === 'ready' || phase === 'failed') {
@@ -396,7 +396,7 @@ function statusOf(page) {
 /** Counts the tables-changed notices a tab gets (client.js onTablesChanged). */
 async function watchChanges(page) {
   await page.evaluate(async () => {
-    const { onTablesChanged } = await import(new URL('www/client.js', window.location.href).href);
+    const { onTablesChanged } = await import(new URL('www/db/client.js', window.location.href).href);
     window.__changes = 0;
     onTablesChanged(() => {
       window.__changes += 1;

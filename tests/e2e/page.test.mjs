@@ -5,18 +5,9 @@
 // lost responses and the rest of the playground: playground-*.test.mjs).
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import {
-  assertNoProblems,
-  idle,
-  launch,
-  openPage,
-  reloadPage,
-  resetDatabase,
-  screenshotPath,
-  shownTables,
-} from './browser.mjs';
+import { idle, reloadPage, resetDatabase, screenshotPath, shownTables, usePage } from './browser.mjs';
 
 const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500', fault: '' };
 const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
@@ -26,20 +17,16 @@ const AFTER_EXAMPLE = {
 };
 
 describe('the page', { timeout: 180_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(async () => {
-    await resetDatabase(page);
-    await page.fill('#attempts', '1');
-  });
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      beforeEach: async (opened) => {
+        await resetDatabase(opened);
+        await opened.fill('#attempts', '1');
+      },
+    },
+    (opened) => (page = opened),
+  );
 
   test('opens the database in OPFS and shows account 1 at balance 0', async () => {
     assert.match(await page.textContent('#status'), /Ready\. Stored in OPFS/);

@@ -10,10 +10,10 @@
 // events check OPFS.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, idle, launch, openPage, resetDatabase, screenshotPath } from './browser.mjs';
-import { balance, clearTimeline, fillSender, restoreSender, shownTimeline } from './playground.mjs';
+import { idle, screenshotPath, usePage } from './browser.mjs';
+import { balance, fillSender, freshPlayground, shownTimeline } from './playground.mjs';
 
 /** The burst result lines. */
 function burstResult(page) {
@@ -56,21 +56,8 @@ async function distinctBurst(page, count) {
 }
 
 describe('bursts', { timeout: 300_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(async () => {
-    await resetDatabase(page);
-    await restoreSender(page);
-    await clearTimeline(page);
-  });
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ beforeEach: freshPlayground }, (opened) => (page = opened));
 
   test('the same event 20 times at once: applied 1, duplicate 19, credited once', async () => {
     assert.equal(await page.inputValue('#burst-count'), '20', 'the article’s 20 is the default');
@@ -119,16 +106,8 @@ describe('bursts', { timeout: 300_000 }, () => {
 });
 
 describe('a burst of 10,000 different events (in-memory storage)', { timeout: 300_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page, '?storage=memory');
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ query: '?storage=memory' }, (opened) => (page = opened));
 
   test('all applied, the balance exact, the progress bar moving, and the page never freezes', async () => {
     await fillSender(page, { amount: '3' });

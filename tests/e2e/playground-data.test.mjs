@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, idle, launch, openPage, reloadPage, resetDatabase, screenshotPath, shownTables } from './browser.mjs';
+import { idle, reloadPage, resetDatabase, screenshotPath, shownTables, usePage } from './browser.mjs';
 import { EXAMPLE, fillSender, press, pressDeliver, restoreSender } from './playground.mjs';
 
 const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
@@ -29,17 +29,8 @@ async function importFile(page, file) {
 }
 
 describe('data and the SQL console', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(() => resetDatabase(page));
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ beforeEach: resetDatabase }, (opened) => (page = opened));
 
   test('the tables survive a reload: they live in OPFS', async () => {
     const before = await twoEvents(page);

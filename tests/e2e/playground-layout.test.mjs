@@ -4,10 +4,10 @@
 // and at 400px (screenshots under target/e2e/).
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, idle, launch, openPage, reloadPage, resetDatabase, screenshotPath } from './browser.mjs';
-import { clearTimeline, fillSender, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
+import { idle, reloadPage, screenshotPath, usePage } from './browser.mjs';
+import { fillSender, freshPlayground, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
 
 /** Both sizes the page is designed for. */
 const WIDE = { width: 1280, height: 800 };
@@ -18,23 +18,17 @@ async function sideways(page) {
 }
 
 describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(async () => {
-    await page.setViewportSize(WIDE);
-    await page.evaluate(() => window.inboxLab.setLanguage('en'));
-    await resetDatabase(page);
-    await restoreSender(page);
-    await clearTimeline(page);
-  });
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      beforeEach: async (opened) => {
+        await opened.setViewportSize(WIDE);
+        await opened.evaluate(() => window.inboxLab.setLanguage('en'));
+        await freshPlayground(opened);
+      },
+    },
+    (opened) => (page = opened),
+  );
 
   test('RU switches static text and what the page drew, and the choice survives a reload', async () => {
     await fillSender(page, { lose_response: true });
@@ -64,7 +58,7 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
 
   test('every data-i18n key of the page is registered, in both languages, and none shows as a raw key', async () => {
     const report = await page.evaluate(async () => {
-      const i18n = await import('/www/i18n.js');
+      const i18n = await import('/www/lib/i18n.js');
       const { en, ru } = i18n.keys();
       const used = [...document.querySelectorAll('[data-i18n]')].map((el) => el.dataset.i18n);
       const attrs = [...document.querySelectorAll('[data-i18n-attr]')].flatMap((el) =>

@@ -3,14 +3,15 @@
 // with the sender's log, the timeline and the tables checked after each.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, launch, openPage, resetDatabase, shownTables } from './browser.mjs';
+import { shownTables, usePage } from './browser.mjs';
 import {
   EXAMPLE,
   balance,
   clearTimeline,
   fillSender,
+  freshPlayground,
   press,
   pressDeliver,
   restoreSender,
@@ -23,21 +24,8 @@ import {
 const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
 
 describe('the sender', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(async () => {
-    await resetDatabase(page);
-    await restoreSender(page);
-    await clearTimeline(page);
-  });
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ beforeEach: freshPlayground }, (opened) => (page = opened));
 
   test('a lost response: attempt 1 applied (response lost), attempt 2 → duplicate, 200, credited once', async () => {
     await fillSender(page, { lose_response: true });

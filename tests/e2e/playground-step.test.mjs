@@ -3,14 +3,15 @@
 // then recovery from OPFS, and the sender's retry applying exactly once.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, idle, launch, openPage, resetDatabase, shownTables } from './browser.mjs';
+import { idle, shownTables, usePage } from './browser.mjs';
 import {
   EXAMPLE,
   balance,
   clearTimeline,
   fillSender,
+  freshPlayground,
   press,
   restoreSender,
   senderLog,
@@ -36,21 +37,8 @@ async function next(page, n = 1) {
 }
 
 describe('step mode', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(async () => {
-    await resetDatabase(page);
-    await restoreSender(page);
-    await clearTimeline(page);
-  });
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ beforeEach: freshPlayground }, (opened) => (page = opened));
 
   test('runs one statement per press, highlights the next SQL, and commits', async () => {
     await press(page, '#step-start');
@@ -168,7 +156,7 @@ describe('step mode', { timeout: 240_000 }, () => {
       await idle(page);
       const [entry] = await timelineEntries(page);
       const worked = await page.evaluate(
-        async ({ answer, fault }) => (await import('/www/timeline-model.js')).statementsOf({ handler: 'atomic', fault, answer }),
+        async ({ answer, fault }) => (await import('/www/panels/timeline/timeline-model.js')).statementsOf({ handler: 'atomic', fault, answer }),
         { answer: entry.answer, fault: fields.fault ?? null },
       );
       assert.equal(entry.via, 'step', name);

@@ -3,10 +3,10 @@
 // the right handler, and not for a wrong one.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, launch, openPage, resetDatabase, screenshotPath, shownTables } from './browser.mjs';
-import { EXAMPLE, clearTimeline, fillSender, press, pressDeliver, restoreSender, shownAnswer } from './playground.mjs';
+import { screenshotPath, shownTables, usePage } from './browser.mjs';
+import { EXAMPLE, fillSender, freshPlayground, press, pressDeliver, shownAnswer } from './playground.mjs';
 
 /** The verdict of exercise `id`: `{passed, text}`. */
 async function verdict(page, id) {
@@ -19,21 +19,8 @@ async function exerciseButton(page, id, n) {
 }
 
 describe('the workshop', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(async () => {
-    await resetDatabase(page);
-    await restoreSender(page);
-    await clearTimeline(page);
-  });
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ beforeEach: freshPlayground }, (opened) => (page = opened));
 
   test('the article’s scenario ends with its exact line, and leaves the reader’s data alone', async () => {
     await pressDeliver(page);

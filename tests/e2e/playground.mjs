@@ -2,9 +2,19 @@
 // drive the page the way a reader does — fill the form, press buttons — and
 // read back what the page shows.
 
-import { idle } from './browser.mjs';
+import { idle, resetDatabase } from './browser.mjs';
 
 export const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500' };
+
+/**
+ * Before each playground test: a fresh database, the sender back to its
+ * defaults and an empty timeline, so a test reads only what it did.
+ */
+export async function freshPlayground(page) {
+  await resetDatabase(page);
+  await restoreSender(page);
+  await clearTimeline(page);
+}
 
 /** Fills the sender form; only the fields given are touched. */
 export async function fillSender(page, fields) {

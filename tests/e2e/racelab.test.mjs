@@ -1,30 +1,25 @@
-// The race lab panel (www/racelab.js) as a reader uses it: pick a handler,
+// The race lab panel (www/panels/race-lab/racelab.js) as a reader uses it: pick a handler,
 // advance the deliveries one statement at a time with the buttons or the
 // keys A/B/C, watch the write lock make the second delivery wait, explore
 // every interleaving, and replay a failing schedule step by step. The
 // connections are real SQLite connections in the page's database worker.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, launch, openPage } from './browser.mjs';
+import { openPageRetrying, usePage } from './browser.mjs';
 
 const PANEL = '#race-lab';
 
 describe('the race lab panel', { timeout: 300_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    page.setDefaultTimeout(60_000); // a loaded machine is slow
-    // A first load that stalls is retried (see `open`) rather than waited for.
-    page.setDefaultNavigationTimeout(30_000);
-    await open(page);
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      prepare: (opened) => opened.setDefaultTimeout(60_000), // a loaded machine is slow
+      open, // a first load that stalls is tried again
+    },
+    (opened) => (page = opened),
+  );
 
   test('atomic: the second BEGIN IMMEDIATE waits for the write lock, and retrying it after COMMIT runs', async () => {
     await choose(page, 'atomic', 2);
@@ -246,16 +241,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
 
 /** Opens the page and waits for it; a stalled first load is retried. */
 async function open(page) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await openPage(page, '?storage=memory');
-      break;
-    } catch (error) {
-      if (attempt === 3 || error.name !== 'TimeoutError') {
-        throw error;
-      }
-    }
-  }
+  await openPageRetrying(page, '?storage=memory');
   await idle(page);
 }
 
@@ -296,7 +282,7 @@ function tableCells(page, selector) {
 
 function setLanguage(page, lang) {
   return page.evaluate(async (lang) => {
-    const i18n = await import(new URL('www/i18n.js', document.baseURI).href);
+    const i18n = await import(new URL('www/lib/i18n.js', document.baseURI).href);
     i18n.setLanguage(lang);
   }, lang);
 }

@@ -6,9 +6,9 @@
 // database (account 1 at balance 0) in real OPFS and a fresh receiver.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { assertNoProblems, idle, launch, openPage, resetDatabase, screenshotPath, tables } from './browser.mjs';
+import { idle, resetDatabase, screenshotPath, tables, usePage } from './browser.mjs';
 
 /** Switches the language the way a reader does: the header's EN/RU buttons (console API as a fallback). */
 async function setLanguage(page, lang) {
@@ -57,20 +57,16 @@ async function chooseCrash(page, crash) {
 }
 
 describe('where the scheme ends', { timeout: 240_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-    await openPage(page);
-  });
-  after(() => browser.close());
-  beforeEach(async () => {
-    await resetDatabase(page);
-    await setLanguage(page, 'en');
-  });
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage(
+    {
+      beforeEach: async (opened) => {
+        await resetDatabase(opened);
+        await setLanguage(opened, 'en');
+      },
+    },
+    (opened) => (page = opened),
+  );
 
   test('the panel explains each experiment and its fix', async () => {
     assert.equal(await page.locator('main > section#scheme-ends').count(), 1);

@@ -1,11 +1,11 @@
 // Which table rows changed, and the order they are shown in
-// (www/changes.js), in node: a new inbox row lands on top, highlighted,
+// (www/panels/tables/changes.js), in node: a new inbox row lands on top, highlighted,
 // wherever its key sorts.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { ChangeTracker, accountKey, changedKeys, inboxKey } from '../../www/changes.js';
+import { ChangeTracker, accountKey, changedKeys, inboxKey } from '../../www/panels/tables/changes.js';
 
 const row = (source, event_id, seq) => ({ source, event_id, account_id: 1, amount: 5, receipt: seq === null ? null : { seq, balance_after: seq * 5 } });
 

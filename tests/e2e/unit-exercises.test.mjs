@@ -1,11 +1,11 @@
-// The workshop's checks (www/exercises.js), in node: each says "done" only
+// The workshop's checks (www/panels/workshop/exercises.js), in node: each says "done" only
 // when the article's expected result is really in the tables and the
 // timeline — and says what is missing otherwise.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey } from '../../www/exercises.js';
+import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey } from '../../www/panels/workshop/exercises.js';
 
 const receipt = (seq, balance_after) => ({ seq, balance_after });
 const inboxRow = (source, event_id, r, account_id = 1, amount = 500) => ({ source, event_id, account_id, amount, receipt: r });

@@ -1,11 +1,11 @@
 // English and Russian: every text the page can show exists in both.
 //
-// The page registers each module's dictionary as it loads (www/i18n.js), so
+// The page registers each module's dictionary as it loads (www/lib/i18n.js), so
 // the test loads the page and reads `keys()`. Then:
 // * both languages have exactly the same keys;
 // * every error Rust can report (`errorCodes()` from the wasm module, i.e.
 //   src/error.rs `codes()`) and every error made in JavaScript
-//   (`LOCAL_CODES`, www/problem.js) has a text `error.<kind>.<code>`, and
+//   (`LOCAL_CODES`, www/lib/problem.js) has a text `error.<kind>.<code>`, and
 //   every value type a wrong_type error can name has `error.type.<type>`;
 // * every `data-i18n` / `data-i18n-attr` key in the served HTML is
 //   registered;
@@ -26,9 +26,9 @@ describe('every message exists in English and Russian', { timeout: 120_000 }, ()
     await openPage(browser.page, '?storage=memory');
     found = await browser.page.evaluate(async () => {
       const at = (path) => new URL(path, window.location.href).href;
-      const i18n = await import(at('www/i18n.js'));
-      await import(at('www/errors.js'));
-      const { LOCAL_CODES } = await import(at('www/problem.js'));
+      const i18n = await import(at('www/lib/i18n.js'));
+      await import(at('www/lib/errors.js'));
+      const { LOCAL_CODES } = await import(at('www/lib/problem.js'));
       const wasm = await import(at('www/pkg/inbox_lab.js'));
       await wasm.default();
       const rust = wasm.errorCodes();

@@ -1,11 +1,11 @@
-// The timeline model (www/timeline-model.js), in node: entries, the limit,
+// The timeline model (www/panels/timeline/timeline-model.js), in node: entries, the limit,
 // and which statements each handler ran for each answer — the little
 // diagram the page draws for every delivery.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { Timeline, countOutcomes, outcomeOf, statementsOf } from '../../www/timeline-model.js';
+import { Timeline, countOutcomes, outcomeOf, statementsOf } from '../../www/panels/timeline/timeline-model.js';
 
 const APPLIED = { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } };
 const DUPLICATE = { outcome: 'duplicate', http_status: 200, receipt: { seq: 1, balance_after: 500 } };

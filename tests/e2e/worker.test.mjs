@@ -1,24 +1,17 @@
 // The database worker's message protocol (documented at the top of
-// www/worker.js), spoken directly to a worker the test starts itself, and
+// www/db/worker.js), spoken directly to a worker the test starts itself, and
 // what the page does when its worker crashes.
 
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, idle, launch, openPage, reloadPage, tables } from './browser.mjs';
+import { BASE_URL, idle, openPage, reloadPage, tables, usePage } from './browser.mjs';
 
 const EVENT = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
 
 describe('the database worker', { timeout: 180_000 }, () => {
-  let browser;
   let page;
-
-  before(async () => {
-    browser = await launch();
-    page = browser.page;
-  });
-  after(() => browser.close());
-  afterEach(() => assertNoProblems(browser.problems));
+  usePage({ open: null }, (opened) => (page = opened));
 
   test('answers every request once, in order, after announcing ready — even requests sent before it was open', async () => {
     await openPage(page, '?storage=memory');
@@ -73,7 +66,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
   });
 
   test('a worker that cannot even start fails the page clearly: ready rejects, calls reject at once', async () => {
-    await page.route('**/www/worker.js*', (route) => route.fulfill({ status: 404, body: 'gone' }));
+    await page.route('**/www/db/worker.js*', (route) => route.fulfill({ status: 404, body: 'gone' }));
     try {
       await page.goto(new URL('?storage=memory', BASE_URL).href);
       const [readyError, callError] = await page.evaluate(async () => [
@@ -90,7 +83,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
       assert.equal(await page.getAttribute('#status', 'data-phase'), 'failed');
       assert.match(await page.textContent('#status'), /Cannot use the database/);
     } finally {
-      await page.unroute('**/www/worker.js*');
+      await page.unroute('**/www/db/worker.js*');
     }
   });
 
@@ -149,7 +142,7 @@ function talkToWorker(page, storage, requests) {
   return page.evaluate(
     ({ storage, requests }) =>
       new Promise((resolve, reject) => {
-        const worker = new Worker(new URL(`www/worker.js?storage=${storage}`, window.location.href), {
+        const worker = new Worker(new URL(`www/db/worker.js?storage=${storage}`, window.location.href), {
           type: 'module',
         });
         const messages = [];

@@ -1,0 +1,158 @@
+// The page's one entry module and composition root: it mounts every panel,
+// in page order, and adds the console API. It holds no rules of its own:
+// everything the page shows comes from the database worker through `inboxLab`
+// (db/client.js), the same API the browser console gets.
+//
+// The tree, in reading order:
+//   lib/          what every panel uses: dom.js (DOM helpers), i18n.js (EN/RU),
+//                 problem.js and errors.js (error objects and their texts), rpc.js
+//                 (the one request/answer shape between the page and its workers)
+//   db/           the database: client.js (the page's side, tabs.js for several
+//                 tabs) and worker.js (the worker that owns the connection)
+//   panels/<p>/   one folder per panel: its JS, its strings (registered inline,
+//                 next to the code that shows them), its CSS (style.css imports it)
+//
+// The panels, in page order:
+//   header/       the status line and the language switch
+//   notices/      the storage banner, the tab note (banner.js) and the notice for a
+//                 database that cannot be used (recovery.js)
+//   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
+//   timeline/     every delivery and the statements it ran (timeline-model.js)
+//   tables/       accounts and inbox, changed rows on top (changes.js)
+//   data/         export, import, reset
+//   burst/        many deliveries at once, with a progress bar
+//   stepper/      one delivery statement by statement; kill the worker
+//   console/      the read-only SQL console
+//   workshop/     the article's scenario and exercises (exercises.js)
+//   scheme-ends/  where the scheme ends: side effects, business keys, retention
+//   bench/        a short benchmark in this browser (its own worker, benchworker.js)
+//   race-lab/     deliveries interleaved statement by statement on real connections
+//   crash-lab/    a worker killed at every storage operation of a commit
+//                 (crashdriver.js starts and kills crashworker.js)
+//
+// A panel exports `mount()`: it finds its elements (static markup in
+// index.html, or a section it fills), wires them and draws. Its strings are
+// registered when its module loads, so once every module is in, one
+// `translatePage()` translates all the static text.
+//
+// Everything a user typed or the database returned is rendered with
+// textContent, never parsed as HTML (lib/dom.js).
+
+import { calling, inboxLab, onStatus } from './db/client.js';
+import { whileBusy } from './lib/dom.js';
+import { LANGUAGES, setLanguage, translatePage } from './lib/i18n.js';
+import * as bench from './panels/bench/bench.js';
+import * as burst from './panels/burst/burst.js';
+import * as sqlconsole from './panels/console/sqlconsole.js';
+import * as crashLab from './panels/crash-lab/crashlab.js';
+import * as data from './panels/data/data.js';
+import * as header from './panels/header/header.js';
+import * as banner from './panels/notices/banner.js';
+import * as recovery from './panels/notices/recovery.js';
+import * as raceLab from './panels/race-lab/racelab.js';
+import * as schemeEnds from './panels/scheme-ends/schemeends.js';
+import * as paste from './panels/sender/paste.js';
+import * as sender from './panels/sender/sender.js';
+import * as stepper from './panels/stepper/stepper.js';
+import * as tables from './panels/tables/tables.js';
+import * as timeline from './panels/timeline/timeline.js';
+import * as workshop from './panels/workshop/workshop.js';
+
+// ---- The panels, in page order ------------------------------------------------
+
+const PANELS = [
+  header,
+  banner,
+  recovery,
+  sender,
+  paste,
+  timeline,
+  tables,
+  data,
+  burst,
+  stepper,
+  sqlconsole,
+  workshop,
+  schemeEnds,
+  bench,
+  raceLab,
+  crashLab,
+];
+
+for (const panel of PANELS) {
+  panel.mount();
+}
+translatePage();
+
+// ---- Console API ------------------------------------------------------------
+
+// `window.inboxLab` (db/client.js) talks to the database. The page adds what
+// its buttons do, so everything on screen can also be done, and scripted,
+// from the browser console:
+//
+//   inboxLab.send(event, {handler, fault, loseResponse, attempts, firstDelayMs})
+//       one send with retries, like the Deliver button: resolves to
+//       {attempts: [{attempt, at, answer, lost, decision}], balance: {account, before, after}}
+//   inboxLab.burst(event, n, {handler})
+//       n deliveries of one event at once: {counts, balance, …}
+//   inboxLab.burstDistinct(event, n, {handler})
+//       n different events (event_id-<run>-1…n), 200 in flight: {counts, ms, balance, …}
+//   inboxLab.setFault(null | "after_insert" | "after_update")
+//   inboxLab.setHandler("atomic" | "no_dedup" | …)
+//   inboxLab.setLoseResponse(true | false)
+//       set the sender form, so the next Deliver uses them
+//   inboxLab.timeline()      every delivery the page has seen (panels/timeline/timeline-model.js)
+//   inboxLab.setLanguage("en" | "ru")
+//
+// client.js's object is frozen; this one is a frozen superset of it. Like
+// client.js's calls, these answer every mistake with a rejected promise:
+// options are read inside `calling`, which turns a getter that throws into
+// a rejection.
+window.inboxLab = Object.freeze({
+  ...inboxLab,
+  send: (event, options = {}) =>
+    calling(() => {
+      const { handler = 'atomic', fault = null, loseResponse = false, attempts, firstDelayMs } = options;
+      return whileBusy(() =>
+        sender.send(event, { handler, fault, loseResponse, policy: sender.policyOf({ attempts, firstDelayMs }) }),
+      );
+    }),
+  burst: (event, n, options = {}) =>
+    calling(() => {
+      const { handler = 'atomic' } = options;
+      return whileBusy(() => burst.burstSame(event, n, handler));
+    }),
+  burstDistinct: (event, n, options = {}) =>
+    calling(() => {
+      const { handler = 'atomic' } = options;
+      return whileBusy(() => burst.burstDistinct(event, n, handler));
+    }),
+  setFault: sender.setFault,
+  setHandler: sender.setHandler,
+  setLoseResponse: sender.setLoseResponse,
+  timeline: () => timeline.timeline.entries(),
+  setLanguage: (lang) => {
+    if (!LANGUAGES.includes(lang)) {
+      throw new RangeError(`language must be one of ${LANGUAGES.join(', ')}`);
+    }
+    setLanguage(lang);
+  },
+});
+
+// ---- Start ------------------------------------------------------------------
+
+// The tables as the database holds them: once it is open, and again after a
+// new worker replaced a crashed or killed one (whatever was open was rolled
+// back).
+let phase = null;
+onStatus((next) => {
+  if (next.phase === 'ready' && phase === 'restarting') {
+    whileBusy(tables.refresh);
+  }
+  phase = next.phase;
+});
+whileBusy(() =>
+  inboxLab.ready.then(tables.refresh, () => {
+    // Already on the status line (panels/header).
+  }),
+);

@@ -1,0 +1,453 @@
+// The database worker: the only code that touches the database.
+//
+// It runs as a dedicated module worker because SQLite's OPFS storage
+// ("sahpool") needs synchronous file access handles, which browsers only
+// give to dedicated workers. It holds the one connection to the database
+// (through the Rust `Lab`), so the page never builds SQL and never needs a
+// lock: requests are handled one at a time, in the order they arrive.
+//
+// ## Message protocol
+//
+// Start it with `new Worker(new URL('./worker.js?storage=opfs', import.meta.url),
+// {type: 'module'})` (www/db/client.js does). The messages have the one shape
+// of www/lib/rpc.js — a request `{id, op, args}`, exactly one reply
+// `{id, ok, result | error}`, announcements without an id — and rpc.js's
+// `serve` answers them; below are this worker's ops and announcements. `storage` is "opfs" (the default: persistent, in the
+// origin private file system) or "memory" (gone on reload); any other value
+// is reported as a `fatal` storage error by the Rust side.
+//
+// Only one worker at a time can hold the OPFS database (its access handles
+// are exclusive), so with several tabs open only the owner tab runs this
+// worker; the others forward their requests to it (tabs.js, client.js).
+//
+// When OPFS cannot be used — not a secure context, no OPFS in this browser, or
+// the browser refuses it (private windows) — the worker does not give up: it
+// opens an in-memory database instead and says why in its `ready` message
+// (`fallback`), so the page can warn that nothing will be kept.
+//
+// Test switch: `simulate=opfs-failure` makes the browser's OPFS refuse to
+// open (getDirectory rejects with a SecurityError, as in a private window),
+// so the real install failure and the fallback run. Never used otherwise.
+//
+// A stored database that cannot be used — damaged on disk, written by another
+// program or a newer inbox-lab, holding a value of the wrong type (Rust's
+// health check, src/health.rs) — does not stop the worker either: it is
+// `ready` with a `problem`. Until that is fixed, only "exportRaw" (keep the
+// file as it is) and "reset" (start afresh) run; every other request is
+// answered with the problem (not retryable: the same file fails the same way).
+//
+// Test switch: `simulate=plant` adds the op "testPlant", which replaces the
+// stored database file with the bytes it is given, unchecked, so the
+// end-to-end tests can put a damaged or foreign file where a reader's database
+// would be; the next worker to start meets it, as after a reload. Never used
+// otherwise: without the switch the op does not exist.
+//
+// Page → worker, the ops (`{id, op, args}`, www/lib/rpc.js):
+//
+//     op "deliver"     args {event: {source, event_id, account_id, amount},
+//                            fault: undefined | null | "after_insert" | "after_update"}
+//                      result {outcome: "applied" | "duplicate", http_status: 200,
+//                              receipt: {seq, balance_after}}
+//     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
+//                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
+//                      exactly these four fields, plain integers. Result as "deliver".
+//     op "tables"      args none   result {accounts: [{id, balance}],
+//                                          inbox: [{source, event_id, account_id,
+//                                                   amount, receipt}]}
+//     op "reset"       args none   result undefined (a fresh database: account 1, balance 0).
+//                      Deletes the file, journal and WAL first, so it works whatever the
+//                      file holds; it clears the database's problem (announced first:
+//                      {type: "problem", problem: null})
+//     op "exportRaw"   args none   result Uint8Array, the stored file exactly as it is ("export
+//                      as is"; with a healthy database open, the same as "export")
+//     op "testPlant"   args {bytes: Uint8Array}  only with `simulate=plant` (test switch above):
+//                      closes the database and puts `bytes` in place of its file, unchecked.
+//                      Result undefined; later requests answer "the database is closed"
+//     op "addAccount"  args {account_id}   result true if created, false if it existed
+//     op "stepStart"   args {event, fault}  step mode: a delivery that runs one statement
+//                      per "stepNext"; result {ran: null, next: {step, statements}, outcome: null}
+//     op "stepNext"    args none   result {ran, next, outcome}; `next` null once committed
+//     op "stepThrow"   args none   the stepped handler throws: rolled back; always an error
+//                      {kind: "simulated_crash"}. While a stepped delivery is open, other
+//                      writes answer `busy` (it holds the write lock).
+//     op "query"       args {sql}  one read-only statement (src/console.rs): result
+//                      {columns, rows, truncated, truncated_values: [{row, column, bytes}]}.
+//                      `rows` are arrays of null, numbers and text (blobs as x'0A1B', integers
+//                      past 2^53-1 as text); at most 500 rows and 4 MiB of text in all
+//                      (`truncated`: rows were left out). A text or blob longer than 10,000
+//                      characters is cut: its cell holds the beginning and `truncated_values`
+//                      lists it, with the whole value's size in bytes. It runs within a budget
+//                      (2 s or 10^8 SQLite steps) and limits: invalid_input errors, field
+//                      "sql", codes query_budget, value_too_big (a value over 1 MiB),
+//                      query_memory (SQLite's 512 MiB heap limit for this worker). The page
+//                      can stop a query sooner only by terminating this worker: SQLite runs
+//                      synchronously, so no message reaches it meanwhile (client.js,
+//                      "Cancelling a query"; it never has another request queued behind a
+//                      query, so the terminated worker loses nothing else).
+//     op "export"      args none   result Uint8Array, the database as a .sqlite3 file
+//     op "import"      args {bytes: Uint8Array}  replaces the database with the file's rows,
+//                      rebuilt in a fresh inbox-lab database (the file's schema is never
+//                      adopted): result {accounts, inbox, outbox, orders, version, ignored:
+//                      ["trigger name", ...]}. A file that is not an intact inbox-lab
+//                      database: an invalid_input error, field "file", nothing changed
+//     op "runScenario" args none   the article's scenario on a scratch database:
+//                      result {summary, passed, checks: [{name, expected, got}]}
+//     op "raceNew"     args {deliveries: 2 | 3}  the race lab: fresh connections
+//     op "raceStart"   args {handler}  every connection delivers the same event by `handler`
+//     op "raceStep"    args {delivery: 0 | 1 | 2}  one statement of one delivery: result
+//                      {delivery, statements, result: "ran" | "waiting" | "answered" |
+//                      "failed", answer?, kind?, message?, committed, next, verdict}
+//     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
+//                      interleavings, double_credits, lost_credits, wrong_answers,
+//                      failing_schedule}
+//
+//   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
+//   src/retention.rs). The worker keeps one simulated receiver of notifications, a
+//   `Notifier` ("the user's phone": another system, in memory), created on first use
+//   without dedup and replaced by "notifierReset", "reset" and "import" (a new worker
+//   has a new one too). `receiver` names the current one: a new name is a new receiver.
+//     op "notifyDeliver" args {event, strategy: "send_before_commit" | "send_after_commit" |
+//                        "outbox", crash: null | "after_send_before_commit" |
+//                        "after_commit_before_send"}  delivers with the atomic handler and
+//                        notifies the user by `strategy`. Result as "deliver"; a crash is
+//                        a simulated_crash error (what was sent stays sent).
+//     op "dispatchOne"   args {crash: null | "after_send_before_mark"}  one round of the
+//                        outbox dispatcher: send the oldest unsent message, then mark it
+//                        sent. Result the message_id sent, or null when none is pending.
+//     op "notifierReset" args {dedup: boolean}  a new, empty receiver that deduplicates by
+//                        message id or not. Result {receiver, dedup}
+//     op "shown"         args none  result {receiver, dedup, shown: [{message_id, account_id,
+//                        amount}]}: every notification the user saw, in order
+//     op "outbox"        args none  result [{message_id, source, event_id, account_id,
+//                        amount, sent_at: null | ms}]
+//     op "activate"      args {source, event_id, order_id}  "activate order once": result
+//                        {outcome: "activated" | "already_active" | "duplicate",
+//                        by_source?, by_event_id?, first?, http_status: 200}
+//     op "clock"         args none  result the lab clock, in simulated ms
+//     op "advanceClock"  args {ms}  moves the lab clock forward; result the new time
+//     op "purge"         args {keep_ms}  deletes inbox rows received more than keep_ms ago,
+//                        in batches of 100, each its own transaction; result how many
+//
+//   "deliver" also takes `handler` ("atomic", the default, or one of the race
+//   lab's mistakes: no_dedup, check_then_act, two_transactions,
+//   insert_or_ignore, insert_or_replace). The event is validated by the same
+//   rules whichever the handler: an invalid one is invalid_input, no SQL run.
+//
+//   `id` is any value the page chooses; the worker only echoes it. Values are
+//   passed to Rust exactly as received: validation is Rust's job, so the page
+//   must not coerce anything (`amount: "500"` is an error, not 500).
+//
+// Worker → page, exactly one reply per request (www/lib/rpc.js), an unknown op
+// (invalid_input / unknown_op) included; an error reply's `error` is
+// {kind, code, message, http_status, retryable, params, field?}:
+//
+//   `kind` is one of Rust's error kinds (invalid_input, payload_conflict,
+//   unknown_account, balance_limit, busy, simulated_crash, storage);
+//   `code` says why within the kind and `params` holds the values the
+//   message mentions (the page translates `error.<kind>.<code>`, see
+//   www/lib/problem.js); `field` names the input at fault for invalid_input.
+//
+// Worker → page, announcements (no `id`):
+//
+//   {type: "ready", storage}      the database is open; `storage` is "opfs" or "memory"
+//   {type: "ready", storage, problem: error}
+//                                 the worker runs, but the stored database cannot be used:
+//                                 `problem` says why (kind storage, code corrupt, unusable,
+//                                 ...). Only "exportRaw" and "reset" run; every other
+//                                 request is answered with `problem`.
+//   {type: "problem", problem: error | null}
+//                                 the database's problem changed: null after a "reset"
+//                                 that worked (sent before that request's reply).
+//   {type: "ready", storage: "memory", fallback: error}
+//                                 OPFS was asked for but cannot be used: `fallback` is
+//                                 the error saying why (code insecure_context, no_opfs
+//                                 or opfs_unavailable); the database is in memory.
+//   {type: "waiting", attempt, attempts}
+//                                 the database file is still held by another worker
+//                                 (NoModificationAllowedError: a reload racing the old
+//                                 worker, or the previous owner tab closing); retrying.
+//                                 After `attempts` tries: fatal, code "in_use".
+//   {type: "fatal", error}        the storage could not be opened at all (an unknown
+//                                 `storage`, the file held by another tab: in_use).
+//                                 Every request, queued or later, is answered with
+//                                 this error. (A bad database file is not fatal: see
+//                                 `problem` above.)
+//   {type: "crashed", error}      the WebAssembly instance trapped (a Rust panic) or
+//                                 threw something that is not one of its error
+//                                 objects. It cannot be trusted any more: the request
+//                                 that hit it and every later one are answered with a
+//                                 storage error, and the page must terminate this
+//                                 worker and start a new one.
+//   {type: "busy", busy: bool}    true before handling requests, false once none wait,
+//                                 so the page can show that work is going on.
+//
+// Requests that arrive while the database is still opening wait, and are
+// handled, in order, once it is open.
+
+import init, { Lab, Notifier, RaceLab } from '../pkg/inbox_lab.js';
+import { asErrorObject, isErrorObject, opfsMissing, problem } from '../lib/problem.js';
+import { serve } from '../lib/rpc.js';
+
+const DATABASE = 'inbox-lab.sqlite3';
+const settings = new URL(self.location.href).searchParams;
+const storage = settings.get('storage') ?? 'opfs';
+const simulate = settings.get('simulate');
+
+// OPFS access handles are exclusive. After a reload, or after the page
+// replaced a crashed worker, the old worker may still hold them for a moment
+// and opening fails with NoModificationAllowedError; waiting a little is
+// enough. Another tab keeps them for as long as it is open, so give up after
+// about five seconds and say so.
+const OPEN_ATTEMPTS = 20;
+const OPEN_RETRY_MS = 25;
+
+// The race lab's connections: created on first use, separate from `lab`
+// (an in-memory database shared by 2 or 3 real connections).
+let raceLab = null;
+
+const OPS = new Map([
+  ['deliver', (args) => lab.deliver(args?.event, args?.fault, args?.handler)],
+  ['deliverJson', (args) => lab.deliverJson(args?.text, args?.fault)],
+  ['tables', () => lab.tables()],
+  ['reset', () => {
+    forgetNotifier();
+    try {
+      return lab.reset();
+    } finally {
+      updateProblem(lab);
+    }
+  }],
+  ['exportRaw', () => lab.exportRaw()],
+  ['addAccount', (args) => lab.addAccount(args?.account_id)],
+  ['stepStart', (args) => lab.stepStart(args?.event, args?.fault)],
+  ['stepNext', () => lab.stepNext()],
+  ['stepThrow', () => lab.stepThrow()],
+  ['query', (args) => lab.query(String(args?.sql ?? ''))],
+  ['export', () => lab.export()],
+  ['import', (args) => {
+    const result = lab.import(bytesOf(args?.bytes));
+    forgetNotifier();
+    return result;
+  }],
+  ['runScenario', () => lab.runScenario()],
+  ['raceNew', (args) => {
+    raceLab?.free();
+    raceLab = new RaceLab(args?.deliveries);
+  }],
+  ['raceStart', (args) => race().start(args?.handler)],
+  ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
+  ['raceExplore', (args) => race().explore(args?.handler)],
+  ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
+  // Rust's `None` arrives as undefined; the protocol says null.
+  ['dispatchOne', (args) => notifier().dispatchOne(lab, args?.crash) ?? null],
+  ['notifierReset', (args) => {
+    const fresh = new Notifier(args?.dedup); // throws (and keeps the old one) if dedup is not a boolean
+    forgetNotifier();
+    notifierInstance = fresh;
+    receiverName = nameReceiver();
+    return { receiver: receiverName, dedup: fresh.dedup };
+  }],
+  ['shown', () => {
+    const receiver = notifier();
+    return { receiver: receiverName, dedup: receiver.dedup, shown: receiver.shown() };
+  }],
+  ['outbox', () => lab.outbox()],
+  ['activate', (args) => lab.activate(args?.source, args?.event_id, args?.order_id)],
+  ['clock', () => lab.now()],
+  ['advanceClock', (args) => lab.advanceClock(args?.ms)],
+  ['purge', (args) => lab.purge(args?.keep_ms)],
+]);
+
+// The ops that run while the database has a problem: the two ways out.
+const WITH_PROBLEM = new Set(['exportRaw', 'reset', 'testPlant']);
+
+if (simulate === 'plant') {
+  OPS.set('testPlant', (args) => lab.testPlant(bytesOf(args?.bytes)));
+}
+
+// The receiver of "where the scheme ends". Its memory is another system's,
+// not our database's, so it is not in OPFS; but the message ids it
+// remembers are our outbox's, which start again at 1 in a fresh or imported
+// database, so a new database gets a new receiver (keeping the dedup choice).
+let notifierInstance = null;
+let notifierDedup = false;
+let receiverName = null;
+// Unique across workers too (no crypto.randomUUID: it needs a secure context).
+const workerStamp = Math.random().toString(36).slice(2, 10);
+let receiversMade = 0;
+
+function notifier() {
+  if (notifierInstance === null) {
+    notifierInstance = new Notifier(notifierDedup);
+    receiverName = nameReceiver();
+  }
+  return notifierInstance;
+}
+
+function nameReceiver() {
+  receiversMade += 1;
+  return `${workerStamp}-${receiversMade}`;
+}
+
+function forgetNotifier() {
+  if (notifierInstance !== null) {
+    notifierDedup = notifierInstance.dedup;
+    notifierInstance.free();
+    notifierInstance = null;
+  }
+}
+
+function race() {
+  if (raceLab === null) {
+    raceLab = new RaceLab(2);
+  }
+  return raceLab;
+}
+
+function deliveryIndex(value) {
+  if (!Number.isInteger(value) || value < 0) {
+    throw problem('invalid_input', 'unknown_delivery', 'invalid delivery: expected 0, 1 or 2', {}, 'deliveries');
+  }
+  return value;
+}
+
+function bytesOf(value) {
+  if (value instanceof Uint8Array) {
+    return value;
+  }
+  if (value instanceof ArrayBuffer) {
+    return new Uint8Array(value);
+  }
+  throw problem('invalid_input', 'not_bytes', 'invalid file: expected the bytes of a .sqlite3 file', {}, 'file');
+}
+
+let lab = null;
+// Once set, the worker is unusable and every request is answered with it.
+let failure = null;
+// Why the stored database cannot be used (Rust's `Lab.problem`), or null.
+// While set, only WITH_PROBLEM ops run; the rest are answered with it.
+let problemNow = null;
+
+const opened = open().then(
+  ({ opened: database, fallback }) => {
+    lab = database;
+    problemNow = lab.problem;
+    const ready = { type: 'ready', storage: lab.storage };
+    if (fallback) {
+      ready.fallback = fallback;
+    }
+    if (problemNow !== null) {
+      ready.problem = problemNow;
+    }
+    self.postMessage(ready);
+  },
+  (thrown) => {
+    failure = asErrorObject(thrown, 'open_failed', 'cannot open the database');
+    self.postMessage({ type: 'fatal', error: failure });
+  },
+);
+
+// Requests that arrive while the database is still opening wait (`ready`).
+// Lab calls are synchronous, so requests are answered strictly one after
+// another, in arrival order; "busy" frames each run of them.
+serve(OPS, {
+  ready: opened,
+  refuse: (request) => {
+    if (failure !== null) {
+      return failure;
+    }
+    if (problemNow !== null && !WITH_PROBLEM.has(request.op)) {
+      return problemNow;
+    }
+    return null;
+  },
+  asError: crashed,
+  onBusy: (busy) => self.postMessage({ type: 'busy', busy }),
+});
+
+// Opens the database: OPFS if asked for and possible, else memory with the
+// reason. A damaged or foreign database file does not make `Lab.open` throw
+// (it becomes `lab.problem`); any other storage error is fatal: falling back
+// to memory would hide the reader's data.
+async function open() {
+  await init();
+  if (storage !== 'opfs') {
+    return { opened: await Lab.open(DATABASE, storage) };
+  }
+  const missing = opfsMissing(self);
+  if (missing !== null) {
+    return { opened: await Lab.open(DATABASE, 'memory'), fallback: missing };
+  }
+  if (simulate === 'opfs-failure') {
+    refuseOpfs();
+  }
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return { opened: await Lab.open(DATABASE, 'opfs') };
+    } catch (thrown) {
+      if (heldByAnotherWorker(thrown)) {
+        if (attempt === OPEN_ATTEMPTS) {
+          throw inUse(thrown);
+        }
+        self.postMessage({ type: 'waiting', attempt, attempts: OPEN_ATTEMPTS });
+        await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_MS * attempt));
+      } else if (isErrorObject(thrown) && thrown.code === 'opfs_unavailable') {
+        return { opened: await Lab.open(DATABASE, 'memory'), fallback: thrown };
+      } else {
+        throw thrown;
+      }
+    }
+  }
+}
+
+// The test switch `simulate=opfs-failure`: from now on this worker's OPFS
+// refuses to open, as a private window's does. Rust's install then fails for
+// real and the fallback path runs, exactly as it would in such a browser.
+function refuseOpfs() {
+  Object.defineProperty(StorageManager.prototype, 'getDirectory', {
+    configurable: true,
+    value: () =>
+      Promise.reject(new DOMException('the browser refused OPFS (simulated by ?simulate=opfs-failure)', 'SecurityError')),
+  });
+}
+
+// After a request that can change it: tell the page when the database's
+// problem changed (before that request's reply, so the page's state is
+// current when the reply's promise settles).
+function updateProblem(opened) {
+  const now = opened.problem;
+  if (JSON.stringify(now) !== JSON.stringify(problemNow)) {
+    problemNow = now;
+    self.postMessage({ type: 'problem', problem: now });
+  }
+}
+
+function heldByAnotherWorker(thrown) {
+  return isErrorObject(thrown) && thrown.message.includes('NoModificationAllowedError');
+}
+
+function inUse(error) {
+  const seconds = String((OPEN_RETRY_MS * OPEN_ATTEMPTS * (OPEN_ATTEMPTS - 1)) / 2000);
+  return problem(
+    'storage',
+    'in_use',
+    `the database is held by another tab, window or worker of this page and was not released within ${seconds} s; ` +
+      `close the other inbox-lab tabs and reload (${error.message})`,
+    { seconds, detail: error.message },
+  );
+}
+
+// What an op threw, as the reply's error. Rust's error objects are answers;
+// anything else is a trap or a bug, and a trap leaves Rust's memory in an
+// unknown state (a lock half taken, a connection mid-statement), so no
+// further call may use this instance. The open transaction never committed:
+// the next worker's connection rolls it back, so retrying the request is safe.
+function crashed(thrown) {
+  if (isErrorObject(thrown)) {
+    return thrown;
+  }
+  failure = asErrorObject(thrown, 'crashed', 'the database worker crashed and is being restarted');
+  lab = null;
+  self.postMessage({ type: 'crashed', error: failure });
+  return failure;
+}

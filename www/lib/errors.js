@@ -1,0 +1,279 @@
+// Every error a reader can see, in English and Russian.
+//
+// Errors arrive as objects `{kind, code, message, http_status, retryable,
+// params, field?}` (www/lib/problem.js). `message` is Rust's English sentence —
+// what the CLI prints — and stays the fallback. The page shows
+//
+//   errorMessage(error)  ===  t(`error.${kind}.${code}`, {...params, field})
+//
+// instead, so the same error reads in the reader's language and is
+// re-rendered when the language changes. The English texts here are Rust's
+// sentences word for word (tests/e2e/hardening-hostile.test.mjs compares
+// them for every error of its catalogue), so switching the page to these
+// texts changes nothing for English readers.
+//
+// tests/e2e/unit-i18n.test.mjs checks that every code Rust can report
+// (`errorCodes()` in the wasm module) and every code made in JavaScript
+// (`LOCAL_CODES`) has a text here in both languages.
+
+import { has, register, t } from './i18n.js';
+import { isErrorObject } from './problem.js';
+
+// Codes whose `expected` / `got` params are type names, said in words.
+const TYPED = new Set(['wrong_type', 'not_object']);
+
+register({
+  en: {
+    // ---- invalid_input: fix the input; the same bytes fail the same way ----
+    'error.invalid_input.empty': 'invalid {field}: must not be empty',
+    'error.invalid_input.whitespace_only': 'invalid {field}: must not be only whitespace',
+    'error.invalid_input.too_long': 'invalid {field}: is {bytes} bytes of UTF-8; at most {max} are allowed',
+    'error.invalid_input.control_char': 'invalid {field}: contains the control character {char} at byte {at}',
+    'error.invalid_input.lone_surrogate':
+      'invalid {field}: contains a lone surrogate (invalid UTF-16), which has no UTF-8 form',
+    'error.invalid_input.not_canonical_integer':
+      'invalid {field}: must be a base-10 integer without a plus sign, spaces, leading zeros, decimal point or exponent, got {got}',
+    'error.invalid_input.not_whole_number': 'invalid {field}: must be a whole number, got {got}',
+    'error.invalid_input.decimal_or_exponent':
+      'invalid {field}: must be a whole number written without a decimal point or exponent, got {got}',
+    'error.invalid_input.out_of_range': 'invalid {field}: must be between {min} and {max}, got {got}',
+    'error.invalid_input.wrong_type': 'invalid {field}: must be {expected}, got {got}',
+    'error.invalid_input.string_for_number': 'invalid {field}: must be a number, got the string {value}',
+    'error.invalid_input.missing_field': 'invalid {field}: is missing',
+    'error.invalid_input.unexpected_field':
+      'invalid {field}: unexpected field {name}: only source, event_id, account_id and amount are allowed',
+    'error.invalid_input.duplicate_field': 'invalid {field}: duplicate field {name}: each field may appear only once',
+    'error.invalid_input.not_json': 'invalid {field}: not valid JSON: {detail}',
+    'error.invalid_input.not_object':
+      'invalid {field}: expected an object with source, event_id, account_id and amount, got {got}',
+    'error.invalid_input.unknown_value': 'invalid {field}: is {got}, expected one of: {expected}',
+    'error.invalid_input.other': 'invalid {field}: {text}',
+    'error.invalid_input.sql_empty': 'invalid {field}: type a SELECT statement or a read-only PRAGMA',
+    'error.invalid_input.sql_multiple': 'invalid {field}: only one statement at a time',
+    'error.invalid_input.sql_writes':
+      'invalid {field}: this statement would write to the database; the console is read-only (use the delivery form to change data)',
+    'error.invalid_input.sql_changes_connection':
+      'invalid {field}: this statement would change the connection (a PRAGMA with a value, a transaction or ATTACH); the console is read-only',
+    'error.invalid_input.sql_rejected': 'invalid {field}: SQLite cannot run this: {detail}',
+    'error.invalid_input.sql_pragma_not_allowed':
+      'invalid {field}: PRAGMA {name} is not one the console runs: only pragmas that read are allowed (such as journal_mode, page_size or table_info(inbox))',
+    'error.invalid_input.query_budget':
+      "invalid {field}: the query was stopped: it used up the console's budget of {seconds} s or {steps} steps of SQLite's virtual machine; nothing was changed (narrow it with WHERE or LIMIT)",
+    'error.invalid_input.value_too_big':
+      'invalid {field}: a value would be longer than {max} bytes, the most the console computes; ask for a part of it (substr) or its length (length)',
+    'error.invalid_input.query_memory':
+      'invalid {field}: the query needed more memory than SQLite may use here ({mib} MiB) and was stopped; nothing was changed (ask for fewer or shorter rows)',
+    'error.invalid_input.query_cancelled':
+      'invalid {field}: the query was cancelled before it finished; nothing was changed',
+    'error.invalid_input.file_too_big': 'invalid {field}: the file is {bytes} bytes; at most {max} are accepted',
+    'error.invalid_input.not_sqlite':
+      'invalid {field}: not a SQLite database: the file does not start with the SQLite header',
+    'error.invalid_input.file_unreadable': 'invalid {field}: SQLite cannot read this file: {detail}',
+    'error.invalid_input.integrity_failed': 'invalid {field}: integrity_check failed: {detail}',
+    'error.invalid_input.unsupported_version':
+      'invalid {field}: schema version {version} is not one this build reads (1 to {max})',
+    'error.invalid_input.schema_differs': "invalid {field}: the tables are not inbox-lab's: {detail}",
+    'error.invalid_input.dangling_account':
+      'invalid {field}: inconsistent data: an inbox row points to a missing account',
+    'error.invalid_input.receipt_above_counter':
+      'invalid {field}: inconsistent data: receipt number {seq} is above the receipt counter {last_seq}',
+    'error.invalid_input.row_invalid': 'invalid {field}: row {row} of table {table}, column {column}: {detail}',
+    'error.invalid_input.inconsistent': 'invalid {field}: inconsistent data: {detail}',
+    'error.invalid_input.import_budget':
+      'invalid {field}: reading the file took more than its budget ({seconds} s); it was stopped and nothing was imported',
+    'error.invalid_input.other_order':
+      'invalid {field}: event ({event_source}, {event_id}) was already processed for order {order}',
+    'error.invalid_input.clock_backwards': 'invalid {field}: the clock only moves forward',
+    'error.invalid_input.bad_window': 'invalid {field}: the window must be ≥ 0 and the batch ≥ 1',
+    'error.invalid_input.unknown_op': 'unknown op {op}: expected one of {expected}',
+    'error.invalid_input.bad_options':
+      'invalid fault: the second argument must be an object such as {fault: "after_insert"}',
+    'error.invalid_input.not_cloneable': 'cannot send this request to the database worker: {detail}',
+    'error.invalid_input.unknown_delivery': 'invalid delivery: expected 0, 1 or 2',
+    'error.invalid_input.not_bytes': 'invalid file: expected the bytes of a .sqlite3 file',
+    'error.invalid_input.options_unreadable': 'cannot read the options: {detail}',
+    // Type names inside `wrong_type` and `not_object`.
+    'error.type.null': 'null',
+    'error.type.undefined': 'undefined',
+    'error.type.boolean': 'a boolean',
+    'error.type.number': 'a number',
+    'error.type.bigint': 'a BigInt',
+    'error.type.string': 'a string',
+    'error.type.symbol': 'a symbol',
+    'error.type.function': 'a function',
+    'error.type.array': 'an array',
+    'error.type.object': 'an object',
+    // ---- 422: the request is understood and refused ----
+    'error.payload_conflict.payload_differs':
+      'event ({event_source}, {event_id}) was already applied as account {stored_account_id}, amount {stored_amount}; this delivery says account {account_id}, amount {amount}',
+    'error.unknown_account.no_such_account': 'account {account_id} does not exist',
+    'error.no_stored_result.no_receipt':
+      'event ({event_source}, {event_id}) was registered without a stored result (by a mistaken handler); whether it was credited is unknown, so there is no first answer to replay',
+    'error.balance_limit.over_limit':
+      'crediting {amount} to account {account_id} (balance {balance}) would pass the balance limit {limit}',
+    // ---- busy: nothing was written, retry later ----
+    'error.busy.locked': 'the database is locked by another connection; nothing was written, retry later',
+    'error.busy.no_owner':
+      'no tab acknowledged this request within {seconds} s (the tab that holds the database may be closing or frozen); it was not confirmed, retry later (retrying is safe)',
+    'error.busy.owner_timeout':
+      'the tab that holds the database took this request but did not answer within {seconds} s; it was not confirmed, retry later (retrying is safe)',
+    // ---- 500: rolled back or not confirmed; retrying is safe ----
+    'error.simulated_crash.fault': 'simulated crash {fault}: the transaction was rolled back',
+    'error.storage.full':
+      'storage error: the storage is full (database or disk full); the transaction was rolled back, retry after freeing space',
+    'error.storage.corrupt': 'storage error: {detail}',
+    'error.storage.io': 'storage error: {detail}',
+    'error.storage.no_memory': 'storage error: out of memory ({detail})',
+    'error.storage.unusable': 'storage error: the stored database cannot be used: {detail}',
+    'error.storage.opfs_unavailable': 'storage error: OPFS storage is unavailable: {detail}',
+    'error.storage.other': 'storage error: {detail}',
+    'error.storage.insecure_context':
+      'OPFS storage is unavailable: this page is not served from a secure origin (https or localhost)',
+    'error.storage.no_opfs': 'OPFS storage is unavailable: this browser has no origin private file system',
+    'error.storage.in_use':
+      'the database is held by another tab, window or worker of this page and was not released within {seconds} s; close the other inbox-lab tabs and reload ({detail})',
+    'error.storage.open_failed': 'cannot open the database: {detail}',
+    'error.storage.crashed': 'the database worker crashed and is being restarted: {detail}',
+    'error.storage.killed': 'the database worker was killed (Worker.terminate)',
+    'error.storage.unconfirmed':
+      '{detail}. This request was not confirmed; retrying it is safe (an event is applied at most once).',
+    'error.storage.worker_stopped': 'the database worker stopped: {detail}',
+    'error.storage.owner_closed':
+      'the tab that held the database went away before answering. This request was not confirmed; retrying it is safe (an event is applied at most once).',
+  },
+  ru: {
+    'error.invalid_input.empty': 'поле {field}: не может быть пустым',
+    'error.invalid_input.whitespace_only': 'поле {field}: не может состоять из одних пробелов',
+    'error.invalid_input.too_long': 'поле {field}: {bytes} байт в UTF-8, а допускается не больше {max}',
+    'error.invalid_input.control_char': 'поле {field}: управляющий символ {char} в байте {at}',
+    'error.invalid_input.lone_surrogate':
+      'поле {field}: одиночный суррогат (неверный UTF-16) — у такой строки нет записи в UTF-8',
+    'error.invalid_input.not_canonical_integer':
+      'поле {field}: нужно целое число в десятичной записи — без «+», пробелов, ведущих нулей, десятичной точки и экспоненты; получено {got}',
+    'error.invalid_input.not_whole_number': 'поле {field}: нужно целое число, получено {got}',
+    'error.invalid_input.decimal_or_exponent':
+      'поле {field}: нужно целое число, записанное без десятичной точки и экспоненты; получено {got}',
+    'error.invalid_input.out_of_range': 'поле {field}: допустимо от {min} до {max}, получено {got}',
+    'error.invalid_input.wrong_type': 'поле {field}: ожидается {expected}, получено: {got}',
+    'error.invalid_input.string_for_number': 'поле {field}: нужно число, а получена строка {value}',
+    'error.invalid_input.missing_field': 'поле {field}: отсутствует',
+    'error.invalid_input.unexpected_field':
+      'событие: лишнее поле {name}; допускаются только source, event_id, account_id и amount',
+    'error.invalid_input.duplicate_field': 'событие: поле {name} встречается больше одного раза; каждое поле допускается один раз',
+    'error.invalid_input.not_json': 'событие: это не JSON (строка {line}, столбец {column}): {detail}',
+    'error.invalid_input.not_object':
+      'событие: ожидается объект с полями source, event_id, account_id и amount, получено: {got}',
+    'error.invalid_input.unknown_value': 'поле {field}: значение {got} не подходит, допустимы: {expected}',
+    'error.invalid_input.other': 'поле {field}: {text}',
+    'error.invalid_input.sql_empty': 'поле {field}: введите оператор SELECT или PRAGMA только для чтения',
+    'error.invalid_input.sql_multiple': 'поле {field}: только один оператор за раз',
+    'error.invalid_input.sql_writes':
+      'поле {field}: этот оператор изменил бы базу данных, а консоль — только для чтения (данные меняются через форму доставки)',
+    'error.invalid_input.sql_changes_connection':
+      'поле {field}: этот оператор изменил бы соединение (PRAGMA со значением, транзакция или ATTACH), а консоль — только для чтения',
+    'error.invalid_input.sql_rejected': 'поле {field}: SQLite не может выполнить это: {detail}',
+    'error.invalid_input.sql_pragma_not_allowed':
+      'поле {field}: PRAGMA {name} консоль не выполняет — разрешены только PRAGMA, которые читают (например, journal_mode, page_size или table_info(inbox))',
+    'error.invalid_input.query_budget':
+      'поле {field}: запрос остановлен — он исчерпал бюджет консоли ({seconds} с или {steps} шагов виртуальной машины SQLite); ничего не изменено (сузьте запрос с помощью WHERE или LIMIT)',
+    'error.invalid_input.value_too_big':
+      'поле {field}: значение было бы длиннее {max} байт — больше консоль не вычисляет; запросите его часть (substr) или длину (length)',
+    'error.invalid_input.query_memory':
+      'поле {field}: запросу понадобилось больше памяти, чем SQLite может занять здесь ({mib} МиБ), и он остановлен; ничего не изменено (запросите меньше строк или строки покороче)',
+    'error.invalid_input.query_cancelled': 'поле {field}: запрос отменён, не успев завершиться; ничего не изменено',
+    'error.invalid_input.file_too_big': 'поле {field}: файл занимает {bytes} байт, а принимается не больше {max}',
+    'error.invalid_input.not_sqlite': 'поле {field}: это не база SQLite — файл не начинается с заголовка SQLite',
+    'error.invalid_input.file_unreadable': 'поле {field}: SQLite не может прочитать этот файл: {detail}',
+    'error.invalid_input.integrity_failed': 'поле {field}: integrity_check нашёл ошибки: {detail}',
+    'error.invalid_input.unsupported_version':
+      'поле {field}: версию схемы {version} эта сборка не читает (поддерживаются от 1 до {max})',
+    'error.invalid_input.schema_differs': 'поле {field}: это не таблицы inbox-lab: {detail}',
+    'error.invalid_input.dangling_account':
+      'поле {field}: данные не согласованы — строка inbox ссылается на несуществующий счёт',
+    'error.invalid_input.receipt_above_counter':
+      'поле {field}: данные не согласованы — номер квитанции {seq} больше счётчика квитанций {last_seq}',
+    'error.invalid_input.row_invalid': 'поле {field}: строка {row} таблицы {table}, столбец {column}: {detail}',
+    'error.invalid_input.inconsistent': 'поле {field}: данные не согласованы: {detail}',
+    'error.invalid_input.import_budget':
+      'поле {field}: чтение файла превысило отведённый бюджет ({seconds} с); оно остановлено, ничего не импортировано',
+    'error.invalid_input.other_order':
+      'поле {field}: событие ({event_source}, {event_id}) уже обработано для заказа {order}',
+    'error.invalid_input.clock_backwards': 'поле {field}: часы идут только вперёд',
+    'error.invalid_input.bad_window': 'поле {field}: окно должно быть ≥ 0, а пакет — ≥ 1',
+    'error.invalid_input.unknown_op': 'неизвестная операция {op}; допустимы: {expected}',
+    'error.invalid_input.bad_options':
+      'поле fault: второй аргумент должен быть объектом, например {fault: "after_insert"}',
+    'error.invalid_input.not_cloneable': 'запрос не удалось передать обработчику базы данных: {detail}',
+    'error.invalid_input.unknown_delivery': 'поле delivery: ожидается 0, 1 или 2',
+    'error.invalid_input.not_bytes': 'поле file: ожидаются байты файла .sqlite3',
+    'error.invalid_input.options_unreadable': 'не удалось прочитать объект параметров: {detail}',
+    'error.type.null': 'null',
+    'error.type.undefined': 'undefined',
+    'error.type.boolean': 'логическое значение',
+    'error.type.number': 'число',
+    'error.type.bigint': 'BigInt',
+    'error.type.string': 'строка',
+    'error.type.symbol': 'символ (Symbol)',
+    'error.type.function': 'функция',
+    'error.type.array': 'массив',
+    'error.type.object': 'объект',
+    'error.payload_conflict.payload_differs':
+      'событие ({event_source}, {event_id}) уже применено: счёт {stored_account_id}, сумма {stored_amount}; а в этой доставке счёт {account_id}, сумма {amount}',
+    'error.unknown_account.no_such_account': 'счёта {account_id} не существует',
+    'error.no_stored_result.no_receipt':
+      'событие ({event_source}, {event_id}) зарегистрировано без сохранённого результата (ошибочным обработчиком); неизвестно, было ли зачисление, поэтому повторить первый ответ нельзя',
+    'error.balance_limit.over_limit':
+      'зачисление {amount} на счёт {account_id} (баланс {balance}) превысило бы предел баланса {limit}',
+    'error.busy.locked': 'база данных заблокирована другим соединением; ничего не записано, повторите позже',
+    'error.busy.no_owner':
+      'ни одна вкладка не приняла запрос за {seconds} с (вкладка с базой данных, возможно, закрывается или заморожена); он не подтверждён — повторите позже (повтор безопасен)',
+    'error.busy.owner_timeout':
+      'вкладка с базой данных приняла запрос, но не ответила за {seconds} с; он не подтверждён — повторите позже (повтор безопасен)',
+    'error.simulated_crash.fault': 'имитация сбоя {fault}: транзакция откачена',
+    'error.storage.full':
+      'хранилище переполнено (нет места для базы данных или на диске); транзакция откачена — повторите, когда освободится место',
+    'error.storage.corrupt': 'ошибка хранилища: файл повреждён или это не база данных ({detail})',
+    'error.storage.io': 'ошибка хранилища: сбой чтения или записи ({detail})',
+    'error.storage.no_memory': 'ошибка хранилища: не хватило памяти ({detail})',
+    'error.storage.unusable': 'сохранённую базу данных нельзя использовать: {detail}',
+    'error.storage.opfs_unavailable': 'хранилище OPFS недоступно: {detail}',
+    'error.storage.other': 'ошибка хранилища: {detail}',
+    'error.storage.insecure_context':
+      'хранилище OPFS недоступно: страница открыта не с защищённого адреса (https или localhost)',
+    'error.storage.no_opfs': 'хранилище OPFS недоступно: в этом браузере нет приватной файловой системы (OPFS)',
+    'error.storage.in_use':
+      'база данных занята другой вкладкой, окном или обработчиком этой страницы и не освободилась за {seconds} с; закройте другие вкладки inbox-lab и перезагрузите страницу ({detail})',
+    'error.storage.open_failed': 'не удалось открыть базу данных: {detail}',
+    'error.storage.crashed': 'обработчик базы данных (worker) упал и перезапускается: {detail}',
+    'error.storage.killed': 'обработчик базы данных (worker) остановлен принудительно (Worker.terminate)',
+    'error.storage.unconfirmed':
+      'запрос не подтверждён ({detail}); повторить его безопасно — событие применяется не более одного раза.',
+    'error.storage.worker_stopped': 'обработчик базы данных (worker) остановился: {detail}',
+    'error.storage.owner_closed':
+      'вкладка, в которой была открыта база данных, закрылась, не ответив. Запрос не подтверждён; повторить его безопасно — событие применяется не более одного раза.',
+  },
+});
+
+/**
+ * The error's text in the current language: `error.<kind>.<code>` with its
+ * params, or Rust's English `message` if the code has no text (an error
+ * from an older worker, or not an error object at all).
+ */
+export function errorMessage(error) {
+  if (!isErrorObject(error)) {
+    return String(error?.message ?? error);
+  }
+  const key = `error.${error.kind}.${error.code}`;
+  if (typeof error.code !== 'string' || !has(key)) {
+    return error.message;
+  }
+  const params = { ...(error.params ?? {}), field: error.field ?? '' };
+  if (TYPED.has(error.code)) {
+    for (const name of ['expected', 'got']) {
+      if (has(`error.type.${params[name]}`)) {
+        params[name] = t(`error.type.${params[name]}`);
+      }
+    }
+  }
+  return t(key, params);
+}

@@ -1,0 +1,378 @@
+// The Bench panel: how fast is the real apply path in this browser?
+//
+// "Run" starts a dedicated worker (`benchworker.js`) with its own OPFS pool,
+// so the reader's database is never touched, and runs a short version of
+// `cargo xtask bench`: for each durability setting, a fresh database, N
+// distinct events each in its own transaction, then the same N again (the
+// duplicate path). A progress bar follows the run; the results are drawn as
+// a bar chart (SVG made with DOM calls) and a table.
+//
+// `window.inboxLabBench` exposes the same runs to the benchmark runner
+// (bench/run.mjs) and the end-to-end test:
+//   run({events, settings, coalesce, workerUrl, onProgress}) → [result per setting]
+//     (coalesce: through the proposed write-coalescing shim; workerUrl:
+//     another worker speaking benchworker.js's protocol, e.g. the official
+//     SQLite WASM build's in `cargo xtask bench`)
+//   profile({setting, events}) → where each commit's time goes (the timing
+//     VFS shim): {setting, events, total_ms, rows: [{file, op, calls, total_ms}]}
+//   burst(n) → n concurrent deliveries of one new event through the page's
+//     own worker (`window.inboxLab.deliver`): {events, applied, duplicates,
+//     total_ms, events_per_s, p50_ms, p99_ms, max_ms}. It writes to the
+//     reader's database, so the panel does not use it.
+
+import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
+import { Caller } from '../../lib/rpc.js';
+
+/** The settings, in the order they are run and shown. */
+export const SETTINGS = Object.freeze(['delete-full', 'wal-full', 'wal-normal']);
+
+/** Events per setting in the panel's short run. */
+export const SHORT_RUN_EVENTS = 200;
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+const WORKER_URL = new URL('./benchworker.js', import.meta.url);
+
+register({
+  en: {
+    'bench.title': 'Bench',
+    'bench.intro':
+      'A short benchmark of the real apply path in this browser: for each setting, {events} distinct events, each in its own transaction on OPFS, then the same events again (the duplicate path). It uses a database of its own; yours is not touched. The full comparison with native SQLite and the official SQLite WASM build comes from the command cargo xtask bench.',
+    'bench.run': 'Run the short benchmark',
+    'bench.running': 'Running {setting}: {done} of {total} deliveries…',
+    'bench.done': 'Done: {events} events per setting, SQLite {version}.',
+    'bench.failed': 'The benchmark failed: {message}',
+    'bench.idle': 'Not run yet.',
+    'bench.progress': 'Benchmark progress',
+    'bench.chart': 'Deliveries per second, by setting (logarithmic scale)',
+    'bench.applied': 'new events',
+    'bench.duplicates': 'duplicates',
+    'bench.col.setting': 'setting',
+    'bench.col.applied': 'new events/s',
+    'bench.col.p50': 'p50, ms',
+    'bench.col.p99': 'p99, ms',
+    'bench.col.duplicates': 'duplicates/s',
+    'bench.caption': 'Results of the last run',
+    'bench.timer': 'Latencies are quantised to this browser timer’s step of {step} ms.',
+    'bench.setting.delete-full': 'DELETE journal, synchronous FULL',
+    'bench.setting.wal-full': 'WAL (exclusive), synchronous FULL',
+    'bench.setting.wal-normal': 'WAL (exclusive), synchronous NORMAL',
+    'bench.perSecond': '{value}/s',
+    'bench.thousands': '{n}k',
+    'bench.millions': '{n}M',
+  },
+  ru: {
+    'bench.title': 'Замер скорости',
+    'bench.intro':
+      'Короткий замер настоящего пути применения события в этом браузере: для каждого режима {events} разных событий, каждое в своей транзакции в OPFS, а затем те же события ещё раз (путь повторов). Замер ведётся в отдельной базе, ваша остаётся нетронутой. Полное сравнение с нативным SQLite и официальной сборкой SQLite WASM запускается командой cargo xtask bench.',
+    'bench.run': 'Запустить короткий замер',
+    'bench.running': 'Режим {setting}: {done} из {total} доставок…',
+    'bench.done': 'Готово: по {events} событий на режим, SQLite {version}.',
+    'bench.failed': 'Замер не удался: {message}',
+    'bench.idle': 'Замер ещё не запускался.',
+    'bench.progress': 'Ход замера',
+    'bench.chart': 'Доставок в секунду по режимам (логарифмическая шкала)',
+    'bench.applied': 'новые события',
+    'bench.duplicates': 'повторы',
+    'bench.col.setting': 'режим',
+    'bench.col.applied': 'новых событий/с',
+    'bench.col.p50': 'p50, мс',
+    'bench.col.p99': 'p99, мс',
+    'bench.col.duplicates': 'повторов/с',
+    'bench.caption': 'Результаты последнего замера',
+    'bench.timer': 'Задержки округлены до шага таймера этого браузера: {step} мс.',
+    'bench.setting.delete-full': 'журнал DELETE, synchronous FULL',
+    'bench.setting.wal-full': 'WAL (монопольный), synchronous FULL',
+    'bench.setting.wal-normal': 'WAL (монопольный), synchronous NORMAL',
+    'bench.perSecond': '{value}/с',
+    'bench.thousands': '{n} тыс.',
+    'bench.millions': '{n} млн',
+  },
+});
+
+/**
+ * Runs each setting in a fresh worker speaking benchworker.js's protocol and
+ * resolves to one result per setting. `onProgress({setting, index, done, total})`.
+ */
+export async function run({
+  events = SHORT_RUN_EVENTS,
+  settings = SETTINGS,
+  coalesce = false,
+  workerUrl = WORKER_URL,
+  onProgress = () => {},
+} = {}) {
+  const worker = startWorker(workerUrl);
+  try {
+    const results = [];
+    for (const [index, setting] of settings.entries()) {
+      results.push(
+        await ask(worker, 'run', { setting, events, coalesce }, ({ done, total }) =>
+          onProgress({ setting, index, done, total }),
+        ),
+      );
+    }
+    return results;
+  } finally {
+    worker.terminate();
+  }
+}
+
+/** One profiled pass (see benchworker.js, op "profile"). */
+export async function profile({ setting, events }) {
+  const worker = startWorker(WORKER_URL);
+  try {
+    return await ask(worker, 'profile', { setting, events });
+  } finally {
+    worker.terminate();
+  }
+}
+
+// A worker that fails to load or throws outside a request rejects the
+// request in flight (rpc.js's Caller) instead of leaving it hanging.
+function startWorker(url) {
+  return new Caller(new Worker(url, { type: 'module' }), { name: 'the benchmark worker' });
+}
+
+// One request, one reply (rpc.js); progress messages along the way.
+async function ask(worker, op, args, onProgress) {
+  try {
+    return await worker.call(op, args, { onProgress });
+  } catch (error) {
+    throw new BenchError(error);
+  }
+}
+
+/** A failed run: `kind` and `message` as the worker reported them. */
+export class BenchError extends Error {
+  constructor({ kind, message }) {
+    super(`${kind}: ${message}`);
+    this.name = 'BenchError';
+    this.kind = kind;
+  }
+}
+
+/**
+ * `n` concurrent deliveries of one new event through the page's own worker.
+ * Exactly one must be applied and the rest answered as duplicates.
+ */
+export async function burst(n = 1000) {
+  const event = { source: 'bench-burst', event_id: `burst-${Date.now()}`, account_id: 1, amount: 1 };
+  await window.inboxLab.ready;
+  const latencies = new Float64Array(n);
+  const t0 = performance.now();
+  const answers = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      window.inboxLab.deliver(event).then((answer) => {
+        latencies[i] = performance.now() - t0;
+        return answer;
+      }),
+    ),
+  );
+  const totalMs = performance.now() - t0;
+  const applied = answers.filter((a) => a.outcome === 'applied').length;
+  const duplicates = answers.filter((a) => a.outcome === 'duplicate').length;
+  const seqs = new Set(answers.map((a) => a.receipt.seq));
+  if (applied !== 1 || duplicates !== n - 1 || seqs.size !== 1) {
+    throw new Error(`burst of ${n}: ${applied} applied, ${duplicates} duplicates, ${seqs.size} receipts`);
+  }
+  latencies.sort();
+  const rank = (p) => latencies[Math.min(n, Math.max(1, Math.ceil((p / 100) * n))) - 1];
+  return {
+    events: n,
+    applied,
+    duplicates,
+    total_ms: totalMs,
+    events_per_s: (n * 1000) / totalMs,
+    p50_ms: rank(50),
+    p99_ms: rank(99),
+    max_ms: latencies[n - 1],
+  };
+}
+
+window.inboxLabBench = Object.freeze({ run, profile, burst, SETTINGS, SHORT_RUN_EVENTS });
+
+// ---- the panel ---------------------------------------------------------------------------------
+
+/** Fills the section `#bench` with the panel: the button, the progress, the chart and the table. */
+export function mount() {
+  const section = document.querySelector('#bench');
+  if (section !== null) {
+    panel(section);
+  }
+}
+
+function panel(root) {
+  const el = (tag, props = {}, children = []) => {
+    const node = document.createElement(tag);
+    Object.assign(node, props);
+    node.append(...children);
+    return node;
+  };
+  const title = el('h2', { id: 'bench-title' });
+  const intro = el('p', { className: 'muted' });
+  const button = el('button', { type: 'button', id: 'bench-run' });
+  const progress = el('progress', { id: 'bench-progress', max: 1, value: 0, hidden: true });
+  const status = el('p', { id: 'bench-status', className: 'bench-status' });
+  status.setAttribute('role', 'status');
+  const chart = el('div', { id: 'bench-chart', className: 'bench-chart' });
+  const table = el('table', { id: 'bench-results', hidden: true });
+  const note = el('p', { className: 'muted bench-note' });
+  const scroll = el('div', { className: 'table-scroll' }, [table]);
+  root.replaceChildren(title, intro, el('div', { className: 'bench-controls' }, [button, progress]), status, chart, scroll, note);
+  root.setAttribute('aria-labelledby', 'bench-title');
+
+  // What is shown: 'idle', {running: {setting, done, total}}, {results}, {error}.
+  let state = { idle: true };
+
+  const render = () => {
+    title.textContent = t('bench.title');
+    intro.textContent = t('bench.intro', { events: SHORT_RUN_EVENTS });
+    button.textContent = t('bench.run');
+    progress.setAttribute('aria-label', t('bench.progress'));
+    button.disabled = state.running !== undefined;
+    progress.hidden = state.running === undefined;
+    if (state.running !== undefined) {
+      const { setting, index, done, total } = state.running;
+      progress.value = (index + done / total) / SETTINGS.length;
+      status.textContent = t('bench.running', { setting: t(`bench.setting.${setting}`), done, total });
+    } else if (state.error !== undefined) {
+      status.textContent = t('bench.failed', { message: state.error });
+    } else if (state.results !== undefined) {
+      status.textContent = t('bench.done', {
+        events: SHORT_RUN_EVENTS,
+        version: state.results[0]?.settings.sqlite_version ?? '?',
+      });
+    } else {
+      status.textContent = t('bench.idle');
+    }
+    const results = state.results ?? [];
+    chart.replaceChildren(...(results.length > 0 ? [drawChart(results)] : []));
+    table.hidden = results.length === 0;
+    table.replaceChildren(...(results.length > 0 ? drawTable(results, el) : []));
+    const step = results[0]?.timer_resolution_ms;
+    note.textContent = Number.isFinite(step) ? t('bench.timer', { step: formatMs(step) }) : '';
+  };
+
+  button.addEventListener('click', async () => {
+    state = { running: { setting: SETTINGS[0], index: 0, done: 0, total: 1 } };
+    render();
+    try {
+      const results = await run({
+        onProgress: (p) => {
+          state = { running: p };
+          render();
+        },
+      });
+      state = { results };
+    } catch (error) {
+      state = { error: String(error?.message ?? error) };
+    }
+    render();
+  });
+  onLanguageChange(render);
+  render();
+}
+
+function drawTable(results, el) {
+  const head = ['bench.col.setting', 'bench.col.applied', 'bench.col.p50', 'bench.col.p99', 'bench.col.duplicates', 'bench.col.p50', 'bench.col.p99'];
+  const th = (key, i) => {
+    const cell = el('th', { scope: 'col', textContent: t(key) });
+    if (i > 0) {
+      cell.className = 'number';
+    }
+    return cell;
+  };
+  const td = (text) => el('td', { className: 'number', textContent: text });
+  const rows = results.map((r) =>
+    el('tr', {}, [
+      el('th', { scope: 'row', textContent: t(`bench.setting.${r.setting}`) }),
+      td(formatRate(r.apply.events_per_s)),
+      td(formatMs(r.apply.p50_ms)),
+      td(formatMs(r.apply.p99_ms)),
+      td(formatRate(r.duplicate.events_per_s)),
+      td(formatMs(r.duplicate.p50_ms)),
+      td(formatMs(r.duplicate.p99_ms)),
+    ]),
+  );
+  return [
+    el('caption', { textContent: t('bench.caption') }),
+    el('thead', {}, [el('tr', {}, head.map(th))]),
+    el('tbody', {}, rows),
+  ];
+}
+
+// Horizontal bars, two per setting (new events, duplicates), each setting's
+// name above its pair, on a log scale from 10/s to 1,000,000/s so a 500/s and
+// a 50,000/s bar both stay readable.
+function drawChart(results) {
+  const svgEl = (tag, attrs = {}, text) => {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      node.setAttribute(name, String(value));
+    }
+    if (text !== undefined) {
+      node.textContent = text;
+    }
+    return node;
+  };
+  const WIDTH = 720;
+  const LEFT = 4;
+  const RIGHT = 24;
+  const BAR = 16;
+  const NAME = 18;
+  const GROUP = NAME + BAR * 2 + 14;
+  const TOP = 24;
+  const [MIN_EXP, MAX_EXP] = [1, 6];
+  const tick = (e) =>
+    e < 3 ? String(10 ** e) : e < 6 ? t('bench.thousands', { n: 10 ** (e - 3) }) : t('bench.millions', { n: 10 ** (e - 6) });
+  const height = TOP + results.length * GROUP;
+  const x = (rate) => {
+    const e = Math.log10(Math.max(rate, 10 ** MIN_EXP));
+    return LEFT + ((Math.min(e, MAX_EXP) - MIN_EXP) / (MAX_EXP - MIN_EXP)) * (WIDTH - LEFT - RIGHT);
+  };
+  const svg = svgEl('svg', { viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', class: 'bench-svg' });
+  svg.append(svgEl('title', {}, t('bench.chart')));
+  for (let e = MIN_EXP; e <= MAX_EXP; e += 1) {
+    const at = x(10 ** e);
+    svg.append(svgEl('line', { x1: at, x2: at, y1: TOP - 6, y2: height - 6, class: 'bench-grid' }));
+    const edge = e === MIN_EXP ? ' bench-tick-first' : e === MAX_EXP ? ' bench-tick-last' : '';
+    svg.append(svgEl('text', { x: at, y: TOP - 10, class: `bench-tick${edge}` }, tick(e)));
+  }
+  results.forEach((r, i) => {
+    const y = TOP + i * GROUP;
+    svg.append(svgEl('text', { x: LEFT, y: y + NAME - 5, class: 'bench-label' }, t(`bench.setting.${r.setting}`)));
+    [
+      ['bench.applied', r.apply.events_per_s, 'bench-bar-applied'],
+      ['bench.duplicates', r.duplicate.events_per_s, 'bench-bar-duplicate'],
+    ].forEach(([key, rate, cls], j) => {
+      const top = y + NAME + j * BAR;
+      const end = x(rate);
+      const bar = svgEl('rect', { x: LEFT, y: top, width: Math.max(1, end - LEFT), height: BAR - 3, class: cls });
+      bar.append(svgEl('title', {}, `${t(key)}: ${t('bench.perSecond', { value: formatRate(rate) })}`));
+      svg.append(bar);
+      // Near the right edge the label goes inside the bar's end instead.
+      const inside = end > WIDTH - 200;
+      svg.append(
+        svgEl(
+          'text',
+          { x: inside ? end - 4 : end + 4, y: top + BAR - 5, class: inside ? 'bench-value-inside' : 'bench-value' },
+          `${formatRate(rate)} · ${t(key)}`,
+        ),
+      );
+    });
+  });
+  return svg;
+}
+
+function formatRate(rate) {
+  return Math.round(rate).toLocaleString(locale());
+}
+
+function formatMs(ms) {
+  const digits = ms >= 10 ? 1 : 2;
+  return ms.toLocaleString(locale(), { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function locale() {
+  return currentLanguage() === 'ru' ? 'ru-RU' : 'en-US';
+}

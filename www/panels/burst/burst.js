@@ -1,0 +1,236 @@
+// Bursts: many deliveries in flight at once, with the sender's event and
+// handler.
+//
+// * The same event N times: the article's "20 concurrent deliveries". With
+//   the atomic handler exactly one is applied and N-1 are duplicates, and the
+//   balance grows once. (The worker has one connection, so it answers them one
+//   after another; real parallel connections are the race lab's subject and
+//   the native tests'.)
+// * N different events: throughput. Sending all N at once would make the page
+//   hold N promises and the worker queue N messages, so a window of
+//   `IN_FLIGHT` deliveries is kept going: each answer lets the next one go.
+//   The progress bar is drawn at most once per frame (requestAnimationFrame),
+//   not once per answer, so 10,000 answers never freeze the page.
+
+import { inboxLab } from '../../db/client.js';
+import { clearErrors, el, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { creditVerdict, formEvent, formHandler, senderTime } from '../sender/sender.js';
+import { refresh as refreshTables } from '../tables/tables.js';
+import { countOutcomes, statementsOf } from '../timeline/timeline-model.js';
+import { timeline } from '../timeline/timeline.js';
+
+register({
+  en: {
+    'burst.title': 'Burst',
+    'burst.intro':
+      'Uses the sender’s event and handler. All deliveries are in flight together; the worker’s single connection takes them one at a time (the race lab interleaves real connections).',
+    'burst.count': 'How many (N)',
+    'burst.same': 'The same event N times',
+    'burst.distinct': 'N different events',
+    'burst.bad_count': 'N: a whole number from 1 to {max}.',
+    'burst.same_result': '{count} deliveries of ({source}, {event_id}) at once: {counts}.',
+    'burst.distinct_result': '{count} different events in {seconds} s ({rate} per second): {counts}.',
+    'burst.progress': 'Delivered {done} of {count}',
+    'burst.balance_ok': 'Balance of account {account}: {before} → {after} = {amount} × {applied} applied. Exact.',
+    'burst.balance_wrong': 'Balance of account {account}: {before} → {after}, but {amount} × {applied} applied = {expected}!',
+  },
+  ru: {
+    'burst.title': 'Залп',
+    'burst.intro':
+      'Берёт событие и обработчик отправителя. Все доставки летят одновременно; единственное соединение воркера обрабатывает их по очереди (настоящие параллельные соединения чередует лаборатория гонок).',
+    'burst.count': 'Сколько (N)',
+    'burst.same': 'Одно событие N раз',
+    'burst.distinct': 'N разных событий',
+    'burst.bad_count': 'N: целое число от 1 до {max}.',
+    'burst.same_result': 'Доставок ({source}, {event_id}) одновременно: {count}. Итог: {counts}.',
+    'burst.distinct_result': 'Разных событий: {count} за {seconds} с ({rate} в секунду). Итог: {counts}.',
+    'burst.progress': 'Доставлено {done} из {count}',
+    'burst.balance_ok': 'Баланс счёта {account}: {before} → {after} = {amount} × {applied} применённых. Точно.',
+    'burst.balance_wrong':
+      'Баланс счёта {account}: {before} → {after}, а {amount} × {applied} применённых = {expected}!',
+  },
+});
+
+/** Deliveries kept in flight during a burst of different events. */
+const IN_FLIGHT = 200;
+/** The largest N the form accepts. */
+const MAX_BURST = 20_000;
+
+let form = null;
+let buttons = null;
+let progressBox = null;
+let progress = null;
+let progressLabel = null;
+let output = null;
+// The last result, kept to redraw it in another language.
+let shown = null;
+
+// One burst at a time: the buttons are off until it is over.
+function run(burst) {
+  clearErrors(form);
+  const text = form.elements.count.value.trim();
+  const count = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(count >= 1 && count <= MAX_BURST)) {
+    showFieldError(form, 'count', () => t('burst.bad_count', { max: formatNumber(MAX_BURST) }));
+    return;
+  }
+  whileBusy(async () => {
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      draw(await burst(formEvent(), count, formHandler()));
+    } finally {
+      buttons.forEach((b) => (b.disabled = false));
+    }
+  });
+}
+
+/**
+ * Delivers `event` `count` times at once. Every delivery is a timeline
+ * entry. Resolves to `{kind: "same", event, count, counts, balance}`.
+ */
+export async function burstSame(event, count, handler) {
+  const before = await balanceOf(event.account_id);
+  const answers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const started = performance.now();
+      const answer = await deliver(event, handler);
+      timeline.add({
+        at: senderTime(),
+        event,
+        attempt: 1,
+        of: 1,
+        handler,
+        via: 'burst',
+        answer,
+        lost: false,
+        tookMs: performance.now() - started,
+        statements: statementsOf({ handler, answer }),
+      });
+      return answer;
+    }),
+  );
+  const after = balanceIn(await refreshTables(), event.account_id);
+  return { kind: 'same', event, count, counts: countOutcomes(answers), balance: { before, after } };
+}
+
+/**
+ * Delivers `count` different events — the base event with event_ids
+ * `<event_id>-<run>-1 … -count` — keeping `IN_FLIGHT` of them going. One
+ * timeline entry for the whole burst. Resolves to `{kind: "distinct", event,
+ * count, counts, ms, balance}`.
+ */
+export async function burstDistinct(event, count, handler) {
+  const run = Date.now().toString(36); // a fresh key space for every run
+  const before = await balanceOf(event.account_id);
+  const counts = {};
+  let next = 0;
+  let done = 0;
+  let frame = 0;
+  const paint = () => {
+    frame = 0;
+    progress.value = done;
+    progressLabel.textContent = t('burst.progress', { done: formatNumber(done), count: formatNumber(count) });
+  };
+  progress.max = count;
+  paint();
+  progressBox.hidden = false;
+  const started = performance.now();
+  // Each of these loops is one slot of the window: it sends, waits for the
+  // answer, and sends the next event until none are left.
+  const slot = async () => {
+    while (next < count) {
+      next += 1;
+      const answer = await deliver({ ...event, event_id: `${event.event_id}-${run}-${next}` }, handler);
+      const outcome = answer.kind ?? answer.outcome;
+      counts[outcome] = (counts[outcome] ?? 0) + 1;
+      done += 1;
+      if (frame === 0) {
+        frame = requestAnimationFrame(paint);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count) }, slot));
+  const ms = performance.now() - started;
+  cancelAnimationFrame(frame);
+  paint();
+  timeline.add({ via: 'burst_distinct', count, counts, tookMs: ms });
+  const after = balanceIn(await refreshTables(), event.account_id);
+  return { kind: 'distinct', event, count, counts, ms, balance: { before, after } };
+}
+
+/** The handler's answer, error objects included. */
+function deliver(event, handler) {
+  return inboxLab.deliver(event, { handler }).catch((error) => error);
+}
+
+async function balanceOf(accountId) {
+  return balanceIn(await refreshTables(), accountId);
+}
+
+function balanceIn(tables, accountId) {
+  return tables?.accounts.find((a) => a.id === accountId)?.balance ?? null;
+}
+
+function draw(result) {
+  shown = result;
+  const { event, count, counts, balance } = result;
+  const countsText = Object.entries(counts)
+    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
+    .join(', ');
+  const lines = [];
+  if (result.kind === 'same') {
+    lines.push(t('burst.same_result', { count: formatNumber(count), source: event.source, event_id: event.event_id, counts: countsText }));
+    lines.push(creditVerdict({ account: event.account_id, amount: event.amount, ...balance }));
+  } else {
+    const seconds = result.ms / 1000;
+    lines.push(
+      t('burst.distinct_result', {
+        count: formatNumber(count),
+        seconds: seconds.toFixed(1),
+        rate: formatNumber(Math.round(count / seconds)),
+        counts: countsText,
+      }),
+    );
+    lines.push(distinctBalance(event, counts.applied ?? 0, balance));
+  }
+  output.replaceChildren(
+    ...lines.filter((line) => line !== null).map((text, i) => el('p', { className: i === 0 ? 'summary' : 'note', text })),
+  );
+}
+
+// N different events: each applied one adds `amount`, nothing else may.
+function distinctBalance(event, applied, { before, after }) {
+  if (typeof event.amount !== 'number' || before === null || after === null) {
+    return null;
+  }
+  const expected = before + event.amount * applied;
+  const params = {
+    account: event.account_id,
+    before: formatNumber(before),
+    after: formatNumber(after),
+    amount: formatNumber(event.amount),
+    applied: formatNumber(applied),
+    expected: formatNumber(expected),
+  };
+  return t(after === expected ? 'burst.balance_ok' : 'burst.balance_wrong', params);
+}
+
+export function mount() {
+  form = document.querySelector('#burst-form');
+  buttons = [document.querySelector('#burst-same'), document.querySelector('#burst-distinct')];
+  progressBox = document.querySelector('#burst-progress-box');
+  progress = document.querySelector('#burst-progress');
+  progressLabel = document.querySelector('#burst-progress-label');
+  output = document.querySelector('#burst-result');
+  buttons[0].addEventListener('click', () => run(burstSame));
+  buttons[1].addEventListener('click', () => run(burstDistinct));
+  onLanguageChange(() => {
+    if (shown !== null) {
+      draw(shown);
+    }
+    if (!progressBox.hidden) {
+      progressLabel.textContent = t('burst.progress', { done: formatNumber(progress.value), count: formatNumber(progress.max) });
+    }
+  });
+}

@@ -1,0 +1,488 @@
+// The crash lab panel: kill the handler at every storage operation of a
+// commit, in this browser, on real OPFS — and see that the recovery always
+// leaves each event entirely there or entirely absent.
+//
+// The work is done by crashdriver.js (workers started, stopped at an exact
+// storage operation, terminated, replaced); this module draws it:
+//
+// * the workload's operations as a picture, one box per operation, each
+//   coloured (and marked) by what a crash right after it left behind;
+// * a table: k, file, operation, offset, length, result;
+// * the summary line, the same as `inbox-lab crash-lab` prints natively;
+// * random kills: a stream of deliveries killed at random moments.
+//
+// The console gets the same experiments: `inboxCrashLab.sweep({mode,
+// events, control})` and `inboxCrashLab.randomKills({trials, mode, kill})`.
+//
+// Everything is rendered with textContent (dom.js).
+
+import { randomKills, sweep } from './crashdriver.js';
+import { el } from '../../lib/dom.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+
+register({
+  en: {
+    'crashlab.title': 'Crash lab: kill the handler at every storage operation of a commit',
+    'crashlab.intro':
+      'The article says that if the process dies before COMMIT, the database’s recovery takes care of the unfinished transaction. Here is the proof, on real OPFS in this browser. A worker applies the events through a storage layer that counts every operation (open, write, sync, truncate, delete). For each k it lets k operations through and stops dead at the next one; the page terminates the worker; a new worker reopens the database — that is SQLite’s recovery — and checks it: integrity ok, every event entirely there or entirely absent, nothing that was answered “200” lost.',
+    'crashlab.mode': 'Journal mode (synchronous=FULL)',
+    'crashlab.mode.delete': 'DELETE — a rollback journal',
+    'crashlab.mode.wal': 'WAL, with locking_mode=EXCLUSIVE',
+    'crashlab.events': 'Workload',
+    'crashlab.events.1': 'one event',
+    'crashlab.events.3': 'a burst of 3 events',
+    'crashlab.control': 'Control: recover with a broken lock check',
+    'crashlab.control.note':
+      'It answers “another connection holds the write lock” to every question — as the OPFS storage did before sqlite-wasm-vfs 0.3 — so SQLite leaves a hot journal alone instead of rolling it back. In DELETE mode the lab must catch this as partial commits; a lab that could not would prove nothing.',
+    'crashlab.run': 'Run the sweep',
+    'crashlab.running': 'Crash point {k} of {total}…',
+    'crashlab.preparing': 'Counting the workload’s storage operations…',
+    'crashlab.done': 'Done: {total} crash points.',
+    'crashlab.progress': 'Progress of the sweep',
+    'crashlab.picture': 'The workload’s storage operations',
+    'crashlab.picture.note':
+      'One box per operation, in order. Its colour and mark say what a crash right after it left behind.',
+    'crashlab.box': 'k={k}: {file} {op}, offset {offset}, {len} bytes — {result}',
+    'crashlab.legend.atomic': 'atomic: exactly before or after',
+    'crashlab.legend.partial': 'partial: half-applied or damaged',
+    'crashlab.legend.lost_acknowledged': 'lost: an answered event is gone',
+    'crashlab.legend.pending': 'not run yet',
+    'crashlab.legend.files': 'Top edge, the file:',
+    'crashlab.file.db': 'database',
+    'crashlab.file.journal': 'journal',
+    'crashlab.file.wal': 'WAL',
+    'crashlab.legend.ops': 'Letters: O open, W write, S sync, T truncate, D delete.',
+    'crashlab.summary': 'Summary',
+    'crashlab.verdict.ok': 'Every crash point recovered atomically; no answered event was lost.',
+    'crashlab.verdict.bad': 'Found {partial} partial and {lost} lost crash points: the recovery is not atomic here.',
+    'crashlab.verdict.control_caught':
+      'The control is caught: {partial} crash points left a partial commit once the hot journal was not rolled back.',
+    'crashlab.verdict.control_missed': 'The control was not caught: the lab saw no partial commit.',
+    'crashlab.table': 'Every crash point',
+    'crashlab.col.k': 'k',
+    'crashlab.col.file': 'file',
+    'crashlab.col.op': 'operation',
+    'crashlab.col.offset': 'offset',
+    'crashlab.col.len': 'length',
+    'crashlab.col.committed': 'events committed',
+    'crashlab.col.acks': 'answered 200',
+    'crashlab.col.result': 'result',
+    'crashlab.result.atomic': 'atomic',
+    'crashlab.result.partial': 'partial',
+    'crashlab.result.lost_acknowledged': 'lost acknowledged',
+    'crashlab.result.pending': 'not yet',
+    'crashlab.kills.title': 'Random kills',
+    'crashlab.kills.note':
+      'A sender streams deliveries; the worker is killed at a random storage operation, a new one reopens the database, and the sender resumes, retrying every event it has no answer for (some answers are lost on purpose). After every kill: integrity ok, no half-applied event, nothing answered lost, and the balance equals the sum of the distinct events applied.',
+    'crashlab.kills.trials': 'Kills',
+    'crashlab.kills.run': 'Run random kills',
+    'crashlab.kills.running': 'Kill {n} of {total}…',
+    'crashlab.kills.result':
+      '{trials} kills ({mid} in the middle of the stream), journal mode {mode}: {partial} partial, {lost} lost acknowledged. Balance {balance} = the sum of the {applied} distinct events applied; {retried} retries came back “duplicate”.',
+    'crashlab.kills.bad_trials': 'Kills must be a whole number from 1 to 1000.',
+    'crashlab.limits':
+      'What this shows and what it cannot: a killed tab or a crashed worker never leaves a half-applied event, and never loses one it answered. The writes of a killed worker have already reached the operating system, which keeps them. A power cut is another matter: only what reached the disk survives, and whether an OPFS flush forces the data onto the disk is up to the browser and the operating system — no web page can test it.',
+    'crashlab.error': 'The crash lab stopped: {message}',
+  },
+  ru: {
+    'crashlab.title': 'Лаборатория сбоев: убить обработчик на каждой операции записи коммита',
+    'crashlab.intro':
+      'Статья утверждает: если процесс умер до COMMIT, незавершённую транзакцию приберёт восстановление базы. Вот доказательство — на настоящем OPFS в этом браузере. Воркер применяет события через слой хранения, который считает каждую операцию (open, write, sync, truncate, delete). Для каждого k он пропускает k операций и намертво останавливается на следующей; страница завершает воркер; новый воркер заново открывает базу — это и есть восстановление SQLite — и проверяет её: целостность в порядке, каждое событие либо есть целиком, либо нет совсем, ничего из того, на что ответили «200», не потеряно.',
+    'crashlab.mode': 'Режим журнала (synchronous=FULL)',
+    'crashlab.mode.delete': 'DELETE — журнал отката',
+    'crashlab.mode.wal': 'WAL, с locking_mode=EXCLUSIVE',
+    'crashlab.events': 'Нагрузка',
+    'crashlab.events.1': 'одно событие',
+    'crashlab.events.3': 'пачка из 3 событий',
+    'crashlab.control': 'Контроль: восстановление со сломанной проверкой блокировки',
+    'crashlab.control.note':
+      'Она на любой вопрос отвечает «блокировку записи держит другое соединение» — так вело себя хранилище OPFS до sqlite-wasm-vfs 0.3, — и SQLite не трогает «горячий» журнал вместо того, чтобы откатить его. В режиме DELETE лаборатория обязана поймать это как частичные коммиты; лаборатория, которая этого не видит, ничего не доказывает.',
+    'crashlab.run': 'Запустить перебор',
+    'crashlab.running': 'Точка сбоя {k} из {total}…',
+    'crashlab.preparing': 'Считаю операции записи нагрузки…',
+    'crashlab.done': 'Готово: точек сбоя — {total}.',
+    'crashlab.progress': 'Ход перебора',
+    'crashlab.picture': 'Операции записи нагрузки',
+    'crashlab.picture.note':
+      'По квадрату на операцию, по порядку. Цвет и значок показывают, что оставил сбой сразу после неё.',
+    'crashlab.box': 'k={k}: {file} {op}, смещение {offset}, байт {len} — {result}',
+    'crashlab.legend.atomic': 'атомарно: ровно «до» или «после»',
+    'crashlab.legend.partial': 'частично: применено наполовину или повреждено',
+    'crashlab.legend.lost_acknowledged': 'потеряно: событие с ответом исчезло',
+    'crashlab.legend.pending': 'ещё не проверено',
+    'crashlab.legend.files': 'Верхний край — файл:',
+    'crashlab.file.db': 'база',
+    'crashlab.file.journal': 'журнал',
+    'crashlab.file.wal': 'WAL',
+    'crashlab.legend.ops': 'Буквы: O — open, W — write, S — sync, T — truncate, D — delete.',
+    'crashlab.summary': 'Итог',
+    'crashlab.verdict.ok': 'Каждая точка сбоя восстановилась атомарно; ни одно событие с ответом не потеряно.',
+    'crashlab.verdict.bad': 'Найдено частичных точек: {partial}, потерянных: {lost}. Здесь восстановление не атомарно.',
+    'crashlab.verdict.control_caught':
+      'Контроль пойман: точек сбоя с частичным коммитом — {partial}, потому что «горячий» журнал не откатили.',
+    'crashlab.verdict.control_missed': 'Контроль не пойман: лаборатория не увидела ни одного частичного коммита.',
+    'crashlab.table': 'Все точки сбоя',
+    'crashlab.col.k': 'k',
+    'crashlab.col.file': 'файл',
+    'crashlab.col.op': 'операция',
+    'crashlab.col.offset': 'смещение',
+    'crashlab.col.len': 'длина',
+    'crashlab.col.committed': 'событий зафиксировано',
+    'crashlab.col.acks': 'ответов 200',
+    'crashlab.col.result': 'результат',
+    'crashlab.result.atomic': 'атомарно',
+    'crashlab.result.partial': 'частично',
+    'crashlab.result.lost_acknowledged': 'потеряно подтверждённое',
+    'crashlab.result.pending': 'ещё нет',
+    'crashlab.kills.title': 'Случайные убийства',
+    'crashlab.kills.note':
+      'Отправитель шлёт поток доставок; воркер убивают на случайной операции записи, новый воркер заново открывает базу, и отправитель продолжает, повторяя каждое событие, на которое не получил ответа (часть ответов теряется нарочно). После каждого убийства: целостность в порядке, ни одного наполовину применённого события, ничего из подтверждённого не потеряно, а баланс равен сумме применённых различных событий.',
+    'crashlab.kills.trials': 'Убийств',
+    'crashlab.kills.run': 'Запустить случайные убийства',
+    'crashlab.kills.running': 'Убийство {n} из {total}…',
+    'crashlab.kills.result':
+      'Убийств: {trials} (посреди потока — {mid}), режим журнала {mode}: частичных — {partial}, потерянных подтверждённых — {lost}. Баланс {balance} = сумма {applied} различных применённых событий; повторов, вернувшихся как «дубликат», — {retried}.',
+    'crashlab.kills.bad_trials': 'Число убийств — целое, от 1 до 1000.',
+    'crashlab.limits':
+      'Что это показывает и чего не может показать: убитая вкладка или упавший воркер никогда не оставляют наполовину применённого события и не теряют того, на что уже ответили. Записи убитого воркера уже дошли до операционной системы, и она их сохранит. Отключение питания — другое дело: переживёт только то, что дошло до диска, а доводит ли flush файла OPFS данные до диска, решают браузер и операционная система — веб-страница проверить это не может.',
+    'crashlab.error': 'Лаборатория сбоев остановилась: {message}',
+  },
+});
+
+const OUTCOMES = ['atomic', 'partial', 'lost_acknowledged', 'pending'];
+const MARKS = { atomic: '✓', partial: '✗', lost_acknowledged: '!', pending: '·' };
+const OP_LETTERS = { open: 'O', write: 'W', sync: 'S', truncate: 'T', delete: 'D' };
+
+window.inboxCrashLab = Object.freeze({ sweep, randomKills });
+
+const state = {
+  busy: false,
+  error: null,
+  sweep: null, // {mode, events, control, log, rows, summary}
+  kills: null, // {total, done, summary}
+};
+
+/** Fills the crash lab's section (`#crash-lab`) with its controls and results. */
+export function mount() {
+  const section = document.querySelector('#crash-lab');
+  if (section !== null) {
+    build(section);
+  }
+}
+
+function build(root) {
+  const ui = {};
+  const text = (tag, key, options = {}) => el(tag, { ...options, text: t(key), data: { ...options.data, i18n: key } });
+  const radio = (name, value, key, checked) => {
+    const input = el('input', { attrs: { type: 'radio', name, value, id: `crash-${name}-${value}` } });
+    input.checked = checked;
+    return el('label', { attrs: { for: input.id } }, input, ' ', text('span', key));
+  };
+
+  ui.form = el(
+    'form',
+    { className: 'crash-form', attrs: { id: 'crash-form', novalidate: '' } },
+    el(
+      'fieldset',
+      {},
+      text('legend', 'crashlab.mode'),
+      radio('mode', 'delete', 'crashlab.mode.delete', true),
+      radio('mode', 'wal', 'crashlab.mode.wal', false),
+    ),
+    el(
+      'fieldset',
+      {},
+      text('legend', 'crashlab.events'),
+      radio('events', '1', 'crashlab.events.1', true),
+      radio('events', '3', 'crashlab.events.3', false),
+    ),
+    el(
+      'div',
+      { className: 'crash-control' },
+      el(
+        'label',
+        { attrs: { for: 'crash-control' } },
+        el('input', { attrs: { type: 'checkbox', name: 'control', id: 'crash-control', 'aria-describedby': 'crash-control-note' } }),
+        ' ',
+        text('span', 'crashlab.control'),
+      ),
+      text('p', 'crashlab.control.note', { className: 'note', attrs: { id: 'crash-control-note' } }),
+    ),
+    el('div', { className: 'actions' }, text('button', 'crashlab.run', { attrs: { type: 'submit', id: 'crash-run' } })),
+  );
+  ui.run = ui.form.querySelector('#crash-run');
+
+  ui.progress = el('progress', { attrs: { id: 'crash-progress', max: '1', value: '0' } });
+  ui.status = el('p', { className: 'crash-status', attrs: { id: 'crash-status', role: 'status' } });
+  ui.error = el('p', { className: 'field-error', attrs: { id: 'crash-error', role: 'alert' } });
+  ui.picture = el('ol', { className: 'crash-picture', attrs: { id: 'crash-picture', 'aria-labelledby': 'crash-picture-title' } });
+  ui.legend = el(
+    'ul',
+    { className: 'crash-legend' },
+    ...OUTCOMES.map((outcome) =>
+      el(
+        'li',
+        { data: { outcome } },
+        el('span', { className: 'crash-swatch', text: MARKS[outcome], attrs: { 'aria-hidden': 'true' } }),
+        ' ',
+        text('span', `crashlab.legend.${outcome}`),
+      ),
+    ),
+  );
+  ui.files = el(
+    'ul',
+    { className: 'crash-legend crash-files' },
+    text('li', 'crashlab.legend.files'),
+    ...['db', 'journal', 'wal'].map((file) =>
+      el('li', { data: { file } }, el('span', { className: 'crash-edge', attrs: { 'aria-hidden': 'true' } }), ' ', text('span', `crashlab.file.${file}`)),
+    ),
+    text('li', 'crashlab.legend.ops'),
+  );
+  ui.summary = el('code', { attrs: { id: 'crash-summary' } });
+  ui.verdict = el('p', { className: 'crash-verdict', attrs: { id: 'crash-verdict' } });
+  ui.tbody = el('tbody', {});
+  const columns = ['k', 'file', 'op', 'offset', 'len', 'committed', 'acks', 'result'];
+  ui.table = el(
+    'table',
+    { attrs: { id: 'crash-table' } },
+    text('caption', 'crashlab.table'),
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        ...columns.map((c) =>
+          text('th', `crashlab.col.${c}`, { className: ['k', 'offset', 'len', 'committed', 'acks'].includes(c) ? 'number' : '', attrs: { scope: 'col' } }),
+        ),
+      ),
+    ),
+    ui.tbody,
+  );
+  ui.results = el(
+    'div',
+    { className: 'crash-results', attrs: { id: 'crash-results' } },
+    text('h3', 'crashlab.picture', { attrs: { id: 'crash-picture-title' } }),
+    text('p', 'crashlab.picture.note', { className: 'note' }),
+    ui.picture,
+    ui.legend,
+    ui.files,
+    text('h3', 'crashlab.summary'),
+    el('p', {}, ui.summary),
+    ui.verdict,
+    el('div', { className: 'table-scroll crash-table-scroll', attrs: { tabindex: '0', role: 'region', 'aria-labelledby': 'crash-table-caption' } }, ui.table),
+  );
+  ui.table.querySelector('caption').id = 'crash-table-caption';
+
+  ui.killsTrials = el('input', { attrs: { id: 'crash-kills-trials', name: 'trials', inputmode: 'numeric', value: '50', autocomplete: 'off', 'aria-describedby': 'crash-kills-trials-error' } });
+  ui.killsError = el('p', { className: 'field-error', attrs: { id: 'crash-kills-trials-error' } });
+  ui.killsRun = text('button', 'crashlab.kills.run', { attrs: { type: 'submit', id: 'crash-kills-run' } });
+  ui.killsStatus = el('p', { attrs: { id: 'crash-kills-status', role: 'status' } });
+  ui.killsForm = el(
+    'form',
+    { className: 'crash-kills', attrs: { id: 'crash-kills-form', novalidate: '' } },
+    text('h3', 'crashlab.kills.title'),
+    text('p', 'crashlab.kills.note', { className: 'note' }),
+    el(
+      'div',
+      { className: 'inline-form' },
+      el('div', { className: 'field' }, text('label', 'crashlab.kills.trials', { attrs: { for: 'crash-kills-trials' } }), ui.killsTrials, ui.killsError),
+      ui.killsRun,
+    ),
+    ui.killsStatus,
+  );
+
+  root.append(
+    text('p', 'crashlab.intro', { className: 'note' }),
+    ui.form,
+    el('div', { className: 'crash-progress' }, text('label', 'crashlab.progress', { attrs: { for: 'crash-progress' } }), ui.progress, ui.status),
+    ui.error,
+    ui.results,
+    ui.killsForm,
+    text('p', 'crashlab.limits', { className: 'note crash-limits' }),
+  );
+
+  ui.form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const fields = ui.form.elements;
+    const options = { mode: fields.mode.value, events: Number(fields.events.value), control: fields.control.checked };
+    runSweep(ui, options);
+  });
+  ui.killsForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const trials = ui.killsTrials.value.trim();
+    if (!/^[1-9][0-9]{0,3}$/.test(trials) || Number(trials) > 1000) {
+      ui.killsError.textContent = t('crashlab.kills.bad_trials');
+      ui.killsError.hidden = false;
+      ui.killsTrials.setAttribute('aria-invalid', 'true');
+      ui.killsTrials.focus();
+      return;
+    }
+    ui.killsError.hidden = true;
+    ui.killsTrials.removeAttribute('aria-invalid');
+    runKills(ui, Number(trials), ui.form.elements.mode.value);
+  });
+
+  onLanguageChange(() => render(ui));
+  render(ui);
+}
+
+async function runSweep(ui, options) {
+  if (state.busy) {
+    return;
+  }
+  state.busy = true;
+  state.error = null;
+  state.sweep = { ...options, log: null, rows: [], summary: null };
+  render(ui);
+  try {
+    const result = await sweep({
+      ...options,
+      onPlan: (log) => {
+        state.sweep.log = log;
+        render(ui);
+      },
+      onRow: (row) => {
+        state.sweep.rows.push(row);
+        render(ui, row);
+      },
+    });
+    state.sweep.summary = result.summary;
+  } catch (error) {
+    state.error = error;
+  } finally {
+    state.busy = false;
+    render(ui);
+  }
+}
+
+async function runKills(ui, trials, mode) {
+  if (state.busy) {
+    return;
+  }
+  state.busy = true;
+  state.error = null;
+  state.kills = { total: trials, done: 0, mode, summary: null };
+  render(ui);
+  try {
+    state.kills.summary = await randomKills({
+      trials,
+      mode,
+      onTrial: ({ trial }) => {
+        state.kills.done = trial;
+        render(ui);
+      },
+    });
+  } catch (error) {
+    state.error = error;
+  } finally {
+    state.busy = false;
+    render(ui);
+  }
+}
+
+// ---- drawing ------------------------------------------------------------------------------
+
+/** Draws everything; with `row`, only what that crash point changed (the sweep is long). */
+function render(ui, row = null) {
+  const section = ui.form.closest('section');
+  section.setAttribute('aria-busy', String(state.busy));
+  for (const control of [...ui.form.elements, ui.killsTrials, ui.killsRun]) {
+    control.disabled = state.busy;
+  }
+  ui.error.hidden = state.error === null;
+  ui.error.textContent = state.error === null ? '' : t('crashlab.error', { message: state.error.message ?? String(state.error) });
+
+  const sweepState = state.sweep;
+  const log = sweepState?.log ?? null;
+  const rows = sweepState?.rows ?? [];
+  ui.progress.max = log === null ? 1 : log.length;
+  ui.progress.value = rows.length;
+  ui.status.textContent =
+    sweepState === null
+      ? ''
+      : log === null
+        ? t('crashlab.preparing')
+        : sweepState.summary !== null || !state.busy
+          ? t('crashlab.done', { total: log.length })
+          : t('crashlab.running', { k: Math.min(rows.length + 1, log.length), total: log.length });
+  ui.results.hidden = log === null;
+
+  if (row !== null) {
+    drawBox(ui.picture.children[row.k - 1], row.last, row);
+    ui.tbody.append(tableRow(row));
+  } else {
+    ui.picture.replaceChildren(...(log ?? []).map((op) => drawBox(el('li', {}), op, rows[op.k - 1] ?? null)));
+    ui.tbody.replaceChildren(...rows.map(tableRow));
+  }
+
+  const summary = sweepState?.summary ?? null;
+  ui.summary.textContent = summary === null ? '' : JSON.stringify(summary);
+  ui.summary.dataset.state = summary === null ? (state.busy ? 'running' : 'none') : 'done';
+  ui.verdict.textContent = summary === null ? '' : verdictText(summary, sweepState.control);
+  ui.verdict.dataset.good = summary === null ? '' : String(verdictGood(summary, sweepState.control));
+
+  const kills = state.kills;
+  if (kills === null) {
+    ui.killsStatus.textContent = '';
+  } else if (kills.summary === null) {
+    ui.killsStatus.textContent = state.busy ? t('crashlab.kills.running', { n: kills.done + 1, total: kills.total }) : '';
+  } else {
+    const s = kills.summary;
+    ui.killsStatus.textContent = t('crashlab.kills.result', {
+      trials: s.trials,
+      mid: s.killed_mid_stream,
+      mode: s.mode.toUpperCase(),
+      partial: s.partial,
+      lost: s.lost_acknowledged,
+      balance: s.balance,
+      applied: s.applied,
+      retried: s.retried_after_lost_answer,
+    });
+  }
+  ui.killsStatus.dataset.state = kills?.summary ? 'done' : state.busy && kills ? 'running' : 'none';
+}
+
+function drawBox(box, op, row) {
+  const outcome = row?.outcome ?? 'pending';
+  box.dataset.outcome = outcome;
+  box.dataset.file = op.file;
+  const label = t('crashlab.box', { k: op.k, file: op.file, op: op.op, offset: op.offset, len: op.len, result: t(`crashlab.result.${outcome}`) });
+  box.title = label;
+  box.replaceChildren(
+    el('span', { className: 'crash-op', text: OP_LETTERS[op.op] ?? '?', attrs: { 'aria-hidden': 'true' } }),
+    el('span', { className: 'crash-mark', text: MARKS[outcome], attrs: { 'aria-hidden': 'true' } }),
+    el('span', { className: 'crash-sr', text: label }),
+  );
+  return box;
+}
+
+function tableRow(row) {
+  const op = row.last;
+  const cells = [
+    [row.k, 'number'],
+    [op.file, ''],
+    [op.op, ''],
+    [op.offset, 'number'],
+    [op.len, 'number'],
+    [row.recovered.registered.length, 'number'],
+    [row.acks, 'number'],
+    [t(`crashlab.result.${row.outcome}`), 'crash-result'],
+  ];
+  return el('tr', { data: { outcome: row.outcome } }, ...cells.map(([value, className]) => el('td', { className, text: value })));
+}
+
+function verdictGood(summary, control) {
+  return control ? summary.partial > 0 : summary.partial === 0 && summary.lost_acknowledged === 0;
+}
+
+function verdictText(summary, control) {
+  if (control) {
+    return summary.partial > 0
+      ? t('crashlab.verdict.control_caught', { partial: summary.partial })
+      : t('crashlab.verdict.control_missed');
+  }
+  return verdictGood(summary, false)
+    ? t('crashlab.verdict.ok')
+    : t('crashlab.verdict.bad', { partial: summary.partial, lost: summary.lost_acknowledged });
+}

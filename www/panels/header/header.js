@@ -1,0 +1,111 @@
+// The header: the status line and the language switch.
+//
+// The status line says what the database worker is doing (client.js's
+// `onStatus`) — opening, ready and where the data is kept, working, restarting
+// after a crash, failed — and "Working…" while the page itself waits for an
+// action (dom.js's `whileBusy`). The language switch is two toggle buttons.
+
+import { onStatus } from '../../db/client.js';
+import { onPageBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
+import { currentLanguage, onLanguageChange, register, setLanguage, t } from '../../lib/i18n.js';
+
+register({
+  en: {
+    'page.title': 'inbox-lab: idempotent event processing with SQLite',
+    'page.language': 'Language',
+    'page.intro':
+      'A sender delivers “credit account A with N units” events. Responses get lost and senders retry, so one event can arrive twice, or twenty times at once. The fix: a unique key (source, event_id) in an inbox table, and registering the event and crediting the balance in ONE SQLite transaction. Real SQLite (this project’s Rust, in WebAssembly) runs in a worker of your browser and keeps its file in OPFS, so it survives a reload.',
+    'status.opening': 'Opening the database…',
+    'status.restarting': 'The database worker stopped ({message}). Starting a new one…',
+    'status.failed': 'Cannot use the database: {message}',
+    'status.working': 'Working…',
+    'status.opfs': 'Ready. Stored in OPFS: it survives a reload.',
+    'status.other': 'Ready. Stored in {storage}: a reload starts from scratch.',
+    'status.problem': 'The stored database cannot be used: see the notice below.',
+  },
+  ru: {
+    'page.title': 'inbox-lab: идемпотентная обработка событий на SQLite',
+    'page.language': 'Язык',
+    'page.intro':
+      'Отправитель доставляет события «зачислить на счёт A сумму N». Ответы теряются, отправители повторяют, поэтому одно событие может прийти дважды или двадцать раз одновременно. Решение: уникальный ключ (source, event_id) в таблице inbox, а регистрация события и зачисление на баланс — в ОДНОЙ транзакции SQLite. Настоящий SQLite (Rust этого проекта в WebAssembly) работает в воркере вашего браузера и хранит файл в OPFS, поэтому данные переживают перезагрузку.',
+    'status.opening': 'Открываем базу данных…',
+    'status.restarting': 'Воркер базы данных остановился ({message}). Запускаем новый…',
+    'status.failed': 'Базой данных пользоваться нельзя: {message}',
+    'status.working': 'Работаем…',
+    'status.opfs': 'Готово. Хранится в OPFS: переживёт перезагрузку.',
+    'status.other': 'Готово. Хранится в {storage}: после перезагрузки всё начнётся заново.',
+    'status.problem': 'Сохранённой базой данных пользоваться нельзя: см. сообщение ниже.',
+  },
+});
+
+let statusLine = null;
+let status = null;
+// Whether a page action (a send, a burst, …) is still running. The worker
+// says "busy" and "idle" around every request; during a burst that is
+// thousands of flips a second. While the page itself waits, the line just
+// says "Working…" — no flicker, no restyling the page on every answer, and
+// no screen reader reading the line out thousands of times.
+let pageBusy = false;
+let languageButtons = [];
+
+export function mount() {
+  statusLine = document.querySelector('#status');
+  onStatus((next) => {
+    status = next;
+    showStatus();
+  });
+  onPageBusy((busy) => {
+    pageBusy = busy;
+    showStatus();
+  });
+
+  // Two toggle buttons; aria-pressed tells which language is on.
+  languageButtons = document.querySelectorAll('[data-lang]');
+  for (const button of languageButtons) {
+    button.addEventListener('click', () => setLanguage(button.dataset.lang));
+  }
+  onLanguageChange(showLanguage);
+  showLanguage();
+}
+
+function showStatus() {
+  const busy = status.busy || pageBusy;
+  // "problem": the worker runs but the stored database cannot be used
+  // (../notices/recovery.js shows why and the ways out).
+  const ready = status.phase === 'ready' && status.problem ? 'problem' : status.phase;
+  const phase = busy && ready === 'ready' ? 'working' : ready;
+  const text = statusText(phase);
+  // Written only when they change: every write makes the browser restyle.
+  if (statusLine.dataset.phase !== phase) {
+    statusLine.dataset.phase = phase;
+  }
+  if (statusLine.textContent !== text) {
+    statusLine.textContent = text;
+  }
+}
+
+function statusText(phase) {
+  const { storage, error } = status;
+  switch (phase) {
+    case 'opening':
+      return t('status.opening');
+    case 'restarting':
+      return t('status.restarting', { message: errorMessage(error) });
+    case 'failed':
+      return t('status.failed', { message: errorMessage(error) });
+    case 'working':
+      return t('status.working');
+    case 'problem':
+      return t('status.problem');
+    default:
+      return storage === 'opfs' ? t('status.opfs') : t('status.other', { storage });
+  }
+}
+
+function showLanguage() {
+  for (const button of languageButtons) {
+    button.setAttribute('aria-pressed', String(button.dataset.lang === currentLanguage()));
+  }
+  showStatus();
+}

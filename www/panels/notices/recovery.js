@@ -1,0 +1,154 @@
+// When the stored database cannot be used: say what is wrong, offer the two
+// ways out.
+//
+// A database file can be damaged on disk, written by another program or a
+// newer inbox-lab, or hold a value of the wrong type (an import by an older
+// inbox-lab that adopted foreign files). Rust checks it before the page uses
+// it (src/health.rs); if it fails, the worker still starts and says why
+// (`status.problem`, www/db/client.js) instead of failing on every call and on
+// every reload. This notice, at the top of the page, then shows
+//
+// * what is wrong, in the reader's language (the error's code → text, like
+//   every other error: www/lib/errors.js), and the technical detail as Rust wrote
+//   it (kind/code and its English message), for a bug report;
+// * "Export as is": the stored file's bytes exactly as they are, downloaded
+//   as a .sqlite3 file, so nothing is lost by what comes next;
+// * "Reset…": after a confirmation, delete the file and start afresh (the
+//   same reset as the data panel's, ../data/data.js). When it works the notice
+//   goes away — in every tab: the owner tab's status reaches the others.
+//
+// While one of them runs, the note under the buttons says so (role=status)
+// and both buttons refuse a second click (aria-disabled, so the focus stays
+// where it is). Everything goes in through textContent.
+
+import { inboxLab, onStatus } from '../../db/client.js';
+import { resetDatabase } from '../data/data.js';
+import { downloadBytes, el, formatNumber, whileBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+
+register({
+  en: {
+    'recovery.title': 'The stored database cannot be used.',
+    'recovery.explain':
+      'The page started anyway, but nothing can be read or written until the database is reset. Export it as is to keep a copy of the file (for example to look at it with the sqlite3 tool), then reset it to start again with account 1 at balance 0.',
+    'recovery.detail': 'Technical detail:',
+    'recovery.export': 'Export as is',
+    'recovery.reset': 'Reset…',
+    'recovery.confirm':
+      'Delete the stored database, which cannot be used, and start again with account 1 at balance 0? Export it as is first if you want to keep it.',
+    'recovery.exporting': 'Reading the stored file…',
+    'recovery.exported': 'Saved the stored file as it is: {bytes} bytes, as {name}.',
+    'recovery.export_failed': 'Export failed: {message}',
+    'recovery.resetting': 'Resetting the database…',
+    'recovery.reset_failed': 'Reset failed: {message}',
+  },
+  ru: {
+    'recovery.title': 'Сохранённой базой данных пользоваться нельзя.',
+    'recovery.explain':
+      'Страница всё равно запустилась, но читать и записывать ничего нельзя, пока базу не сбросить. Выгрузите её как есть, чтобы сохранить копию файла (например, чтобы посмотреть на неё утилитой sqlite3), затем сбросьте её, чтобы начать заново со счётом 1 и балансом 0.',
+    'recovery.detail': 'Технические подробности:',
+    'recovery.export': 'Выгрузить как есть',
+    'recovery.reset': 'Сбросить…',
+    'recovery.confirm':
+      'Удалить сохранённую базу, которой нельзя пользоваться, и начать заново со счётом 1 и балансом 0? Если хотите её сохранить, сначала выгрузите её как есть.',
+    'recovery.exporting': 'Читаем сохранённый файл…',
+    'recovery.exported': 'Сохранённый файл выгружен как есть: байт — {bytes}, файл {name}.',
+    'recovery.export_failed': 'Выгрузить не удалось: {message}',
+    'recovery.resetting': 'Сбрасываем базу данных…',
+    'recovery.reset_failed': 'Сбросить не удалось: {message}',
+  },
+});
+
+/** The name "export as is" saves under: not the data panel's, so neither overwrites the other. */
+export const RAW_EXPORT_NAME = 'inbox-lab-as-is.sqlite3';
+
+let notice = null;
+
+const title = el('h2', { attrs: { id: 'db-problem-title' } });
+const what = el('p', { className: 'db-problem-what' });
+const detailLabel = el('span');
+const detailCode = el('code');
+const detailMessage = el('span');
+const detail = el('p', { className: 'db-problem-detail' }, detailLabel, ' ', detailCode, ' ', detailMessage);
+const explain = el('p');
+const exportButton = el('button', { attrs: { type: 'button', id: 'db-problem-export' } });
+const resetButton = el('button', { attrs: { type: 'button', id: 'db-problem-reset' } });
+const note = el('p', { className: 'db-problem-note', attrs: { id: 'db-problem-note', role: 'status' } });
+
+// The problem shown (an error object), or null; what writes the note.
+let problem = null;
+let noteText = null;
+let working = false;
+
+export function mount() {
+  notice = document.querySelector('#db-problem');
+  if (notice === null) {
+    return;
+  }
+  notice.append(title, what, detail, explain, el('div', { className: 'db-problem-actions' }, exportButton, resetButton), note);
+  exportButton.addEventListener('click', () => {
+    if (!working) {
+      whileBusy(exportAsIs);
+    }
+  });
+  resetButton.addEventListener('click', () => {
+    // A native dialog, as the data panel's reset: keyboard- and
+    // screen-reader-friendly with no code of ours.
+    if (!working && window.confirm(t('recovery.confirm'))) {
+      whileBusy(reset);
+    }
+  });
+  onStatus((status) => {
+    const next = status.problem ?? null;
+    if (JSON.stringify(next) !== JSON.stringify(problem)) {
+      problem = next;
+      noteText = null; // a note about the previous problem, or none
+      render();
+    }
+  });
+  onLanguageChange(render);
+}
+
+async function exportAsIs() {
+  setWorking(true, () => t('recovery.exporting'));
+  try {
+    const bytes = await inboxLab.exportRaw();
+    downloadBytes(bytes, RAW_EXPORT_NAME);
+    setWorking(false, () => t('recovery.exported', { bytes: formatNumber(bytes.length), name: RAW_EXPORT_NAME }));
+  } catch (error) {
+    setWorking(false, () => t('recovery.export_failed', { message: errorMessage(error) }));
+  }
+}
+
+async function reset() {
+  setWorking(true, () => t('recovery.resetting'));
+  const failure = await resetDatabase();
+  // On success the notice is already hidden: the worker announced that the
+  // problem is gone before it answered.
+  setWorking(false, failure === null ? null : () => t('recovery.reset_failed', { message: errorMessage(failure) }));
+}
+
+function setWorking(on, text) {
+  working = on;
+  for (const button of [exportButton, resetButton]) {
+    button.setAttribute('aria-disabled', String(on));
+  }
+  notice.setAttribute('aria-busy', String(on));
+  noteText = text;
+  render();
+}
+
+function render() {
+  notice.hidden = problem === null;
+  notice.dataset.code = problem?.code ?? '';
+  title.textContent = t('recovery.title');
+  explain.textContent = t('recovery.explain');
+  exportButton.textContent = t('recovery.export');
+  resetButton.textContent = t('recovery.reset');
+  detailLabel.textContent = t('recovery.detail');
+  what.textContent = problem === null ? '' : errorMessage(problem);
+  detailCode.textContent = problem === null ? '' : `${problem.kind}/${problem.code}`;
+  detailMessage.textContent = problem?.message ?? '';
+  note.textContent = noteText === null ? '' : noteText();
+}

@@ -1,0 +1,94 @@
+// "Paste an event as JSON": the event as a sender would POST it.
+//
+// The text goes to Rust untouched (`inboxLab.deliverJson`, then
+// `Event::from_json`): the page does not parse, trim or fix it, so what Rust
+// refuses — a missing or extra field, `"500"`, `5e2`, a lone surrogate, not
+// JSON at all — is refused with a message that names the field at fault,
+// shown next to the text box, and nothing is written.
+//
+// Everything shown goes in through textContent: a pasted `<img onerror>` is
+// text, never markup.
+
+import { inboxLab } from '../../db/client.js';
+import { errorMessage } from '../../lib/errors.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+
+register({
+  en: {
+    'paste.summary': 'Paste an event as JSON',
+    'paste.label': 'The event, as a sender would post it',
+    'paste.note':
+      'Exactly source, event_id, account_id and amount; numbers as plain integers. Rust parses it — the page trusts nothing in it.',
+    'paste.deliver': 'Deliver the JSON',
+    'paste.applied': 'applied (200): receipt #{seq}, balance after {balance}',
+    'paste.duplicate': 'duplicate (200): already applied as receipt #{seq}, balance after {balance}; nothing changed',
+    'paste.failed': '{kind} ({status}): nothing was written',
+  },
+  ru: {
+    'paste.summary': 'Вставить событие как JSON',
+    'paste.label': 'Событие — так, как его прислал бы отправитель',
+    'paste.note':
+      'Ровно source, event_id, account_id и amount; числа — обычные целые. Разбирает Rust: странице ничего из этого не доверяется.',
+    'paste.deliver': 'Доставить JSON',
+    'paste.applied': 'применено (200): квитанция №{seq}, баланс после — {balance}',
+    'paste.duplicate': 'дубликат (200): уже применено с квитанцией №{seq}, баланс после — {balance}; ничего не изменилось',
+    'paste.failed': '{kind} ({status}): ничего не записано',
+  },
+});
+
+let form = null;
+let text = null;
+let note = null;
+let answer = null;
+// The last answer, kept to say it again in another language.
+let last = null;
+
+export function mount() {
+  form = document.querySelector('#paste-form');
+  text = document.querySelector('#paste-json');
+  note = document.querySelector('#paste-json-error');
+  answer = document.querySelector('#paste-answer');
+  form?.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    form.setAttribute('aria-busy', 'true');
+    try {
+      last = { ok: true, value: await inboxLab.deliverJson(text.value) };
+    } catch (error) {
+      last = { ok: false, value: error };
+    } finally {
+      render(true);
+      form.setAttribute('aria-busy', 'false');
+    }
+  });
+  onLanguageChange(() => render(false));
+}
+
+function render(focus) {
+  if (last === null || form === null) {
+    return;
+  }
+  const { ok, value } = last;
+  if (ok) {
+    text.removeAttribute('aria-invalid');
+    note.hidden = true;
+    note.textContent = '';
+    answer.textContent = t(value.outcome === 'applied' ? 'paste.applied' : 'paste.duplicate', {
+      seq: value.receipt.seq,
+      balance: value.receipt.balance_after,
+    });
+    answer.dataset.outcome = value.outcome;
+    return;
+  }
+  // The message names the field inside the JSON (`invalid amount: ...`); it
+  // goes next to the text box, which is the control to fix.
+  note.textContent = errorMessage(value);
+  note.hidden = false;
+  note.dataset.field = value.field ?? '';
+  note.dataset.code = value.code ?? '';
+  text.setAttribute('aria-invalid', 'true');
+  answer.textContent = t('paste.failed', { kind: value.kind, status: value.http_status });
+  answer.dataset.outcome = value.kind;
+  if (focus) {
+    text.focus();
+  }
+}

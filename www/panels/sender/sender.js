@@ -1,0 +1,660 @@
+// The sender: delivers the event in the form the way a real webhook sender
+// does — and loses responses on purpose, so the reader sees why the handler
+// must be idempotent.
+//
+// One "send" is one event delivered until the sender is satisfied:
+//
+//   attempt 1 ──► handler ──► answer ──► (lost on purpose?) ──► decide (retry.js)
+//        ▲                                                          │
+//        └──────────── wait on the simulated clock ◄── retry ───────┘
+//
+// Every attempt becomes a timeline entry (timeline-model.js). After an
+// attempt the sender could not trust — no answer, or a 5xx — the page also
+// looks into the database, to show what really happened: after a lost
+// response the credit IS there; after a crash it is NOT. The sender's log
+// tells the story of the latest send; its last line checks the balance:
+// credited once, or not.
+
+import { inboxLab } from '../../db/client.js';
+import { clearErrors, el, formatNumber, formatSeconds, showError, showFieldError, whileBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { RetryPolicy, SimulatedClock, parsePolicy, sendWithRetries } from './retry.js';
+import { numberOrText, refresh as refreshTables } from '../tables/tables.js';
+import { outcomeOf, statementsOf } from '../timeline/timeline-model.js';
+import { timeline } from '../timeline/timeline.js';
+
+register({
+  en: {
+    'sender.title': 'Sender',
+    'sender.presets': 'Presets:',
+    'sender.preset.example': 'example',
+    'sender.preset.next': 'new event',
+    'sender.preset.provider_b': 'provider-b',
+    'sender.preset.missing_account': 'account 42',
+    'sender.preset.amount_zero': 'amount 0',
+    'sender.handler': 'Handler',
+    'sender.handler.atomic': 'atomic (the article’s)',
+    'sender.handler.no_dedup': 'no_dedup (wrong)',
+    'sender.handler.check_then_act': 'check_then_act (wrong)',
+    'sender.handler.two_transactions': 'two_transactions (wrong)',
+    'sender.handler.insert_or_ignore': 'insert_or_ignore (wrong)',
+    'sender.handler.insert_or_replace': 'insert_or_replace (wrong)',
+    'handler.atomic':
+      'The article’s handler: the unique key decides who is first, and the inbox row, the credit and the receipt commit in one transaction.',
+    'handler.no_dedup': 'Wrong: no inbox at all. Every delivery credits again, so a retried lost response is paid twice.',
+    'handler.check_then_act':
+      'Wrong: SELECT from the inbox, then UPDATE, then INSERT, each committed on its own. A crash in between credits without recording.',
+    'handler.two_transactions':
+      'Wrong: registers the event in one transaction and credits in another. A crash between leaves it “processed” without the credit.',
+    'handler.insert_or_ignore':
+      'Wrong: INSERT OR IGNORE takes “no row inserted” for “already done”. A redelivery with another amount comes back as “duplicate”: the payload is never compared.',
+    'handler.insert_or_replace':
+      'Wrong: INSERT OR REPLACE deletes the first record and writes the new one, so every repeat is applied again.',
+    'sender.fault': 'Crash on the first attempt',
+    'sender.fault.none': 'none',
+    'sender.fault.after_insert': 'after the INSERT into inbox',
+    'sender.fault.after_update': 'after the UPDATE, before COMMIT',
+    'sender.policy': 'How the sender behaves',
+    'sender.lose': 'Lose the first response: the handler commits, the sender hears nothing',
+    'sender.attempts': 'Attempts at most',
+    'sender.first_delay': 'First wait, s (then doubled)',
+    'sender.policy.note':
+      'Retries on 5xx and lost responses, stops on 200 and 4xx. The waits run on a simulated clock: nobody waits for real.',
+    'sender.deliver': 'Deliver',
+    'sender.restore': 'Restore the example',
+    'sender.redeliver': 'Redeliver the last event:',
+    'sender.redeliver.same': 'the same',
+    'sender.redeliver.amount': 'with another amount',
+    'sender.redeliver.account': 'to another account',
+    'sender.heard': 'What the sender heard',
+    'sender.nothing': 'Nothing delivered yet.',
+    'sender.log': 'Sender’s log',
+    'sender.clock': 'simulated clock: t={seconds} s',
+    'sender.error.attempts': 'Attempts: a whole number from {min} to {max}.',
+    'sender.error.first_delay': 'First wait: seconds from {min} to {max}, such as 1 or 0.5.',
+
+    'answer.outcome': 'outcome',
+    'answer.status': 'HTTP status',
+    'answer.retryable': 'retryable',
+    'answer.message': 'message',
+    'answer.receipt': 'receipt',
+    'answer.retry_yes': 'yes: deliver it again later',
+    'answer.retry_no': 'no: fix the request',
+    'answer.receipt_text': '#{seq}, balance after: {balance}',
+    'answer.no_receipt': 'none: this handler keeps no receipt',
+    'answer.no_answer': 'no answer',
+    'answer.lost': 'The response was lost on the way back.',
+
+    'meaning.applied':
+      'First delivery of this (source, event_id): the inbox row, the credit and the receipt were committed in one transaction.',
+    'meaning.duplicate':
+      'Already applied with the same payload, so nothing changed. The receipt is the one stored by the first application; a 200 tells the sender to stop retrying.',
+    'meaning.invalid_input': 'Rejected before any SQL ran. Retrying the same input fails the same way: fix it.',
+    'meaning.payload_conflict':
+      'The same key arrived with another payload. That is a contract error by the sender, never a silent success. Nothing changed.',
+    'meaning.unknown_account': 'The foreign key refused the inbox row, so nothing changed.',
+    'meaning.balance_limit':
+      'The balance would pass 2^53-1, the largest integer JavaScript holds exactly. Nothing was written.',
+    'meaning.busy':
+      'A lock timeout proves nothing about earlier deliveries, so it is never answered as a duplicate. Nothing was written: retry later.',
+    'meaning.simulated_crash':
+      'The transaction rolled back: neither the inbox row nor the credit exists. A retry applies it.',
+    'meaning.storage': 'The storage failed and nothing was committed. Retrying is safe: an event is applied at most once.',
+    'meaning.no_answer':
+      'The sender heard nothing, so it cannot know whether the event was applied. Only an idempotent handler makes delivering it again safe.',
+
+    'log.attempt': 't={time} s · attempt {attempt} → {outcome}, {status}',
+    'log.attempt_no_answer': 't={time} s · attempt {attempt} → no answer: the worker was killed mid-transaction',
+    'log.receipt': 'receipt #{seq}',
+    'log.lost': 'response lost',
+    'log.seen_row': 'in the database now: the inbox row ({source}, {event_id}) is there; account {account} has balance {balance}',
+    'log.seen_no_row': 'in the database now: no inbox row ({source}, {event_id}); account {account} has balance {balance}',
+    'log.no_account': 'no such account',
+    'log.retry_lost': 'no answer: it may or may not have been applied; retry in {seconds} s',
+    'log.retry_error': '{status}: a temporary failure; retry in {seconds} s',
+    'log.stop_success': '200: stop, the handler took responsibility',
+    'log.stop_client_error': '{status}: stop, the same request would fail the same way',
+    'log.give_up': 'gave up after {attempts} attempts',
+    'summary.once': 'Balance of account {account}: {before} → {after} (+{amount}): credited once.',
+    'summary.times': 'Balance of account {account}: {before} → {after}: credited {times} times!',
+    'summary.none': 'Balance of account {account}: {before} → {after}: not credited.',
+    'summary.other': 'Balance of account {account}: {before} → {after}.',
+    'summary.no_account': 'Account {account} does not exist: there was nothing to credit.',
+  },
+  ru: {
+    'sender.title': 'Отправитель',
+    'sender.presets': 'Заготовки:',
+    'sender.preset.example': 'пример',
+    'sender.preset.next': 'новое событие',
+    'sender.preset.provider_b': 'от provider-b',
+    'sender.preset.missing_account': 'счёт 42',
+    'sender.preset.amount_zero': 'сумма 0',
+    'sender.handler': 'Обработчик',
+    'sender.handler.atomic': 'atomic (как в статье)',
+    'sender.handler.no_dedup': 'no_dedup (ошибка)',
+    'sender.handler.check_then_act': 'check_then_act (ошибка)',
+    'sender.handler.two_transactions': 'two_transactions (ошибка)',
+    'sender.handler.insert_or_ignore': 'insert_or_ignore (ошибка)',
+    'sender.handler.insert_or_replace': 'insert_or_replace (ошибка)',
+    'handler.atomic':
+      'Обработчик из статьи: кто первый, решает уникальный ключ, а строка inbox, зачисление и квитанция фиксируются одной транзакцией.',
+    'handler.no_dedup':
+      'Ошибка: inbox нет вовсе. Каждая доставка зачисляет снова, и повтор после потерянного ответа оплачивается дважды.',
+    'handler.check_then_act':
+      'Ошибка: SELECT из inbox, потом UPDATE, потом INSERT, и каждый фиксируется сам по себе. Сбой между ними — зачисление без записи.',
+    'handler.two_transactions':
+      'Ошибка: событие регистрируется в одной транзакции, а зачисляется в другой. Сбой между ними оставляет событие «обработанным» без зачисления.',
+    'handler.insert_or_ignore':
+      'Ошибка: INSERT OR IGNORE принимает «строка не вставлена» за «уже сделано». Повторная доставка с другой суммой возвращается как «duplicate»: содержимое не сравнивается.',
+    'handler.insert_or_replace':
+      'Ошибка: INSERT OR REPLACE удаляет первую запись и пишет новую, поэтому каждый повтор применяется снова.',
+    'sender.fault': 'Сбой при первой попытке',
+    'sender.fault.none': 'нет',
+    'sender.fault.after_insert': 'после INSERT в inbox',
+    'sender.fault.after_update': 'после UPDATE, до COMMIT',
+    'sender.policy': 'Как ведёт себя отправитель',
+    'sender.lose': 'Потерять первый ответ: обработчик фиксирует транзакцию, а отправитель ничего не слышит',
+    'sender.attempts': 'Попыток не больше',
+    'sender.first_delay': 'Первая пауза, с (дальше вдвое длиннее)',
+    'sender.policy.note':
+      'Повторяет при 5xx и потерянном ответе, останавливается на 200 и 4xx. Паузы идут по модельным часам: ждать по-настоящему не нужно.',
+    'sender.deliver': 'Доставить',
+    'sender.restore': 'Вернуть пример',
+    'sender.redeliver': 'Доставить последнее событие ещё раз:',
+    'sender.redeliver.same': 'то же самое',
+    'sender.redeliver.amount': 'с другой суммой',
+    'sender.redeliver.account': 'на другой счёт',
+    'sender.heard': 'Что услышал отправитель',
+    'sender.nothing': 'Пока ничего не доставлено.',
+    'sender.log': 'Журнал отправителя',
+    'sender.clock': 'модельные часы: t={seconds} с',
+    'sender.error.attempts': 'Попытки: целое число от {min} до {max}.',
+    'sender.error.first_delay': 'Первая пауза: секунды от {min} до {max}, например 1 или 0.5.',
+
+    'answer.outcome': 'исход',
+    'answer.status': 'HTTP-статус',
+    'answer.retryable': 'повторять?',
+    'answer.message': 'сообщение',
+    'answer.receipt': 'квитанция',
+    'answer.retry_yes': 'да: доставить ещё раз позже',
+    'answer.retry_no': 'нет: исправьте запрос',
+    'answer.receipt_text': '№{seq}, баланс после: {balance}',
+    'answer.no_receipt': 'нет: этот обработчик квитанций не хранит',
+    'answer.no_answer': 'ответа нет',
+    'answer.lost': 'Ответ потерялся на обратном пути.',
+
+    'meaning.applied':
+      'Первая доставка этой пары (source, event_id): строка inbox, зачисление и квитанция зафиксированы одной транзакцией.',
+    'meaning.duplicate':
+      'Событие уже применено с тем же содержимым, поэтому ничего не изменилось. Квитанция та, что сохранило первое применение; ответ 200 говорит отправителю: хватит повторять.',
+    'meaning.invalid_input': 'Отклонено до всякого SQL. Тот же запрос снова упадёт так же: его нужно исправить.',
+    'meaning.payload_conflict':
+      'Тот же ключ пришёл с другим содержимым. Это нарушение контракта отправителем, а не тихий успех. Ничего не изменилось.',
+    'meaning.unknown_account': 'Внешний ключ не пропустил строку inbox, поэтому ничего не изменилось.',
+    'meaning.balance_limit':
+      'Баланс превысил бы 2^53-1 — самое большое целое, которое JavaScript хранит точно. Ничего не записано.',
+    'meaning.busy':
+      'Тайм-аут блокировки ничего не говорит о прошлых доставках, поэтому он никогда не выдаётся за дубликат. Ничего не записано: повторите позже.',
+    'meaning.simulated_crash':
+      'Транзакция откатилась: нет ни строки inbox, ни зачисления. Повторная доставка его применит.',
+    'meaning.storage':
+      'Отказало хранилище, ничего не зафиксировано. Повторять безопасно: событие применяется не более одного раза.',
+    'meaning.no_answer':
+      'Отправитель ничего не услышал и не может знать, применено ли событие. Доставить его снова безопасно только благодаря идемпотентному обработчику.',
+
+    'log.attempt': 't={time} с · попытка {attempt} → {outcome}, {status}',
+    'log.attempt_no_answer': 't={time} с · попытка {attempt} → ответа нет: воркер убит посреди транзакции',
+    'log.receipt': 'квитанция №{seq}',
+    'log.lost': 'ответ потерян',
+    'log.seen_row': 'в базе сейчас: строка inbox ({source}, {event_id}) есть; баланс счёта {account} — {balance}',
+    'log.seen_no_row': 'в базе сейчас: строки inbox ({source}, {event_id}) нет; баланс счёта {account} — {balance}',
+    'log.no_account': 'такого счёта нет',
+    'log.retry_lost': 'ответа нет: применено или нет — неизвестно; повтор через {seconds} с',
+    'log.retry_error': '{status}: временный сбой; повтор через {seconds} с',
+    'log.stop_success': '200: стоп, обработчик взял ответственность на себя',
+    'log.stop_client_error': '{status}: стоп, тот же запрос упадёт так же',
+    'log.give_up': 'отправитель сдался, попыток было: {attempts}',
+    'summary.once': 'Баланс счёта {account}: {before} → {after} (+{amount}): зачислено один раз.',
+    'summary.times': 'Баланс счёта {account}: {before} → {after}: зачислений вместо одного — {times}!',
+    'summary.none': 'Баланс счёта {account}: {before} → {after}: не зачислено.',
+    'summary.other': 'Баланс счёта {account}: {before} → {after}.',
+    'summary.no_account': 'Счёта {account} нет: зачислять было некуда.',
+  },
+});
+
+export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 });
+
+// The panel's elements (mount): the form in #sender, what came back in #heard.
+let form = null;
+let answerBox = null;
+let logList = null;
+let summaryLine = null;
+let clockLine = null;
+let redeliverButtons = [];
+let handlerNote = null;
+
+/** The sender's clock: it only moves when the sender waits before a retry. */
+const clock = new SimulatedClock();
+
+// The send whose log is on screen (the one that changed last), and the
+// answer last shown; both are redrawn when the language changes.
+let shownSend = null;
+let shownAnswer = null;
+// The event of the latest send, for the "redeliver" buttons.
+let lastEvent = null;
+
+/** The event in the form, each number field as Rust should see it. */
+export function formEvent() {
+  const fields = form.elements;
+  return {
+    source: fields.source.value,
+    event_id: fields.event_id.value,
+    account_id: numberOrText(fields.account_id.value),
+    amount: numberOrText(fields.amount.value),
+  };
+}
+
+/**
+ * The form's options `{handler, fault, loseResponse, policy}`, or null after
+ * showing what is wrong next to the policy fields.
+ */
+export function formOptions() {
+  const fields = form.elements;
+  const parsed = parsePolicy({ attempts: fields.attempts.value, firstDelay: fields.first_delay.value });
+  if (parsed.errors) {
+    for (const { field, limits } of parsed.errors.reverse()) {
+      showFieldError(form, field, () => t(`sender.error.${field}`, limits));
+    }
+    return null;
+  }
+  return {
+    handler: fields.handler.value,
+    fault: fields.fault.value || null,
+    loseResponse: fields.lose_response.checked,
+    policy: parsed.policy,
+  };
+}
+
+/** The handler chosen in the form. */
+export function formHandler() {
+  return form.elements.handler.value;
+}
+
+/** The sender's simulated time now (ms). */
+export function senderTime() {
+  return clock.now;
+}
+
+/** Sets the form's crash point ("after_insert", "after_update" or null). */
+export function setFault(fault) {
+  setSelect('fault', fault ?? '');
+}
+
+/** Sets the form's handler. */
+export function setHandler(handler) {
+  setSelect('handler', handler);
+  describeHandler();
+}
+
+/** Ticks or clears "lose the first response". */
+export function setLoseResponse(on) {
+  form.elements.lose_response.checked = Boolean(on);
+}
+
+function setSelect(name, value) {
+  const select = form.elements[name];
+  if (![...select.options].some((option) => option.value === value)) {
+    throw new RangeError(`${name} must be one of ${[...select.options].map((o) => JSON.stringify(o.value)).join(', ')}`);
+  }
+  select.value = value;
+}
+
+/**
+ * One send: `event` delivered with `handler` until the policy says stop.
+ * `fault` applies to the first attempt only (a crash, then a clean retry);
+ * `loseResponse` throws the first answer away. `firstAttempt`, if given,
+ * performs attempt 1 instead of `deliver` (step mode does) and resolves to
+ * `{answer, statements}` (`answer` null: no answer at all).
+ *
+ * Resolves to `{attempts: [{attempt, at, answer, lost, decision}], balance:
+ * {account, before, after}}`.
+ */
+export async function send(event, { handler = 'atomic', fault = null, loseResponse = false, policy, firstAttempt }) {
+  clearErrors(form);
+  lastEvent = event;
+  for (const button of redeliverButtons) {
+    button.disabled = false;
+  }
+  const record = { event, attempts: [], summary: null };
+  showLog(record);
+  const before = await balanceOf(event.account_id);
+
+  const attempts = await sendWithRetries({
+    policy,
+    clock,
+    attempt: async (n) => {
+      const at = clock.now;
+      const started = performance.now();
+      const faultNow = n === 1 ? fault : null;
+      const result =
+        n === 1 && firstAttempt
+          ? await firstAttempt()
+          : await deliverOnce(event, { handler, fault: faultNow }).then((answer) => ({
+              answer,
+              statements: statementsOf({ handler, fault: faultNow, answer }),
+            }));
+      const lost = result.answer === null || (loseResponse && n === 1);
+      timeline.add({
+        at,
+        event,
+        attempt: n,
+        of: policy.attempts,
+        handler,
+        via: n === 1 && firstAttempt ? 'step' : 'sender',
+        answer: result.answer,
+        lost,
+        tookMs: performance.now() - started,
+        statements: result.statements,
+      });
+      // An answer the sender cannot trust: look at what really happened.
+      const doubtful = lost || result.answer.http_status >= 500;
+      const seen = doubtful ? await look(event) : null;
+      return lost
+        ? { lost: true, answer: result.answer, seen }
+        : { status: result.answer.http_status, answer: result.answer, seen };
+    },
+    onAttempt: ({ attempt, at, heard, decision }) => {
+      record.attempts.push({ attempt, at, answer: heard.answer, lost: Boolean(heard.lost), seen: heard.seen, decision });
+      showLog(record);
+    },
+  });
+
+  const after = await refreshTables().then((tables) => balanceIn(tables, event.account_id));
+  record.summary = { account: event.account_id, amount: event.amount, before, after };
+  showLog(record);
+  const last = attempts.at(-1);
+  showAnswer(last.heard.lost ? { lost: last.heard.answer } : last.heard.answer);
+  const error = last.heard.answer;
+  if (!last.heard.lost && error?.kind === 'invalid_input') {
+    showError(form, error);
+  }
+  return {
+    attempts: record.attempts.map(({ attempt, at, answer, lost, decision }) => ({ attempt, at, answer, lost, decision })),
+    balance: { account: event.account_id, before, after },
+  };
+}
+
+/** Resolves to the handler's answer, error objects included (they are answers too). */
+function deliverOnce(event, { handler, fault }) {
+  return inboxLab.deliver(event, { handler, fault: fault ?? undefined }).catch((error) => error);
+}
+
+async function look(event) {
+  const tables = await refreshTables();
+  if (tables === null) {
+    return null;
+  }
+  return {
+    row: tables.inbox.some((r) => r.source === event.source && r.event_id === event.event_id),
+    balance: balanceIn(tables, event.account_id),
+  };
+}
+
+async function balanceOf(accountId) {
+  try {
+    return balanceIn(await inboxLab.tables(), accountId);
+  } catch {
+    return null; // not readable right now: the summary then says nothing about it
+  }
+}
+
+function balanceIn(tables, accountId) {
+  return tables?.accounts.find((account) => account.id === accountId)?.balance ?? null;
+}
+
+// ---- The log ----------------------------------------------------------------
+
+function showLog(record) {
+  shownSend = record;
+  logList.replaceChildren(...record.attempts.map(attemptItem));
+  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+  const summary = summaryText(record);
+  summaryLine.hidden = summary === null;
+  summaryLine.textContent = summary ?? '';
+}
+
+function attemptItem({ attempt, at, answer, lost, seen, decision }) {
+  const time = formatSeconds(at);
+  let text;
+  if (answer === null) {
+    text = t('log.attempt_no_answer', { time, attempt });
+  } else {
+    text = t('log.attempt', { time, attempt, outcome: outcomeOf(answer), status: answer.http_status });
+    if (lost) {
+      text += ` · ${t('log.lost')}`;
+    } else if (answer.receipt) {
+      text += ` · ${t('log.receipt', { seq: answer.receipt.seq })}`;
+    }
+  }
+  const lines = [el('p', { className: 'log-attempt', text })];
+  if (seen) {
+    const params = {
+      ...shownSend.event,
+      account: shownSend.event.account_id,
+      balance: seen.balance === null ? t('log.no_account') : formatNumber(seen.balance),
+    };
+    lines.push(el('p', { className: 'log-seen', text: t(seen.row ? 'log.seen_row' : 'log.seen_no_row', params) }));
+  }
+  lines.push(el('p', { className: `log-decision decision-${decision.action}`, text: decisionText(decision, answer, attempt) }));
+  return el('li', { data: { attempt, action: decision.action } }, ...lines);
+}
+
+function decisionText(decision, answer, attempt) {
+  if (decision.action === 'retry') {
+    const seconds = formatSeconds(decision.delayMs);
+    return decision.reason === 'lost'
+      ? t('log.retry_lost', { seconds })
+      : t('log.retry_error', { seconds, status: answer.http_status });
+  }
+  if (decision.action === 'give_up') {
+    return t('log.give_up', { attempts: attempt });
+  }
+  return decision.reason === 'success' ? t('log.stop_success') : t('log.stop_client_error', { status: answer.http_status });
+}
+
+function summaryText({ summary }) {
+  return summary === null ? null : creditVerdict(summary);
+}
+
+/**
+ * How often `amount` reached `account` between two balances, in words:
+ * "credited once", "credited 2 times!", "not credited"; null if the account
+ * is not a number (the event was invalid).
+ */
+export function creditVerdict({ account, amount, before, after }) {
+  if (typeof account !== 'number') {
+    return null;
+  }
+  if (before === null || after === null) {
+    return t('summary.no_account', { account });
+  }
+  const params = { account, amount: formatNumber(amount), before: formatNumber(before), after: formatNumber(after) };
+  const times = typeof amount === 'number' ? (after - before) / amount : NaN;
+  if (times === 1) {
+    return t('summary.once', params);
+  }
+  if (times === 0) {
+    return t('summary.none', params);
+  }
+  if (Number.isInteger(times) && times > 1) {
+    return t('summary.times', { ...params, times });
+  }
+  return t('summary.other', params);
+}
+
+// ---- The answer -------------------------------------------------------------
+
+// `answer` is a success {outcome, http_status, receipt}, an error {kind,
+// message, http_status, retryable, field?}, or {lost: answer} when the sender
+// never heard it.
+function showAnswer(answer) {
+  shownAnswer = answer;
+  if (answer === null) {
+    answerBox.replaceChildren(el('p', { className: 'muted', text: t('sender.nothing') }));
+    return;
+  }
+  if (answer.lost !== undefined) {
+    const list = replyList([['outcome', t('answer.no_answer')]], 'reply reply-error');
+    answerBox.replaceChildren(list, el('p', { className: 'meaning', text: t('meaning.no_answer') }));
+    return;
+  }
+  const failed = answer.kind !== undefined;
+  const rows = [
+    ['outcome', failed ? answer.kind : answer.outcome],
+    ['HTTP status', String(answer.http_status)],
+  ];
+  if (failed) {
+    rows.push(['retryable', t(answer.retryable ? 'answer.retry_yes' : 'answer.retry_no')]);
+    rows.push(['message', errorMessage(answer)]);
+  } else if (answer.receipt) {
+    rows.push(['receipt', t('answer.receipt_text', { seq: answer.receipt.seq, balance: answer.receipt.balance_after })]);
+  } else {
+    rows.push(['receipt', t('answer.no_receipt')]);
+  }
+  answerBox.replaceChildren(
+    replyList(rows, failed ? 'reply reply-error' : 'reply reply-ok'),
+    el('p', { className: 'meaning', text: t(`meaning.${failed ? answer.kind : answer.outcome}`) }),
+  );
+}
+
+// `term` is the stable name (kept in data-term for tests and styling); the
+// visible label is translated.
+const TERM_KEYS = {
+  outcome: 'answer.outcome',
+  'HTTP status': 'answer.status',
+  retryable: 'answer.retryable',
+  message: 'answer.message',
+  receipt: 'answer.receipt',
+};
+
+function replyList(rows, className) {
+  const list = el('dl', { className });
+  for (const [term, value] of rows) {
+    list.append(el('dt', { text: t(TERM_KEYS[term]) }), el('dd', { text: value, data: { term } }));
+  }
+  return list;
+}
+
+/** Forgets the shown answer and log (after a reset). */
+export function clearShown() {
+  shownSend = null;
+  showAnswer(null);
+  logList.replaceChildren();
+  summaryLine.hidden = true;
+}
+
+// ---- Presets and "redeliver" ------------------------------------------------
+
+const PRESETS = {
+  example: () => EXAMPLE,
+  // The next number after the current event_id: "evt-1" → "evt-2".
+  next: (current) => ({ ...current, event_id: nextId(current.event_id) }),
+  provider_b: () => ({ ...EXAMPLE, source: 'provider-b' }),
+  missing_account: (current) => ({ ...current, event_id: 'evt-42', account_id: 42 }),
+  amount_zero: (current) => ({ ...current, amount: 0 }),
+};
+
+function nextId(id) {
+  const match = /^(.*?)(\d+)$/.exec(id);
+  return match ? `${match[1]}${Number(match[2]) + 1}` : `${id}-2`;
+}
+
+// Another amount or account for the same key: the handler must refuse it (422).
+const REDELIVER = {
+  same: (event) => event,
+  amount: (event) => ({ ...event, amount: typeof event.amount === 'number' ? event.amount + 200 : 700 }),
+  account: (event) => ({ ...event, account_id: typeof event.account_id === 'number' ? event.account_id + 1 : 2 }),
+};
+
+/** Puts `event` in the form. */
+function fillForm(event) {
+  for (const field of ['source', 'event_id', 'account_id', 'amount']) {
+    form.elements[field].value = String(event[field]);
+  }
+}
+
+/** Puts `event` in the form and sends it with the form's options, as "Deliver" does. */
+export function deliverFromForm(event) {
+  fillForm(event);
+  return sendForm();
+}
+
+
+async function sendForm() {
+  clearErrors(form);
+  const options = formOptions();
+  if (options !== null) {
+    await send(formEvent(), options);
+  }
+}
+
+/** A policy for callers outside the form (the console API): validated the same way. */
+export function policyOf({ attempts = 5, firstDelayMs = 1000 } = {}) {
+  return new RetryPolicy({ attempts, firstDelayMs });
+}
+
+// The note under the handler says what the chosen one does.
+function describeHandler() {
+  handlerNote.textContent = t(`handler.${form.elements.handler.value}`);
+}
+
+export function mount() {
+  form = document.querySelector('#deliver-form');
+  answerBox = document.querySelector('#answer');
+  logList = document.querySelector('#sender-log');
+  summaryLine = document.querySelector('#sender-summary');
+  clockLine = document.querySelector('#sender-clock');
+  redeliverButtons = document.querySelectorAll('[data-redeliver]');
+  handlerNote = document.querySelector('#handler-note');
+
+  for (const button of document.querySelectorAll('[data-preset]')) {
+    button.addEventListener('click', () => {
+      clearErrors(form);
+      fillForm(PRESETS[button.dataset.preset](formEvent()));
+    });
+  }
+
+  for (const button of redeliverButtons) {
+    button.addEventListener('click', () => {
+      // Show what goes out, then send it the way the Deliver button does.
+      whileBusy(() => deliverFromForm(REDELIVER[button.dataset.redeliver](lastEvent)));
+    });
+  }
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    whileBusy(sendForm);
+  });
+
+  // "Restore the example" also clears the messages that belonged to the old values.
+  form.addEventListener('reset', () => clearErrors(form));
+
+  form.elements.handler.addEventListener('change', describeHandler);
+  form.addEventListener('reset', () => setTimeout(describeHandler)); // after the form has its old values back
+  describeHandler();
+
+  onLanguageChange(() => {
+    describeHandler();
+    if (shownSend !== null) {
+      showLog(shownSend);
+    } else {
+      clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+    }
+    if (shownAnswer !== null) {
+      showAnswer(shownAnswer);
+    }
+  });
+
+  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+}

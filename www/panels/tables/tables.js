@@ -1,0 +1,218 @@
+// The database panel: `accounts` and `inbox` as they are now, and a form to
+// add an account.
+//
+// `refresh()` asks the worker for both tables and redraws them. Rows that are
+// new or changed since the last refresh are highlighted, and the inbox shows
+// the most recently changed rows first (`changes.js`), so a new row is never
+// somewhere in the middle of a long table.
+
+import { inboxLab, onTablesChanged } from '../../db/client.js';
+import { accountKey, ChangeTracker, inboxKey } from './changes.js';
+import { clearErrors, el, formatNumber, showError, whileBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+
+register({
+  en: {
+    'tables.title': 'The database',
+    'tables.new_account': 'New account id',
+    'tables.add_account': 'Add account',
+    'tables.added': 'Account {id} added at balance 0.',
+    'tables.exists': 'Account {id} already exists.',
+    'tables.empty': 'empty',
+    'tables.no_receipt': '—',
+    'tables.no_receipt_title': 'No receipt: written by a mistaken handler',
+    'tables.more': 'Showing the {shown} most recently changed rows of {total}. The SQL console shows the rest.',
+    'tables.cannot_read': 'Cannot read the tables: {message}',
+    'tables.uncommitted':
+      'Step mode: this is what the open transaction sees, uncommitted. Nobody else sees it until COMMIT.',
+  },
+  ru: {
+    'tables.title': 'База данных',
+    'tables.new_account': 'id нового счёта',
+    'tables.add_account': 'Добавить счёт',
+    'tables.added': 'Счёт {id} добавлен с балансом 0.',
+    'tables.exists': 'Счёт {id} уже есть.',
+    'tables.empty': 'пусто',
+    'tables.no_receipt': '—',
+    'tables.no_receipt_title': 'Квитанции нет: строку записал ошибочный обработчик',
+    'tables.more':
+      'Показаны {shown} строк, изменённых последними, из {total}. Остальные покажет SQL-консоль.',
+    'tables.cannot_read': 'Не удаётся прочитать таблицы: {message}',
+    'tables.uncommitted':
+      'Пошаговый режим: так данные видит открытая транзакция, до фиксации. Никто другой их не видит, пока не выполнен COMMIT.',
+  },
+});
+
+/** At most this many inbox rows are drawn: ten thousand rows would only slow the page down. */
+const SHOWN_ROWS = 200;
+
+const accountsTracker = new ChangeTracker(accountKey, { recentFirst: false });
+const inboxTracker = new ChangeTracker(inboxKey, { recentFirst: true });
+
+let error = null;
+let more = null;
+let view = null;
+let accountForm = null;
+let note = null;
+
+// The last snapshot drawn, and what writes the note and the error, kept to
+// redraw them in another language.
+let shown = null;
+let noteText = null;
+let lastError = null;
+
+// One refresh at a time. A call made while one runs may have changed the
+// tables after that one read them, so one more runs afterwards — shared by
+// every call made in the meantime: twenty quick calls are two reads.
+let running = null;
+let queued = null;
+
+/**
+ * Reads both tables, draws them, and resolves to the snapshot
+ * `{accounts, inbox}` (or null if they could not be read; the error is shown
+ * above the tables).
+ */
+export function refresh() {
+  if (running === null) {
+    running = load().finally(() => {
+      running = null;
+    });
+    return running;
+  }
+  queued ??= running.then(() => {
+    queued = null;
+    return refresh();
+  });
+  return queued;
+}
+
+// Writes this page did not ask for — another tab's, forwarded to the tab
+// that owns the database (client.js) — change the tables too. Redraw once
+// they settle: a burst of writes is one redraw, not thousands.
+const SETTLE_MS = 300;
+let settleTimer = 0;
+
+async function load() {
+  try {
+    const snapshot = await inboxLab.tables();
+    lastError = null;
+    error.hidden = true;
+    draw(snapshot, accountsTracker.update(snapshot.accounts), inboxTracker.update(snapshot.inbox));
+    return snapshot;
+  } catch (failure) {
+    lastError = failure;
+    error.textContent = t('tables.cannot_read', { message: errorMessage(failure) });
+    error.hidden = false;
+    return null;
+  }
+}
+
+/** Step mode sets this while a transaction is open: the tables then show its uncommitted view. */
+export function showUncommitted(on) {
+  view.hidden = !on;
+  document.querySelector('#database').classList.toggle('uncommitted', on);
+}
+
+/** Shows a short note under the tables, written by `text()`; null clears it. */
+export function setNote(text) {
+  noteText = text;
+  note.textContent = text === null ? '' : text();
+}
+
+function draw(snapshot, accounts, inbox) {
+  shown = { snapshot, accounts, inbox };
+  drawRows('#accounts', accounts.rows, accounts.changed, accountKey, (a) => [a.id, a.balance]);
+  const rows = inbox.rows.slice(0, SHOWN_ROWS);
+  drawRows('#inbox', rows, inbox.changed, inboxKey, (row) => [
+    row.source,
+    row.event_id,
+    row.account_id,
+    row.amount,
+    row.receipt ? `#${row.receipt.seq}` : null,
+    row.receipt ? row.receipt.balance_after : null,
+  ]);
+  more.hidden = inbox.rows.length <= SHOWN_ROWS;
+  more.textContent = t('tables.more', { shown: formatNumber(SHOWN_ROWS), total: formatNumber(inbox.rows.length) });
+  // Newest first means the change is at the top: bring the top into view.
+  if (inbox.changed.size > 0) {
+    document.querySelector('.inbox-scroll').scrollTop = 0;
+  }
+}
+
+function drawRows(selector, rows, changed, keyOf, cells) {
+  const table = document.querySelector(selector);
+  const columns = table.tHead.rows[0].cells;
+  if (rows.length === 0) {
+    const td = el('td', { className: 'muted', text: t('tables.empty') });
+    td.colSpan = columns.length;
+    table.tBodies[0].replaceChildren(el('tr', {}, td));
+    return;
+  }
+  table.tBodies[0].replaceChildren(
+    ...rows.map((row) => {
+      const tds = cells(row).map((value, i) =>
+        value === null
+          ? el('td', { className: `${columns[i].className} muted`, text: t('tables.no_receipt'), title: t('tables.no_receipt_title') })
+          : el('td', { className: columns[i].className, text: value }),
+      );
+      // "current" marks a row the last refresh found new or changed.
+      return el('tr', { className: changed.has(keyOf(row)) ? 'current' : '' }, ...tds);
+    }),
+  );
+}
+
+async function addAccount() {
+  clearErrors(accountForm);
+  setNote(null);
+  const id = accountForm.elements.account_id.value;
+  try {
+    const created = await inboxLab.addAccount(numberOrText(id));
+    setNote(() => t(created ? 'tables.added' : 'tables.exists', { id }));
+  } catch (failure) {
+    if (!showError(accountForm, failure)) {
+      setNote(() => errorMessage(failure));
+    }
+  }
+  await refresh();
+}
+
+// A number field becomes a JS number only if it is written the way an integer
+// is written. Anything else ("1.5", "05", " 5", "1e3", "") is passed on as the
+// string it is, so Rust rejects it and says why, instead of the page quietly
+// turning "05" into 5. (Digits past 2^53 round to a number Rust rejects as
+// out of range, so they are not silently accepted either.)
+const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+/** The text of a number field as Rust should see it (see CANONICAL_INTEGER). */
+export function numberOrText(text) {
+  return CANONICAL_INTEGER.test(text) ? Number(text) : text;
+}
+
+export function mount() {
+  error = document.querySelector('#tables-error');
+  more = document.querySelector('#inbox-more');
+  view = document.querySelector('#tables-view');
+  accountForm = document.querySelector('#account-form');
+  note = document.querySelector('#tables-note');
+  onTablesChanged(() => {
+    clearTimeout(settleTimer);
+    settleTimer = setTimeout(refresh, SETTLE_MS);
+  });
+  accountForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    whileBusy(addAccount);
+  });
+  onLanguageChange(() => {
+    if (shown !== null) {
+      // Redraw without counting anything as changed again.
+      draw(shown.snapshot, shown.accounts, shown.inbox);
+    }
+    if (noteText !== null) {
+      setNote(noteText);
+    }
+    if (lastError !== null) {
+      error.textContent = t('tables.cannot_read', { message: errorMessage(lastError) });
+    }
+  });
+}

@@ -1,0 +1,181 @@
+// Draws the timeline (`timeline-model.js`): every delivery, newest first,
+// with what it answered and a small diagram of the statements it ran —
+// green kept, struck-through undone, red where it went wrong.
+
+import { el, formatNumber, formatSeconds } from '../../lib/dom.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { Timeline, outcomeOf } from './timeline-model.js';
+
+register({
+  en: {
+    'timeline.title': 'Timeline: every delivery, newest first',
+    'timeline.clear': 'Clear',
+    'timeline.empty': 'No deliveries yet.',
+    'timeline.dropped': '{count} older deliveries are no longer shown.',
+    'timeline.at': 't={seconds} s',
+    'timeline.attempt': 'attempt {attempt} of {of}',
+    'timeline.via.sender': 'sender',
+    'timeline.via.step': 'step mode',
+    'timeline.via.burst': 'burst',
+    'timeline.retryable.yes': 'retryable',
+    'timeline.retryable.no': 'not retryable',
+    'timeline.lost': 'response lost',
+    'timeline.took': '{ms} ms',
+    'timeline.no_sql': 'no SQL ran',
+    'timeline.unknown_sql': 'statements not known',
+    'timeline.statements': 'Statements',
+    'timeline.burst_distinct': 'burst of {count} different events',
+    'timeline.state.ok': 'ran, kept',
+    'timeline.state.no_row': 'ran, inserted no row (the key exists)',
+    'timeline.state.undone': 'ran, undone by the rollback',
+    'timeline.state.failed': 'went wrong here',
+    'timeline.state.crash': 'the handler died here',
+    'timeline.state.rollback': 'rolled back',
+    'timeline.no_answer': 'no answer',
+  },
+  ru: {
+    'timeline.title': 'Хронология: все доставки, новые сверху',
+    'timeline.clear': 'Очистить',
+    'timeline.empty': 'Доставок пока не было.',
+    'timeline.dropped': 'Более ранние доставки ({count}) уже не показаны.',
+    'timeline.at': 't={seconds} с',
+    'timeline.attempt': 'попытка {attempt} из {of}',
+    'timeline.via.sender': 'отправитель',
+    'timeline.via.step': 'пошаговый режим',
+    'timeline.via.burst': 'залп',
+    'timeline.retryable.yes': 'можно повторить',
+    'timeline.retryable.no': 'повторять бесполезно',
+    'timeline.lost': 'ответ потерян',
+    'timeline.took': '{ms} мс',
+    'timeline.no_sql': 'SQL не выполнялся',
+    'timeline.unknown_sql': 'какие запросы выполнены, неизвестно',
+    'timeline.statements': 'Запросы',
+    'timeline.burst_distinct': 'залп из {count} разных событий',
+    'timeline.state.ok': 'выполнен, сохранён',
+    'timeline.state.no_row': 'выполнен, строка не вставлена (ключ уже есть)',
+    'timeline.state.undone': 'выполнен, отменён откатом',
+    'timeline.state.failed': 'здесь произошла ошибка',
+    'timeline.state.crash': 'здесь обработчик упал',
+    'timeline.state.rollback': 'откат',
+    'timeline.no_answer': 'нет ответа',
+  },
+});
+
+/** What each op is called in the diagram: the statement's first words. */
+const OP_LABELS = {
+  begin: 'BEGIN',
+  insert: 'INSERT',
+  insert_or_ignore: 'INSERT OR IGNORE',
+  insert_or_replace: 'INSERT OR REPLACE',
+  check: 'SELECT',
+  read_stored: 'SELECT',
+  credit: 'UPDATE',
+  store_receipt: 'RECEIPT',
+  commit: 'COMMIT',
+  rollback: 'ROLLBACK',
+  crash: 'CRASH',
+  kill: 'KILL',
+};
+
+/** The page's timeline: the sender, step mode and bursts add to it. */
+export const timeline = new Timeline();
+
+let list = null;
+let empty = null;
+
+export function mount() {
+  list = document.querySelector('#timeline');
+  empty = document.querySelector('#timeline-empty');
+  timeline.subscribe(draw);
+  onLanguageChange(draw);
+  document.querySelector('#timeline-clear').addEventListener('click', () => timeline.clear());
+  draw();
+}
+
+function draw() {
+  const entries = timeline.entries().reverse();
+  const rows = entries.map(entryItem);
+  if (timeline.dropped > 0) {
+    rows.push(el('li', { className: 'note', text: t('timeline.dropped', { count: formatNumber(timeline.dropped) }) }));
+  }
+  list.replaceChildren(...rows);
+  empty.hidden = entries.length > 0;
+}
+
+function entryItem(entry) {
+  if (entry.via === 'burst_distinct') {
+    return el(
+      'li',
+      { className: 'entry', data: { seq: entry.seq, via: entry.via } },
+      el('p', { className: 'entry-head', text: `#${entry.seq} · ${t('timeline.burst_distinct', { count: formatNumber(entry.count) })}` }),
+      el('p', { className: 'entry-answer', text: `${countsText(entry.counts)} · ${t('timeline.took', { ms: formatNumber(Math.round(entry.tookMs)) })}` }),
+    );
+  }
+  const outcome = outcomeOf(entry.answer);
+  const { source, event_id, account_id, amount } = entry.event;
+  const head = [
+    `#${entry.seq}`,
+    t('timeline.at', { seconds: formatSeconds(entry.at) }),
+    `${source} / ${event_id} → ${account_id}: ${amount}`,
+  ].join(' · ');
+  const meta = [
+    t('timeline.attempt', { attempt: entry.attempt, of: entry.of }),
+    entry.handler,
+    t(`timeline.via.${entry.via}`),
+  ].join(' · ');
+  const answer = [
+    outcome === 'no_answer' ? t('timeline.no_answer') : outcome,
+    entry.answer?.http_status,
+    retryableText(entry.answer),
+    // "No answer" already says it all when the worker died before answering.
+    entry.lost && outcome !== 'no_answer' ? t('timeline.lost') : undefined,
+    t('timeline.took', { ms: formatNumber(Math.round(entry.tookMs)) }),
+  ]
+    .filter((part) => part !== undefined)
+    .join(' · ');
+  return el(
+    'li',
+    { className: `entry outcome-${outcome}`, data: { seq: entry.seq, outcome, handler: entry.handler, attempt: entry.attempt } },
+    el('p', { className: 'entry-head', text: head }),
+    el('p', { className: 'entry-meta', text: meta }),
+    el('p', { className: 'entry-answer', text: answer }),
+    statementsDiagram(entry.statements),
+  );
+}
+
+// Errors say whether to retry; a 200 is never retried, so it says nothing.
+function retryableText(answer) {
+  if (answer === null || answer === undefined || answer.kind === undefined) {
+    return undefined;
+  }
+  return t(answer.retryable ? 'timeline.retryable.yes' : 'timeline.retryable.no');
+}
+
+function countsText(counts) {
+  return Object.entries(counts)
+    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
+    .join(', ');
+}
+
+/** The boxes: one per statement, coloured by what became of it. */
+function statementsDiagram(statements) {
+  if (statements === null) {
+    return el('p', { className: 'ops-note', text: t('timeline.unknown_sql') });
+  }
+  if (statements.length === 0) {
+    return el('p', { className: 'ops-note', text: t('timeline.no_sql') });
+  }
+  return el(
+    'ol',
+    { className: 'ops', attrs: { 'aria-label': t('timeline.statements') } },
+    ...statements.map(({ op, state }) =>
+      el(
+        'li',
+        { className: `op op-${state}`, title: t(`timeline.state.${state}`), data: { op, state } },
+        OP_LABELS[op] ?? op,
+        // The colour alone would leave out anyone who cannot see it.
+        el('span', { className: 'sr-only', text: `: ${t(`timeline.state.${state}`)}` }),
+      ),
+    ),
+  );
+}

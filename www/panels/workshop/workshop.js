@@ -1,0 +1,247 @@
+// The workshop: the article's scenario in one click, and its three
+// exercises as guided tasks.
+//
+// Each exercise says what to do and offers buttons that do it through the
+// sender (with the handler chosen there, so a mistaken handler can fail an
+// exercise for real). Its check (exercises.js) then looks at the tables and
+// the timeline and says whether the expected result happened — also when the
+// reader did the exercise by hand with the form.
+
+import { inboxLab } from '../../db/client.js';
+import { el, whileBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
+import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey } from './exercises.js';
+import { has, onLanguageChange, register, t } from '../../lib/i18n.js';
+import { EXAMPLE, deliverFromForm } from '../sender/sender.js';
+import { refresh as refreshTables } from '../tables/tables.js';
+import { timeline } from '../timeline/timeline.js';
+
+register({
+  en: {
+    'workshop.title': 'Workshop',
+    'workshop.scenario': 'The article’s scenario',
+    'workshop.scenario.intro':
+      'Runs the article’s script on a scratch database next to yours (yours stays as it is): first delivery, repeat, another amount, a crash after INSERT and its retry, 20 deliveries of one event.',
+    'workshop.scenario.run': 'Run the article’s scenario',
+    'workshop.check': 'check',
+    'workshop.expected': 'expected',
+    'workshop.got': 'got',
+    'workshop.check_button': 'Check',
+    'workshop.passed': '✓ Done.',
+    // The names of the scenario's checks, as Rust's src/scenario.rs calls them.
+    'scenario.evt-1 first delivery': 'evt-1 first delivery',
+    'scenario.evt-1 repeat': 'evt-1 repeat',
+    'scenario.evt-1 with amount 700': 'evt-1 with amount 700',
+    'scenario.evt-2 failing after INSERT': 'evt-2 failing after INSERT',
+    'scenario.evt-2 retry': 'evt-2 retry',
+    'scenario.evt-3 burst applied': 'evt-3 burst applied',
+    'scenario.evt-3 burst duplicate': 'evt-3 burst duplicate',
+    'scenario.evt-3 burst other answers': 'evt-3 burst other answers',
+    'scenario.balance of account 1': 'balance of account 1',
+    'scenario.inbox rows': 'inbox rows',
+    'workshop.not_passed': '✗ Not yet.',
+
+    'ex1.title': 'Exercise 1. The source is part of the key',
+    'ex1.task':
+      'Deliver evt-1 from provider-a, then evt-1 from provider-b. Expected: two different events, both applied, each with its own receipt — the balance grows twice.',
+    'ex1.do1': 'Deliver evt-1 from provider-a',
+    'ex1.do2': 'Deliver evt-1 from provider-b',
+    'ex1.passed':
+      '{event_id} is two events: {first} (receipt #{first_receipt}, balance after {first_balance}) and {second} (receipt #{second_receipt}, balance after {second_balance}).',
+    'ex1.not_yet': 'The inbox has no event_id delivered from two sources and applied both times.',
+
+    'ex2.title': 'Exercise 2. A missing account',
+    'ex2.task':
+      'Deliver an event to account 42, which does not exist. Expected: 422 unknown_account, and the inbox stays as it was — the foreign key refuses the row.',
+    'ex2.do1': 'Deliver evt-42 to account 42',
+    'ex2.passed': 'Account {account_id}: answered {status} {outcome}, and the inbox has no row ({source}, {event_id}).',
+    'ex2.not_yet': 'No delivery to a missing account in the timeline yet.',
+    'ex2.row_kept': 'Account {account_id} does not exist, yet the inbox has a row ({source}, {event_id}).',
+    'ex2.wrong_answer': 'Account {account_id}: expected 422 unknown_account, got {status} {outcome}.',
+
+    'ex3.title': 'Exercise 3. A replay returns the first receipt',
+    'ex3.task':
+      'Deliver an event, then the same event again (or tick “Lose the first response” and deliver once). Expected: the repeat answers duplicate with the receipt stored by the first application.',
+    'ex3.do1': 'Deliver the example',
+    'ex3.do2': 'Deliver it again',
+    'ex3.passed':
+      'The replay of ({source}, {event_id}) answered duplicate with receipt #{seq}, balance after {balance_after}: the receipt stored with the first application.',
+    'ex3.not_yet': 'No duplicate answer in the timeline yet.',
+    'ex3.no_receipt': 'The replay of ({source}, {event_id}) answered duplicate, but there is no stored receipt to return.',
+    'ex3.different': 'The replay answered receipt #{seq}, but the stored one is #{stored}.',
+  },
+  ru: {
+    'workshop.title': 'Практикум',
+    'workshop.scenario': 'Сценарий из статьи',
+    'workshop.scenario.intro':
+      'Запускает скрипт из статьи на отдельной черновой базе (ваша остаётся как есть): первая доставка, повтор, другая сумма, сбой после INSERT и повтор, 20 доставок одного события.',
+    'workshop.scenario.run': 'Запустить сценарий из статьи',
+    'workshop.check': 'проверка',
+    'workshop.expected': 'ожидалось',
+    'workshop.got': 'получено',
+    'workshop.check_button': 'Проверить',
+    'workshop.passed': '✓ Готово.',
+    'scenario.evt-1 first delivery': 'evt-1: первая доставка',
+    'scenario.evt-1 repeat': 'evt-1: повтор',
+    'scenario.evt-1 with amount 700': 'evt-1 с суммой 700',
+    'scenario.evt-2 failing after INSERT': 'evt-2: сбой после INSERT',
+    'scenario.evt-2 retry': 'evt-2: повторная доставка',
+    'scenario.evt-3 burst applied': 'evt-3, залп: применено',
+    'scenario.evt-3 burst duplicate': 'evt-3, залп: дубликатов',
+    'scenario.evt-3 burst other answers': 'evt-3, залп: другие ответы',
+    'scenario.balance of account 1': 'баланс счёта 1',
+    'scenario.inbox rows': 'строк в inbox',
+    'workshop.not_passed': '✗ Пока нет.',
+
+    'ex1.title': 'Упражнение 1. Источник — часть ключа',
+    'ex1.task':
+      'Доставьте evt-1 от provider-a, затем evt-1 от provider-b. Ожидается: это два разных события, оба применены, у каждого своя квитанция — баланс вырастет дважды.',
+    'ex1.do1': 'Доставить evt-1 от provider-a',
+    'ex1.do2': 'Доставить evt-1 от provider-b',
+    'ex1.passed':
+      '{event_id} — это два события: {first} (квитанция №{first_receipt}, баланс после — {first_balance}) и {second} (квитанция №{second_receipt}, баланс после — {second_balance}).',
+    'ex1.not_yet': 'В inbox нет event_id, доставленного из двух источников и применённого оба раза.',
+
+    'ex2.title': 'Упражнение 2. Несуществующий счёт',
+    'ex2.task':
+      'Доставьте событие на счёт 42, которого нет. Ожидается: 422 unknown_account, а inbox остаётся прежним — внешний ключ не пропускает строку.',
+    'ex2.do1': 'Доставить evt-42 на счёт 42',
+    'ex2.passed': 'Счёт {account_id}: ответ {status} {outcome}, строки ({source}, {event_id}) в inbox нет.',
+    'ex2.not_yet': 'В хронологии пока нет доставки на несуществующий счёт.',
+    'ex2.row_kept': 'Счёта {account_id} нет, а строка ({source}, {event_id}) в inbox есть.',
+    'ex2.wrong_answer': 'Счёт {account_id}: ожидался ответ 422 unknown_account, получен {status} {outcome}.',
+
+    'ex3.title': 'Упражнение 3. Повтор возвращает первую квитанцию',
+    'ex3.task':
+      'Доставьте событие, а затем то же событие ещё раз (или включите «Потерять первый ответ» и доставьте один раз). Ожидается: повтор отвечает duplicate с квитанцией, которую сохранило первое применение.',
+    'ex3.do1': 'Доставить пример',
+    'ex3.do2': 'Доставить его ещё раз',
+    'ex3.passed':
+      'Повтор ({source}, {event_id}) ответил duplicate с квитанцией №{seq}, баланс после — {balance_after}: это квитанция первого применения.',
+    'ex3.not_yet': 'В хронологии пока нет ответа duplicate.',
+    'ex3.no_receipt': 'Повтор ({source}, {event_id}) ответил duplicate, но сохранённой квитанции, которую можно вернуть, нет.',
+    'ex3.different': 'Повтор вернул квитанцию №{seq}, а сохранена №{stored}.',
+  },
+});
+
+const EXERCISES = [
+  {
+    id: 'ex1',
+    actions: [
+      { key: 'ex1.do1', event: EXAMPLE },
+      { key: 'ex1.do2', event: { ...EXAMPLE, source: 'provider-b' } },
+    ],
+    check: (tables) => checkSourceIsPartOfKey(tables),
+  },
+  {
+    id: 'ex2',
+    actions: [{ key: 'ex2.do1', event: { ...EXAMPLE, event_id: 'evt-42', account_id: 42 } }],
+    check: (tables, entries) => checkMissingAccount(tables, entries),
+  },
+  {
+    id: 'ex3',
+    actions: [
+      { key: 'ex3.do1', event: EXAMPLE },
+      { key: 'ex3.do2', event: EXAMPLE },
+    ],
+    check: (tables, entries) => checkReplayReturnsFirstReceipt(tables, entries),
+  },
+];
+
+let scenarioOutput = null;
+// Results on screen, kept to redraw them in another language.
+let scenario = null;
+const verdicts = new Map();
+
+async function runScenario() {
+  try {
+    scenario = await inboxLab.runScenario();
+  } catch (error) {
+    scenario = { error };
+  }
+  drawScenario();
+}
+
+function drawScenario() {
+  if (scenario.error) {
+    scenarioOutput.replaceChildren(el('p', { className: 'field-error', text: errorMessage(scenario.error) }));
+    return;
+  }
+  const head = el(
+    'tr',
+    {},
+    ...['workshop.check', 'workshop.expected', 'workshop.got'].map((key) => el('th', { text: t(key), attrs: { scope: 'col' } })),
+    el('th', { text: '', attrs: { scope: 'col' } }),
+  );
+  const rows = scenario.checks.map(({ name, expected, got }) =>
+    el(
+      'tr',
+      { className: expected === got ? '' : 'failed' },
+      // A check this page has no words for yet shows Rust's own name.
+      el('td', { text: has(`scenario.${name}`) ? t(`scenario.${name}`) : name }),
+      el('td', { text: expected }),
+      el('td', { text: got }),
+      el('td', { text: expected === got ? '✓' : '✗' }),
+    ),
+  );
+  scenarioOutput.replaceChildren(
+    el('div', { className: 'table-scroll' }, el('table', { className: 'checks' }, el('thead', {}, head), el('tbody', {}, ...rows))),
+    el('p', { className: `summary ${scenario.passed ? 'passed' : 'failed'}`, text: scenario.summary, attrs: { id: 'scenario-summary' } }),
+  );
+}
+
+function drawExercises() {
+  const list = document.querySelector('#exercises');
+  list.replaceChildren(
+    ...EXERCISES.map(({ id, actions }) => {
+      const buttons = actions.map(({ key, event }) => {
+        const button = el('button', { className: 'secondary', text: t(key), attrs: { type: 'button' } });
+        button.addEventListener('click', () => whileBusy(() => deliverFromForm(event).then(() => check(id))));
+        return button;
+      });
+      const checkButton = el('button', { text: t('workshop.check_button'), attrs: { type: 'button' }, data: { check: id } });
+      checkButton.addEventListener('click', () => whileBusy(() => check(id)));
+      return el(
+        'li',
+        { className: 'exercise', data: { exercise: id } },
+        el('h3', { text: t(`${id}.title`) }),
+        el('p', { text: t(`${id}.task`) }),
+        el('div', { className: 'actions' }, ...buttons, checkButton),
+        verdictNode(id),
+      );
+    }),
+  );
+}
+
+function verdictNode(id) {
+  const verdict = verdicts.get(id);
+  const node = el('p', { className: 'verdict', attrs: { 'aria-live': 'polite' }, data: { verdict: id } });
+  if (verdict !== undefined) {
+    node.classList.add(verdict.passed ? 'passed' : 'failed');
+    node.dataset.passed = String(verdict.passed);
+    node.textContent = `${t(verdict.passed ? 'workshop.passed' : 'workshop.not_passed')} ${t(verdict.result, verdict.params)}`;
+  }
+  return node;
+}
+
+async function check(id) {
+  const tables = await refreshTables();
+  if (tables === null) {
+    return; // the tables panel already says why
+  }
+  const exercise = EXERCISES.find((e) => e.id === id);
+  verdicts.set(id, exercise.check(tables, timeline.entries()));
+  document.querySelector(`[data-verdict="${id}"]`).replaceWith(verdictNode(id));
+}
+
+export function mount() {
+  scenarioOutput = document.querySelector('#scenario-result');
+  document.querySelector('#scenario-run').addEventListener('click', () => whileBusy(runScenario));
+  drawExercises();
+  onLanguageChange(() => {
+    drawExercises();
+    if (scenario !== null) {
+      drawScenario();
+    }
+  });
+}
