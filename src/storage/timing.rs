@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::{Call, FileKind, Op, Shim};
-use crate::error::Error;
+use crate::core::error::Error;
 
 /// The shim's VFS name: open `file:NAME?vfs=bench-timing`.
 pub const VFS_NAME: &str = "bench-timing";
