@@ -46,7 +46,7 @@
 // `bench/official-worker.mjs` answers the same protocol for the official
 // SQLite WASM build, so the two are driven and reported alike.
 
-import init, { Bench } from './pkg/inbox_lab.js';
+import init, { Bench } from './pkg-bench/inbox_lab.js';
 
 const MAX_EVENTS = 1_000_000;
 const PROGRESS_STEPS = 50;

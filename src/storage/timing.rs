@@ -83,7 +83,7 @@ fn timed<T>(file: FileKind, op: Op, call: impl FnOnce() -> T) -> T {
 static CLOCK: std::sync::OnceLock<fn() -> f64> = std::sync::OnceLock::new();
 
 /// Gives the shim its clock. In the browser the facade (`wasm::Bench`) passes
-/// `performance.now()`, since only `src/wasm.rs` talks to JavaScript;
+/// `performance.now()`, since only `src/wasm/` talks to JavaScript;
 /// natively the default is a monotonic `Instant`. The first clock set stays.
 pub fn set_clock(clock: fn() -> f64) {
     let _ = CLOCK.set(clock);

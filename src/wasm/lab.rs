@@ -88,7 +88,7 @@ impl Lab {
         };
         // For the whole worker: a console query that needs more memory
         // fails with SQLITE_NOMEM instead of growing the wasm memory until
-        // an allocation traps (src/budget.rs says why).
+        // an allocation traps (src/labs/tools/budget.rs says why).
         crate::labs::tools::budget::set_heap_limit(crate::labs::tools::budget::HEAP_LIMIT_BYTES);
         let mut lab = Lab {
             name,
