@@ -161,6 +161,16 @@ fn number_from_js(field: Field, value: &JsValue) -> Result<i64, Error> {
 }
 
 fn fault_from_js(value: &JsValue) -> Result<Option<Fault>, Error> {
+    point_from_js(value, &Fault::ALL, Fault::as_str)
+}
+
+/// Reads a fault or crash point by its stable name (`name_of`), accepting
+/// only those in `allowed`. `undefined` and `null` mean none.
+fn point_from_js<T: Copy>(
+    value: &JsValue,
+    allowed: &[T],
+    name_of: fn(T) -> &'static str,
+) -> Result<Option<T>, Error> {
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
@@ -171,10 +181,13 @@ fn fault_from_js(value: &JsValue) -> Result<Option<Fault>, Error> {
             type_of(value),
         ));
     };
-    name.parse().map(Some).map_err(|_: String| {
-        let names: Vec<&str> = Fault::ALL.iter().map(|f| f.as_str()).collect();
-        rules::unknown_value(Field::FAULT, &name, &names)
-    })
+    match allowed.iter().find(|&&p| name_of(p) == name) {
+        Some(&point) => Ok(Some(point)),
+        None => {
+            let names: Vec<&str> = allowed.iter().map(|&p| name_of(p)).collect();
+            Err(rules::unknown_value(Field::FAULT, &name, &names))
+        }
+    }
 }
 
 /// The type of a JavaScript value, as `typeof` says it, with `null` and

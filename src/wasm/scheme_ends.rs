@@ -5,7 +5,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{event_from_js, number_from_js, string_from_js, to_value, type_of, Lab};
+use super::{event_from_js, number_from_js, point_from_js, string_from_js, to_value, type_of, Lab};
 use crate::core::event::{self as rules, ValueType};
 use crate::labs::scheme_ends::outbox::{self, Crash, Receiver, Strategy};
 use crate::labs::scheme_ends::{business, retention};
@@ -94,26 +94,9 @@ impl Notifier {
     }
 }
 
-/// Reads a crash point by its stable name, accepting only those in
-/// `allowed`. `undefined` and `null` mean no crash.
+/// Reads one of this lab's crash points (of `allowed`) by its stable name.
 fn crash_from_js(value: &JsValue, allowed: &[Crash]) -> Result<Option<Crash>, Error> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    let Some(name) = value.as_string() else {
-        return Err(rules::wrong_type(
-            Field::FAULT,
-            ValueType::String,
-            type_of(value),
-        ));
-    };
-    match allowed.iter().find(|f| f.as_str() == name) {
-        Some(&fault) => Ok(Some(fault)),
-        None => {
-            let names: Vec<&str> = allowed.iter().map(|f| f.as_str()).collect();
-            Err(rules::unknown_value(Field::FAULT, &name, &names))
-        }
-    }
+    point_from_js(value, allowed, Crash::as_str)
 }
 
 #[derive(Serialize)]
