@@ -6,7 +6,7 @@
 // `cargo xtask bench` serves this file as /www/official/worker.mjs next to
 // the package's `index.mjs` and `sqlite3.wasm`; it is never part of the page.
 //
-// The transaction is src/apply.rs's, statement for statement (the same SQL
+// The transaction is src/core/apply.rs's, statement for statement (the same SQL
 // text, copied below): BEGIN IMMEDIATE, the INSERT ... ON CONFLICT DO NOTHING
 // that decides, then either the credit (UPDATE ... RETURNING balance), the
 // receipt counter and the receipt, or the read of the stored payload, then
@@ -35,7 +35,7 @@ const SETTINGS = {
   'wal-normal': { locking_mode: 'exclusive', journal_mode: 'wal', synchronous: 'normal' },
 };
 
-// The schema of src/schema.rs (version 1) and the statements of src/apply.rs.
+// The schema of src/core/schema.rs (version 1) and the statements of src/core/apply.rs.
 const SCHEMA = `
 CREATE TABLE accounts (
     id      INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 9007199254740991),
@@ -111,7 +111,7 @@ function run(setting, events, progress) {
   const db = new pool.util.OpfsSAHPoolDb(name);
   const statements = [];
   try {
-    // As src/db.rs and inbox_lab::bench::open configure a connection.
+    // As src/core/db.rs and inbox_lab::labs::bench::open configure a connection.
     db.exec(`PRAGMA page_size = ${PAGE_SIZE};
 PRAGMA locking_mode = ${want.locking_mode};
 PRAGMA journal_mode = ${want.journal_mode};
@@ -158,7 +158,7 @@ PRAGMA foreign_keys = ON;`);
   }
 }
 
-// One delivery: src/apply.rs's transaction, with the official API.
+// One delivery: src/core/apply.rs's transaction, with the official API.
 function applyCredit(db, stmt, source, eventId, accountId, amount) {
   step(stmt.begin);
   try {

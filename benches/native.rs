@@ -1,6 +1,6 @@
 //! The native side of `cargo xtask bench`: the real apply path
 //! (`inbox_lab::apply`) on rusqlite with its bundled SQLite, on files on
-//! disk, with the settings the browser runs with (`inbox_lab::bench`).
+//! disk, with the settings the browser runs with (`inbox_lab::labs::bench`).
 //!
 //! ```text
 //! cargo bench --bench native -- --dir DIR [--events 2000] [--rounds 1]
@@ -40,7 +40,7 @@ mod native {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
-    use inbox_lab::bench::{self, Profile, Setting, Settings, Summary, Tally};
+    use inbox_lab::labs::bench::{self, Profile, Setting, Settings, Summary, Tally};
     use inbox_lab::{apply, Outcome};
     use serde::Serialize;
 

@@ -25,16 +25,19 @@ use std::sync::Mutex;
 use clap::{ArgGroup, Parser, Subcommand};
 use serde::Serialize;
 
-use crate::db::{self, Mode};
-use crate::event::{parse_integer, Field};
+use crate::core::db::{self, Mode};
+use crate::core::event::{parse_integer, Field};
 use std::io::Write;
 
-use crate::crashlab::{self, JournalMode, Workload};
-use crate::handlers::Handler;
-use crate::outbox::{self, Receiver};
-use crate::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use crate::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use crate::core::tables;
+use crate::labs::crash::{self, JournalMode, Workload};
+use crate::labs::race;
+use crate::labs::race::handlers::Handler;
+use crate::labs::scheme_ends::outbox::{self, Receiver};
+use crate::labs::tools::scenario;
 use crate::storage::iolog::{self, IoOp};
-use crate::{apply, race, scenario, tables, Error, Event, Fault, Outcome};
+use crate::{apply, Error, Event, Fault, Outcome};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -239,7 +242,7 @@ fn print_result<T: Serialize>(result: Result<T, Error>) -> ExitCode {
 fn init(path: &str, accounts: &[String]) -> Result<(), Error> {
     let ids = accounts
         .iter()
-        .map(|a| parse_integer(Field::AccountId, a).and_then(crate::event::check_account_id))
+        .map(|a| parse_integer(Field::ACCOUNT_ID, a).and_then(crate::core::event::check_account_id))
         .collect::<Result<Vec<_>, _>>()?;
     let mut conn = db::open(path, Mode::Create, DEFAULT_BUSY_TIMEOUT)?;
     schema::init(&mut conn, &ids)
@@ -277,14 +280,14 @@ struct RaceLine {
 fn race(handler: &str, deliveries: &str) -> Result<RaceLine, Error> {
     let handler: Handler = handler
         .parse()
-        .map_err(|reason: String| Error::invalid(Field::Handler, reason))?;
-    let k = parse_integer(Field::Deliveries, deliveries)?;
+        .map_err(|reason: String| Error::invalid(race::HANDLER, reason))?;
+    let k = parse_integer(race::DELIVERIES, deliveries)?;
     let k = usize::try_from(k)
         .ok()
         .filter(|k| (1..=race::MAX_DELIVERIES).contains(k))
         .ok_or_else(|| {
             Error::invalid(
-                Field::Deliveries,
+                race::DELIVERIES,
                 format!("must be between 1 and {}", race::MAX_DELIVERIES),
             )
         })?;
@@ -322,7 +325,7 @@ fn open_counted(path: &str, mode: JournalMode) -> Result<rusqlite::Connection, E
         &format!("file:{path}?vfs={}", iolog::VFS_NAME),
         Mode::Existing,
         DEFAULT_BUSY_TIMEOUT,
-        |c| crashlab::configure(c, mode),
+        |c| crash::configure(c, mode),
     )
 }
 
@@ -343,7 +346,7 @@ fn run_workload(
     mut ack: impl FnMut(usize),
 ) -> Result<(), Error> {
     match workload {
-        Workload::Apply => crashlab::workload(conn, &crashlab::events(n)?, ack),
+        Workload::Apply => crash::workload(conn, &crash::events(n)?, ack),
         Workload::Dispatch { dedup } => {
             let receiver = open_receiver(receiver_path, dedup)?;
             let mut i = 0;
@@ -384,8 +387,8 @@ pub fn crash_sweep(
     n: usize,
     control: bool,
     workload: Workload,
-) -> Result<(Vec<crashlab::Row>, crashlab::Summary), Error> {
-    let events = crashlab::events(n)?;
+) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
+    let events = crash::events(n)?;
     let dir = temp_dir()?;
     let path = |name: &str| utf8(&dir.path().join(name)).map(str::to_owned);
     let (template, trial, receiver) = (
@@ -395,7 +398,7 @@ pub fn crash_sweep(
     );
     {
         let mut conn = db::open_with(&template, Mode::Create, DEFAULT_BUSY_TIMEOUT, |c| {
-            crashlab::configure(c, mode)
+            crash::configure(c, mode)
         })
         .map_err(|e| Error::storage(format!("creating the template: {e}")))?;
         schema::init(&mut conn, &[1])?;
@@ -485,39 +488,40 @@ pub fn crash_sweep(
             &format!("file:{trial}?vfs={recover_vfs}"),
             Mode::Existing,
             DEFAULT_BUSY_TIMEOUT,
-            |c| crashlab::configure(c, mode),
+            |c| crash::configure(c, mode),
         )?;
-        let recovered = match workload {
-            Workload::Apply => crashlab::Recovery::Apply(crashlab::classify(&conn, &events, acks)?),
-            Workload::Dispatch { dedup } => crashlab::Recovery::Dispatch(
-                crashlab::classify_dispatch(&conn, &open_receiver(&receiver, dedup)?, n)?,
-            ),
-        };
-        rows.push(crashlab::Row {
+        let recovered =
+            match workload {
+                Workload::Apply => crash::Recovery::Apply(crash::classify(&conn, &events, acks)?),
+                Workload::Dispatch { dedup } => crash::Recovery::Dispatch(
+                    crash::classify_dispatch(&conn, &open_receiver(&receiver, dedup)?, n)?,
+                ),
+            };
+        rows.push(crash::Row {
             k,
             last: log.get(k - 1).cloned(),
-            outcome: recovered.outcome(),
+            outcome: recovered.verdict(),
             recovered,
         });
     }
-    let summary = crashlab::Summary::of(mode, &rows);
+    let summary = crash::Summary::of(mode, &rows);
     Ok((rows, summary))
 }
 
 fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: bool) -> ExitCode {
-    let run = || -> Result<(Vec<crashlab::Row>, crashlab::Summary), Error> {
+    let run = || -> Result<(Vec<crash::Row>, crash::Summary), Error> {
         let mode: JournalMode = mode
             .parse()
-            .map_err(|reason: String| Error::invalid(Field::Event, reason))?;
-        let n = parse_integer(Field::Event, events)?;
+            .map_err(|reason: String| Error::invalid(Field::EVENT, reason))?;
+        let n = parse_integer(Field::EVENT, events)?;
         let n = usize::try_from(n)
-            .map_err(|_| Error::invalid(Field::Event, "events must be positive"))?;
+            .map_err(|_| Error::invalid(Field::EVENT, "events must be positive"))?;
         let workload = match workload {
             "apply" => Workload::Apply,
             "dispatch" => Workload::Dispatch { dedup: !no_dedup },
             other => {
                 return Err(Error::invalid(
-                    Field::Event,
+                    Field::EVENT,
                     format!("unknown workload {other:?}: expected apply or dispatch"),
                 ))
             }

@@ -8,80 +8,58 @@
 //!
 //! ## A tour, in reading order
 //!
-//! * [`event`] — the validated [`Event`]: every input rule, checked once,
-//!   before any SQL.
-//! * [`schema`] — the tables, the schema version, and the per-connection
-//!   setup (`PRAGMA foreign_keys = ON`).
-//! * [`apply`](mod@apply) — **start here for the idea**: the transaction
-//!   that makes a delivery idempotent, written as steps so the page can run
-//!   it one statement at a time.
-//! * [`outcome`] — what success looks like: [`Outcome::Applied`] or
-//!   [`Outcome::Duplicate`], both carrying the stored [`Receipt`].
-//! * [`error`] — what failure looks like: one [`Error`] enum with an HTTP
-//!   status and "should the sender retry?" for each kind.
-//! * [`fault`] — fault points that make the handler fail on purpose.
-//! * [`handlers`] — the mistakes the article warns about, runnable, next to
-//!   the atomic handler.
-//! * [`race`] — the race lab: deliveries interleaved statement by statement
-//!   on real connections, and an explorer of every schedule.
-//! * [`storage`] — VFS shims on one base: [`storage::iolog`] logs every
-//!   storage operation and can crash the process at any one of them (the
-//!   crash lab); the benchmark's timing and write-coalescing shims.
-//! * [`crashlab`] — crash at every storage operation, recover, check atomicity.
-//! * Where the scheme ends: [`outbox`] (side effects and the transactional
-//!   outbox), [`business`] (a business key for one operation described by
-//!   several events), [`retention`] (purging the inbox makes old events new).
-//! * [`db`] — opening a connection (a file natively, OPFS in the browser).
-//! * [`tables`] — a consistent snapshot of both tables for display.
-//! * [`console`] — the read-only SQL console, guarded by SQLite's own checks.
-//! * [`scenario`] — the article's scenario as a list of checks.
-//! * [`transfer`] — export the database; import a file by rebuilding its rows
-//!   in a fresh database (the file's schema is never adopted).
-//! * [`health`] — is a stored database one this build can use? (checked
-//!   before the page trusts it).
-//! * [`budget`] — a step and time budget for SQL nobody here wrote (console
-//!   queries, imported files).
-//! * [`bench`] — the benchmark's settings and runs (`cargo xtask bench`; not
-//!   used by the page's handler).
-//! * `cli` (native only) — the `inbox-lab` command line.
-//! * `wasm` (wasm only) — the thin facade the browser worker calls.
+//! The folders are the architecture:
+//!
+//! * [`core`](mod@crate::core) — the idea and nothing else; it names no lab.
+//!   * [`core::event`] — the validated [`Event`]: every input rule, checked
+//!     once, before any SQL.
+//!   * [`core::schema`] — the tables, the schema version, and the
+//!     per-connection setup (`PRAGMA foreign_keys = ON`).
+//!   * [`core::apply`] — **start here for the idea**: the transaction that
+//!     makes a delivery idempotent, written as steps so the page can run it
+//!     one statement at a time.
+//!   * [`core::outcome`] — what success looks like: [`Outcome::Applied`] or
+//!     [`Outcome::Duplicate`], both carrying the stored [`Receipt`].
+//!   * [`core::error`] — what failure looks like: one [`Error`] enum with an
+//!     HTTP status and "should the sender retry?" for each kind.
+//!   * [`core::fault`] — the handler's two fault points, to make it fail on
+//!     purpose.
+//!   * [`core::db`] — opening a connection (a file natively, OPFS in the
+//!     browser).
+//!   * [`core::tables`] — a consistent snapshot of both tables for display.
+//!   * [`core::health`] — is a stored database one this build can use?
+//! * [`storage`] — SQLite VFS shims on one base (the crash lab's I/O log,
+//!   the benchmark's timing and write coalescing).
+//! * `labs` (feature `labs`, on by default) — what the page builds on the
+//!   core: the race lab (the article's mistakes, raced), the crash lab,
+//!   where the scheme ends (outbox, business keys, retention), the tools
+//!   (console, import/export, the article's scenario, query budgets) and,
+//!   with feature `bench`, the benchmark.
+//! * `cli` (native, `labs`) — the `inbox-lab` command line.
+//! * `wasm` (wasm32, `labs`) — the thin facade the browser workers call;
+//!   the only code that knows `JsValue`.
 //!
 //! The same code runs natively (rusqlite with bundled SQLite) and in the
 //! browser (rusqlite over `sqlite-wasm-rs`, stored in OPFS).
+//!
+//! `cargo test --no-default-features` builds and tests the core (and the
+//! storage shim base) alone.
 
-pub mod apply;
-pub mod bench;
-pub mod budget;
-pub mod business;
-pub mod console;
-pub mod crashlab;
-pub mod db;
-pub mod error;
-pub mod event;
-pub mod fault;
-pub mod handlers;
-pub mod health;
-pub mod outbox;
-pub mod outcome;
-pub mod race;
-pub mod retention;
-pub mod scenario;
-pub mod schema;
+pub mod core;
 pub mod storage;
-pub mod tables;
-pub mod transfer;
 
-#[cfg(not(target_family = "wasm"))]
+#[cfg(feature = "labs")]
+pub mod labs;
+
+#[cfg(all(not(target_family = "wasm"), feature = "labs"))]
 pub mod cli;
-#[cfg(target_family = "wasm")]
+#[cfg(all(target_family = "wasm", feature = "labs"))]
 pub mod wasm;
 
-pub use apply::{apply, Delivery, Progress, Step};
-pub use error::{Error, ErrorReport};
-pub use event::{Event, Field};
-pub use fault::Fault;
-pub use outcome::{Outcome, Receipt};
-pub use tables::Tables;
+pub use crate::core::{
+    apply, Delivery, Error, ErrorReport, Event, Fault, Field, Outcome, Progress, Receipt, Step,
+    Tables,
+};
 
 // Unit tests compiled to wasm run in a dedicated worker, like the database.
 #[cfg(all(test, target_family = "wasm"))]

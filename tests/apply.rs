@@ -1,4 +1,4 @@
-#![cfg(not(target_family = "wasm"))]
+#![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 //! The apply transaction on real file databases: the article's scenario with
 //! real threads, its three exercises, every error kind, the busy and balance
 //! limits, the fault points, receipts, and the step-by-step [`Delivery`].
@@ -11,12 +11,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use inbox_lab::cli::{deliver_concurrently, run_demo};
-use inbox_lab::db::{self, Mode};
-use inbox_lab::event::MAX_AMOUNT;
-use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT, MAX_BALANCE};
-use inbox_lab::tables::{self, Tables};
+use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::event::MAX_AMOUNT;
+use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT, MAX_BALANCE};
+use inbox_lab::core::tables::{self, Tables};
 use inbox_lab::{
-    apply, scenario, Delivery, Error, Event, Fault, Field, Outcome, Progress, Receipt,
+    apply, labs::tools::scenario, Delivery, Error, Event, Fault, Field, Outcome, Progress, Receipt,
 };
 use rusqlite::{params, Connection};
 use tempfile::TempDir;
@@ -350,7 +350,7 @@ fn every_error_kind_has_its_status_and_retry_advice() {
         assert_eq!(report["message"], err.to_string());
         assert!(!err.to_string().is_empty());
     }
-    assert_eq!(invalid.report().field, Some(Field::Amount));
+    assert_eq!(invalid.report().field, Some(Field::AMOUNT));
     assert_eq!(
         conflict,
         Error::PayloadConflict {
@@ -362,12 +362,7 @@ fn every_error_kind_has_its_status_and_retry_advice() {
             amount: 700,
         }
     );
-    assert_eq!(
-        crash,
-        Error::SimulatedCrash {
-            fault: Fault::AfterInsert
-        }
-    );
+    assert_eq!(crash, Fault::AfterInsert.crash());
     assert_eq!(busy, Error::Busy);
 }
 
@@ -382,7 +377,7 @@ fn amount_zero_is_invalid_input_never_a_duplicate() {
     for amount in ["0", "-0", "-500"] {
         let err = Event::from_text("provider-a", "evt-1", "1", amount).unwrap_err();
         assert_eq!(err.kind(), "invalid_input", "amount {amount:?}");
-        assert_eq!(err.report().field, Some(Field::Amount));
+        assert_eq!(err.report().field, Some(Field::AMOUNT));
     }
     assert_eq!(
         Event::new("provider-a", "evt-1", 1, 0).unwrap_err().kind(),
@@ -573,7 +568,7 @@ fn both_fault_points_roll_back_completely_and_a_retry_applies() {
 
         let e = event("provider-a", "evt-2", 1, 300);
         let err = apply(&conn, &e, Some(fault)).unwrap_err();
-        assert_eq!(err, Error::SimulatedCrash { fault });
+        assert_eq!(err, fault.crash());
         assert_eq!(
             (err.kind(), err.http_status(), err.retryable()),
             ("simulated_crash", 500, true)

@@ -4,13 +4,15 @@
 //! Run with `wasm-pack test --headless --chrome` (the README's test command
 //! does). Each test uses its own database name and deletes it at the end, so
 //! tests do not see each other's rows and the OPFS pool does not fill up.
-#![cfg(target_family = "wasm")]
+#![cfg(all(target_family = "wasm", feature = "labs"))]
 
 use std::time::Duration;
 
-use inbox_lab::db::{self, Mode};
+use inbox_lab::core::db::{self, Mode};
 use inbox_lab::wasm::{event_from_js, install_opfs, Lab, RaceLab};
-use inbox_lab::{apply, scenario, schema, tables, Error, Event, Fault, Field, Outcome};
+use inbox_lab::{
+    apply, core::schema, core::tables, labs::tools::scenario, Error, Event, Fault, Field, Outcome,
+};
 use rusqlite::Connection;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use wasm_bindgen::{JsCast, JsValue};
@@ -90,7 +92,7 @@ async fn faults_roll_back_and_retry_applies() {
     let e = event("provider-a", "evt-2", 1, 500);
     for fault in Fault::ALL {
         let err = apply(&conn, &e, Some(fault)).expect_err("fault fires");
-        assert_eq!(err, Error::SimulatedCrash { fault });
+        assert_eq!(err, fault.crash());
         assert_eq!((err.http_status(), err.retryable()), (500, true));
         let t = tables::snapshot(&conn).expect("tables");
         assert!(t.inbox.is_empty(), "{fault}: inbox row survived");
@@ -195,7 +197,7 @@ fn js_values_are_validated_before_any_sql() {
         (bigint.into(), "BigInt"),
     ] {
         match event_from_js(&make(bad)) {
-            Err(Error::InvalidInput { field, .. }) => assert_eq!(field, Field::Amount, "{why}"),
+            Err(Error::InvalidInput { field, .. }) => assert_eq!(field, Field::AMOUNT, "{why}"),
             other => panic!("{why}: expected invalid amount, got {other:?}"),
         }
     }
@@ -204,7 +206,7 @@ fn js_values_are_validated_before_any_sql() {
     let o = make(JsValue::from_f64(5.0));
     js_sys::Reflect::set(&o, &JsValue::from_str("event_id"), &lone).expect("set");
     match event_from_js(&o) {
-        Err(Error::InvalidInput { field, .. }) => assert_eq!(field, Field::EventId),
+        Err(Error::InvalidInput { field, .. }) => assert_eq!(field, Field::EVENT_ID),
         other => panic!("lone surrogate: {other:?}"),
     }
 }
@@ -518,7 +520,7 @@ async fn console_memory_is_bounded_by_the_heap_limit() {
     let rows = js_sys::JSON::stringify(&get(&limit, "rows")).expect("json");
     assert_eq!(
         String::from(rows),
-        format!("[[{}]]", inbox_lab::budget::HEAP_LIMIT_BYTES)
+        format!("[[{}]]", inbox_lab::labs::tools::budget::HEAP_LIMIT_BYTES)
     );
 
     let (answer, ms) = timed_query(
@@ -534,7 +536,7 @@ async fn console_memory_is_bounded_by_the_heap_limit() {
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().dyn_into().expect("memory");
     let bytes = js_sys::ArrayBuffer::from(memory.buffer()).byte_length();
     assert!(
-        f64::from(bytes) < (inbox_lab::budget::HEAP_LIMIT_BYTES + (256 << 20)) as f64,
+        f64::from(bytes) < (inbox_lab::labs::tools::budget::HEAP_LIMIT_BYTES + (256 << 20)) as f64,
         "the worker holds {bytes} bytes"
     );
     delivery_applies(&lab, "after-huge-sort");

@@ -16,7 +16,7 @@
 //!
 //! Run with `wasm-pack test --headless --chrome -- --test browser_import`
 //! (the README's test command runs it with the other browser tests).
-#![cfg(target_family = "wasm")]
+#![cfg(all(target_family = "wasm", feature = "labs"))]
 
 #[path = "support/hostile_db.rs"]
 mod hostile_db;
@@ -27,7 +27,7 @@ use hostile_db::{
     after_reload, after_reset, base_bytes, catalogue, judge, mutate, Failure, Hostile, Live, Rng,
     Verdict, CLASSES,
 };
-use inbox_lab::tables::{AccountRow, InboxRow};
+use inbox_lab::core::tables::{AccountRow, InboxRow};
 use inbox_lab::wasm::{install_opfs, Lab};
 use inbox_lab::{Event, Outcome, Receipt, Tables};
 use serde_json::{json, Value};

@@ -14,10 +14,10 @@
 //! Run with `wasm-pack test --headless --chrome -- --test browser_recovery`.
 //! Each test uses its own database name, removed first in case an earlier run
 //! left it behind and removed again at the end.
-#![cfg(target_family = "wasm")]
+#![cfg(all(target_family = "wasm", feature = "labs"))]
 
 use inbox_lab::wasm::{install_opfs, Lab};
-use inbox_lab::{apply, schema, Event};
+use inbox_lab::{apply, core::schema, Event};
 use rusqlite::{Connection, MAIN_DB};
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;

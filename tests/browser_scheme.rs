@@ -6,13 +6,13 @@
 //! Run with `wasm-pack test --headless --chrome -- --test browser_scheme`.
 //! Each test opens its own database name, removed first in case an earlier
 //! run left it behind and removed again at the end.
-#![cfg(target_family = "wasm")]
+#![cfg(all(target_family = "wasm", feature = "labs"))]
 
 use std::time::Duration;
 
-use inbox_lab::db::{self, Mode};
-use inbox_lab::schema;
-use inbox_lab::wasm::scheme::Notifier;
+use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::schema;
+use inbox_lab::wasm::Notifier;
 use inbox_lab::wasm::{install_opfs, Lab};
 use rusqlite::Connection;
 use sqlite_wasm_rs::vfs::VfsFilesManager;

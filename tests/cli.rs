@@ -1,4 +1,4 @@
-#![cfg(not(target_family = "wasm"))]
+#![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 //! The `inbox-lab` binary, run as a process the way workshop scripts and
 //! outside checks run it: `demo`, `init`, `apply`, `show`, their exact JSON
 //! lines and exit codes (0 success, 1 a reported error with JSON on stdout,

@@ -3,7 +3,7 @@
 //! must leave it exactly "before" or exactly "after" — while the control
 //! (recovery with sahpool's old, broken lock check) must be caught leaving
 //! partial commits. A lab that cannot catch that bug would prove nothing.
-#![cfg(not(target_family = "wasm"))]
+#![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 
 use std::process::Command;
 

@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use inbox_lab::db::{self, Mode};
-use inbox_lab::event::MAX_AMOUNT;
-use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT};
-use inbox_lab::{apply, tables, Event, Fault};
+use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::event::MAX_AMOUNT;
+use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use inbox_lab::{apply, core::tables, Event, Fault};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};

@@ -21,11 +21,11 @@
 
 use std::collections::BTreeMap;
 
-use inbox_lab::db::{self, Mode};
-use inbox_lab::error::codes;
-use inbox_lab::event::{MAX_ACCOUNT_ID, MAX_AMOUNT, MAX_KEY_BYTES};
-use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT};
-use inbox_lab::tables;
+use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::error::codes;
+use inbox_lab::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT, MAX_KEY_BYTES};
+use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use inbox_lab::core::tables;
 use inbox_lab::{apply, Error, Event, Field, Outcome};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -52,7 +52,7 @@ fn key_problem(key: &str) -> Option<&'static str> {
 }
 
 fn range_of(field: Field) -> (i64, i64) {
-    if field == Field::Amount {
+    if field == Field::AMOUNT {
         (1, MAX_AMOUNT)
     } else {
         (1, MAX_ACCOUNT_ID)
@@ -96,13 +96,13 @@ type Verdict = Result<(), (Field, &'static str)>;
 
 fn judge_typed(source: &str, event_id: &str, account_id: i64, amount: i64) -> Verdict {
     let checks = [
-        (Field::Source, key_problem(source)),
-        (Field::EventId, key_problem(event_id)),
+        (Field::SOURCE, key_problem(source)),
+        (Field::EVENT_ID, key_problem(event_id)),
         (
-            Field::AccountId,
-            range_problem(Field::AccountId, account_id),
+            Field::ACCOUNT_ID,
+            range_problem(Field::ACCOUNT_ID, account_id),
         ),
-        (Field::Amount, range_problem(Field::Amount, amount)),
+        (Field::AMOUNT, range_problem(Field::AMOUNT, amount)),
     ];
     match checks.into_iter().find_map(|(f, p)| p.map(|p| (f, p))) {
         Some(fault) => Err(fault),
@@ -112,13 +112,13 @@ fn judge_typed(source: &str, event_id: &str, account_id: i64, amount: i64) -> Ve
 
 fn judge_text(source: &str, event_id: &str, account_id: &str, amount: &str) -> Verdict {
     if let Some(p) = key_problem(source) {
-        return Err((Field::Source, p));
+        return Err((Field::SOURCE, p));
     }
     if let Some(p) = key_problem(event_id) {
-        return Err((Field::EventId, p));
+        return Err((Field::EVENT_ID, p));
     }
-    text_number_problem(Field::AccountId, account_id).map_err(|p| (Field::AccountId, p))?;
-    text_number_problem(Field::Amount, amount).map_err(|p| (Field::Amount, p))?;
+    text_number_problem(Field::ACCOUNT_ID, account_id).map_err(|p| (Field::ACCOUNT_ID, p))?;
+    text_number_problem(Field::AMOUNT, amount).map_err(|p| (Field::AMOUNT, p))?;
     Ok(())
 }
 
@@ -154,10 +154,10 @@ impl Json {
 }
 
 const FIELDS: [(Field, &str); 4] = [
-    (Field::Source, "source"),
-    (Field::EventId, "event_id"),
-    (Field::AccountId, "account_id"),
-    (Field::Amount, "amount"),
+    (Field::SOURCE, "source"),
+    (Field::EVENT_ID, "event_id"),
+    (Field::ACCOUNT_ID, "account_id"),
+    (Field::AMOUNT, "amount"),
 ];
 
 fn judge_json(fields: &BTreeMap<String, Json>) -> Verdict {
@@ -166,13 +166,13 @@ fn judge_json(fields: &BTreeMap<String, Json>) -> Verdict {
         .keys()
         .any(|k| !FIELDS.iter().any(|(_, name)| name == k))
     {
-        return Err((Field::Event, "unexpected_field"));
+        return Err((Field::EVENT, "unexpected_field"));
     }
     for (field, name) in FIELDS {
         let Some(value) = fields.get(name) else {
             return Err((field, "missing_field"));
         };
-        let is_key = matches!(field, Field::Source | Field::EventId);
+        let is_key = matches!(field, Field::SOURCE | Field::EVENT_ID);
         match (is_key, value) {
             (true, Json::Str(s)) => {
                 if let Some(p) = key_problem(s) {
@@ -515,7 +515,7 @@ proptest! {
     fn a_repeated_field_is_refused((text, repeated) in repeated_field()) {
         let err = Event::from_json(&text).expect_err("a repeated field");
         let report = err.report();
-        prop_assert_eq!((report.field, report.code), (Some(Field::Event), "duplicate_field"));
+        prop_assert_eq!((report.field, report.code), (Some(Field::EVENT), "duplicate_field"));
         prop_assert_eq!(&report.params["name"], &format!("{repeated:?}"));
         presentable(&err)?;
     }
@@ -584,26 +584,26 @@ fn the_named_catalogue() {
         Option<(Field, &'static str)>,
     );
     let cases: Vec<Case> = vec![
-        ("empty id", ok("s", ""), Some((Field::EventId, "empty"))),
+        ("empty id", ok("s", ""), Some((Field::EVENT_ID, "empty"))),
         (
             "whitespace id",
             ok("s", " \t "),
-            Some((Field::EventId, "whitespace_only")),
+            Some((Field::EVENT_ID, "whitespace_only")),
         ),
         (
             "256 bytes",
             ok(&"a".repeat(256), "e"),
-            Some((Field::Source, "too_long")),
+            Some((Field::SOURCE, "too_long")),
         ),
         (
             "NUL",
             ok("s", "a\0b"),
-            Some((Field::EventId, "control_char")),
+            Some((Field::EVENT_ID, "control_char")),
         ),
         (
             "control",
             ok("s\u{7}", "e"),
-            Some((Field::Source, "control_char")),
+            Some((Field::SOURCE, "control_char")),
         ),
         ("emoji", ok("🦀", "👩‍👩‍👧‍👦"), None),
         ("RTL", ok("שלום", "مرحبا"), None),
@@ -612,69 +612,69 @@ fn the_named_catalogue() {
         (
             "amount 0",
             Event::new("s", "e", 1, 0),
-            Some((Field::Amount, "out_of_range")),
+            Some((Field::AMOUNT, "out_of_range")),
         ),
         (
             "amount -1",
             Event::new("s", "e", 1, -1),
-            Some((Field::Amount, "out_of_range")),
+            Some((Field::AMOUNT, "out_of_range")),
         ),
         (
             "amount 10^9+1",
             Event::new("s", "e", 1, MAX_AMOUNT + 1),
-            Some((Field::Amount, "out_of_range")),
+            Some((Field::AMOUNT, "out_of_range")),
         ),
         (
             "account 0",
             Event::new("s", "e", 0, 5),
-            Some((Field::AccountId, "out_of_range")),
+            Some((Field::ACCOUNT_ID, "out_of_range")),
         ),
         (
             "account -1",
             Event::new("s", "e", -1, 5),
-            Some((Field::AccountId, "out_of_range")),
+            Some((Field::ACCOUNT_ID, "out_of_range")),
         ),
         (
             "account 2^53",
             Event::new("s", "e", 1 << 53, 5),
-            Some((Field::AccountId, "out_of_range")),
+            Some((Field::ACCOUNT_ID, "out_of_range")),
         ),
         (
             "amount 1.5 (text)",
             Event::from_text("s", "e", "1", "1.5"),
-            Some((Field::Amount, "not_canonical_integer")),
+            Some((Field::AMOUNT, "not_canonical_integer")),
         ),
         (
             "amount \"500\" (JSON)",
             Event::from_json(r#"{"source":"s","event_id":"e","account_id":1,"amount":"500"}"#),
-            Some((Field::Amount, "wrong_type")),
+            Some((Field::AMOUNT, "wrong_type")),
         ),
         (
             "amount 1e21 (JSON)",
             Event::from_json(r#"{"source":"s","event_id":"e","account_id":1,"amount":1e21}"#),
-            Some((Field::Amount, "out_of_range")),
+            Some((Field::AMOUNT, "out_of_range")),
         ),
         (
             "amount null (JSON)",
             Event::from_json(r#"{"source":"s","event_id":"e","account_id":1,"amount":null}"#),
-            Some((Field::Amount, "wrong_type")),
+            Some((Field::AMOUNT, "wrong_type")),
         ),
         (
             "missing field (JSON)",
             Event::from_json(r#"{"source":"s","event_id":"e","account_id":1}"#),
-            Some((Field::Amount, "missing_field")),
+            Some((Field::AMOUNT, "missing_field")),
         ),
         (
             "extra field (JSON)",
             Event::from_json(r#"{"source":"s","event_id":"e","account_id":1,"amount":5,"x":0}"#),
-            Some((Field::Event, "unexpected_field")),
+            Some((Field::EVENT, "unexpected_field")),
         ),
         (
             "repeated field (JSON)",
             Event::from_json(
                 r#"{"source":"s","event_id":"e","account_id":1,"amount":5,"amount":500}"#,
             ),
-            Some((Field::Event, "duplicate_field")),
+            Some((Field::EVENT, "duplicate_field")),
         ),
     ];
     for (name, result, expected) in cases {

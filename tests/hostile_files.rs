@@ -22,7 +22,7 @@
 //! (`cargo test --test hostile_files -- --nocapture`; with
 //! `HOSTILE_FILES_VERBOSE=1`, one line per catalogue file with the reason
 //! of each refusal).
-#![cfg(not(target_family = "wasm"))]
+#![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 
 #[path = "support/hostile_db.rs"]
 mod hostile_db;
@@ -37,9 +37,11 @@ use hostile_db::{
     after_reload, after_reset, base_bytes, catalogue, judge, mutate, Failure, Hostile, Live,
     Mutation, Verdict, CELLS, CLASSES, REGIONS, SNIPPETS, VALUES,
 };
-use inbox_lab::db::{self, Mode};
-use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT};
-use inbox_lab::{apply, health, tables, transfer, Event, Outcome, Tables};
+use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use inbox_lab::core::{health, tables};
+use inbox_lab::labs::tools::transfer;
+use inbox_lab::{apply, Event, Outcome, Tables};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 use rusqlite::{Connection, MAIN_DB};

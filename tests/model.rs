@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use inbox_lab::schema::{self, MAX_BALANCE};
-use inbox_lab::{apply, tables, Error, Event, Fault, Outcome, Receipt};
+use inbox_lab::core::schema::{self, MAX_BALANCE};
+use inbox_lab::{apply, core::tables, Error, Event, Fault, Outcome, Receipt};
 use proptest::prelude::*;
 use rusqlite::Connection;
 

@@ -2,16 +2,16 @@
 //! database. The correct handler must be exact under real threads and in
 //! every interleaving; each mistake must fail, shown by a forced schedule so
 //! the lesson cannot rot into "it happened to work today".
-#![cfg(not(target_family = "wasm"))]
+#![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use inbox_lab::db::{self, Mode};
-use inbox_lab::handlers::{Answer, Handler, Payload};
-use inbox_lab::race::{self, Arena};
-use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT};
-use inbox_lab::{tables, Error, Fault};
+use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use inbox_lab::labs::race::handlers::{Answer, Handler, Payload};
+use inbox_lab::labs::race::{self, Arena};
+use inbox_lab::{core::tables, Fault};
 use tempfile::TempDir;
 
 fn file_db() -> (TempDir, String) {
@@ -151,12 +151,7 @@ fn two_transactions_lose_the_credit_on_a_crash_between() {
     let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
     let p = payload("evt-1", 500);
     let crash = Handler::TwoTransactions.deliver(&conn, &p, Some(Fault::AfterInsert));
-    assert_eq!(
-        crash,
-        Err(Error::SimulatedCrash {
-            fault: Fault::AfterInsert
-        })
-    );
+    assert_eq!(crash, Err(Fault::AfterInsert.crash()));
     assert_eq!(
         Handler::TwoTransactions.deliver(&conn, &p, None),
         Ok(Answer::Duplicate)

@@ -1,13 +1,13 @@
 //! Where the scheme ends (the article's last part), natively: side effects
 //! and the transactional outbox, business keys, retention, and the schema
 //! migration that added them.
-#![cfg(not(target_family = "wasm"))]
+#![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 
-use inbox_lab::business::{activate, Activation};
-use inbox_lab::db::{self, Mode};
-use inbox_lab::outbox::{self, Receiver, Strategy as Notify};
-use inbox_lab::schema::{self, DEFAULT_BUSY_TIMEOUT};
-use inbox_lab::{apply, retention, tables, Error, Event, Fault, Outcome};
+use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
+use inbox_lab::labs::scheme_ends::business::{activate, Activation};
+use inbox_lab::labs::scheme_ends::outbox::{self, Crash, Receiver, Strategy as Notify};
+use inbox_lab::{apply, core::tables, labs::scheme_ends::retention, Event, Outcome};
 use proptest::prelude::*;
 use rusqlite::Connection;
 
@@ -92,15 +92,10 @@ fn sending_before_commit_notifies_a_credit_that_never_happened() {
         &rx,
         &event("evt-1", 500),
         Notify::SendBeforeCommit,
-        Some(Fault::AfterSendBeforeCommit),
+        Some(Crash::AfterSendBeforeCommit),
     )
     .expect_err("crash");
-    assert_eq!(
-        err,
-        Error::SimulatedCrash {
-            fault: Fault::AfterSendBeforeCommit
-        }
-    );
+    assert_eq!(err, Crash::AfterSendBeforeCommit.crash());
     assert_eq!(balance(&conn), 0, "no credit");
     assert_eq!(rx.shown().expect("shown").len(), 1, "but the user was told");
 }
@@ -117,7 +112,7 @@ fn sending_after_commit_loses_the_notification_on_a_crash() {
         &rx,
         &e,
         Notify::SendAfterCommit,
-        Some(Fault::AfterCommitBeforeSend),
+        Some(Crash::AfterCommitBeforeSend),
     )
     .expect_err("crash");
     assert_eq!(err.kind(), "simulated_crash");
@@ -140,7 +135,7 @@ fn the_outbox_is_at_least_once_and_dedup_makes_it_exactly_once() {
             &rx,
             &event("evt-0", 1),
             Notify::Outbox,
-            Some(Fault::AfterSendBeforeCommit),
+            Some(Crash::AfterSendBeforeCommit),
         );
         assert!(crash.is_err());
         assert!(
@@ -154,7 +149,7 @@ fn the_outbox_is_at_least_once_and_dedup_makes_it_exactly_once() {
             "nothing sent inside the transaction"
         );
         let err =
-            outbox::dispatch_one(&conn, &rx, Some(Fault::AfterSendBeforeMark)).expect_err("crash");
+            outbox::dispatch_one(&conn, &rx, Some(Crash::AfterSendBeforeMark)).expect_err("crash");
         assert_eq!(err.kind(), "simulated_crash");
         assert_eq!(
             outbox::dispatch_all(&conn, &rx).expect("dispatch"),
@@ -204,11 +199,11 @@ proptest! {
         for op in &schedule {
             match *op {
                 Op::Deliver { event: i, crash_before_commit } => {
-                    let crash = crash_before_commit.then_some(Fault::AfterSendBeforeCommit);
+                    let crash = crash_before_commit.then_some(Crash::AfterSendBeforeCommit);
                     let _ = outbox::deliver(&conn, &rx, &event(&format!("evt-{i}"), 1 << i), Notify::Outbox, crash);
                 }
                 Op::Dispatch { crash_after_send } => {
-                    let _ = outbox::dispatch_one(&conn, &rx, crash_after_send.then_some(Fault::AfterSendBeforeMark));
+                    let _ = outbox::dispatch_one(&conn, &rx, crash_after_send.then_some(Crash::AfterSendBeforeMark));
                 }
             }
         }

@@ -39,7 +39,7 @@ use std::sync::Mutex;
 use rusqlite::ffi;
 
 use super::{Call, File, FileKind, Op, Shim};
-use crate::error::Error;
+use crate::core::error::Error;
 
 /// The shim's VFS name: open `file:NAME?vfs=coalesce`.
 pub const VFS_NAME: &str = "coalesce";
@@ -209,7 +209,7 @@ fn is_commit_frame_header(bytes: &[u8], offset: i64) -> bool {
 #[cfg(all(test, not(target_family = "wasm")))]
 mod tests {
     use super::*;
-    use crate::bench::{self, Setting};
+    use crate::labs::bench::{self, Setting};
     use crate::{apply, Outcome};
 
     #[test]

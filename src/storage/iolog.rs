@@ -32,10 +32,10 @@ use rusqlite::ffi;
 use serde::Serialize;
 
 use super::{Call, File, FileKind, Op, Shim};
-use crate::error::Error;
+use crate::core::error::Error;
 
 /// The shim's VFS name: open a database with `?vfs=iolog` or
-/// [`db::open`](crate::db::open) on `file:NAME?vfs=iolog`.
+/// [`db::open`](crate::core::db::open) on `file:NAME?vfs=iolog`.
 pub const VFS_NAME: &str = "iolog";
 /// The control variant's VFS name.
 pub const BROKEN_VFS_NAME: &str = "iolog-broken-lock";

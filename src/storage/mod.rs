@@ -7,12 +7,12 @@
 //! are the vocabulary every shim reports in (which file, which call). The
 //! shims themselves override only what they observe or change:
 //!
-//! * [`iolog`] — the crash lab's: counts the calls that change storage and
+//! * `iolog` (feature `labs`) — the crash lab's: counts the calls that change storage and
 //!   can crash at any one of them; its control twin answers
 //!   `xCheckReservedLock` wrongly on purpose.
-//! * [`timing`] — the benchmark's profile: counts and times every call that
+//! * `timing` (feature `bench`) — the benchmark's profile: counts and times every call that
 //!   touches a file.
-//! * [`coalesce`] — merges adjacent writes into one (measured, not adopted:
+//! * `coalesce` (feature `bench`) — merges adjacent writes into one (measured, not adopted:
 //!   the page does not use it).
 //!
 //! Invariant: a shim changes no behaviour it does not state in its module
@@ -20,8 +20,11 @@
 
 mod shim;
 
+#[cfg(feature = "bench")]
 pub mod coalesce;
+#[cfg(feature = "labs")]
 pub mod iolog;
+#[cfg(feature = "bench")]
 pub mod timing;
 
 pub use shim::{register, Call, File, FileKind, Op, Shim};

@@ -37,7 +37,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use rusqlite::ffi;
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::core::error::Error;
 
 /// Which file a call touched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

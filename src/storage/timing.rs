@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::{Call, FileKind, Op, Shim};
-use crate::error::Error;
+use crate::core::error::Error;
 
 /// The shim's VFS name: open `file:NAME?vfs=bench-timing`.
 pub const VFS_NAME: &str = "bench-timing";
@@ -83,7 +83,7 @@ fn timed<T>(file: FileKind, op: Op, call: impl FnOnce() -> T) -> T {
 static CLOCK: std::sync::OnceLock<fn() -> f64> = std::sync::OnceLock::new();
 
 /// Gives the shim its clock. In the browser the facade (`wasm::Bench`) passes
-/// `performance.now()`, since only `src/wasm.rs` talks to JavaScript;
+/// `performance.now()`, since only `src/wasm/` talks to JavaScript;
 /// natively the default is a monotonic `Instant`. The first clock set stays.
 pub fn set_clock(clock: fn() -> f64) {
     let _ = CLOCK.set(clock);

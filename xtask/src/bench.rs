@@ -81,18 +81,23 @@ pub fn run(options: &Options) -> Result<()> {
     let out = root.join("target/bench");
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
 
-    // Our module: built for the benchmark alone (so nothing else rebuilding www/pkg meanwhile
-    // can change what is measured), or with --no-build the one in www/pkg. The page is staged
-    // with it at once.
-    let pkg = if options.build {
+    // Our modules, release: the page's (its cold start is measured) and the benchmark
+    // worker's (`--features bench`; it runs the real apply path). Built for the benchmark
+    // alone (so nothing else rebuilding www/pkg meanwhile can change what is measured), or
+    // with --no-build the ones in www/. The page is staged with them at once.
+    let (pkg, pkg_bench) = if options.build {
         let pkg = out.join("pkg");
-        build::run_into(false, &pkg).context("building the page's module for the benchmark")?;
-        pkg
+        build::module(build::Module::Page, false, &pkg)
+            .context("building the page's module for the benchmark")?;
+        let pkg_bench = out.join("pkg-bench");
+        build::module(build::Module::Bench, false, &pkg_bench)
+            .context("building the benchmark worker's module")?;
+        (pkg, pkg_bench)
     } else {
-        root.join(build::OUT_DIR)
+        (root.join(build::OUT_DIR), root.join(build::BENCH_OUT_DIR))
     };
-    let site = stage_site(&root, &pkg, &out.join("site"))?;
-    say("==== bench: the native bench binary (cargo bench --no-run --bench native) ====");
+    let site = stage_site(&root, &pkg, &pkg_bench, &out.join("site"))?;
+    say("==== bench: the native bench binary (cargo bench --no-run --bench native --features bench) ====");
     let native_bin = native_binary()?;
 
     let mut environment = environment(&root, options);
@@ -154,7 +159,11 @@ fn environment(root: &Path, options: &Options) -> Value {
                 build::SQLITE_FLAGS.join(" ")
             )
         } else {
-            format!("whatever {} held (--no-build)", build::OUT_DIR)
+            format!(
+                "whatever {} and {} held (--no-build)",
+                build::OUT_DIR,
+                build::BENCH_OUT_DIR
+            )
         },
         "events": options.events,
         "rounds": options.rounds,
@@ -182,6 +191,8 @@ fn native_binary() -> Result<PathBuf> {
         "inbox-lab",
         "--bench",
         "native",
+        "--features",
+        "bench",
         "--message-format=json",
     ]);
     say(format!("$ {}", util::show(&cmd)));
@@ -247,22 +258,26 @@ fn browser(out: &Path, site: &Path, native_bin: &Path, options: &Options) -> Res
     serde_json::from_slice(&result.stdout).context("bench/run.mjs did not print one JSON document")
 }
 
-/// Copies the page (index.html, www/ with `pkg` as our module) into `site` and adds the
-/// official build under `www/official/`: its ES module, its wasm, and our worker around them.
-fn stage_site(root: &Path, pkg: &Path, site: &Path) -> Result<PathBuf> {
-    if !pkg.join("inbox_lab_bg.wasm").is_file() {
-        bail!(
-            "{} holds no build: run `cargo xtask build` first",
-            pkg.display()
-        );
+/// Copies the page (index.html, www/ with `pkg` and `pkg_bench` as our modules) into `site`
+/// and adds the official build under `www/official/`: its ES module, its wasm, and our worker
+/// around them.
+fn stage_site(root: &Path, pkg: &Path, pkg_bench: &Path, site: &Path) -> Result<PathBuf> {
+    for dir in [pkg, pkg_bench] {
+        if !dir.join("inbox_lab_bg.wasm").is_file() {
+            bail!(
+                "{} holds no build: run `cargo xtask build` first",
+                dir.display()
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(site);
     std::fs::create_dir_all(site)?;
     std::fs::copy(root.join("index.html"), site.join("index.html"))?;
     copy_dir(&root.join("www"), &site.join("www"), &|p| {
-        p.ends_with("pkg")
+        p.ends_with("pkg") || p.ends_with("pkg-bench")
     })?;
     copy_dir(pkg, &site.join("www/pkg"), &|_| false)?;
+    copy_dir(pkg_bench, &site.join("www/pkg-bench"), &|_| false)?;
     let dist = root
         .join("bench/node_modules")
         .join(OFFICIAL_PACKAGE)

@@ -1,4 +1,8 @@
-//! `cargo xtask build [--dev]`: compile the crate to wasm for the page, into `www/pkg`.
+//! `cargo xtask build [--dev]`: compile the crate to wasm for the page, into `www/pkg`, and for
+//! the benchmark's worker (with the `bench` feature), into `www/pkg-bench`.
+//!
+//! Two modules, so the page's carries no benchmark code: the page's workers (database, crash
+//! lab) load `www/pkg`; only `www/benchworker.js` loads `www/pkg-bench`.
 
 use crate::setup::{self, Scope};
 use crate::util::{self, say, which};
@@ -7,6 +11,36 @@ use std::path::{Path, PathBuf};
 
 /// Where the page loads the module from (`www/*` imports `./pkg/inbox_lab.js`).
 pub const OUT_DIR: &str = "www/pkg";
+
+/// Where the benchmark's worker loads its module from (`./pkg-bench/inbox_lab.js`).
+pub const BENCH_OUT_DIR: &str = "www/pkg-bench";
+
+/// Which wasm module to build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Module {
+    /// The page's: the crate's default features (the core and the labs).
+    Page,
+    /// The benchmark worker's: `--features bench` (the benchmark and its storage shims too).
+    Bench,
+}
+
+impl Module {
+    /// Its place under the repository root.
+    pub fn out_dir(self) -> &'static str {
+        match self {
+            Module::Page => OUT_DIR,
+            Module::Bench => BENCH_OUT_DIR,
+        }
+    }
+
+    /// What wasm-pack passes on to `cargo build`.
+    fn cargo_args(self) -> &'static [&'static str] {
+        match self {
+            Module::Page => &[],
+            Module::Bench => &["--features", "bench"],
+        }
+    }
+}
 
 /// The Cargo profile of the release module (Cargo.toml: small first).
 pub const RELEASE_PROFILE: &str = "wasm-release";
@@ -28,7 +62,7 @@ const SQLITE_FLAGS_ENV: &str = "SQLITE_WASM_RS_FLAGS";
 ///   incremental blob I/O, tracing.
 ///
 /// Kept on purpose although SQLite recommends leaving them out: the progress callback (the
-/// budget of a console query, `src/budget.rs`) and memory statistics (no
+/// budget of a console query, `src/labs/tools/budget.rs`) and memory statistics (no
 /// `-DSQLITE_DEFAULT_MEMSTATUS=0`): without them SQLite does not enforce its hard heap limit,
 /// which keeps one console query from growing the worker's memory until it traps. They cost a
 /// counter update per allocation. The SQL console keeps the whole core language (dates, window
@@ -71,12 +105,27 @@ const WASM_OPT_FEATURES: &[&str] = &[
     "--enable-multivalue",
 ];
 
+/// `cargo xtask build`: both modules, in the same profile.
 pub fn run(dev: bool) -> Result<()> {
-    run_into(dev, &util::root().join(OUT_DIR))
+    page(dev)?;
+    module(
+        Module::Bench,
+        dev,
+        &util::root().join(Module::Bench.out_dir()),
+    )
 }
 
-/// Like [`run`], into `out_dir` instead of `www/pkg` (the benchmark builds its own copy).
-pub fn run_into(dev: bool, out_dir: &Path) -> Result<()> {
+/// The page's module alone, into `www/pkg` (what the crash lab needs).
+pub fn page(dev: bool) -> Result<()> {
+    module(
+        Module::Page,
+        dev,
+        &util::root().join(Module::Page.out_dir()),
+    )
+}
+
+/// Builds `which` into `out_dir` (the benchmark builds its own copies).
+pub fn module(which: Module, dev: bool, out_dir: &Path) -> Result<()> {
     setup::run(Scope::Build)?;
     let root = util::root();
     let profile: &[&str] = if dev {
@@ -91,10 +140,14 @@ pub fn run_into(dev: bool, out_dir: &Path) -> Result<()> {
         .args(profile)
         .args(["--no-typescript", "--no-opt", "--out-dir"])
         .arg(out_dir);
+    if !which.cargo_args().is_empty() {
+        wasm_pack.arg("--").args(which.cargo_args());
+    }
     if !dev {
         wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS.join(" "));
     }
-    util::run(&mut wasm_pack).context("building the page's wasm module failed")?;
+    util::run(&mut wasm_pack)
+        .with_context(|| format!("building the {which:?} wasm module failed"))?;
 
     let wasm_files = bg_wasm_files(out_dir)?;
     if wasm_files.is_empty() {

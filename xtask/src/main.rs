@@ -3,6 +3,7 @@
 mod bench;
 mod build;
 mod crashlab;
+mod doc_paths;
 mod serve;
 mod setup;
 mod test;
@@ -17,7 +18,8 @@ cargo xtask <command> [options]
 commands:
   setup                         install what is missing (wasm target, clang, Chromium +
                                 chromedriver, wasm-bindgen CLI, wasm-pack, e2e npm packages)
-  build [--dev]                 build the wasm module for the page into www/pkg (release unless --dev)
+  build [--dev]                 build the wasm modules: the page's into www/pkg, the benchmark
+                                worker's (feature bench) into www/pkg-bench (release unless --dev)
   serve [--port N] [--host H] [--dev] [--no-build] [--root DIR]
                                 build, then serve the page at http://127.0.0.1:8080/
                                 (--port 0 picks a free port; --no-build serves what is

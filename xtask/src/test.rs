@@ -2,7 +2,7 @@
 
 use crate::setup::{self, Scope, CHROMIUM, WASM_TARGET};
 use crate::util::{self, run_tee, say};
-use crate::{build, serve};
+use crate::{build, doc_paths, serve};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -148,35 +148,31 @@ fn print_summary(rows: &[Row]) {
 
 // ---- lint -------------------------------------------------------------------------------------
 
+/// One lint check: a command, or a check written here.
+type Check = Box<dyn FnOnce() -> Result<()>>;
+
 fn lint() -> Result<Outcome> {
-    let mut checks: Vec<(&str, Command)> = Vec::new();
+    let clippy = |extra: &[&str]| {
+        let mut cmd = util::cargo();
+        cmd.args(["clippy", "--package", MAIN_PACKAGE, "--all-targets"])
+            .args(extra)
+            .args(["--", "-D", "warnings"]);
+        cmd
+    };
+    let mut commands: Vec<(&str, Command)> = Vec::new();
     let mut fmt = util::cargo();
     fmt.args(["fmt", "--all", "--", "--check"]);
-    checks.push(("rustfmt", fmt));
-    let mut clippy_native = util::cargo();
-    clippy_native.args([
-        "clippy",
-        "--package",
-        MAIN_PACKAGE,
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]);
-    checks.push(("clippy native", clippy_native));
-    let mut clippy_wasm = util::cargo();
-    clippy_wasm.args([
-        "clippy",
-        "--package",
-        MAIN_PACKAGE,
-        "--all-targets",
-        "--target",
-        WASM_TARGET,
-        "--",
-        "-D",
-        "warnings",
-    ]);
-    checks.push(("clippy wasm32", clippy_wasm));
+    commands.push(("rustfmt", fmt));
+    commands.push(("clippy native", clippy(&["--features", "bench"])));
+    commands.push((
+        "clippy native, core alone",
+        clippy(&["--no-default-features"]),
+    ));
+    commands.push(("clippy wasm32", clippy(&["--target", WASM_TARGET])));
+    commands.push((
+        "clippy wasm32 + bench",
+        clippy(&["--target", WASM_TARGET, "--features", "bench"]),
+    ));
     let mut clippy_xtask = util::cargo();
     clippy_xtask.args([
         "clippy",
@@ -187,12 +183,37 @@ fn lint() -> Result<Outcome> {
         "-D",
         "warnings",
     ]);
-    checks.push(("clippy xtask", clippy_xtask));
+    commands.push(("clippy xtask", clippy_xtask));
+
+    let mut checks: Vec<(&str, Check)> = commands
+        .into_iter()
+        .map(|(name, mut cmd)| {
+            let run: Check = Box::new(move || util::run(&mut cmd));
+            (name, run)
+        })
+        .collect();
+    // The core compiles and its tests pass without the labs.
+    checks.push((
+        "core alone: cargo test --no-default-features",
+        Box::new(core_alone),
+    ));
+    // README.md and ARCHITECTURE.md name only paths that exist.
+    checks.push((
+        "paths named in README.md and ARCHITECTURE.md",
+        Box::new(|| {
+            let n = doc_paths::check(&util::root())?;
+            say(format!(
+                "{n} paths named in {:?} exist",
+                doc_paths::DOCUMENTS
+            ));
+            Ok(())
+        }),
+    ));
 
     let total = checks.len();
     let mut failed = Vec::new();
-    for (name, mut cmd) in checks {
-        if let Err(e) = util::run(&mut cmd) {
+    for (name, check) in checks {
+        if let Err(e) = check() {
             say(format!("lint check {name} failed: {e:#}"));
             failed.push(name);
         }
@@ -206,28 +227,43 @@ fn lint() -> Result<Outcome> {
     }
     Ok(Outcome {
         passed: total as u64,
-        note: "rustfmt; clippy -D warnings: native, wasm32, xtask".into(),
+        note: "rustfmt; clippy -D warnings: native (+bench, core alone), wasm32 (+bench), xtask; \
+               core tests without labs; doc paths"
+            .into(),
     })
+}
+
+/// `cargo test --no-default-features`: the core alone, which must run some tests.
+fn core_alone() -> Result<()> {
+    let passed = cargo_test(MAIN_PACKAGE, &["--no-default-features"])?;
+    if passed == 0 {
+        bail!("`cargo test --no-default-features` ran 0 tests");
+    }
+    say(format!("the core alone: {passed} tests passed"));
+    Ok(())
 }
 
 // ---- native -----------------------------------------------------------------------------------
 
 fn native() -> Result<Outcome> {
-    // Plain `cargo test` (not --all-targets, which would leave out the doc tests).
-    let main = cargo_test(MAIN_PACKAGE)?;
-    let xtask = cargo_test(XTASK_PACKAGE)?;
+    // Plain `cargo test` (not --all-targets, which would leave out the doc tests), with the
+    // benchmark's code too (its settings and shims have unit tests).
+    let main = cargo_test(MAIN_PACKAGE, &["--features", "bench"])?;
+    let xtask = cargo_test(XTASK_PACKAGE, &[])?;
     if main == 0 {
         bail!("`cargo test --package {MAIN_PACKAGE}` ran 0 tests");
     }
     Ok(Outcome {
         passed: main + xtask,
-        note: format!("{MAIN_PACKAGE} {main} (unit, integration, doc), xtask {xtask}"),
+        note: format!(
+            "{MAIN_PACKAGE} --features bench {main} (unit, integration, doc), xtask {xtask}"
+        ),
     })
 }
 
-fn cargo_test(package: &str) -> Result<u64> {
+fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
     let mut cmd = util::cargo();
-    cmd.args(["test", "--package", package]);
+    cmd.args(["test", "--package", package]).args(extra);
     let out = run_tee(&mut cmd)?;
     let counts = libtest_counts(&out.text());
     if !out.status.success() {
@@ -299,7 +335,16 @@ fn e2e() -> Result<Outcome> {
         bail!("tests/e2e/node_modules is missing: run `cargo xtask setup`");
     }
 
-    build::run(false).context("building the page for the end-to-end tests")?;
+    // The page's module as it ships (release); the benchmark worker's in the dev profile: the
+    // Bench panel's test only checks that it runs and shows sane figures, and a dev build
+    // shares its dependencies with `wasm-pack test` instead of a second release link.
+    build::page(false).context("building the page for the end-to-end tests")?;
+    build::module(
+        build::Module::Bench,
+        true,
+        &util::root().join(build::BENCH_OUT_DIR),
+    )
+    .context("building the benchmark worker's module for the end-to-end tests")?;
     let server = serve::start(&root, "127.0.0.1", 0, false)?;
     let url = server.url();
     say(format!("serving the page for the e2e tests at {url}"));

@@ -1,6 +1,10 @@
 //! The benchmark's side of the real apply path: [`Bench`].
 
+use sqlite_wasm_rs::vfs::VfsFilesManager;
+use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
+
 use super::*;
+use crate::Outcome;
 
 /// Directory of the benchmark's own OPFS pool: apart from the reader's
 /// database, so a benchmark never touches it, and usable while the page's
@@ -11,13 +15,13 @@ pub const BENCH_POOL_DIRECTORY: &str = ".inbox-lab-bench";
 const BENCH_VFS_NAME: &str = "inbox-lab-bench";
 
 /// The benchmark's side of the real apply path, for `www/benchworker.js`:
-/// one fresh OPFS database per [`Setting`](crate::bench::Setting), and
+/// one fresh OPFS database per [`Setting`](crate::labs::bench::Setting), and
 /// [`apply`] called once per event with no JavaScript value to convert on
 /// the way in or out, so the worker times the transaction, not the facade.
 #[wasm_bindgen]
 pub struct Bench {
     pool: OpfsSAHPoolUtil,
-    setting: crate::bench::Setting,
+    setting: crate::labs::bench::Setting,
     name: String,
     conn: Option<Connection>,
 }
@@ -58,23 +62,23 @@ impl Bench {
     /// returns `{setting, events, total_ms, rows: [{file, op, calls,
     /// total_ms}]}`.
     pub fn profile(&self, events: u32) -> Result<JsValue, JsValue> {
-        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
+        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
         let setting = self.setting;
-        to_value(&crate::bench::profile(conn, setting, events).map_err(to_js)?)
+        to_value(&crate::labs::bench::profile(conn, setting, events)?)
     }
 
     /// The settings SQLite really runs with: `{sqlite_version,
     /// journal_mode, locking_mode, synchronous, page_size}`.
     pub fn settings(&self) -> Result<JsValue, JsValue> {
-        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
-        to_value(&crate::bench::settings(conn).map_err(to_js)?)
+        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
+        to_value(&crate::labs::bench::settings(conn)?)
     }
 
     /// Delivers the `i`-th benchmark event through [`apply`]: `true` if it
     /// was applied, `false` if it was a duplicate; throws the error object.
     pub fn apply(&self, i: u32) -> Result<bool, JsValue> {
-        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
-        match apply(conn, &crate::bench::event(i), None).map_err(to_js)? {
+        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
+        match apply(conn, &crate::labs::bench::event(i), None)? {
             Outcome::Applied(_) => Ok(true),
             Outcome::Duplicate(_) => Ok(false),
         }
@@ -82,8 +86,8 @@ impl Bench {
 
     /// What the run left: `{balance, inbox, last_receipt}`.
     pub fn tally(&self) -> Result<JsValue, JsValue> {
-        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
-        to_value(&crate::bench::tally(conn).map_err(to_js)?)
+        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
+        to_value(&crate::labs::bench::tally(conn)?)
     }
 
     /// Closes the database and deletes its files from the pool.
@@ -97,7 +101,7 @@ impl Bench {
         ] {
             self.pool
                 .remove(&file)
-                .map_err(|e| to_js(Error::storage(e.to_string())))?;
+                .map_err(|e| JsValue::from(Error::storage(e.to_string())))?;
         }
         Ok(())
     }
@@ -115,9 +119,9 @@ enum Stack {
 
 impl Bench {
     async fn open_with(setting: String, stack: Stack) -> Result<Bench, JsValue> {
-        let setting: crate::bench::Setting = setting
+        let setting: crate::labs::bench::Setting = setting
             .parse()
-            .map_err(|reason: String| to_js(Error::storage(reason)))?;
+            .map_err(|reason: String| JsValue::from(Error::storage(reason)))?;
         let cfg = OpfsSAHPoolCfgBuilder::new()
             .vfs_name(BENCH_VFS_NAME)
             .directory(BENCH_POOL_DIRECTORY)
@@ -126,7 +130,9 @@ impl Bench {
             .build();
         let pool = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
             .await
-            .map_err(|e| to_js(Error::storage(format!("OPFS storage is unavailable: {e}"))))?;
+            .map_err(|e| {
+                JsValue::from(Error::storage(format!("OPFS storage is unavailable: {e}")))
+            })?;
         crate::storage::timing::set_clock(performance_now);
         let name = format!("bench-{}.sqlite3", setting.name());
         for file in [
@@ -135,14 +141,13 @@ impl Bench {
             format!("{name}-wal"),
         ] {
             pool.remove(&file)
-                .map_err(|e| to_js(Error::storage(e.to_string())))?;
+                .map_err(|e| JsValue::from(Error::storage(e.to_string())))?;
         }
         let conn = match stack {
-            Stack::Page => crate::bench::open(&name, setting),
-            Stack::Coalesced => crate::bench::open_coalesced(&name, setting),
-            Stack::Profiled => crate::bench::open_profiled(&name, setting),
-        }
-        .map_err(to_js)?;
+            Stack::Page => crate::labs::bench::open(&name, setting),
+            Stack::Coalesced => crate::labs::bench::open_coalesced(&name, setting),
+            Stack::Profiled => crate::labs::bench::open_profiled(&name, setting),
+        }?;
         Ok(Bench {
             pool,
             setting,

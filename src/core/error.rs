@@ -1,6 +1,11 @@
-//! Every way a delivery can fail, in one enum.
+//! How a call fails, in one enum.
 //!
-//! An [`Error`] is what a webhook handler would answer with a non-2xx status.
+//! An [`Error`] is what a webhook handler would answer with a non-2xx status:
+//! a delivery's failures (conflict, unknown account, balance limit, busy,
+//! storage) and input refused before any SQL ([`Error::InvalidInput`]). The
+//! labs built on the core fail the same way, with their own refusal codes
+//! under `invalid_input` and their own crash points
+//! ([`Error::SimulatedCrash`] carries only a point's name).
 //! Each variant knows three things a sender needs: its stable [`Error::kind`]
 //! string, the [`Error::http_status`] a handler would send, and whether the
 //! sender should [`Error::retryable`] the same delivery later.
@@ -18,7 +23,8 @@
 //! also carries:
 //!
 //! * `code` — why, as a `snake_case` name unique within its `kind`
-//!   (`invalid_input`/`too_long`, `storage`/`full`, ...), see [`codes`];
+//!   (`invalid_input`/`too_long`, `storage`/`full`, ...), see [`codes`]
+//!   (the core's) and `labs::error_codes` (with every lab's);
 //! * `params` — the values the sentence mentions, as strings
 //!   (`{"bytes": "256", "max": "255"}`).
 //!
@@ -31,8 +37,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::event::Field;
-use crate::fault::Fault;
+use crate::core::event::Field;
 
 /// The values a message mentions, by name, as display strings. Strings
 /// (not numbers) because some of them do not fit a JavaScript number and
@@ -101,10 +106,13 @@ pub enum Error {
     #[error("the database is locked by another connection; nothing was written, retry later")]
     Busy,
 
-    /// A fault point fired on purpose (teaching): the transaction was rolled
-    /// back. HTTP 500, retry.
-    #[error("simulated crash {fault}: the transaction was rolled back")]
-    SimulatedCrash { fault: Fault },
+    /// A crash point fired on purpose (teaching). `point` is its stable
+    /// name: one of the handler's [`crate::Fault`]s, step mode's "throw"
+    /// ([`crate::Delivery::THROWN`]), or a lab's own point; whether the
+    /// transaction was still open when it fired is documented with each
+    /// point. HTTP 500, retry.
+    #[error("simulated crash {point}: the transaction was rolled back")]
+    SimulatedCrash { point: &'static str },
 
     /// SQLite or the storage under it failed (disk full, I/O error, not an
     /// inbox-lab database, ...). `code` says which, `message` the details.
@@ -113,30 +121,31 @@ pub enum Error {
     Storage { code: StorageCode, message: String },
 }
 
-/// Why an input was refused: a stable [`InvalidCode`], the values the
-/// sentence mentions, and the English sentence itself.
+/// Why an input was refused: a stable code (the core's [`InvalidCode`], or
+/// a lab's own), the values the sentence mentions, and the English sentence
+/// itself.
 ///
 /// # Example
 /// ```
-/// use inbox_lab::error::{InvalidCode, Reason};
+/// use inbox_lab::core::error::{InvalidCode, Reason};
 /// let r = Reason::new(InvalidCode::TooLong, "is 300 bytes of UTF-8; at most 255 are allowed")
 ///     .with("bytes", 300)
 ///     .with("max", 255);
-/// assert_eq!(r.code(), InvalidCode::TooLong);
+/// assert_eq!(r.code(), "too_long");
 /// assert_eq!(r.params()["bytes"], "300");
 /// assert_eq!(r.to_string(), "is 300 bytes of UTF-8; at most 255 are allowed");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reason {
-    code: InvalidCode,
+    code: &'static str,
     params: Params,
     text: String,
 }
 
 impl Reason {
-    pub fn new(code: InvalidCode, text: impl Into<String>) -> Reason {
+    pub fn new(code: impl Code, text: impl Into<String>) -> Reason {
         Reason {
-            code,
+            code: code.as_str(),
             params: Params::new(),
             text: text.into(),
         }
@@ -149,7 +158,8 @@ impl Reason {
         self
     }
 
-    pub fn code(&self) -> InvalidCode {
+    /// The code's stable wire name.
+    pub fn code(&self) -> &'static str {
         self.code
     }
 
@@ -179,11 +189,21 @@ impl From<&str> for Reason {
     }
 }
 
-/// Defines a code enum with its wire name and the list of all its values.
-macro_rules! codes {
+/// A refusal code: a `snake_case` name, stable on the wire and the last
+/// part of the translation key `error.invalid_input.<code>`. The core's are
+/// [`InvalidCode`]; each lab defines its own enum with the crate's `code_enum!`
+/// macro, which implements this trait.
+pub trait Code: Copy {
+    /// The stable wire name.
+    fn as_str(self) -> &'static str;
+}
+
+/// Defines a code enum with its wire name and the list of all its values,
+/// and implements [`Code`] for it.
+macro_rules! code_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)* }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize)]
         #[serde(rename_all = "snake_case")]
         pub enum $name {
             $($(#[$vmeta])* $variant,)*
@@ -200,10 +220,19 @@ macro_rules! codes {
                 }
             }
         }
+
+        impl $crate::core::error::Code for $name {
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+        }
     };
 }
+// Used by the labs (and only when they are built).
+#[cfg_attr(not(feature = "labs"), allow(unused_imports))]
+pub(crate) use code_enum;
 
-codes! {
+code_enum! {
     /// The `code` of an `invalid_input` report: which rule the input broke.
     InvalidCode {
         /// `""`. Params: none.
@@ -224,7 +253,7 @@ codes! {
         DecimalOrExponent => "decimal_or_exponent",
         /// A whole number outside the field's range. Params: `min`, `max`, `got`.
         OutOfRange => "out_of_range",
-        /// A value of the wrong type. Params: `expected`, `got` (type names, see [`crate::event::ValueType`]).
+        /// A value of the wrong type. Params: `expected`, `got` (type names, see [`crate::core::event::ValueType`]).
         WrongType => "wrong_type",
         /// A string where a number belongs (`"500"` from JavaScript). Params: `value` (quoted).
         StringForNumber => "string_for_number",
@@ -240,30 +269,12 @@ codes! {
         NotObject => "not_object",
         /// A name that is not one of the allowed ones (a fault point). Params: `got` (quoted), `expected`.
         UnknownValue => "unknown_value",
-        /// The SQL console got no statement.
-        SqlEmpty => "sql_empty",
-        /// The SQL console got more than one statement.
-        SqlMultiple => "sql_multiple",
-        /// `sqlite3_stmt_readonly` says the statement would write.
-        SqlWrites => "sql_writes",
-        /// The authorizer refused a statement that changes the connection.
-        SqlChangesConnection => "sql_changes_connection",
-        /// SQLite could not prepare the statement. Params: `detail` (SQLite's words).
-        SqlRejected => "sql_rejected",
-        /// An import file over the size limit. Params: `bytes`, `max`.
-        FileTooBig => "file_too_big",
-        /// An import file without the SQLite header.
-        NotSqlite => "not_sqlite",
-        /// SQLite cannot read the import file. Params: `detail` (SQLite's words).
+        // Stored rows, read with typed checks (`core::stored`): why a stored
+        // database (health) or an imported file (the tools lab) is refused.
+        /// SQLite cannot read the file's rows. Params: `detail` (SQLite's words).
         FileUnreadable => "file_unreadable",
-        /// `PRAGMA integrity_check` found problems. Params: `detail` (SQLite's words).
-        IntegrityFailed => "integrity_failed",
-        /// A schema version this build cannot read. Params: `version`, `max`.
-        UnsupportedVersion => "unsupported_version",
-        /// The import file lacks one of inbox-lab's tables or columns. Params: `detail`.
+        /// The file lacks one of inbox-lab's tables or columns. Params: `detail`.
         SchemaDiffers => "schema_differs",
-        /// An inbox row points to an account that does not exist.
-        DanglingAccount => "dangling_account",
         /// A stored receipt number above the receipt counter. Params: `seq`, `last_seq`.
         ReceiptAboveCounter => "receipt_above_counter",
         /// A stored value of the wrong type or range. Params: `row`, `table`,
@@ -271,33 +282,11 @@ codes! {
         RowInvalid => "row_invalid",
         /// Rows that contradict each other or inbox-lab's constraints. Params: `detail`.
         Inconsistent => "inconsistent",
-        /// Reading the import file ran past its budget. Params: `seconds`.
-        ImportBudget => "import_budget",
-        /// This event was processed for another order. Params: `event_source`,
-        /// `event_id`, `order` (quoted).
-        OtherOrder => "other_order",
-        /// The lab clock was asked to go back.
-        ClockBackwards => "clock_backwards",
-        /// A retention window below 0 or an empty batch.
-        BadWindow => "bad_window",
-        /// A console query ran past its budget ([`crate::budget::Budget::CONSOLE`])
-        /// and was stopped. Params: `seconds`, `steps` (the budget).
-        QueryBudget => "query_budget",
-        /// A console query would produce a string or blob longer than the
-        /// console allows (`SQLITE_LIMIT_LENGTH`). Params: `max` (bytes).
-        ValueTooBig => "value_too_big",
-        /// A console query needed more memory than SQLite may use in the
-        /// worker (its hard heap limit). Params: `mib`.
-        QueryMemory => "query_memory",
-        /// A `PRAGMA` the console does not run: not on its list of pragmas
-        /// that only read. Params: `name`.
-        SqlPragmaNotAllowed => "sql_pragma_not_allowed",
-        /// Any other rule, with only an English sentence. Params: `text`.
         Other => "other",
     }
 }
 
-codes! {
+code_enum! {
     /// The `code` of a `storage` report: what failed underneath. Whether a
     /// retry can succeed depends on it, see [`StorageCode::retryable`].
     StorageCode {
@@ -357,7 +346,7 @@ fn storage_text(code: StorageCode, message: &str) -> String {
 ///
 /// # Example
 /// ```
-/// assert!(inbox_lab::error::codes().contains(&("storage", "full")));
+/// assert!(inbox_lab::core::error::codes().contains(&("storage", "full")));
 /// ```
 pub fn codes() -> Vec<(&'static str, &'static str)> {
     let mut all: Vec<_> = InvalidCode::ALL
@@ -394,7 +383,7 @@ impl Error {
     /// Why, within the kind: stable, for programs and translations.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::InvalidInput { reason, .. } => reason.code.as_str(),
+            Error::InvalidInput { reason, .. } => reason.code,
             Error::PayloadConflict { .. } => "payload_differs",
             Error::NoStoredResult { .. } => "no_receipt",
             Error::UnknownAccount { .. } => "no_such_account",
@@ -447,8 +436,8 @@ impl Error {
                 p.insert("limit", limit.to_string());
             }
             Error::Busy => {}
-            Error::SimulatedCrash { fault } => {
-                p.insert("fault", fault.to_string());
+            Error::SimulatedCrash { point } => {
+                p.insert("fault", point.to_string());
             }
             Error::Storage { code, message } => {
                 if *code != StorageCode::Full {
@@ -626,7 +615,7 @@ mod tests {
     #[test]
     fn every_error_reports_a_listed_code() {
         let samples = [
-            Error::invalid(Field::Amount, "anything"),
+            Error::invalid(Field::AMOUNT, "anything"),
             Error::PayloadConflict {
                 event_source: "s".into(),
                 event_id: "e".into(),
@@ -648,7 +637,7 @@ mod tests {
             },
             Error::Busy,
             Error::SimulatedCrash {
-                fault: Fault::AfterInsert,
+                point: crate::Fault::AfterInsert.as_str(),
             },
             Error::storage("boom"),
             Error::storage_with(StorageCode::Full, "database or disk is full"),

@@ -1,11 +1,5 @@
-//! The wasm facade: the only module that knows `JsValue`.
-//!
-//! The database worker (`www/worker.js`) creates one [`Lab`] and calls it for
-//! every request; the page never touches the database directly. This module
-//! only converts: JavaScript values in (validated into an [`Event`]), the
-//! crate's answers out (`{outcome, http_status, receipt}`, tables), and every
-//! [`Error`] into a plain object `{kind, message, http_status, retryable,
-//! field?}` that the worker forwards to the page. No logic lives here.
+//! [`Lab`]: the reader's database, owned by the database worker
+//! (`www/worker.js`), which creates one and calls it for every request.
 //!
 //! Storage: [`Lab::open`] installs the OPFS "sahpool" VFS as SQLite's default
 //! (once per worker; it needs a dedicated worker in a secure context) and
@@ -14,40 +8,21 @@
 //!
 //! Nothing stored bricks the page: if the database *file* cannot be used
 //! (damaged, another program's, a newer schema, a value of the wrong type —
-//! [`crate::health::check`]), [`Lab::open`] still succeeds. The Lab keeps the
+//! [`crate::core::health::check`]), [`Lab::open`] still succeeds. The Lab keeps the
 //! error as its [`Lab::problem`], every database call answers it (not
 //! retryable: the same file fails the same way), and the two ways out work:
 //! [`Lab::export_raw`] (the stored bytes, as they are) and [`Lab::reset`]
 //! (delete the file, start afresh). Only installing OPFS itself can still
 //! make `open` fail; the worker then falls back to memory.
 
-use std::time::Duration;
-
-mod bench_lab;
-mod crash_lab;
-mod race_lab;
-pub mod scheme;
-
-pub use bench_lab::Bench;
-pub use crash_lab::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
-pub use race_lab::RaceLab;
-
-use rusqlite::Connection;
-use serde::Serialize;
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
-use sqlite_wasm_vfs::sahpool::{OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
-use wasm_bindgen::prelude::*;
+use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 
-use crate::db::{self, Mode};
-use crate::error::StorageCode;
-use crate::event::{self as rules, integer_from_js_number, Field, ValueType};
-use crate::handlers::{Answer, Handler, Payload};
-use crate::race::{self, Arena, Race};
-use crate::{
-    apply, console, health, scenario, schema, tables, transfer, Delivery, Error, Event, Fault,
-    Outcome, Progress, Step,
-};
+use super::*;
+use crate::labs::race::Answer;
+use crate::labs::tools::{console, scenario, transfer};
+use crate::{core::schema, core::tables, Delivery, Outcome, Progress, Step};
 
 /// Slots in the OPFS pool. Each database takes one for itself and one for
 /// its journal or WAL; the default of 6 runs out quickly ("disk I/O error").
@@ -55,10 +30,6 @@ pub const POOL_CAPACITY: usize = 16;
 
 /// Directory of the pool in the origin's OPFS root.
 pub const POOL_DIRECTORY: &str = ".inbox-lab";
-
-/// The browser has no other connection to wait for inside one worker; a
-/// short timeout turns any lock conflict into a prompt `busy` answer.
-const BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Installs the OPFS pool as SQLite's default VFS (idempotent per worker).
 ///
@@ -107,18 +78,18 @@ impl Lab {
     /// make it throw: see [`Lab::problem`].
     pub async fn open(name: String, storage: String) -> Result<Lab, JsValue> {
         let storage = match storage.as_str() {
-            "opfs" => Storage::Opfs(install_opfs().await.map_err(to_js)?),
+            "opfs" => Storage::Opfs(install_opfs().await?),
             "memory" => Storage::Memory,
             other => {
-                return Err(to_js(Error::storage(format!(
+                return Err(JsValue::from(Error::storage(format!(
                     "unknown storage {other:?}: expected \"opfs\" or \"memory\""
                 ))))
             }
         };
         // For the whole worker: a console query that needs more memory
         // fails with SQLITE_NOMEM instead of growing the wasm memory until
-        // an allocation traps (src/budget.rs says why).
-        crate::budget::set_heap_limit(crate::budget::HEAP_LIMIT_BYTES);
+        // an allocation traps (src/labs/tools/budget.rs says why).
+        crate::labs::tools::budget::set_heap_limit(crate::labs::tools::budget::HEAP_LIMIT_BYTES);
         let mut lab = Lab {
             name,
             storage,
@@ -136,7 +107,7 @@ impl Lab {
     #[wasm_bindgen(getter)]
     pub fn problem(&self) -> JsValue {
         match &self.problem {
-            Some(err) => to_js(err.clone()),
+            Some(err) => JsValue::from(err.clone()),
             None => JsValue::NULL,
         }
     }
@@ -166,16 +137,16 @@ impl Lab {
         fault: JsValue,
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler).map_err(to_js)?;
-        let fault = fault_from_js(&fault).map_err(to_js)?;
+        let handler = handler_from_js(&handler)?;
+        let fault = fault_from_js(&fault)?;
         if handler == Handler::Atomic {
-            let event = event_from_js(&event).map_err(to_js)?;
-            let conn = self.writer().map_err(to_js)?;
-            return to_value(&apply(conn, &event, fault).map_err(to_js)?);
+            let event = event_from_js(&event)?;
+            let conn = self.writer()?;
+            return to_value(&apply(conn, &event, fault)?);
         }
-        let payload = payload_from_js(&event).map_err(to_js)?;
-        let conn = self.writer().map_err(to_js)?;
-        let answer = handler.deliver(conn, &payload, fault).map_err(to_js)?;
+        let payload = payload_from_js(&event)?;
+        let conn = self.writer()?;
+        let answer = handler.deliver(conn, &payload, fault)?;
         to_value(&MistakeAnswer {
             outcome: answer,
             http_status: 200,
@@ -190,20 +161,20 @@ impl Lab {
     /// [`Lab::deliver`].
     #[wasm_bindgen(js_name = deliverJson)]
     pub fn deliver_json(&self, text: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
-        let text = string_from_js(Field::Event, &text).map_err(to_js)?;
-        let fault = fault_from_js(&fault).map_err(to_js)?;
-        let event = Event::from_json(&text).map_err(to_js)?;
-        let conn = self.writer().map_err(to_js)?;
-        to_value(&apply(conn, &event, fault).map_err(to_js)?)
+        let text = string_from_js(Field::EVENT, &text)?;
+        let fault = fault_from_js(&fault)?;
+        let event = Event::from_json(&text)?;
+        let conn = self.writer()?;
+        to_value(&apply(conn, &event, fault)?)
     }
 
     /// Step mode: starts a delivery without running anything. Returns the
     /// first step, `{next: {step, statements}, outcome: null}`.
     #[wasm_bindgen(js_name = stepStart)]
     pub fn step_start(&mut self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
-        let event = event_from_js(&event).map_err(to_js)?;
-        let fault = fault_from_js(&fault).map_err(to_js)?;
-        self.writer().map_err(to_js)?;
+        let event = event_from_js(&event)?;
+        let fault = fault_from_js(&fault)?;
+        self.writer()?;
         let delivery = Delivery::new(event, fault);
         let answer = StepAnswer::from_next(delivery.next_step());
         self.stepping = Some(delivery);
@@ -214,12 +185,12 @@ impl Lab {
     /// throws the delivery's error (its transaction already rolled back).
     #[wasm_bindgen(js_name = stepNext)]
     pub fn step_next(&mut self) -> Result<JsValue, JsValue> {
-        self.conn().map_err(to_js)?; // the database's problem, if it has one
-        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
+        self.conn()?; // the database's problem, if it has one
+        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
         let delivery = self
             .stepping
             .as_mut()
-            .ok_or_else(|| to_js(Error::storage("no delivery is being stepped")))?;
+            .ok_or_else(|| JsValue::from(Error::storage("no delivery is being stepped")))?;
         let ran = delivery.next_step();
         let result = delivery.step(conn);
         let answer = match result {
@@ -238,7 +209,7 @@ impl Lab {
             }
             Err(err) => {
                 self.stepping = None;
-                return Err(to_js(err));
+                return Err(JsValue::from(err));
             }
         };
         to_value(&answer)
@@ -248,28 +219,27 @@ impl Lab {
     /// rolled back. Throws the resulting `simulated_crash` error object.
     #[wasm_bindgen(js_name = stepThrow)]
     pub fn step_throw(&mut self) -> Result<(), JsValue> {
-        self.conn().map_err(to_js)?; // the database's problem, if it has one
-        let conn = self.conn.as_ref().ok_or_else(|| to_js(closed()))?;
+        self.conn()?; // the database's problem, if it has one
+        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
         let Some(mut delivery) = self.stepping.take() else {
-            return Err(to_js(Error::storage("no delivery is being stepped")));
+            return Err(JsValue::from(Error::storage(
+                "no delivery is being stepped",
+            )));
         };
-        delivery.abort(conn).map_err(to_js)?;
-        Err(to_js(Error::SimulatedCrash {
-            fault: Fault::StepThrow,
-        }))
+        Err(delivery.throw(conn)?.into())
     }
 
     /// Runs one read-only SQL statement: `{columns, rows, truncated}`.
     pub fn query(&mut self, sql: String) -> Result<JsValue, JsValue> {
-        let conn = self.conn_mut().map_err(to_js)?;
-        to_value(&console::query(conn, &sql).map_err(to_js)?)
+        let conn = self.conn_mut()?;
+        to_value(&console::query(conn, &sql)?)
     }
 
     /// The database as the bytes of a `.sqlite3` file.
     pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
-        self.writer().map_err(to_js)?;
-        let conn = self.conn.as_mut().ok_or_else(|| to_js(closed()))?;
-        transfer::export(conn).map_err(to_js)
+        self.writer()?;
+        let conn = self.conn.as_mut().ok_or_else(|| JsValue::from(closed()))?;
+        transfer::export(conn).map_err(JsValue::from)
     }
 
     /// Replaces the database with the rows of `bytes`, rebuilt in a fresh
@@ -278,9 +248,9 @@ impl Lab {
     /// is not an intact inbox-lab database throws (field `file`) and
     /// changes nothing.
     pub fn import(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
-        self.writer().map_err(to_js)?;
-        let conn = self.conn.as_mut().ok_or_else(|| to_js(closed()))?;
-        to_value(&transfer::import(conn, &bytes).map_err(to_js)?)
+        self.writer()?;
+        let conn = self.conn.as_mut().ok_or_else(|| JsValue::from(closed()))?;
+        to_value(&transfer::import(conn, &bytes)?)
     }
 
     /// Runs the article's scenario on a fresh scratch database next to the
@@ -291,7 +261,7 @@ impl Lab {
         let path = match &self.storage {
             Storage::Opfs(pool) => {
                 pool.remove(&name)
-                    .map_err(|e| to_js(Error::storage(e.to_string())))?;
+                    .map_err(|e| JsValue::from(Error::storage(e.to_string())))?;
                 name.clone()
             }
             Storage::Memory => format!("file:/{name}?vfs=memdb"),
@@ -304,11 +274,10 @@ impl Lab {
                     .map(|_| apply(&conn, e, None))
                     .collect()
             })
-        })()
-        .map_err(to_js)?;
+        })()?;
         if let Storage::Opfs(pool) = &self.storage {
             pool.remove(&name)
-                .map_err(|e| to_js(Error::storage(e.to_string())))?;
+                .map_err(|e| JsValue::from(Error::storage(e.to_string())))?;
         }
         to_value(&ScenarioAnswer {
             summary: report.summary(),
@@ -320,16 +289,16 @@ impl Lab {
     /// Both tables: `{accounts: [{id, balance}], inbox: [{source, event_id,
     /// account_id, amount, receipt}]}`.
     pub fn tables(&self) -> Result<JsValue, JsValue> {
-        let conn = self.conn().map_err(to_js)?;
-        to_value(&tables::snapshot(conn).map_err(to_js)?)
+        let conn = self.conn()?;
+        to_value(&tables::snapshot(conn)?)
     }
 
     /// Creates an account at balance 0; returns whether it was new.
     #[wasm_bindgen(js_name = addAccount)]
     pub fn add_account(&self, account_id: JsValue) -> Result<bool, JsValue> {
-        let id = number_from_js(Field::AccountId, &account_id).map_err(to_js)?;
-        let conn = self.conn().map_err(to_js)?;
-        schema::add_account(conn, id).map_err(to_js)
+        let id = number_from_js(Field::ACCOUNT_ID, &account_id)?;
+        let conn = self.conn()?;
+        schema::add_account(conn, id).map_err(JsValue::from)
     }
 
     /// The stored database file exactly as it is, byte for byte: "export as
@@ -345,12 +314,12 @@ impl Lab {
         }
         match &self.storage {
             Storage::Opfs(pool) => pool.export_db(&self.name).map_err(|e| {
-                to_js(Error::storage(format!(
+                JsValue::from(Error::storage(format!(
                     "cannot read the stored database file {:?}: {e}",
                     self.name
                 )))
             }),
-            Storage::Memory => Err(to_js(Error::storage(
+            Storage::Memory => Err(JsValue::from(Error::storage(
                 "there is no stored database to export: it is in memory and could not be created",
             ))),
         }
@@ -367,9 +336,9 @@ impl Lab {
         self.problem = None;
         let removed = self.remove_files();
         self.open_database();
-        removed.map_err(to_js)?;
+        removed?;
         match &self.problem {
-            Some(err) => Err(to_js(err.clone())),
+            Some(err) => Err(JsValue::from(err.clone())),
             None => Ok(()),
         }
     }
@@ -384,12 +353,14 @@ impl Lab {
     pub fn test_plant(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
         self.close();
         self.problem = None;
-        self.remove_files().map_err(to_js)?;
+        self.remove_files()?;
         let Storage::Opfs(pool) = &self.storage else {
-            return Err(to_js(Error::storage("testPlant needs OPFS storage")));
+            return Err(JsValue::from(Error::storage(
+                "testPlant needs OPFS storage",
+            )));
         };
         pool.import_db_unchecked(&self.name, &bytes)
-            .map_err(|e| to_js(Error::storage(format!("cannot plant the file: {e}"))))
+            .map_err(|e| JsValue::from(Error::storage(format!("cannot plant the file: {e}"))))
     }
 
     /// Closes the database (the worker does this before it is terminated on
@@ -426,20 +397,15 @@ impl Lab {
             // A named memdb database: lives as long as a connection to it.
             Storage::Memory => format!("file:/{}?vfs=memdb", self.name),
         };
-        let mut conn = db::open(&path, Mode::Create, BUSY_TIMEOUT)?;
-        // A stored database is checked before anything uses it: one that
-        // fails is the Lab's problem, not the page's end.
-        health::check(&conn)?;
-        if tables::snapshot(&conn)?.accounts.is_empty() {
-            schema::init(&mut conn, &[1])?;
-        }
-        self.conn = Some(conn);
+        // A stored database that fails its check is the Lab's problem, not
+        // the page's end.
+        self.conn = Some(db::open_checked(&path, BUSY_TIMEOUT)?);
         Ok(())
     }
 
     /// The connection; when there is none, why: the database's problem, or
     /// that it was closed.
-    fn conn(&self) -> Result<&Connection, Error> {
+    pub(super) fn conn(&self) -> Result<&Connection, Error> {
         match (&self.conn, &self.problem) {
             (Some(conn), _) => Ok(conn),
             (None, Some(problem)) => Err(problem.clone()),
@@ -458,16 +424,12 @@ impl Lab {
     /// The connection, for something that writes: refused while a stepped
     /// delivery holds the write lock — exactly what a second handler would
     /// meet, so it is `busy`, never a duplicate.
-    fn writer(&self) -> Result<&Connection, Error> {
+    pub(super) fn writer(&self) -> Result<&Connection, Error> {
         if self.stepping.is_some() {
             return Err(Error::Busy);
         }
         self.conn()
     }
-}
-
-fn closed() -> Error {
-    Error::storage("the database is closed")
 }
 
 /// One step as shown to readers.
@@ -519,141 +481,4 @@ struct ScenarioAnswer {
     summary: String,
     passed: bool,
     checks: Vec<scenario::Check>,
-}
-
-/// Every `[kind, code]` pair an error report can carry (see
-/// [`crate::error::codes`]), so the page's tests can check that each has an
-/// English and a Russian text.
-#[wasm_bindgen(js_name = errorCodes)]
-pub fn error_codes() -> Result<JsValue, JsValue> {
-    let types: Vec<&str> = ValueType::ALL.iter().map(|t| t.as_str()).collect();
-    to_value(&serde_json::json!({ "codes": crate::error::codes(), "types": types }))
-}
-
-/// Converts a crate error into the plain object the page receives
-/// (`params` as a plain object, not a `Map`).
-fn to_js(err: Error) -> JsValue {
-    err.report()
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .unwrap_or_else(|e| JsValue::from_str(&format!("{err} (and {e})")))
-}
-
-/// Serialises an answer; plain objects, and integers as JS numbers (all of
-/// ours are ≤ 2^53-1, so they are exact).
-fn to_value<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| to_js(Error::storage(format!("cannot encode the answer: {e}"))))
-}
-
-/// Reads `{source, event_id, account_id, amount}` from a JavaScript value.
-/// Strings must be strings (valid UTF-16: a lone surrogate cannot become
-/// UTF-8 without silently changing the key); numbers must be numbers.
-pub fn event_from_js(value: &JsValue) -> Result<Event, Error> {
-    payload_from_js(value)?.to_event()
-}
-
-/// The same fields with their JavaScript types checked but no rule of
-/// [`Event`] applied yet: what [`Handler::deliver`] takes, which applies
-/// them before any handler runs.
-pub fn payload_from_js(value: &JsValue) -> Result<Payload, Error> {
-    const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
-    if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(rules::not_an_object(type_of(value)));
-    }
-    let object: &js_sys::Object = value.unchecked_ref();
-    let keys = js_sys::Object::keys(object);
-    for key in keys.iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !FIELDS.contains(&key.as_str()) {
-            return Err(rules::unexpected_field(&key));
-        }
-    }
-    let get = |field: Field| {
-        js_sys::Reflect::get(value, &JsValue::from_str(field.as_str()))
-            .map_err(|_| Error::invalid(field, "cannot be read"))
-    };
-    let source = string_from_js(Field::Source, &get(Field::Source)?)?;
-    let event_id = string_from_js(Field::EventId, &get(Field::EventId)?)?;
-    let account_id = number_from_js(Field::AccountId, &get(Field::AccountId)?)?;
-    let amount = number_from_js(Field::Amount, &get(Field::Amount)?)?;
-    Ok(Payload {
-        source,
-        event_id,
-        account_id,
-        amount,
-    })
-}
-
-fn handler_from_js(value: &JsValue) -> Result<Handler, Error> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(Handler::Atomic);
-    }
-    let name = value.as_string().unwrap_or_default();
-    name.parse()
-        .map_err(|reason: String| Error::invalid(Field::Handler, reason))
-}
-
-fn string_from_js(field: Field, value: &JsValue) -> Result<String, Error> {
-    if value.is_undefined() {
-        return Err(rules::missing(field));
-    }
-    let Some(js) = value.dyn_ref::<js_sys::JsString>() else {
-        return Err(rules::wrong_type(field, ValueType::String, type_of(value)));
-    };
-    if !js.is_valid_utf16() {
-        return Err(rules::lone_surrogate(field));
-    }
-    js.as_string().ok_or_else(|| rules::lone_surrogate(field))
-}
-
-fn number_from_js(field: Field, value: &JsValue) -> Result<i64, Error> {
-    if value.is_undefined() {
-        return Err(rules::missing(field));
-    }
-    match value.as_f64() {
-        Some(n) => integer_from_js_number(field, n),
-        None => Err(match value.as_string() {
-            Some(text) => rules::string_for_number(field, &text),
-            None => rules::wrong_type(field, ValueType::Number, type_of(value)),
-        }),
-    }
-}
-
-fn fault_from_js(value: &JsValue) -> Result<Option<Fault>, Error> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    let Some(name) = value.as_string() else {
-        return Err(rules::wrong_type(
-            Field::Fault,
-            ValueType::String,
-            type_of(value),
-        ));
-    };
-    name.parse().map(Some).map_err(|_: String| {
-        let names: Vec<&str> = Fault::ALL.iter().map(|f| f.as_str()).collect();
-        rules::unknown_value(Field::Fault, &name, &names)
-    })
-}
-
-/// The type of a JavaScript value, as `typeof` says it, with `null` and
-/// arrays told apart.
-fn type_of(value: &JsValue) -> ValueType {
-    if value.is_null() {
-        return ValueType::Null;
-    }
-    if js_sys::Array::is_array(value) {
-        return ValueType::Array;
-    }
-    match value.js_typeof().as_string().as_deref() {
-        Some("undefined") => ValueType::Undefined,
-        Some("boolean") => ValueType::Boolean,
-        Some("number") => ValueType::Number,
-        Some("bigint") => ValueType::BigInt,
-        Some("string") => ValueType::String,
-        Some("symbol") => ValueType::Symbol,
-        Some("function") => ValueType::Function,
-        _ => ValueType::Object,
-    }
 }

@@ -28,10 +28,10 @@ use std::time::Duration;
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
-use crate::db::{self, Mode};
-use crate::error::Error;
-use crate::event::Event;
-use crate::schema;
+use crate::core::db::{self, Mode};
+use crate::core::error::Error;
+use crate::core::event::Event;
+use crate::core::schema;
 use crate::storage::{coalesce, timing};
 
 /// Page size of every benchmark database, set before the schema is created.
@@ -134,7 +134,7 @@ impl std::str::FromStr for Setting {
 /// # Example
 /// ```
 /// # #[cfg(not(target_family = "wasm"))] {
-/// use inbox_lab::bench::{self, Setting};
+/// use inbox_lab::labs::bench::{self, Setting};
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("bench.sqlite3");
 /// let conn = bench::open(path.to_str().unwrap(), Setting::WalNormal).unwrap();

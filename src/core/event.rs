@@ -24,7 +24,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, InvalidCode, Reason};
+use crate::core::error::{Error, InvalidCode, Reason};
 
 /// Longest `source` or `event_id`, in bytes of UTF-8.
 pub const MAX_KEY_BYTES: usize = 255;
@@ -33,48 +33,33 @@ pub const MAX_ACCOUNT_ID: i64 = (1 << 53) - 1;
 /// Largest amount of one credit.
 pub const MAX_AMOUNT: i64 = 1_000_000_000;
 
-/// One input field of an event, named as in the wire formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Field {
-    Source,
-    EventId,
-    AccountId,
-    Amount,
-    /// The event as a whole (e.g. pasted JSON that is not an object).
-    Event,
-    /// The fault point requested with a delivery.
-    Fault,
-    /// A statement typed into the read-only SQL console.
-    Sql,
-    /// A database file offered for import.
-    File,
-    /// The handler chosen in the race lab.
-    Handler,
-    /// How many concurrent deliveries the race lab runs.
-    Deliveries,
-    /// The order an activation event names (business keys).
-    OrderId,
-    /// The lab clock and the retention window.
-    Clock,
-}
+/// The input at fault in an `invalid_input` report: its `field`, named as
+/// in the wire formats.
+///
+/// An open set: the core names the event's fields and the fault point; a
+/// lab names its own inputs with [`Field::new`] (the console's `sql`, the
+/// import's `file`, ...), so the core never has to know them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Field(&'static str);
 
 impl Field {
+    pub const SOURCE: Field = Field("source");
+    pub const EVENT_ID: Field = Field("event_id");
+    pub const ACCOUNT_ID: Field = Field("account_id");
+    pub const AMOUNT: Field = Field("amount");
+    /// The event as a whole (e.g. pasted JSON that is not an object).
+    pub const EVENT: Field = Field("event");
+    /// The fault point requested with a delivery.
+    pub const FAULT: Field = Field("fault");
+
+    /// A field of some other input, named as on the wire (`snake_case`).
+    pub const fn new(name: &'static str) -> Field {
+        Field(name)
+    }
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            Field::Source => "source",
-            Field::EventId => "event_id",
-            Field::AccountId => "account_id",
-            Field::Amount => "amount",
-            Field::Event => "event",
-            Field::Fault => "fault",
-            Field::Sql => "sql",
-            Field::File => "file",
-            Field::Handler => "handler",
-            Field::Deliveries => "deliveries",
-            Field::OrderId => "order_id",
-            Field::Clock => "clock",
-        }
+        self.0
     }
 }
 
@@ -116,10 +101,10 @@ impl Event {
     ) -> Result<Event, Error> {
         let source = source.into();
         let event_id = event_id.into();
-        check_key(Field::Source, &source)?;
-        check_key(Field::EventId, &event_id)?;
-        check_range(Field::AccountId, account_id)?;
-        check_range(Field::Amount, amount)?;
+        check_key(Field::SOURCE, &source)?;
+        check_key(Field::EVENT_ID, &event_id)?;
+        check_range(Field::ACCOUNT_ID, account_id)?;
+        check_range(Field::AMOUNT, amount)?;
         Ok(Event {
             source,
             event_id,
@@ -148,11 +133,11 @@ impl Event {
         amount: &str,
     ) -> Result<Event, Error> {
         // Field by field, so the error names the first bad field.
-        check_key(Field::Source, source)?;
-        check_key(Field::EventId, event_id)?;
-        let account_id = parse_integer(Field::AccountId, account_id)?;
-        check_range(Field::AccountId, account_id)?;
-        let amount = parse_integer(Field::Amount, amount)?;
+        check_key(Field::SOURCE, source)?;
+        check_key(Field::EVENT_ID, event_id)?;
+        let account_id = parse_integer(Field::ACCOUNT_ID, account_id)?;
+        check_range(Field::ACCOUNT_ID, account_id)?;
+        let amount = parse_integer(Field::AMOUNT, amount)?;
         Event::new(source, event_id, account_id, amount)
     }
 
@@ -173,13 +158,13 @@ impl Event {
     /// let e = Event::from_json(r#"{"source":"a","event_id":"e","account_id":1,"amount":5}"#);
     /// assert_eq!(e.unwrap().amount(), 5);
     /// let err = Event::from_json(r#"{"source":"a","event_id":"e","account_id":1,"amount":"5"}"#);
-    /// assert_eq!(err.unwrap_err().report().field, Some(Field::Amount));
+    /// assert_eq!(err.unwrap_err().report().field, Some(Field::AMOUNT));
     /// ```
     pub fn from_json(text: &str) -> Result<Event, Error> {
         use serde_json::Value;
         let value: Value = serde_json::from_str(text).map_err(|e| {
             Error::refused(
-                Field::Event,
+                Field::EVENT,
                 Reason::new(InvalidCode::NotJson, format!("not valid JSON: {e}"))
                     .with("line", e.line())
                     .with("column", e.column())
@@ -195,7 +180,7 @@ impl Event {
         // exactly what the inbox must not allow, so a repeated field is refused.
         if let Ok(FirstRepeatedKey(Some(name))) = serde_json::from_str(text) {
             return Err(Error::refused(
-                Field::Event,
+                Field::EVENT,
                 Reason::new(
                     InvalidCode::DuplicateField,
                     format!("duplicate field {name:?}: each field may appear only once"),
@@ -253,10 +238,10 @@ impl Event {
             };
             check_range(field, value).map(|()| value)
         };
-        let source = text_field(Field::Source)?;
-        let event_id = text_field(Field::EventId)?;
-        let account_id = int_field(Field::AccountId)?;
-        let amount = int_field(Field::Amount)?;
+        let source = text_field(Field::SOURCE)?;
+        let event_id = text_field(Field::EVENT_ID)?;
+        let account_id = int_field(Field::ACCOUNT_ID)?;
+        let amount = int_field(Field::AMOUNT)?;
         Event::new(source, event_id, account_id, amount)
     }
 
@@ -373,13 +358,13 @@ pub fn is_bidi_control(c: char) -> bool {
 /// # Errors
 /// [`Error::InvalidInput`] for `account_id`.
 pub fn check_account_id(account_id: i64) -> Result<i64, Error> {
-    check_range(Field::AccountId, account_id).map(|()| account_id)
+    check_range(Field::ACCOUNT_ID, account_id).map(|()| account_id)
 }
 
 /// The inclusive range of a numeric field.
 fn range_of(field: Field) -> (i64, i64) {
     match field {
-        Field::Amount => (1, MAX_AMOUNT),
+        Field::AMOUNT => (1, MAX_AMOUNT),
         _ => (1, MAX_ACCOUNT_ID),
     }
 }
@@ -597,7 +582,7 @@ pub fn lone_surrogate(field: Field) -> Error {
 pub fn unexpected_field(name: &str) -> Error {
     let quoted = format!("{name:?}");
     Error::refused(
-        Field::Event,
+        Field::EVENT,
         Reason::new(
             InvalidCode::UnexpectedField,
             format!(
@@ -611,7 +596,7 @@ pub fn unexpected_field(name: &str) -> Error {
 /// An event that is not an object at all.
 pub fn not_an_object(got: ValueType) -> Error {
     Error::refused(
-        Field::Event,
+        Field::EVENT,
         Reason::new(
             InvalidCode::NotObject,
             format!(
@@ -677,12 +662,12 @@ mod tests {
         ] {
             assert_eq!(
                 field_of(Event::from_text("s", "e", "1", bad)),
-                Some(Field::Amount),
+                Some(Field::AMOUNT),
                 "amount {bad:?} must be invalid"
             );
             assert_eq!(
                 field_of(Event::from_text("s", "e", bad, "5")),
-                Some(Field::AccountId),
+                Some(Field::ACCOUNT_ID),
                 "account {bad:?} must be invalid"
             );
         }
@@ -694,18 +679,18 @@ mod tests {
         assert!(Event::new("s", "e", 1, 1).is_ok());
         assert!(Event::new("s", "e", MAX_ACCOUNT_ID, MAX_AMOUNT).is_ok());
         for (a, n, field) in [
-            (0, 5, Field::AccountId),
-            (-1, 5, Field::AccountId),
-            (MAX_ACCOUNT_ID + 1, 5, Field::AccountId),
-            (1, 0, Field::Amount),
-            (1, -1, Field::Amount),
-            (1, MAX_AMOUNT + 1, Field::Amount),
+            (0, 5, Field::ACCOUNT_ID),
+            (-1, 5, Field::ACCOUNT_ID),
+            (MAX_ACCOUNT_ID + 1, 5, Field::ACCOUNT_ID),
+            (1, 0, Field::AMOUNT),
+            (1, -1, Field::AMOUNT),
+            (1, MAX_AMOUNT + 1, Field::AMOUNT),
         ] {
             assert_eq!(field_of(Event::new("s", "e", a, n)), Some(field));
         }
         assert_eq!(
             field_of(Event::from_text("s", "e", "1", "99999999999999999999")),
-            Some(Field::Amount)
+            Some(Field::AMOUNT)
         );
     }
 
@@ -726,19 +711,19 @@ mod tests {
         ] {
             assert_eq!(
                 field_of(Event::new(bad, "e", 1, 5)),
-                Some(Field::Source),
+                Some(Field::SOURCE),
                 "{why}"
             );
             assert_eq!(
                 field_of(Event::new("s", bad, 1, 5)),
-                Some(Field::EventId),
+                Some(Field::EVENT_ID),
                 "{why}"
             );
         }
         assert!(Event::new("s".repeat(255), "e", 1, 5).is_ok());
         assert_eq!(
             field_of(Event::new("s".repeat(256), "e", 1, 5)),
-            Some(Field::Source)
+            Some(Field::SOURCE)
         );
         // 85 × 3-byte characters = 255 bytes: fine; one more byte is not.
         assert!(Event::new("€".repeat(85), "e", 1, 5).is_ok());
@@ -751,7 +736,7 @@ mod tests {
 
     #[test]
     fn js_numbers_must_be_integral_and_safe() {
-        assert_eq!(integer_from_js_number(Field::Amount, 500.0).ok(), Some(500));
+        assert_eq!(integer_from_js_number(Field::AMOUNT, 500.0).ok(), Some(500));
         for bad in [
             1.5,
             f64::NAN,
@@ -761,7 +746,7 @@ mod tests {
             2f64.powi(53),
         ] {
             assert!(
-                integer_from_js_number(Field::Amount, bad).is_err(),
+                integer_from_js_number(Field::AMOUNT, bad).is_err(),
                 "{bad} must be invalid"
             );
         }
@@ -777,38 +762,38 @@ mod tests {
         for (bad, field) in [
             (
                 r#"{"source":"a","event_id":"e","account_id":1,"amount":500.0}"#,
-                Field::Amount,
+                Field::AMOUNT,
             ),
             (
                 r#"{"source":"a","event_id":"e","account_id":1,"amount":5e2}"#,
-                Field::Amount,
+                Field::AMOUNT,
             ),
             (
                 r#"{"source":"a","event_id":"e","account_id":1,"amount":"500"}"#,
-                Field::Amount,
+                Field::AMOUNT,
             ),
             (
                 r#"{"source":"a","event_id":"e","account_id":1,"amount":null}"#,
-                Field::Amount,
+                Field::AMOUNT,
             ),
             (
                 r#"{"source":"a","event_id":"e","account_id":1}"#,
-                Field::Amount,
+                Field::AMOUNT,
             ),
             (
                 r#"{"source":"a","event_id":"e","account_id":true,"amount":5}"#,
-                Field::AccountId,
+                Field::ACCOUNT_ID,
             ),
             (
                 r#"{"source":5,"event_id":"e","account_id":1,"amount":5}"#,
-                Field::Source,
+                Field::SOURCE,
             ),
             (
                 r#"{"source":"a","event_id":"e","account_id":1,"amount":5,"x":1}"#,
-                Field::Event,
+                Field::EVENT,
             ),
-            (r#"[1]"#, Field::Event),
-            (r#"{"#, Field::Event),
+            (r#"[1]"#, Field::EVENT),
+            (r#"{"#, Field::EVENT),
         ] {
             assert_eq!(field_of(Event::from_json(bad)), Some(field), "{bad}");
         }
@@ -826,76 +811,80 @@ mod tests {
 
     #[test]
     fn every_refusal_has_a_specific_code() {
-        use Field::{AccountId, Amount, Event as Whole, EventId, Source};
+        const SOURCE: Field = Field::SOURCE;
+        const EVENT_ID: Field = Field::EVENT_ID;
+        const ACCOUNT_ID: Field = Field::ACCOUNT_ID;
+        const AMOUNT: Field = Field::AMOUNT;
+        const WHOLE: Field = Field::EVENT;
         let ok = |s: &str| Event::from_json(s);
         for (input, expected) in [
             (
                 ok(r#"{"source":"","event_id":"e","account_id":1,"amount":5}"#),
-                (Source, "empty"),
+                (SOURCE, "empty"),
             ),
             (
                 ok(r#"{"source":" \t","event_id":"e","account_id":1,"amount":5}"#),
-                (Source, "whitespace_only"),
+                (SOURCE, "whitespace_only"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"a\u0000b","account_id":1,"amount":5}"#),
-                (EventId, "control_char"),
+                (EVENT_ID, "control_char"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":0,"amount":5}"#),
-                (AccountId, "out_of_range"),
+                (ACCOUNT_ID, "out_of_range"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":1e21}"#),
-                (Amount, "out_of_range"),
+                (AMOUNT, "out_of_range"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":18446744073709551615}"#),
-                (Amount, "out_of_range"),
+                (AMOUNT, "out_of_range"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":1.5}"#),
-                (Amount, "decimal_or_exponent"),
+                (AMOUNT, "decimal_or_exponent"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":"500"}"#),
-                (Amount, "wrong_type"),
+                (AMOUNT, "wrong_type"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":1}"#),
-                (Amount, "missing_field"),
+                (AMOUNT, "missing_field"),
             ),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":5,"x":1}"#),
-                (Whole, "unexpected_field"),
+                (WHOLE, "unexpected_field"),
             ),
-            (ok(r#"[]"#), (Whole, "not_object")),
+            (ok(r#"[]"#), (WHOLE, "not_object")),
             (
                 ok(r#"{"source":"a","event_id":"e","account_id":1,"amount":1,"amount":9}"#),
-                (Whole, "duplicate_field"),
+                (WHOLE, "duplicate_field"),
             ),
             (
                 ok(r#"{"source":"\ud800","event_id":"e","account_id":1,"amount":5}"#),
-                (Whole, "not_json"),
+                (WHOLE, "not_json"),
             ),
-            (ok("NaN"), (Whole, "not_json")),
+            (ok("NaN"), (WHOLE, "not_json")),
             (
                 Event::from_text("s", "e", "05", "5"),
-                (AccountId, "not_canonical_integer"),
+                (ACCOUNT_ID, "not_canonical_integer"),
             ),
-            (Event::from_text("s", "e", "1", ""), (Amount, "empty")),
+            (Event::from_text("s", "e", "1", ""), (AMOUNT, "empty")),
             (
                 Event::from_text("s", "e", "1", "99999999999999999999"),
-                (Amount, "out_of_range"),
+                (AMOUNT, "out_of_range"),
             ),
-            (Event::new("s".repeat(256), "e", 1, 5), (Source, "too_long")),
+            (Event::new("s".repeat(256), "e", 1, 5), (SOURCE, "too_long")),
         ] {
             assert_eq!(code_of(input), Some(expected));
         }
-        let err = integer_from_js_number(Amount, f64::INFINITY).unwrap_err();
+        let err = integer_from_js_number(AMOUNT, f64::INFINITY).unwrap_err();
         assert_eq!(err.report().code, "not_whole_number");
         assert_eq!(err.report().params["got"], "Infinity");
-        let err = integer_from_js_number(Amount, 1e21).unwrap_err();
+        let err = integer_from_js_number(AMOUNT, 1e21).unwrap_err();
         assert_eq!(
             err.to_string(),
             "invalid amount: must be between 1 and 1000000000, got 1e+21"
@@ -907,13 +896,13 @@ mod tests {
         // An out-of-range account and a malformed amount: the account comes first.
         assert_eq!(
             field_of(Event::from_text("s", "e", "0", "x")),
-            Some(Field::AccountId)
+            Some(Field::ACCOUNT_ID)
         );
         assert_eq!(
             field_of(Event::from_json(
                 r#"{"source":"","event_id":"e","account_id":true,"amount":5}"#
             )),
-            Some(Field::Source)
+            Some(Field::SOURCE)
         );
     }
 }

@@ -5,14 +5,14 @@
 //! opened with [`Mode::Create`] — migrated to the current schema.
 //!
 //! In the browser the same call opens a file in OPFS, because the worker
-//! installs the OPFS pool as SQLite's default VFS first (see `wasm.rs`).
+//! installs the OPFS pool as SQLite's default VFS first (`wasm::install_opfs`).
 
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::error::{Error, StorageCode};
-use crate::schema;
+use crate::core::error::{Error, StorageCode};
+use crate::core::{health, schema};
 
 /// Whether opening may create the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +70,25 @@ pub fn open_with(
     match mode {
         Mode::Create => schema::migrate(&mut conn)?,
         Mode::Existing => schema::check_current(&conn)?,
+    }
+    Ok(conn)
+}
+
+/// Opens the reader's database at `path`, creating it if needed: the door
+/// the browser worker uses. A stored database is checked before anything
+/// uses it ([`health::check`]); a new one (no account yet) gets account 1,
+/// like `inbox-lab init`.
+///
+/// # Errors
+/// As [`open`] with [`Mode::Create`]; a stored database that fails
+/// [`health::check`] is that error (not retryable).
+pub fn open_checked(path: &str, busy_timeout: Duration) -> Result<Connection, Error> {
+    let mut conn = open(path, Mode::Create, busy_timeout)?;
+    health::check(&conn)?;
+    let has_accounts: bool =
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM accounts)", [], |r| r.get(0))?;
+    if !has_accounts {
+        schema::init(&mut conn, &[1])?;
     }
     Ok(conn)
 }

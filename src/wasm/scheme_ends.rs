@@ -1,14 +1,15 @@
 //! The facade for "where the scheme ends": side effects and the outbox,
 //! business keys, retention. Converts only; the logic is in
-//! [`crate::outbox`], [`crate::business`] and [`crate::retention`].
+//! [`crate::labs::scheme_ends`].
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{event_from_js, number_from_js, string_from_js, to_js, to_value, type_of, Lab};
-use crate::event::{self as rules, ValueType};
-use crate::outbox::{self, Receiver, Strategy};
-use crate::{business, retention, Error, Fault, Field};
+use super::{event_from_js, number_from_js, point_from_js, string_from_js, to_value, type_of, Lab};
+use crate::core::event::{self as rules, ValueType};
+use crate::labs::scheme_ends::outbox::{self, Crash, Receiver, Strategy};
+use crate::labs::scheme_ends::{business, retention};
+use crate::{Error, Field};
 
 /// The simulated receiver of notifications: "the user's phone". It keeps
 /// what it showed in its own in-memory database (another system's state,
@@ -26,14 +27,14 @@ impl Notifier {
     #[wasm_bindgen(constructor)]
     pub fn new(dedup: JsValue) -> Result<Notifier, JsValue> {
         let Some(dedup) = dedup.as_bool() else {
-            return Err(to_js(rules::wrong_type(
-                Field::Event,
+            return Err(JsValue::from(rules::wrong_type(
+                Field::EVENT,
                 ValueType::Boolean,
                 type_of(&dedup),
             )));
         };
-        let conn = rusqlite::Connection::open_in_memory().map_err(|e| to_js(Error::from(e)))?;
-        let receiver = Receiver::open(conn, dedup).map_err(to_js)?;
+        let conn = rusqlite::Connection::open_in_memory().map_err(Error::from)?;
+        let receiver = Receiver::open(conn, dedup)?;
         Ok(Notifier { receiver })
     }
 
@@ -54,70 +55,48 @@ impl Notifier {
         strategy: JsValue,
         crash: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let event = event_from_js(&event).map_err(to_js)?;
+        let event = event_from_js(&event)?;
         let strategy: Strategy = strategy
             .as_string()
             .unwrap_or_default()
             .parse()
-            .map_err(|reason: String| to_js(Error::invalid(Field::Event, reason)))?;
-        let crash = crash_from_js(&crash, &DELIVER_CRASHES).map_err(to_js)?;
-        let conn = lab.writer().map_err(to_js)?;
-        to_value(&outbox::deliver(conn, &self.receiver, &event, strategy, crash).map_err(to_js)?)
+            .map_err(|reason: String| JsValue::from(Error::invalid(Field::EVENT, reason)))?;
+        let crash = crash_from_js(&crash, &Crash::DELIVER)?;
+        let conn = lab.writer()?;
+        to_value(&outbox::deliver(
+            conn,
+            &self.receiver,
+            &event,
+            strategy,
+            crash,
+        )?)
     }
 
     /// One round of the dispatcher; `crash` null or "after_send_before_mark".
     /// Returns the message id sent, or null when the outbox is empty.
     #[wasm_bindgen(js_name = dispatchOne)]
     pub fn dispatch_one(&self, lab: &Lab, crash: JsValue) -> Result<Option<f64>, JsValue> {
-        let crash = crash_from_js(&crash, &[Fault::AfterSendBeforeMark]).map_err(to_js)?;
-        let conn = lab.writer().map_err(to_js)?;
-        let sent = outbox::dispatch_one(conn, &self.receiver, crash).map_err(to_js)?;
+        let crash = crash_from_js(&crash, &Crash::DISPATCH)?;
+        let conn = lab.writer()?;
+        let sent = outbox::dispatch_one(conn, &self.receiver, crash)?;
         // Message ids are small positive integers: exact as a JS number.
         Ok(sent.map(|id| id as f64))
     }
 
     /// Everything the user was shown: `[{message_id, account_id, amount}]`.
     pub fn shown(&self) -> Result<JsValue, JsValue> {
-        to_value(&self.receiver.shown().map_err(to_js)?)
+        to_value(&self.receiver.shown()?)
     }
 
     /// Forgets what was shown.
     pub fn clear(&self) -> Result<(), JsValue> {
-        self.receiver.clear().map_err(to_js)
+        self.receiver.clear().map_err(JsValue::from)
     }
 }
 
-/// The crash points `Notifier.deliver` accepts: the handler's own two and
-/// the two around the side effect.
-const DELIVER_CRASHES: [Fault; 4] = [
-    Fault::AfterInsert,
-    Fault::AfterUpdate,
-    Fault::AfterSendBeforeCommit,
-    Fault::AfterCommitBeforeSend,
-];
-
-/// Reads a crash point by its stable name, accepting only those in
-/// `allowed`. (`Fault`'s `FromStr`, used by `Lab.deliver`, knows only the
-/// handler's own fault points, so it would refuse every crash point of this
-/// lab.) `undefined` and `null` mean no crash.
-fn crash_from_js(value: &JsValue, allowed: &[Fault]) -> Result<Option<Fault>, Error> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    let Some(name) = value.as_string() else {
-        return Err(rules::wrong_type(
-            Field::Fault,
-            ValueType::String,
-            type_of(value),
-        ));
-    };
-    match allowed.iter().find(|f| f.as_str() == name) {
-        Some(&fault) => Ok(Some(fault)),
-        None => {
-            let names: Vec<&str> = allowed.iter().map(|f| f.as_str()).collect();
-            Err(rules::unknown_value(Field::Fault, &name, &names))
-        }
-    }
+/// Reads one of this lab's crash points (of `allowed`) by its stable name.
+fn crash_from_js(value: &JsValue, allowed: &[Crash]) -> Result<Option<Crash>, Error> {
+    point_from_js(value, allowed, Crash::as_str)
 }
 
 #[derive(Serialize)]
@@ -132,8 +111,8 @@ impl Lab {
     /// The outbox rows: `[{message_id, source, event_id, account_id, amount,
     /// sent_at}]`.
     pub fn outbox(&self) -> Result<JsValue, JsValue> {
-        let conn = self.conn().map_err(to_js)?;
-        to_value(&outbox::rows(conn).map_err(to_js)?)
+        let conn = self.conn()?;
+        to_value(&outbox::rows(conn)?)
     }
 
     /// "Activate order O" for event (source, event_id): `{outcome:
@@ -150,11 +129,11 @@ impl Lab {
         event_id: JsValue,
         order_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let source = string_from_js(Field::Source, &source).map_err(to_js)?;
-        let event_id = string_from_js(Field::EventId, &event_id).map_err(to_js)?;
-        let order_id = string_from_js(Field::Event, &order_id).map_err(to_js)?;
-        let conn = self.writer().map_err(to_js)?;
-        let activation = business::activate(conn, &source, &event_id, &order_id).map_err(to_js)?;
+        let source = string_from_js(Field::SOURCE, &source)?;
+        let event_id = string_from_js(Field::EVENT_ID, &event_id)?;
+        let order_id = string_from_js(Field::EVENT, &order_id)?;
+        let conn = self.writer()?;
+        let activation = business::activate(conn, &source, &event_id, &order_id)?;
         to_value(&Activated {
             http_status: activation.http_status(),
             activation,
@@ -163,27 +142,29 @@ impl Lab {
 
     /// The lab clock, in milliseconds.
     pub fn now(&self) -> Result<f64, JsValue> {
-        let conn = self.conn().map_err(to_js)?;
-        retention::now(conn).map(|ms| ms as f64).map_err(to_js)
+        let conn = self.conn()?;
+        retention::now(conn)
+            .map(|ms| ms as f64)
+            .map_err(JsValue::from)
     }
 
     /// Moves the lab clock forward by `ms` (a whole JS number, as every
     /// number of the facade); returns the new time.
     #[wasm_bindgen(js_name = advanceClock)]
     pub fn advance_clock(&self, ms: JsValue) -> Result<f64, JsValue> {
-        let ms = number_from_js(Field::Event, &ms).map_err(to_js)?;
-        let conn = self.writer().map_err(to_js)?;
+        let ms = number_from_js(Field::EVENT, &ms)?;
+        let conn = self.writer()?;
         retention::advance(conn, ms)
             .map(|now| now as f64)
-            .map_err(to_js)
+            .map_err(JsValue::from)
     }
 
     /// Deletes inbox rows older than `keep_ms`; returns how many.
     pub fn purge(&self, keep_ms: JsValue) -> Result<f64, JsValue> {
-        let keep = number_from_js(Field::Event, &keep_ms).map_err(to_js)?;
-        let conn = self.writer().map_err(to_js)?;
+        let keep = number_from_js(Field::EVENT, &keep_ms)?;
+        let conn = self.writer()?;
         retention::purge(conn, keep, 100)
             .map(|n| n as f64)
-            .map_err(to_js)
+            .map_err(JsValue::from)
     }
 }

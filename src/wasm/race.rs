@@ -2,6 +2,7 @@
 //! one shared `memdb` database in the worker.
 
 use super::*;
+use crate::labs::race::{self as lab, Arena, Race};
 
 /// The race lab in the browser: several real connections to one shared
 /// in-memory database (SQLite's `memdb` VFS, with real locks between
@@ -17,21 +18,20 @@ impl RaceLab {
     /// `deliveries` connections (2 or 3) to a fresh shared database.
     #[wasm_bindgen(constructor)]
     pub fn new(deliveries: JsValue) -> Result<RaceLab, JsValue> {
-        let k = number_from_js(Field::Deliveries, &deliveries).map_err(to_js)?;
+        let k = number_from_js(lab::DELIVERIES, &deliveries)?;
         let k = usize::try_from(k)
-            .map_err(|_| to_js(Error::invalid(Field::Deliveries, "must be positive")))?;
+            .map_err(|_| JsValue::from(Error::invalid(lab::DELIVERIES, "must be positive")))?;
         let arena = Arena::new(k, || {
             db::open("file:/race-lab?vfs=memdb", Mode::Create, Duration::ZERO)
-        })
-        .map_err(to_js)?;
+        })?;
         Ok(RaceLab { arena, race: None })
     }
 
     /// Starts a race: every connection delivers the same event by `handler`.
     /// Returns the first statement of each delivery.
     pub fn start(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler).map_err(to_js)?;
-        let race = Race::new(&self.arena, handler).map_err(to_js)?;
+        let handler = handler_from_js(&handler)?;
+        let race = Race::new(&self.arena, handler)?;
         let next: Vec<_> = (0..self.arena.deliveries())
             .map(|i| race.next_statements(i))
             .collect();
@@ -47,11 +47,11 @@ impl RaceLab {
         let race = self
             .race
             .as_mut()
-            .ok_or_else(|| to_js(Error::storage("start a race first")))?;
-        let log = race.step(&self.arena, i).map_err(to_js)?;
+            .ok_or_else(|| JsValue::from(Error::storage("start a race first")))?;
+        let log = race.step(&self.arena, i)?;
         let next = race.next_statements(i);
         let verdict = if race.finished() {
-            Some(race.verdict(&self.arena).map_err(to_js)?)
+            Some(race.verdict(&self.arena)?)
         } else {
             None
         };
@@ -62,16 +62,16 @@ impl RaceLab {
     /// `{handler, deliveries, interleavings, double_credits, lost_credits,
     /// wrong_answers, failing_schedule}`. Ends any race in progress.
     pub fn explore(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler).map_err(to_js)?;
+        let handler = handler_from_js(&handler)?;
         self.race = None;
-        to_value(&race::explore(&self.arena, handler).map_err(to_js)?)
+        to_value(&lab::explore(&self.arena, handler)?)
     }
 }
 
 #[derive(Serialize)]
 struct RaceStep {
     #[serde(flatten)]
-    log: race::StepLog,
+    log: lab::StepLog,
     next: Option<&'static [&'static str]>,
-    verdict: Option<race::Verdict>,
+    verdict: Option<lab::Verdict>,
 }

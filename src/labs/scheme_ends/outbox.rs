@@ -26,9 +26,9 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
 
-use crate::apply::{Delivery, Progress, Step};
-use crate::error::Error;
-use crate::fault::Fault;
+use crate::core::apply::{Delivery, Progress, Step};
+use crate::core::error::Error;
+use crate::core::fault::Fault;
 use crate::{Event, Outcome};
 
 /// How the handler notifies the user of a credit.
@@ -159,10 +159,64 @@ impl Receiver {
     }
 }
 
+/// Where the side-effect lab fails on purpose: the handler's own fault
+/// points, or one of this lab's three around the notification. A crash
+/// fires as [`Error::SimulatedCrash`] with [`Crash::as_str`] as the point.
+///
+/// Unlike the handler's, two of this lab's points fire **after** `COMMIT`:
+/// what committed stays committed, and only what follows is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Crash {
+    /// One of the handler's own fault points, inside the transaction
+    /// (before `COMMIT`: rolled back).
+    Handler(Fault),
+    /// Before `COMMIT`: the notification was sent, then the transaction
+    /// failed. The credit is rolled back; the notification cannot be.
+    AfterSendBeforeCommit,
+    /// After `COMMIT`: the credit is kept, the handler died before sending
+    /// the notification, which is never sent.
+    AfterCommitBeforeSend,
+    /// After `COMMIT` (the dispatcher's own, long after the credit): the
+    /// message was sent, then the dispatcher died before marking it sent,
+    /// so the next round sends it again.
+    AfterSendBeforeMark,
+}
+
+impl Crash {
+    /// The points [`deliver`] accepts: the handler's two, then the two
+    /// around the side effect.
+    pub const DELIVER: [Crash; 4] = [
+        Crash::Handler(Fault::AfterInsert),
+        Crash::Handler(Fault::AfterUpdate),
+        Crash::AfterSendBeforeCommit,
+        Crash::AfterCommitBeforeSend,
+    ];
+
+    /// The point [`dispatch_one`] accepts.
+    pub const DISPATCH: [Crash; 1] = [Crash::AfterSendBeforeMark];
+
+    /// The stable name used by the worker protocol and the page.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Crash::Handler(fault) => fault.as_str(),
+            Crash::AfterSendBeforeCommit => "after_send_before_commit",
+            Crash::AfterCommitBeforeSend => "after_commit_before_send",
+            Crash::AfterSendBeforeMark => "after_send_before_mark",
+        }
+    }
+
+    /// The error this crash point fires as.
+    pub fn crash(self) -> Error {
+        Error::SimulatedCrash {
+            point: self.as_str(),
+        }
+    }
+}
+
 /// Delivers `event` with the atomic handler and notifies by `strategy`.
-/// `crash` may be [`Fault::AfterSendBeforeCommit`] (the transaction fails
-/// after the send) or [`Fault::AfterCommitBeforeSend`]; any other fault is
-/// passed to the handler itself.
+/// `crash` may be [`Crash::AfterSendBeforeCommit`] (the transaction fails
+/// after the send) or [`Crash::AfterCommitBeforeSend`]; the handler's own
+/// fault points ([`Crash::Handler`]) are passed to the handler itself.
 ///
 /// # Errors
 /// As [`crate::apply`]; a crash is [`Error::SimulatedCrash`].
@@ -171,9 +225,12 @@ pub fn deliver(
     receiver: &Receiver,
     event: &Event,
     strategy: Strategy,
-    crash: Option<Fault>,
+    crash: Option<Crash>,
 ) -> Result<Outcome, Error> {
-    let handler_fault = crash.filter(|f| Fault::ALL.contains(f));
+    let handler_fault = match crash {
+        Some(Crash::Handler(fault)) => Some(fault),
+        _ => None,
+    };
     let mut delivery = Delivery::new(event.clone(), handler_fault);
     // Run the transaction up to, not including, COMMIT.
     while delivery.next_step() != Some(Step::Commit) {
@@ -206,21 +263,17 @@ pub fn deliver(
         }
         _ => {}
     }
-    if crash == Some(Fault::AfterSendBeforeCommit) {
+    if crash == Some(Crash::AfterSendBeforeCommit) {
         delivery.abort(conn)?;
-        return Err(Error::SimulatedCrash {
-            fault: Fault::AfterSendBeforeCommit,
-        });
+        return Err(Crash::AfterSendBeforeCommit.crash());
     }
     let outcome = match delivery.step(conn)? {
         Progress::Done(outcome) => outcome,
         Progress::Next(_) => return Err(Error::storage("the transaction did not end at COMMIT")),
     };
     if strategy == Strategy::SendAfterCommit && credited {
-        if crash == Some(Fault::AfterCommitBeforeSend) {
-            return Err(Error::SimulatedCrash {
-                fault: Fault::AfterCommitBeforeSend,
-            });
+        if crash == Some(Crash::AfterCommitBeforeSend) {
+            return Err(Crash::AfterCommitBeforeSend.crash());
         }
         receiver.receive(&notification)?;
     }
@@ -239,7 +292,7 @@ fn rollback(conn: &Connection, delivery: &mut Delivery, err: Error) -> Error {
 }
 
 /// The dispatcher's unit of work: take the oldest unsent message, send it,
-/// mark it sent. `crash = Some(Fault::AfterSendBeforeMark)` dies between
+/// mark it sent. `crash = Some(Crash::AfterSendBeforeMark)` dies between
 /// sending and marking, so the next round sends it again.
 ///
 /// Returns the message id sent, or `None` when the outbox is drained.
@@ -249,7 +302,7 @@ fn rollback(conn: &Connection, delivery: &mut Delivery, err: Error) -> Error {
 pub fn dispatch_one(
     conn: &Connection,
     receiver: &Receiver,
-    crash: Option<Fault>,
+    crash: Option<Crash>,
 ) -> Result<Option<i64>, Error> {
     let next: Option<(i64, i64, i64)> = conn
         .query_row(
@@ -267,10 +320,8 @@ pub fn dispatch_one(
         account_id,
         amount,
     })?;
-    if crash == Some(Fault::AfterSendBeforeMark) {
-        return Err(Error::SimulatedCrash {
-            fault: Fault::AfterSendBeforeMark,
-        });
+    if crash == Some(Crash::AfterSendBeforeMark) {
+        return Err(Crash::AfterSendBeforeMark.crash());
     }
     conn.execute(
         "UPDATE outbox SET sent_at = (SELECT now FROM lab_clock) WHERE message_id = ?1",

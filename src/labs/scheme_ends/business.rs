@@ -15,8 +15,20 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
 
-use crate::error::{Error, InvalidCode, Reason};
-use crate::event::{Event, Field};
+use crate::core::error::{Error, Reason};
+use crate::core::event::{Event, Field};
+
+/// The input naming the order an activation event is about.
+pub const ORDER_ID: Field = Field::new("order_id");
+
+crate::core::error::code_enum! {
+    /// The `code` of the business-key refusals (field `order_id`).
+    BusinessCode {
+        /// This event was processed for another order. Params: `event_source`,
+        /// `event_id`, `order` (quoted).
+        OtherOrder => "other_order",
+    }
+}
 
 /// The answer to "activate order O" (event `E` from source `S`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,7 +67,7 @@ pub fn activate(
     // Reuse the event rules for the keys (account and amount do not apply).
     Event::new(source, event_id, 1, 1)?;
     Event::new(order_id, "order", 1, 1).map_err(|e| match e {
-        Error::InvalidInput { reason, .. } => Error::refused(Field::OrderId, reason),
+        Error::InvalidInput { reason, .. } => Error::refused(ORDER_ID, reason),
         other => other,
     })?;
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
@@ -73,9 +85,9 @@ pub fn activate(
         )?;
         if stored_order != order_id {
             return Err(Error::refused(
-                Field::OrderId,
+                ORDER_ID,
                 Reason::new(
-                    InvalidCode::OtherOrder,
+                    BusinessCode::OtherOrder,
                     format!(
                         "event ({source:?}, {event_id:?}) was already processed for order {stored_order:?}"
                     ),

@@ -13,7 +13,21 @@
 
 use rusqlite::{params, Connection};
 
-use crate::error::{Error, InvalidCode, Reason};
+use crate::core::error::{Error, Reason};
+use crate::core::event::Field;
+
+/// The input naming the lab clock and the retention window.
+pub const CLOCK: Field = Field::new("clock");
+
+crate::core::error::code_enum! {
+    /// The `code` of the retention refusals (field `clock`).
+    RetentionCode {
+        /// The lab clock was asked to go back.
+        ClockBackwards => "clock_backwards",
+        /// A retention window below 0 or an empty batch.
+        BadWindow => "bad_window",
+    }
+}
 
 /// The lab clock's current time, in milliseconds.
 ///
@@ -30,8 +44,11 @@ pub fn now(conn: &Connection) -> Result<i64, Error> {
 pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
     if ms < 0 {
         return Err(Error::refused(
-            crate::Field::Clock,
-            Reason::new(InvalidCode::ClockBackwards, "the clock only moves forward"),
+            CLOCK,
+            Reason::new(
+                RetentionCode::ClockBackwards,
+                "the clock only moves forward",
+            ),
         ));
     }
     Ok(conn.query_row(
@@ -50,9 +67,9 @@ pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
 pub fn purge(conn: &Connection, keep_ms: i64, batch: usize) -> Result<usize, Error> {
     if keep_ms < 0 || batch == 0 {
         return Err(Error::refused(
-            crate::Field::Clock,
+            CLOCK,
             Reason::new(
-                InvalidCode::BadWindow,
+                RetentionCode::BadWindow,
                 "the window must be ≥ 0 and the batch ≥ 1",
             ),
         ));

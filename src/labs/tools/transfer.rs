@@ -17,7 +17,7 @@
 //!
 //! 1. The bytes are opened **read-only** on a private in-memory connection,
 //!    with `trusted_schema = OFF`, SQLite's defensive mode, and a
-//!    [`Budget`](crate::budget::Budget) on every statement (a view or a
+//!    [`Budget`](crate::labs::tools::budget::Budget) on every statement (a view or a
 //!    generated column that loops is stopped, a 300 MB value refused).
 //!    `integrity_check` must say ok.
 //! 2. The rows of inbox-lab's tables are read, each cell with a typed check
@@ -37,24 +37,41 @@
 
 use rusqlite::backup::Backup;
 use rusqlite::config::DbConfig;
-use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, ErrorCode, MAIN_DB};
 use serde::Serialize;
 
-use crate::budget::{self, Budget};
-use crate::error::{Error, InvalidCode, Reason};
-use crate::event::{Event, Field, MAX_ACCOUNT_ID};
-use crate::schema::{self, MAX_BALANCE, MAX_RECEIPT};
+use crate::core::error::{Error, InvalidCode, Reason};
+use crate::core::event::Field;
+use crate::core::schema;
+use crate::core::stored::{read_rows, unreadable_reason, Rows};
+use crate::labs::tools::budget::{self, Budget};
+
+/// The input holding a database file offered for import.
+pub const FILE: Field = Field::new("file");
+
+crate::core::error::code_enum! {
+    /// The `code` of the import's own `invalid_input` refusals (field `file`); a
+    /// row that fails the typed reading has the core's codes (`row_invalid`, ...).
+    ImportCode {
+        /// An import file over the size limit. Params: `bytes`, `max`.
+        FileTooBig => "file_too_big",
+        /// An import file without the SQLite header.
+        NotSqlite => "not_sqlite",
+        /// `PRAGMA integrity_check` found problems. Params: `detail` (SQLite's words).
+        IntegrityFailed => "integrity_failed",
+        /// A schema version this build cannot read. Params: `version`, `max`.
+        UnsupportedVersion => "unsupported_version",
+        /// An inbox row points to an account that does not exist.
+        DanglingAccount => "dangling_account",
+        /// Reading the import file ran past its budget. Params: `seconds`.
+        ImportBudget => "import_budget",
+    }
+}
 
 /// Largest file accepted for import.
 pub const MAX_IMPORT_BYTES: usize = 64 << 20;
 
 const HEADER: &[u8; 16] = b"SQLite format 3\0";
-
-/// Largest value of the lab clock, the outbox's message ids and sequence:
-/// like every number the page shows, an integer a JavaScript number holds
-/// exactly.
-const MAX_NUMBER: i64 = (1 << 53) - 1;
 
 /// What an accepted import brought in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -105,7 +122,7 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
     if bytes.len() > MAX_IMPORT_BYTES {
         return Err(refuse(
             Reason::new(
-                InvalidCode::FileTooBig,
+                ImportCode::FileTooBig,
                 format!(
                     "the file is {} bytes; at most {MAX_IMPORT_BYTES} are accepted",
                     bytes.len()
@@ -117,7 +134,7 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
     }
     if bytes.len() < 100 || !bytes.starts_with(HEADER) {
         return Err(refuse(Reason::new(
-            InvalidCode::NotSqlite,
+            ImportCode::NotSqlite,
             "not a SQLite database: the file does not start with the SQLite header",
         )));
     }
@@ -129,7 +146,7 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
             let seconds = format!("{:.1}", spent.elapsed.as_secs_f64());
             return Err(refuse(
                 Reason::new(
-                    InvalidCode::ImportBudget,
+                    ImportCode::ImportBudget,
                     format!(
                         "reading the file took more than its budget ({seconds} s); \
                          it was stopped and nothing was imported"
@@ -186,7 +203,7 @@ fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
         let detail = integrity.join("; ");
         return Err(refuse(
             Reason::new(
-                InvalidCode::IntegrityFailed,
+                ImportCode::IntegrityFailed,
                 format!("integrity_check failed: {detail}"),
             )
             .with("detail", detail),
@@ -198,7 +215,7 @@ fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
     if !(1..=schema::VERSION).contains(&version) {
         return Err(refuse(
             Reason::new(
-                InvalidCode::UnsupportedVersion,
+                ImportCode::UnsupportedVersion,
                 format!(
                     "schema version {version} is not one this build reads (1 to {})",
                     schema::VERSION
@@ -271,319 +288,6 @@ fn is_own_internal(kind: &str, name: &str) -> bool {
         || (kind == "table" && name == "sqlite_sequence")
 }
 
-// ---- Reading rows with typed checks -------------------------------------------------------------
-
-/// One inbox row as inbox-lab stores it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct InboxRow {
-    pub event: Event,
-    /// `(receipt_seq, balance_after)`; `None` for rows the race lab's
-    /// mistaken handlers wrote (they store no first result).
-    pub receipt: Option<(i64, i64)>,
-    pub received_at: i64,
-}
-
-/// One outbox message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct OutboxRow {
-    pub message_id: i64,
-    pub event: Event,
-    pub sent_at: Option<i64>,
-}
-
-/// Every row of an inbox-lab database, each cell checked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Rows {
-    pub accounts: Vec<(i64, i64)>,
-    pub inbox: Vec<InboxRow>,
-    pub last_seq: i64,
-    pub clock: i64,
-    pub outbox: Vec<OutboxRow>,
-    pub outbox_seq: Option<i64>,
-    /// `(order_id, source, event_id)`
-    pub orders: Vec<(String, String, String)>,
-    /// `(source, event_id, order_id, result)`
-    pub order_events: Vec<(String, String, String, String)>,
-}
-
-/// Reads every row of inbox-lab's tables at `version` from `conn`, checking
-/// the stored type and range of every cell, the rules of [`Event`] for
-/// keys, and that receipts are complete and not above the counter.
-///
-/// # Errors
-/// The [`Reason`] naming the first cell at fault, or that a table or column
-/// is missing.
-pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason> {
-    let mut rows = Rows::default();
-    each(conn, "accounts", "SELECT id, balance FROM accounts", |r| {
-        rows.accounts.push((
-            r.int(0, "id", 1, MAX_ACCOUNT_ID)?,
-            r.int(1, "balance", 0, MAX_BALANCE)?,
-        ));
-        Ok(())
-    })?;
-    let mut counters = Vec::new();
-    each(
-        conn,
-        "receipt_counter",
-        "SELECT id, last_seq FROM receipt_counter",
-        |r| {
-            r.int(0, "id", 1, 1)?;
-            counters.push(r.int(1, "last_seq", 0, MAX_RECEIPT)?);
-            Ok(())
-        },
-    )?;
-    rows.last_seq = one_row("receipt_counter", counters)?;
-    let received_at = if version >= 2 { "received_at" } else { "0" };
-    let sql = format!(
-        "SELECT source, event_id, account_id, amount, receipt_seq, balance_after, {received_at} FROM inbox"
-    );
-    let last_seq = rows.last_seq;
-    each(conn, "inbox", &sql, |r| {
-        let event = r.event(0)?;
-        let seq = r.opt_int(4, "receipt_seq", 1, MAX_RECEIPT)?;
-        let after = r.opt_int(5, "balance_after", 0, MAX_BALANCE)?;
-        let receipt = match (seq, after) {
-            (Some(seq), Some(_)) if seq > last_seq => {
-                return Err(Reason::new(
-                    InvalidCode::ReceiptAboveCounter,
-                    format!(
-                        "inconsistent data: receipt number {seq} is above the receipt counter {last_seq}"
-                    ),
-                )
-                .with("seq", seq)
-                .with("last_seq", last_seq))
-            }
-            (Some(seq), Some(after)) => Some((seq, after)),
-            (None, None) => None,
-            _ => return Err(r.bad("receipt_seq", "a receipt needs both receipt_seq and balance_after, or neither")),
-        };
-        let received_at = r.int(6, "received_at", 0, MAX_NUMBER)?;
-        rows.inbox.push(InboxRow {
-            event,
-            receipt,
-            received_at,
-        });
-        Ok(())
-    })?;
-    if version < 2 {
-        return Ok(rows);
-    }
-    let mut clocks = Vec::new();
-    each(conn, "lab_clock", "SELECT id, now FROM lab_clock", |r| {
-        r.int(0, "id", 1, 1)?;
-        clocks.push(r.int(1, "now", 0, MAX_NUMBER)?);
-        Ok(())
-    })?;
-    rows.clock = one_row("lab_clock", clocks)?;
-    each(
-        conn,
-        "outbox",
-        "SELECT source, event_id, account_id, amount, message_id, sent_at FROM outbox",
-        |r| {
-            let event = r.event(0)?;
-            rows.outbox.push(OutboxRow {
-                message_id: r.int(4, "message_id", 1, MAX_NUMBER)?,
-                event,
-                sent_at: r.opt_int(5, "sent_at", 0, MAX_NUMBER)?,
-            });
-            Ok(())
-        },
-    )?;
-    each(
-        conn,
-        "sqlite_sequence",
-        "SELECT name, seq FROM sqlite_sequence",
-        |r| {
-            if r.text(0, "name")? != "outbox" {
-                return Err(r.bad("name", "only the outbox has a sequence"));
-            }
-            if rows.outbox_seq.is_some() {
-                return Err(r.bad("name", "the outbox's sequence is stored twice"));
-            }
-            rows.outbox_seq = Some(r.int(1, "seq", 0, MAX_NUMBER)?);
-            Ok(())
-        },
-    )?;
-    let highest = rows.outbox.iter().map(|m| m.message_id).max().unwrap_or(0);
-    if highest > rows.outbox_seq.unwrap_or(0) {
-        let detail = format!("outbox message {highest} is above the outbox's sequence");
-        return Err(Reason::new(
-            InvalidCode::Inconsistent,
-            format!("inconsistent data: {detail}"),
-        )
-        .with("detail", detail));
-    }
-    each(
-        conn,
-        "orders",
-        "SELECT order_id, source, event_id FROM orders",
-        |r| {
-            let order = r.key(0, "order_id")?;
-            let (source, event_id) = r.keys(1)?;
-            rows.orders.push((order, source, event_id));
-            Ok(())
-        },
-    )?;
-    each(
-        conn,
-        "order_events",
-        "SELECT source, event_id, order_id, result FROM order_events",
-        |r| {
-            let (source, event_id) = r.keys(0)?;
-            let order = r.key(2, "order_id")?;
-            let result = r.text(3, "result")?;
-            if !["activated", "already_active"].contains(&result.as_str()) {
-                return Err(r.bad("result", "must be activated or already_active"));
-            }
-            rows.order_events.push((source, event_id, order, result));
-            Ok(())
-        },
-    )?;
-    Ok(rows)
-}
-
-/// Runs `sql` and hands each row to `f`, numbering rows from 1.
-fn each(
-    conn: &Connection,
-    table: &'static str,
-    sql: &str,
-    mut f: impl FnMut(&Cells<'_, '_>) -> Result<(), Reason>,
-) -> Result<(), Reason> {
-    let missing = |e: rusqlite::Error| {
-        let detail = format!("cannot read table {table}: {e}");
-        Reason::new(
-            InvalidCode::SchemaDiffers,
-            format!("the tables are not inbox-lab's: {detail}"),
-        )
-        .with("detail", detail)
-    };
-    let mut stmt = conn.prepare(sql).map_err(missing)?;
-    let mut cursor = stmt.query([]).map_err(unreadable_reason)?;
-    let mut number = 0;
-    while let Some(row) = cursor.next().map_err(unreadable_reason)? {
-        number += 1;
-        f(&Cells { table, number, row })?;
-    }
-    Ok(())
-}
-
-/// Exactly one row (the counter, the clock).
-fn one_row(table: &'static str, values: Vec<i64>) -> Result<i64, Reason> {
-    match values[..] {
-        [value] => Ok(value),
-        _ => {
-            let detail = format!("table {table} must hold one row, it holds {}", values.len());
-            Err(Reason::new(
-                InvalidCode::Inconsistent,
-                format!("inconsistent data: {detail}"),
-            )
-            .with("detail", detail))
-        }
-    }
-}
-
-/// The cells of one row, read with typed checks.
-struct Cells<'a, 'b> {
-    table: &'static str,
-    number: usize,
-    row: &'a rusqlite::Row<'b>,
-}
-
-impl Cells<'_, '_> {
-    /// The [`InvalidCode::RowInvalid`] reason for `column` of this row.
-    fn bad(&self, column: &str, detail: impl std::fmt::Display) -> Reason {
-        Reason::new(
-            InvalidCode::RowInvalid,
-            format!(
-                "row {} of table {}, column {column}: {detail}",
-                self.number, self.table
-            ),
-        )
-        .with("row", self.number)
-        .with("table", self.table)
-        .with("column", column)
-        .with("detail", detail)
-    }
-
-    fn value(&self, i: usize, column: &str) -> Result<ValueRef<'_>, Reason> {
-        self.row
-            .get_ref(i)
-            .map_err(|e| self.bad(column, format!("cannot be read: {e}")))
-    }
-
-    /// An integer stored as an integer, in `min..=max`.
-    fn int(&self, i: usize, column: &str, min: i64, max: i64) -> Result<i64, Reason> {
-        match self.opt_int(i, column, min, max)? {
-            Some(v) => Ok(v),
-            None => Err(self.bad(column, "is NULL; an integer is required")),
-        }
-    }
-
-    /// NULL, or an integer stored as an integer, in `min..=max`.
-    fn opt_int(&self, i: usize, column: &str, min: i64, max: i64) -> Result<Option<i64>, Reason> {
-        match self.value(i, column)? {
-            ValueRef::Null => Ok(None),
-            ValueRef::Integer(v) if (min..=max).contains(&v) => Ok(Some(v)),
-            ValueRef::Integer(v) => Err(self.bad(column, format!("{v} is outside {min}..={max}"))),
-            other => Err(self.bad(
-                column,
-                format!("is stored as {}; an integer is required", type_name(other)),
-            )),
-        }
-    }
-
-    /// Text stored as text, valid UTF-8.
-    fn text(&self, i: usize, column: &str) -> Result<String, Reason> {
-        match self.value(i, column)? {
-            ValueRef::Text(bytes) => std::str::from_utf8(bytes)
-                .map(str::to_owned)
-                .map_err(|_| self.bad(column, "is not valid UTF-8")),
-            other => Err(self.bad(
-                column,
-                format!("is stored as {}; text is required", type_name(other)),
-            )),
-        }
-    }
-
-    /// A key by the rules of [`Event`] (an order id follows them too).
-    fn key(&self, i: usize, column: &str) -> Result<String, Reason> {
-        let key = self.text(i, column)?;
-        Event::new(key.as_str(), "key", 1, 1).map_err(|e| match e {
-            Error::InvalidInput { reason, .. } => self.bad(column, reason),
-            other => self.bad(column, other),
-        })?;
-        Ok(key)
-    }
-
-    /// `source`, `event_id` at `i`, `i + 1`.
-    fn keys(&self, i: usize) -> Result<(String, String), Reason> {
-        Ok((self.key(i, "source")?, self.key(i + 1, "event_id")?))
-    }
-
-    /// `source, event_id, account_id, amount` at `i..i + 4`, as an [`Event`].
-    fn event(&self, i: usize) -> Result<Event, Reason> {
-        let source = self.text(i, "source")?;
-        let event_id = self.text(i + 1, "event_id")?;
-        let account_id = self.int(i + 2, "account_id", i64::MIN, i64::MAX)?;
-        let amount = self.int(i + 3, "amount", i64::MIN, i64::MAX)?;
-        Event::new(source, event_id, account_id, amount).map_err(|e| match e {
-            Error::InvalidInput { field, reason } => self.bad(field.as_str(), reason),
-            other => self.bad("source", other),
-        })
-    }
-}
-
-fn type_name(v: ValueRef<'_>) -> &'static str {
-    match v {
-        ValueRef::Null => "NULL",
-        ValueRef::Integer(_) => "an integer",
-        ValueRef::Real(_) => "a REAL",
-        ValueRef::Text(_) => "text",
-        ValueRef::Blob(_) => "a BLOB",
-    }
-}
-
 // ---- Writing them into a fresh database ---------------------------------------------------------
 
 /// A fresh inbox-lab database holding `rows`, written by plain INSERTs so
@@ -597,7 +301,7 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
         move |e: rusqlite::Error| -> Error {
             if is_foreign_key(&e) {
                 return refuse(Reason::new(
-                    InvalidCode::DanglingAccount,
+                    ImportCode::DanglingAccount,
                     "inconsistent data: an inbox row points to a missing account",
                 ));
             }
@@ -701,16 +405,7 @@ fn is_foreign_key(err: &rusqlite::Error) -> bool {
 }
 
 fn refuse(reason: Reason) -> Error {
-    Error::refused(Field::File, reason)
-}
-
-/// "SQLite cannot read this file", with SQLite's own words as the detail.
-fn unreadable_reason(e: rusqlite::Error) -> Reason {
-    Reason::new(
-        InvalidCode::FileUnreadable,
-        format!("SQLite cannot read this file: {e}"),
-    )
-    .with("detail", e)
+    Error::refused(FILE, reason)
 }
 
 fn unreadable(e: rusqlite::Error) -> Error {
@@ -723,7 +418,8 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     use super::*;
-    use crate::{apply, tables, Event, Outcome};
+    use crate::core::tables;
+    use crate::{apply, Event, Outcome};
 
     fn db_with_one_event() -> Connection {
         let mut conn = Connection::open_in_memory().unwrap();
@@ -796,10 +492,7 @@ mod tests {
         let mut live = db_with_one_event();
         let err = import(&mut live, &bytes).unwrap_err();
         let report = err.report();
-        assert_eq!(
-            (report.field, report.code),
-            (Some(Field::File), "row_invalid")
-        );
+        assert_eq!((report.field, report.code), (Some(FILE), "row_invalid"));
         assert_eq!(report.params["table"], "inbox");
         assert_eq!(report.params["column"], "event_id");
     }
@@ -840,9 +533,7 @@ mod tests {
         ];
         for (name, bytes) in cases {
             match import(&mut live, &bytes) {
-                Err(Error::InvalidInput {
-                    field: Field::File, ..
-                }) => {}
+                Err(Error::InvalidInput { field: FILE, .. }) => {}
                 other => panic!("{name}: expected a refused file, got {other:?}"),
             }
             assert_eq!(

@@ -23,7 +23,7 @@
 //!   authorizer has already checked that it only reads.
 //!
 //! Invariant: a console query ends within [`Budget::CONSOLE`] (2 s or 10^8
-//! virtual-machine steps; [`crate::budget`]) with its result or a clear
+//! virtual-machine steps; [`crate::labs::tools::budget`]) with its result or a clear
 //! refusal, and hands back a bounded result: at most [`MAX_ROWS`] rows, each
 //! text or blob shown up to [`MAX_CELL_CHARS`] characters, at most
 //! [`MAX_RESULT_BYTES`] of text in all. A value cut short is listed in
@@ -35,7 +35,7 @@
 //! * a value over `SQLITE_LIMIT_LENGTH` (`SELECT randomblob(3e8)`):
 //!   `value_too_big`, at once, instead of a 300 MB allocation;
 //! * more memory than SQLite's hard heap limit in the browser
-//!   ([`crate::budget::HEAP_LIMIT_BYTES`]): `query_memory`.
+//!   ([`crate::labs::tools::budget::HEAP_LIMIT_BYTES`]): `query_memory`.
 //!
 //! The page can also stop a query sooner: it terminates the worker and
 //! starts a new one (`inboxLab.cancel()`, www/client.js). Nothing is lost
@@ -49,8 +49,40 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode};
 use serde::Serialize;
 
-use crate::budget::{self, Budget, Exceeded};
-use crate::error::{Error, InvalidCode, Reason};
+use crate::core::error::{Error, Reason};
+use crate::core::event::Field;
+use crate::labs::tools::budget::{self, Budget, Exceeded};
+
+/// The input holding the statement typed into the console.
+pub const SQL: Field = Field::new("sql");
+
+crate::core::error::code_enum! {
+    /// The `code` of the console's `invalid_input` refusals (field `sql`).
+    ConsoleCode {
+        /// The SQL console got no statement.
+        SqlEmpty => "sql_empty",
+        /// The SQL console got more than one statement.
+        SqlMultiple => "sql_multiple",
+        /// `sqlite3_stmt_readonly` says the statement would write.
+        SqlWrites => "sql_writes",
+        /// The authorizer refused a statement that changes the connection.
+        SqlChangesConnection => "sql_changes_connection",
+        /// SQLite could not prepare the statement. Params: `detail` (SQLite's words).
+        SqlRejected => "sql_rejected",
+        /// A console query ran past its budget ([`crate::labs::tools::budget::Budget::CONSOLE`])
+        /// and was stopped. Params: `seconds`, `steps` (the budget).
+        QueryBudget => "query_budget",
+        /// A console query would produce a string or blob longer than the
+        /// console allows (`SQLITE_LIMIT_LENGTH`). Params: `max` (bytes).
+        ValueTooBig => "value_too_big",
+        /// A console query needed more memory than SQLite may use in the
+        /// worker (its hard heap limit). Params: `mib`.
+        QueryMemory => "query_memory",
+        /// A `PRAGMA` the console does not run: not on its list of pragmas
+        /// that only read. Params: `name`.
+        SqlPragmaNotAllowed => "sql_pragma_not_allowed",
+    }
+}
 
 /// At most this many rows are returned; the rest is reported as truncated.
 pub const MAX_ROWS: usize = 500;
@@ -103,16 +135,16 @@ pub struct TruncatedValue {
 /// # Example
 /// ```
 /// # let mut conn = rusqlite::Connection::open_in_memory().unwrap();
-/// # inbox_lab::schema::init(&mut conn, &[1]).unwrap();
-/// let r = inbox_lab::console::query(&mut conn, "SELECT id, balance FROM accounts").unwrap();
+/// # inbox_lab::core::schema::init(&mut conn, &[1]).unwrap();
+/// let r = inbox_lab::labs::tools::console::query(&mut conn, "SELECT id, balance FROM accounts").unwrap();
 /// assert_eq!(r.columns, ["id", "balance"]);
-/// assert!(inbox_lab::console::query(&mut conn, "DELETE FROM accounts").is_err());
+/// assert!(inbox_lab::labs::tools::console::query(&mut conn, "DELETE FROM accounts").is_err());
 /// ```
 pub fn query(conn: &mut Connection, sql: &str) -> Result<QueryResult, Error> {
     let sql = sql.trim();
     if sql.is_empty() {
         return Err(refuse(Reason::new(
-            InvalidCode::SqlEmpty,
+            ConsoleCode::SqlEmpty,
             "type a SELECT statement or a read-only PRAGMA",
         )));
     }
@@ -142,7 +174,7 @@ fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult
     };
     if !stmt.readonly() && !only_a_bare_pragma {
         return Err(refuse(Reason::new(
-            InvalidCode::SqlWrites,
+            ConsoleCode::SqlWrites,
             "this statement would write to the database; the console is read-only \
              (use the delivery form to change data)",
         )));
@@ -348,7 +380,7 @@ enum Stage {
 fn refusal(e: rusqlite::Error, log: &Mutex<AuthLog>, stage: Stage) -> Error {
     if matches!(e, rusqlite::Error::MultipleStatement) {
         return refuse(Reason::new(
-            InvalidCode::SqlMultiple,
+            ConsoleCode::SqlMultiple,
             "only one statement at a time",
         ));
     }
@@ -371,7 +403,7 @@ fn refusal(e: rusqlite::Error, log: &Mutex<AuthLog>, stage: Stage) -> Error {
 fn rejected(e: rusqlite::Error) -> Error {
     refuse(
         Reason::new(
-            InvalidCode::SqlRejected,
+            ConsoleCode::SqlRejected,
             format!("SQLite cannot run this: {e}"),
         )
         .with("detail", e),
@@ -381,13 +413,13 @@ fn rejected(e: rusqlite::Error) -> Error {
 fn denied(denial: Option<Denial>) -> Error {
     match denial {
         Some(Denial::Writes) => refuse(Reason::new(
-            InvalidCode::SqlWrites,
+            ConsoleCode::SqlWrites,
             "this statement would write to the database; the console is read-only \
              (use the delivery form to change data)",
         )),
         Some(Denial::Pragma(name)) => refuse(
             Reason::new(
-                InvalidCode::SqlPragmaNotAllowed,
+                ConsoleCode::SqlPragmaNotAllowed,
                 format!(
                     "PRAGMA {name} is not one the console runs: only pragmas that read are \
                      allowed (such as journal_mode, page_size or table_info(inbox))"
@@ -396,7 +428,7 @@ fn denied(denial: Option<Denial>) -> Error {
             .with("name", name),
         ),
         Some(Denial::ChangesConnection) | None => refuse(Reason::new(
-            InvalidCode::SqlChangesConnection,
+            ConsoleCode::SqlChangesConnection,
             "this statement would change the connection (a PRAGMA with a value, a transaction \
              or ATTACH); the console is read-only",
         )),
@@ -410,7 +442,7 @@ fn over_budget(_spent: Exceeded) -> Error {
     let seconds = time.as_secs_f64();
     refuse(
         Reason::new(
-            InvalidCode::QueryBudget,
+            ConsoleCode::QueryBudget,
             format!(
                 "the query was stopped: it used up the console's budget of {seconds} s or \
                  {steps} steps of SQLite's virtual machine; nothing was changed (narrow it \
@@ -426,7 +458,7 @@ fn value_too_big() -> Error {
     let max = Budget::CONSOLE.max_value_bytes;
     refuse(
         Reason::new(
-            InvalidCode::ValueTooBig,
+            ConsoleCode::ValueTooBig,
             format!(
                 "a value would be longer than {max} bytes, the most the console computes; \
                  ask for a part of it (substr) or its length (length)"
@@ -440,7 +472,7 @@ fn out_of_memory(heap_limit: i64) -> Error {
     let mib = heap_limit >> 20;
     refuse(
         Reason::new(
-            InvalidCode::QueryMemory,
+            ConsoleCode::QueryMemory,
             format!(
                 "the query needed more memory than SQLite may use here ({mib} MiB) and was \
                  stopped; nothing was changed (ask for fewer or shorter rows)"
@@ -530,7 +562,7 @@ fn prefix(s: &str, max_chars: usize, max_bytes: usize) -> &str {
 }
 
 fn refuse(reason: Reason) -> Error {
-    Error::refused(crate::event::Field::Sql, reason)
+    Error::refused(SQL, reason)
 }
 
 #[cfg(test)]
@@ -539,26 +571,21 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     use super::*;
-    use crate::event::Field;
 
     const ENDLESS: &str =
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c";
 
     fn db() -> Connection {
         let mut conn = Connection::open_in_memory().unwrap();
-        crate::schema::prepare(&conn, crate::schema::DEFAULT_BUSY_TIMEOUT).unwrap();
-        crate::schema::init(&mut conn, &[1, 2]).unwrap();
+        crate::core::schema::prepare(&conn, crate::core::schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+        crate::core::schema::init(&mut conn, &[1, 2]).unwrap();
         conn
     }
 
     /// The refusal's code; panics if `sql` was answered or failed otherwise.
     fn refusal_code(conn: &mut Connection, sql: &str) -> &'static str {
         match query(conn, sql) {
-            Err(
-                err @ Error::InvalidInput {
-                    field: Field::Sql, ..
-                },
-            ) => {
+            Err(err @ Error::InvalidInput { field: SQL, .. }) => {
                 let report = err.report();
                 // Every value a translation may use is in the English sentence.
                 for value in report.params.values() {
@@ -665,7 +692,7 @@ mod tests {
             .unwrap();
         assert_eq!(stats, 0, "no ANALYZE ran");
         // The authorizer is removed afterwards: the app's own writes work.
-        assert!(crate::schema::add_account(&conn, 3).unwrap());
+        assert!(crate::core::schema::add_account(&conn, 3).unwrap());
     }
 
     /// Every pragma of the list answers when given no value, changes

@@ -28,10 +28,13 @@ use std::str::FromStr;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use crate::apply::{Delivery, Progress};
-use crate::error::Error;
-use crate::event::Event;
-use crate::fault::Fault;
+use crate::core::apply::{Delivery, Progress};
+use crate::core::error::Error;
+use crate::core::event::{Event, Field};
+use crate::core::fault::Fault;
+
+/// The input naming the handler (the race lab, the handler selector).
+pub const HANDLER: Field = Field::new("handler");
 
 /// Which handler processes a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -96,7 +99,7 @@ impl Handler {
     ///
     /// # Example
     /// ```
-    /// use inbox_lab::handlers::{Handler, Payload};
+    /// use inbox_lab::labs::race::handlers::{Handler, Payload};
     ///
     /// let negative = Payload {
     ///     source: "provider-a".into(),
@@ -414,9 +417,7 @@ impl Mistake {
                     && self.fault == Some(Fault::AfterInsert)
                 {
                     self.pc = usize::MAX;
-                    return Err(Error::SimulatedCrash {
-                        fault: Fault::AfterInsert,
-                    });
+                    return Err(Fault::AfterInsert.crash());
                 }
                 Ok(self.advance())
             }
@@ -442,9 +443,7 @@ impl Mistake {
                 }
                 if self.fault == Some(Fault::AfterUpdate) {
                     self.pc = usize::MAX;
-                    return Err(Error::SimulatedCrash {
-                        fault: Fault::AfterUpdate,
-                    });
+                    return Err(Fault::AfterUpdate.crash());
                 }
                 Ok(self.advance())
             }
@@ -469,9 +468,7 @@ impl Mistake {
                     && self.handler != Handler::TwoTransactions
                 {
                     self.pc = usize::MAX;
-                    return Err(Error::SimulatedCrash {
-                        fault: Fault::AfterInsert,
-                    });
+                    return Err(Fault::AfterInsert.crash());
                 }
                 Ok(self.advance())
             }

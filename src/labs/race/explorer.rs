@@ -20,9 +20,13 @@
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::error::Error;
-use crate::handlers::{Answer, Handler, Payload, Run};
-use crate::schema;
+use crate::core::error::Error;
+use crate::core::event::Field;
+use crate::core::schema;
+use crate::labs::race::handlers::{Answer, Handler, Payload, Run};
+
+/// The input saying how many concurrent deliveries the race lab runs.
+pub const DELIVERIES: Field = Field::new("deliveries");
 
 /// The event every race delivers.
 pub fn race_payload() -> Payload {
@@ -54,7 +58,7 @@ impl Arena {
     ) -> Result<Arena, Error> {
         if !(1..=MAX_DELIVERIES).contains(&deliveries) {
             return Err(Error::invalid(
-                crate::Field::Event,
+                crate::Field::EVENT,
                 format!("deliveries must be between 1 and {MAX_DELIVERIES}"),
             ));
         }
@@ -232,13 +236,13 @@ impl Race {
     pub fn step(&mut self, arena: &Arena, i: usize) -> Result<StepLog, Error> {
         let (Some(run), Some(conn)) = (self.runs.get_mut(i), arena.conns.get(i)) else {
             return Err(Error::invalid(
-                crate::Field::Event,
+                crate::Field::EVENT,
                 format!("no delivery {i}"),
             ));
         };
         let Some(statements) = run.next_statements() else {
             return Err(Error::invalid(
-                crate::Field::Event,
+                crate::Field::EVENT,
                 format!("delivery {i} has finished"),
             ));
         };

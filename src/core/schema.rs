@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
-use crate::error::{Error, StorageCode};
-use crate::event::check_account_id;
+use crate::core::error::{Error, StorageCode};
+use crate::core::event::check_account_id;
 
 /// The schema version this build writes and expects.
 pub const VERSION: i64 = 2;
@@ -216,22 +216,6 @@ pub fn add_account(conn: &Connection, account_id: i64) -> Result<bool, Error> {
         params![id],
     )?;
     Ok(created == 1)
-}
-
-/// Whether an account exists (used by reads and the page; the apply path
-/// relies on the foreign key instead).
-///
-/// # Errors
-/// Storage errors.
-pub fn account_exists(conn: &Connection, account_id: i64) -> Result<bool, Error> {
-    Ok(conn
-        .query_row(
-            "SELECT 1 FROM accounts WHERE id = ?1",
-            params![account_id],
-            |_| Ok(()),
-        )
-        .optional()?
-        .is_some())
 }
 
 /// `init`: the schema plus the given accounts (account 1 when none), all in

@@ -8,8 +8,8 @@
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::error::Error;
-use crate::outcome::Receipt;
+use crate::core::error::Error;
+use crate::core::outcome::Receipt;
 
 /// One row of `accounts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,7 +52,7 @@ impl Tables {
 /// # Errors
 /// Storage errors (including a database without the inbox-lab schema).
 pub fn snapshot(conn: &Connection) -> Result<Tables, Error> {
-    crate::schema::check_current(conn)?;
+    crate::core::schema::check_current(conn)?;
     let read = || -> Result<Tables, Error> {
         let accounts = conn
             .prepare_cached("SELECT id, balance FROM accounts ORDER BY id")?

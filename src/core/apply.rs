@@ -27,11 +27,11 @@
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
-use crate::error::{Error, StorageCode};
-use crate::event::Event;
-use crate::fault::Fault;
-use crate::outcome::{Outcome, Receipt};
-use crate::schema::{MAX_BALANCE, MAX_RECEIPT};
+use crate::core::error::{Error, StorageCode};
+use crate::core::event::Event;
+use crate::core::fault::Fault;
+use crate::core::outcome::{Outcome, Receipt};
+use crate::core::schema::{MAX_BALANCE, MAX_RECEIPT};
 
 /// One step of the apply transaction, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -177,6 +177,25 @@ impl Delivery {
         Ok(())
     }
 
+    /// The crash point of step mode's "throw": the reader makes the handler
+    /// fail wherever the delivery stands. It fires before `COMMIT` (a
+    /// stepped delivery's transaction is still open), so it rolls back.
+    pub const THROWN: &'static str = "step_throw";
+
+    /// Step mode's "throw": [`Delivery::abort`], then the
+    /// [`Error::SimulatedCrash`] at [`Delivery::THROWN`] a failing handler
+    /// would answer.
+    ///
+    /// # Errors
+    /// Storage errors from `ROLLBACK` (returned as `Err`; the crash itself
+    /// is the `Ok` value, the error to answer with).
+    pub fn throw(&mut self, conn: &Connection) -> Result<Error, Error> {
+        self.abort(conn)?;
+        Ok(Error::SimulatedCrash {
+            point: Self::THROWN,
+        })
+    }
+
     // Every statement is compiled once per connection and then reused
     // (`prepare_cached`): compiling SQL costs more than running these small
     // statements, and a delivery runs up to seven of them.
@@ -216,9 +235,7 @@ impl Delivery {
                     return Ok(Progress::Next(Step::ReadStored));
                 }
                 if self.fault == Some(Fault::AfterInsert) {
-                    return Err(Error::SimulatedCrash {
-                        fault: Fault::AfterInsert,
-                    });
+                    return Err(Fault::AfterInsert.crash());
                 }
                 Ok(Progress::Next(Step::Credit))
             }
@@ -291,9 +308,7 @@ impl Delivery {
                     e.event_id()
                 ])?;
                 if self.fault == Some(Fault::AfterUpdate) {
-                    return Err(Error::SimulatedCrash {
-                        fault: Fault::AfterUpdate,
-                    });
+                    return Err(Fault::AfterUpdate.crash());
                 }
                 self.pending = Some(Outcome::Applied(Receipt { seq, balance_after }));
                 Ok(Progress::Next(Step::Commit))
@@ -345,7 +360,8 @@ impl Delivery {
 ///
 /// # Example
 /// ```
-/// use inbox_lab::{apply, schema, Event, Outcome};
+/// use inbox_lab::core::schema;
+/// use inbox_lab::{apply, Event, Outcome};
 /// let mut conn = rusqlite::Connection::open_in_memory().unwrap();
 /// schema::prepare(&conn, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
 /// schema::init(&mut conn, &[1]).unwrap();

@@ -14,7 +14,8 @@
 
 use rusqlite::Connection;
 
-use crate::{apply, tables, Error, Event, Fault, Outcome};
+use crate::core::tables;
+use crate::{apply, Error, Event, Fault, Outcome};
 
 /// The 20 deliveries of `evt-3`.
 pub const BURST: usize = 20;

@@ -3,15 +3,19 @@
 //! `www/crashworker.js` runs in its own dedicated worker and creates one
 //! `CrashLab`. The page kills that worker (`worker.terminate()`) in the
 //! middle of a commit and starts a new one, which reopens the database from
-//! OPFS: the reopening is SQLite's recovery, and `crashlab::classify` judges
+//! OPFS: the reopening is SQLite's recovery, and `crash::classify` judges
 //! what survived.
 
 use std::cell::{Cell, RefCell};
 
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 
+use sqlite_wasm_rs::vfs::VfsFilesManager;
+use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
+
 use super::*;
-use crate::crashlab::{self, JournalMode};
+use crate::core::{schema, tables};
+use crate::labs::crash::{self, JournalMode};
 use crate::storage::iolog::{self, IoOp};
 
 /// Directory of the crash lab's own OPFS pool. A pool directory belongs to
@@ -89,22 +93,22 @@ impl CrashLab {
     pub async fn open(mode: String, events: JsValue, stop: String) -> Result<CrashLab, JsValue> {
         let mode: JournalMode = mode
             .parse()
-            .map_err(|reason: String| to_js(Error::invalid(Field::Event, reason)))?;
+            .map_err(|reason: String| JsValue::from(Error::invalid(Field::EVENT, reason)))?;
         let spin = match stop.as_str() {
             "trap" => false,
             "spin" => true,
             other => {
-                return Err(to_js(Error::invalid(
-                    Field::Event,
+                return Err(JsValue::from(Error::invalid(
+                    Field::EVENT,
                     format!("unknown stop {other:?}: expected \"trap\" or \"spin\""),
                 )))
             }
         };
         STOP_BY_SPINNING.set(spin);
-        let n = number_from_js(Field::Event, &events).map_err(to_js)?;
+        let n = number_from_js(Field::EVENT, &events)?;
         let n = usize::try_from(n)
-            .map_err(|_| to_js(Error::invalid(Field::Event, "events must be positive")))?;
-        let events = crashlab::events(n).map_err(to_js)?;
+            .map_err(|_| JsValue::from(Error::invalid(Field::EVENT, "events must be positive")))?;
+        let events = crash::events(n)?;
         let cfg = OpfsSAHPoolCfgBuilder::new()
             .vfs_name(CRASH_VFS_NAME)
             .directory(CRASH_POOL_DIRECTORY)
@@ -112,8 +116,10 @@ impl CrashLab {
             .build();
         let pool = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
             .await
-            .map_err(|e| to_js(Error::storage(format!("OPFS storage is unavailable: {e}"))))?;
-        iolog::install().map_err(to_js)?;
+            .map_err(|e| {
+                JsValue::from(Error::storage(format!("OPFS storage is unavailable: {e}")))
+            })?;
+        iolog::install()?;
         Ok(CrashLab {
             pool,
             mode,
@@ -130,19 +136,18 @@ impl CrashLab {
             self.remove_with_sidecars(CRASH_TEMPLATE)?;
             {
                 let mut conn = db::open_with(CRASH_TEMPLATE, Mode::Create, BUSY_TIMEOUT, |c| {
-                    crashlab::configure(c, self.mode)
+                    crash::configure(c, self.mode)
                 })?;
                 schema::init(&mut conn, &[1])?;
             } // closed: a WAL is checkpointed into the file and removed
             self.fresh_try()?;
             let conn = self.open_try(iolog::VFS_NAME)?;
             iolog::arm(None, crash_in_worker);
-            let result = crashlab::workload(&conn, &self.events, |_| {});
+            let result = crash::workload(&conn, &self.events, |_| {});
             let log = iolog::disarm();
             result.map_err(|e| Error::storage(format!("counting the operations: {e}")))?;
             Ok::<_, Error>(log)
-        })()
-        .map_err(to_js)?;
+        })()?;
         to_value(&log)
     }
 
@@ -159,17 +164,17 @@ impl CrashLab {
         on_ack: &js_sys::Function,
         on_crash: js_sys::Function,
     ) -> Result<(), JsValue> {
-        self.fresh_try().map_err(to_js)?;
-        let conn = self.open_try(iolog::VFS_NAME).map_err(to_js)?;
+        self.fresh_try()?;
+        let conn = self.open_try(iolog::VFS_NAME)?;
         ON_CRASH.with(|hook| *hook.borrow_mut() = Some(on_crash));
         iolog::arm(Some(crash_after), crash_in_worker);
-        let result = crashlab::workload(&conn, &self.events, |i| {
+        let result = crash::workload(&conn, &self.events, |i| {
             // Posting a message cannot fail in a way the workload could act on.
             let _ = on_ack.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
         });
         drop(conn); // closing writes too (a WAL checkpoint): still armed
         iolog::disarm();
-        result.map_err(to_js)
+        result.map_err(JsValue::from)
     }
 
     /// Reopens the try's database — opening it is SQLite's recovery — and
@@ -185,10 +190,9 @@ impl CrashLab {
         };
         let recovered = self
             .open_try(vfs)
-            .and_then(|conn| crashlab::classify(&conn, &self.events, acknowledged))
-            .map_err(to_js)?;
+            .and_then(|conn| crash::classify(&conn, &self.events, acknowledged))?;
         to_value(&Recovery {
-            outcome: recovered.outcome(),
+            outcome: recovered.verdict(),
             recovered,
         })
     }
@@ -202,19 +206,18 @@ impl CrashLab {
         let answer = (|| {
             let path = format!("file:{KILLS_DB}?vfs={}", iolog::VFS_NAME);
             let mut conn = db::open_with(&path, Mode::Create, BUSY_TIMEOUT, |c| {
-                crashlab::configure(c, self.mode)
+                crash::configure(c, self.mode)
             })?;
             if tables::snapshot(&conn)?.accounts.is_empty() {
                 schema::init(&mut conn, &[1])?;
             }
             let answer = KillsState {
-                integrity: crashlab::integrity(&conn)?,
+                integrity: crash::integrity(&conn)?,
                 tables: tables::snapshot(&conn)?,
             };
             self.kills = Some(conn);
             Ok::<_, Error>(answer)
-        })()
-        .map_err(to_js)?;
+        })()?;
         to_value(&answer)
     }
 
@@ -222,12 +225,12 @@ impl CrashLab {
     /// atomic handler, like `Lab.deliver`: `{outcome, http_status, receipt}`.
     #[wasm_bindgen(js_name = killsDeliver)]
     pub fn kills_deliver(&self, event: JsValue) -> Result<JsValue, JsValue> {
-        let event = event_from_js(&event).map_err(to_js)?;
+        let event = event_from_js(&event)?;
         let conn = self
             .kills
             .as_ref()
-            .ok_or_else(|| to_js(Error::storage("open the stream first (killsOpen)")))?;
-        to_value(&apply(conn, &event, None).map_err(to_js)?)
+            .ok_or_else(|| JsValue::from(Error::storage("open the stream first (killsOpen)")))?;
+        to_value(&apply(conn, &event, None)?)
     }
 
     /// Random kills: from now on, crash after `crash_after` more storage
@@ -249,7 +252,7 @@ impl CrashLab {
     #[wasm_bindgen(js_name = killsReset)]
     pub fn kills_reset(&mut self) -> Result<(), JsValue> {
         self.kills = None;
-        self.remove_with_sidecars(KILLS_DB).map_err(to_js)
+        self.remove_with_sidecars(KILLS_DB).map_err(JsValue::from)
     }
 }
 
@@ -286,15 +289,15 @@ impl CrashLab {
             &format!("file:{CRASH_TRY}?vfs={vfs}"),
             Mode::Existing,
             BUSY_TIMEOUT,
-            |c| crashlab::configure(c, self.mode),
+            |c| crash::configure(c, self.mode),
         )
     }
 }
 
 #[derive(Serialize)]
 struct Recovery {
-    outcome: crashlab::Outcome,
-    recovered: crashlab::Recovered,
+    outcome: crash::Verdict,
+    recovered: crash::Recovered,
 }
 
 #[derive(Serialize)]

@@ -1,0 +1,59 @@
+//! The labs: what the page builds on the core, each in its own folder. The
+//! core ([`crate::core`]) never names them; they use only its public face
+//! (and the storage shims).
+//!
+//! * [`race`] — the mistakes the article warns about, as runnable handlers,
+//!   raced statement by statement on real connections.
+//! * [`crash`] — kill the handler at every storage operation of a commit,
+//!   recover, check atomicity.
+//! * [`scheme_ends`] — where the scheme ends: side effects and the outbox,
+//!   business keys, retention.
+//! * [`tools`] — the reader's tools around the tables: the SQL console,
+//!   export and import, the article's scenario, query budgets.
+//! * `bench` (feature `bench`) — the benchmark's settings and runs; not in
+//!   the page's wasm.
+//!
+//! Each lab names its own input fields, refusal codes and crash points;
+//! [`error_codes`] lists them all with the core's, for the translations.
+
+#[cfg(feature = "bench")]
+pub mod bench;
+pub mod crash;
+pub mod race;
+pub mod scheme_ends;
+pub mod tools;
+
+/// Every `(kind, code)` pair a report can carry — the core's
+/// ([`crate::core::error::codes`]) and every lab's refusal codes (all under
+/// `invalid_input`) — for translation checks (`errorCodes()` in the wasm
+/// facade, `tests/e2e/unit-i18n.test.mjs`).
+///
+/// # Example
+/// ```
+/// let all = inbox_lab::labs::error_codes();
+/// assert!(all.contains(&("storage", "full")));
+/// assert!(all.contains(&("invalid_input", "sql_writes")));
+/// ```
+pub fn error_codes() -> Vec<(&'static str, &'static str)> {
+    let mut all = crate::core::error::codes();
+    let labs = [
+        tools::console::ConsoleCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>(),
+        tools::transfer::ImportCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect(),
+        scheme_ends::business::BusinessCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect(),
+        scheme_ends::retention::RetentionCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect(),
+    ];
+    all.extend(labs.concat().into_iter().map(|c| ("invalid_input", c)));
+    all
+}

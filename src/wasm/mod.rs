@@ -1,0 +1,212 @@
+//! The wasm facade: the only code that knows `JsValue`.
+//!
+//! Browser workers call it; the page never does. Each worker-facing class
+//! has its file:
+//!
+//! * [`Lab`] (`lab.rs`) — the reader's database, for `www/worker.js`: open
+//!   on OPFS or in memory, deliver with any handler, step mode, tables,
+//!   console, export and import, the article's scenario.
+//! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections.
+//! * [`CrashLab`] (`crash.rs`) — the crash lab, for `www/crashworker.js`,
+//!   in its own OPFS pool.
+//! * [`Notifier`] and the scheme-ends calls on [`Lab`] (`scheme_ends.rs`).
+//! * `Bench` (`bench.rs`, feature `bench`) — the benchmark's worker
+//!   (`www/benchworker.js`, which loads its own build, `www/pkg-bench/`).
+//!
+//! Invariant: it converts and decides nothing. JavaScript values come in
+//! with their JavaScript types checked (strings must be valid UTF-16,
+//! numbers integral JS numbers) and are validated by the core ([`Event`]);
+//! answers go out as plain objects; every [`Error`] becomes the plain
+//! object `{kind, code, message, http_status, retryable, params, field?}`
+//! (`From<Error> for JsValue`, so `?` converts), which the worker forwards
+//! to the page.
+
+use std::time::Duration;
+
+mod crash;
+mod lab;
+mod race;
+mod scheme_ends;
+
+#[cfg(feature = "bench")]
+mod bench;
+
+#[cfg(feature = "bench")]
+pub use bench::Bench;
+pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
+pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
+pub use race::RaceLab;
+pub use scheme_ends::Notifier;
+
+use rusqlite::Connection;
+use serde::Serialize;
+use sqlite_wasm_vfs::sahpool::OpfsSAHPoolUtil;
+use wasm_bindgen::prelude::*;
+
+use crate::core::db::{self, Mode};
+use crate::core::error::StorageCode;
+use crate::core::event::{self as rules, integer_from_js_number, Field, ValueType};
+use crate::labs::race::{Handler, Payload, HANDLER};
+use crate::{apply, Error, Event, Fault};
+
+/// The browser has no other connection to wait for inside one worker; a
+/// short timeout turns any lock conflict into a prompt `busy` answer.
+const BUSY_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Every `[kind, code]` pair an error report can carry, the labs' included
+/// (see [`crate::labs::error_codes`]), so the page's tests can check that each has an
+/// English and a Russian text.
+#[wasm_bindgen(js_name = errorCodes)]
+pub fn error_codes() -> Result<JsValue, JsValue> {
+    let types: Vec<&str> = ValueType::ALL.iter().map(|t| t.as_str()).collect();
+    to_value(&serde_json::json!({ "codes": crate::labs::error_codes(), "types": types }))
+}
+
+/// What a call on a closed database answers.
+fn closed() -> Error {
+    Error::storage("the database is closed")
+}
+
+/// Converts a crate error into the plain object the page receives
+/// (`params` as a plain object, not a `Map`), so `?` turns any [`Error`]
+/// into what a facade method throws.
+impl From<Error> for JsValue {
+    fn from(err: Error) -> JsValue {
+        err.report()
+            .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+            .unwrap_or_else(|e| JsValue::from_str(&format!("{err} (and {e})")))
+    }
+}
+
+/// Serialises an answer; plain objects, and integers as JS numbers (all of
+/// ours are ≤ 2^53-1, so they are exact).
+fn to_value<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsValue::from(Error::storage(format!("cannot encode the answer: {e}"))))
+}
+
+/// Reads `{source, event_id, account_id, amount}` from a JavaScript value.
+/// Strings must be strings (valid UTF-16: a lone surrogate cannot become
+/// UTF-8 without silently changing the key); numbers must be numbers.
+pub fn event_from_js(value: &JsValue) -> Result<Event, Error> {
+    payload_from_js(value)?.to_event()
+}
+
+/// The same fields with their JavaScript types checked but no rule of
+/// [`Event`] applied yet: what [`Handler::deliver`] takes, which applies
+/// them before any handler runs.
+pub fn payload_from_js(value: &JsValue) -> Result<Payload, Error> {
+    const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
+    if !value.is_object() || js_sys::Array::is_array(value) {
+        return Err(rules::not_an_object(type_of(value)));
+    }
+    let object: &js_sys::Object = value.unchecked_ref();
+    let keys = js_sys::Object::keys(object);
+    for key in keys.iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !FIELDS.contains(&key.as_str()) {
+            return Err(rules::unexpected_field(&key));
+        }
+    }
+    let get = |field: Field| {
+        js_sys::Reflect::get(value, &JsValue::from_str(field.as_str()))
+            .map_err(|_| Error::invalid(field, "cannot be read"))
+    };
+    let source = string_from_js(Field::SOURCE, &get(Field::SOURCE)?)?;
+    let event_id = string_from_js(Field::EVENT_ID, &get(Field::EVENT_ID)?)?;
+    let account_id = number_from_js(Field::ACCOUNT_ID, &get(Field::ACCOUNT_ID)?)?;
+    let amount = number_from_js(Field::AMOUNT, &get(Field::AMOUNT)?)?;
+    Ok(Payload {
+        source,
+        event_id,
+        account_id,
+        amount,
+    })
+}
+
+fn handler_from_js(value: &JsValue) -> Result<Handler, Error> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Handler::Atomic);
+    }
+    let name = value.as_string().unwrap_or_default();
+    name.parse()
+        .map_err(|reason: String| Error::invalid(HANDLER, reason))
+}
+
+fn string_from_js(field: Field, value: &JsValue) -> Result<String, Error> {
+    if value.is_undefined() {
+        return Err(rules::missing(field));
+    }
+    let Some(js) = value.dyn_ref::<js_sys::JsString>() else {
+        return Err(rules::wrong_type(field, ValueType::String, type_of(value)));
+    };
+    if !js.is_valid_utf16() {
+        return Err(rules::lone_surrogate(field));
+    }
+    js.as_string().ok_or_else(|| rules::lone_surrogate(field))
+}
+
+fn number_from_js(field: Field, value: &JsValue) -> Result<i64, Error> {
+    if value.is_undefined() {
+        return Err(rules::missing(field));
+    }
+    match value.as_f64() {
+        Some(n) => integer_from_js_number(field, n),
+        None => Err(match value.as_string() {
+            Some(text) => rules::string_for_number(field, &text),
+            None => rules::wrong_type(field, ValueType::Number, type_of(value)),
+        }),
+    }
+}
+
+fn fault_from_js(value: &JsValue) -> Result<Option<Fault>, Error> {
+    point_from_js(value, &Fault::ALL, Fault::as_str)
+}
+
+/// Reads a fault or crash point by its stable name (`name_of`), accepting
+/// only those in `allowed`. `undefined` and `null` mean none.
+fn point_from_js<T: Copy>(
+    value: &JsValue,
+    allowed: &[T],
+    name_of: fn(T) -> &'static str,
+) -> Result<Option<T>, Error> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    let Some(name) = value.as_string() else {
+        return Err(rules::wrong_type(
+            Field::FAULT,
+            ValueType::String,
+            type_of(value),
+        ));
+    };
+    match allowed.iter().find(|&&p| name_of(p) == name) {
+        Some(&point) => Ok(Some(point)),
+        None => {
+            let names: Vec<&str> = allowed.iter().map(|&p| name_of(p)).collect();
+            Err(rules::unknown_value(Field::FAULT, &name, &names))
+        }
+    }
+}
+
+/// The type of a JavaScript value, as `typeof` says it, with `null` and
+/// arrays told apart.
+fn type_of(value: &JsValue) -> ValueType {
+    if value.is_null() {
+        return ValueType::Null;
+    }
+    if js_sys::Array::is_array(value) {
+        return ValueType::Array;
+    }
+    match value.js_typeof().as_string().as_deref() {
+        Some("undefined") => ValueType::Undefined,
+        Some("boolean") => ValueType::Boolean,
+        Some("number") => ValueType::Number,
+        Some("bigint") => ValueType::BigInt,
+        Some("string") => ValueType::String,
+        Some("symbol") => ValueType::Symbol,
+        Some("function") => ValueType::Function,
+        _ => ValueType::Object,
+    }
+}
