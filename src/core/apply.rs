@@ -246,14 +246,7 @@ impl Delivery {
                             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                         })?;
                 if (account_id, amount) != (e.account_id(), e.amount()) {
-                    return Err(Error::PayloadConflict {
-                        event_source: e.source().to_owned(),
-                        event_id: e.event_id().to_owned(),
-                        stored_account_id: account_id,
-                        stored_amount: amount,
-                        account_id: e.account_id(),
-                        amount: e.amount(),
-                    });
+                    return Err(Error::payload_conflict(e, (account_id, amount)));
                 }
                 let (Some(seq), Some(balance_after)) = (seq, balance_after) else {
                     // Only the race lab's mistaken handlers write rows without
@@ -394,7 +387,8 @@ fn rollback(conn: &Connection, err: Error) -> Error {
     }
 }
 
-fn is_foreign_key(err: &rusqlite::Error) -> bool {
+/// Whether SQLite refused a statement because of a foreign key.
+pub(crate) fn is_foreign_key(err: &rusqlite::Error) -> bool {
     matches!(
         err,
         rusqlite::Error::SqliteFailure(e, _)

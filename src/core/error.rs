@@ -490,6 +490,19 @@ impl Error {
         Error::InvalidInput { field, reason }
     }
 
+    /// [`Error::PayloadConflict`]: `event` arrived for a key already stored
+    /// with `stored` = `(account_id, amount)`.
+    pub fn payload_conflict(event: &crate::core::Event, stored: (i64, i64)) -> Self {
+        Error::PayloadConflict {
+            event_source: event.source().to_owned(),
+            event_id: event.event_id().to_owned(),
+            stored_account_id: stored.0,
+            stored_amount: stored.1,
+            account_id: event.account_id(),
+            amount: event.amount(),
+        }
+    }
+
     /// Shorthand for [`Error::Storage`] with [`StorageCode::Other`].
     pub fn storage(message: impl Into<String>) -> Self {
         Error::Storage {

@@ -128,11 +128,7 @@ impl Bench {
             .initial_capacity(POOL_CAPACITY)
             .clear_on_init(true)
             .build();
-        let pool = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
-            .await
-            .map_err(|e| {
-                JsValue::from(Error::storage(format!("OPFS storage is unavailable: {e}")))
-            })?;
+        let pool = install_pool(&cfg).await?;
         crate::storage::timing::set_clock(performance_now);
         let name = format!("bench-{}.sqlite3", setting.name());
         for file in [

@@ -114,11 +114,7 @@ impl CrashLab {
             .directory(CRASH_POOL_DIRECTORY)
             .initial_capacity(CRASH_POOL_CAPACITY)
             .build();
-        let pool = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
-            .await
-            .map_err(|e| {
-                JsValue::from(Error::storage(format!("OPFS storage is unavailable: {e}")))
-            })?;
+        let pool = install_pool(&cfg).await?;
         iolog::install()?;
         Ok(CrashLab {
             pool,

@@ -41,9 +41,7 @@ pub async fn install_opfs() -> Result<OpfsSAHPoolUtil, Error> {
         .directory(POOL_DIRECTORY)
         .initial_capacity(POOL_CAPACITY)
         .build();
-    sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
-        .await
-        .map_err(|e| Error::storage_with(StorageCode::OpfsUnavailable, e.to_string()))
+    install_pool(&cfg).await
 }
 
 /// Where the database lives.

@@ -40,7 +40,7 @@ pub use scheme_ends::Notifier;
 
 use rusqlite::Connection;
 use serde::Serialize;
-use sqlite_wasm_vfs::sahpool::OpfsSAHPoolUtil;
+use sqlite_wasm_vfs::sahpool::{OpfsSAHPoolCfg, OpfsSAHPoolUtil};
 use wasm_bindgen::prelude::*;
 
 use crate::core::db::{self, Mode};
@@ -209,4 +209,17 @@ fn type_of(value: &JsValue) -> ValueType {
         Some("function") => ValueType::Function,
         _ => ValueType::Object,
     }
+}
+
+/// Installs an OPFS "sahpool" VFS as SQLite's default: the reader's pool
+/// (`lab.rs`), the crash lab's and the benchmark's each call this with their
+/// own directory and VFS name.
+///
+/// # Errors
+/// `storage`/`opfs_unavailable`, naming why (not a dedicated worker, an
+/// insecure context, access handles held by another tab, ...).
+pub(crate) async fn install_pool(cfg: &OpfsSAHPoolCfg) -> Result<OpfsSAHPoolUtil, Error> {
+    sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(cfg, true)
+        .await
+        .map_err(|e| Error::storage_with(StorageCode::OpfsUnavailable, e.to_string()))
 }

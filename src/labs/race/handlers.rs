@@ -497,14 +497,7 @@ impl Mistake {
         if (account_id, amount) == (e.account_id(), e.amount()) {
             Ok(Answer::Duplicate)
         } else {
-            Err(Error::PayloadConflict {
-                event_source: e.source().to_owned(),
-                event_id: e.event_id().to_owned(),
-                stored_account_id: account_id,
-                stored_amount: amount,
-                account_id: e.account_id(),
-                amount: e.amount(),
-            })
+            Err(Error::payload_conflict(e, (account_id, amount)))
         }
     }
 }

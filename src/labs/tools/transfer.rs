@@ -299,7 +299,7 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
     let tx = fresh.transaction()?;
     let refused = |table: &'static str| {
         move |e: rusqlite::Error| -> Error {
-            if is_foreign_key(&e) {
+            if crate::core::apply::is_foreign_key(&e) {
                 return refuse(Reason::new(
                     ImportCode::DanglingAccount,
                     "inconsistent data: an inbox row points to a missing account",
@@ -394,14 +394,6 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
     }
     tx.commit()?;
     Ok(fresh)
-}
-
-fn is_foreign_key(err: &rusqlite::Error) -> bool {
-    matches!(
-        err,
-        rusqlite::Error::SqliteFailure(e, _)
-            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
-    )
 }
 
 fn refuse(reason: Reason) -> Error {
