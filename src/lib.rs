@@ -18,6 +18,8 @@
 //!   * [`core::apply`] — **start here for the idea**: the transaction that
 //!     makes a delivery idempotent, written as steps so the page can run it
 //!     one statement at a time.
+//!   * [`core::trace`] — what a delivery did: every step it ran and what
+//!     became of it (kept, rolled back, failed, crashed), which the page draws.
 //!   * [`core::outcome`] — what success looks like: [`Outcome::Applied`] or
 //!     [`Outcome::Duplicate`], both carrying the stored [`Receipt`].
 //!   * [`core::error`] — what failure looks like: one [`Error`] enum with an
@@ -57,8 +59,8 @@ pub mod cli;
 pub mod wasm;
 
 pub use crate::core::{
-    apply, Delivery, Error, ErrorReport, Event, Fault, Field, Outcome, Progress, Receipt, Step,
-    Tables,
+    apply, apply_traced, Delivery, Effect, Error, ErrorReport, Event, Fault, Field, Outcome,
+    Progress, Ran, Receipt, Step, Tables, Trace,
 };
 
 // Unit tests compiled to wasm run in a dedicated worker, like the database.

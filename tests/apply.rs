@@ -16,7 +16,8 @@ use inbox_lab::core::event::MAX_AMOUNT;
 use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT, MAX_BALANCE};
 use inbox_lab::core::tables::{self, Tables};
 use inbox_lab::{
-    apply, labs::tools::scenario, Delivery, Error, Event, Fault, Field, Outcome, Progress, Receipt,
+    apply, labs::tools::scenario, Delivery, Effect, Error, Event, Fault, Field, Outcome, Progress,
+    Receipt,
 };
 use rusqlite::{params, Connection};
 use tempfile::TempDir;
@@ -438,10 +439,41 @@ fn an_in_flight_delivery_of_the_same_event_is_not_proof_of_success() {
     assert_eq!(in_flight.next_step(), Some(inbox_lab::Step::StoreReceipt));
 
     let second = db::open(&lab.path, Mode::Existing, Duration::from_millis(50)).expect("open");
-    assert_eq!(apply(&second, &e, None), Err(Error::Busy));
+    let (answer, trace) = inbox_lab::apply_traced(&second, &e, None);
+    assert_eq!(answer, Err(Error::Busy));
+    // What the busy delivery did: it tried BEGIN and got no further.
+    assert_eq!(effects(&trace), [("begin", 0, Effect::Failed)]);
+    // The one in flight: three steps in its open transaction...
+    assert_eq!(
+        effects(in_flight.trace()),
+        [
+            ("begin", 0, Effect::Open),
+            ("insert", 1, Effect::Open),
+            ("credit", 1, Effect::Open)
+        ]
+    );
 
     in_flight.abort(&first).expect("abort");
+    // ...all undone by its ROLLBACK.
+    assert_eq!(
+        effects(in_flight.trace()),
+        [
+            ("begin", 0, Effect::RolledBack),
+            ("insert", 1, Effect::RolledBack),
+            ("credit", 1, Effect::RolledBack),
+            ("rollback", 0, Effect::Kept)
+        ]
+    );
     assert_eq!(apply(&second, &e, None), Ok(applied(1, 500)));
+}
+
+/// A trace as `(op, rows, effect)` triples.
+fn effects(trace: &inbox_lab::Trace) -> Vec<(&'static str, usize, Effect)> {
+    trace
+        .steps()
+        .iter()
+        .map(|s| (s.op, s.rows, s.effect))
+        .collect()
 }
 
 /// The balance may reach 2^53-1 exactly (the largest integer JavaScript holds

@@ -330,3 +330,170 @@ fn explorer_counts_every_interleaving() {
     let race = race::replay(&a, Handler::CheckThenAct, &schedule).expect("replay");
     assert!(race.verdict(&a).expect("verdict").double_credit);
 }
+
+/// A trace in short form: `op:rows:effect`, space-separated.
+fn short(trace: &inbox_lab::Trace) -> String {
+    trace
+        .steps()
+        .iter()
+        .map(|s| {
+            let effect = serde_json::to_value(s.effect).expect("effect");
+            format!("{}:{}:{}", s.op, s.rows, effect.as_str().unwrap_or("?"))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What every handler runs, in its own statements, for the six deliveries
+/// the page offers: new, repeat, other payload, crash after INSERT, crash
+/// after the credit, unknown account. The trace must also agree with the
+/// database: a change is in the tables exactly when a kept step made it.
+#[test]
+fn every_handler_reports_the_steps_it_ran() {
+    use inbox_lab::{Effect, Trace};
+    // (delivery, fault) in order, on one database per handler.
+    let deliveries: [(Payload, Option<Fault>); 6] = [
+        (payload("evt-1", 500), None),
+        (payload("evt-1", 500), None),
+        (payload("evt-1", 700), None),
+        (payload("evt-2", 40), Some(Fault::AfterInsert)),
+        (payload("evt-3", 30), Some(Fault::AfterUpdate)),
+        (
+            Payload {
+                account_id: 9,
+                ..payload("evt-4", 5)
+            },
+            None,
+        ),
+    ];
+    const RB: &str = "rollback:0:kept";
+    let expected: [(Handler, [&str; 6]); 6] = [
+        (
+            Handler::Atomic,
+            [
+                "begin:0:kept insert:1:kept credit:1:kept store_receipt:2:kept commit:0:kept",
+                "begin:0:kept insert:0:kept read_stored:0:kept commit:0:kept",
+                "begin:0:rolled_back insert:0:rolled_back read_stored:0:failed RB",
+                "begin:0:rolled_back insert:1:rolled_back crash:0:crashed RB",
+                "begin:0:rolled_back insert:1:rolled_back credit:1:rolled_back store_receipt:2:rolled_back crash:0:crashed RB",
+                "begin:0:rolled_back insert:0:failed RB",
+            ],
+        ),
+        (
+            // Every statement autocommits: every delivery pays, and a crash
+            // comes after the money moved. It has no INSERT to crash after.
+            Handler::NoDedup,
+            [
+                "credit:1:kept",
+                "credit:1:kept",
+                "credit:1:kept",
+                "credit:1:kept",
+                "credit:1:kept crash:0:crashed",
+                "credit:0:failed",
+            ],
+        ),
+        (
+            Handler::CheckThenAct,
+            [
+                "check:0:kept credit:1:kept insert:1:kept",
+                "check:0:kept",
+                "check:0:failed",
+                "check:0:kept credit:1:kept insert:1:kept crash:0:crashed",
+                "check:0:kept credit:1:kept crash:0:crashed",
+                "check:0:kept credit:0:failed",
+            ],
+        ),
+        (
+            // The crash "after insert" falls between its two transactions:
+            // the event is recorded, the credit never happens.
+            Handler::TwoTransactions,
+            [
+                "begin:0:kept insert:1:kept commit:0:kept begin:0:kept credit:1:kept commit:0:kept",
+                "begin:0:kept insert:0:kept read_stored:0:kept commit:0:kept",
+                "begin:0:rolled_back insert:0:rolled_back read_stored:0:failed RB",
+                "begin:0:kept insert:1:kept commit:0:kept crash:0:crashed",
+                "begin:0:kept insert:1:kept commit:0:kept begin:0:rolled_back credit:1:rolled_back crash:0:crashed RB",
+                "begin:0:rolled_back insert:0:failed RB",
+            ],
+        ),
+        (
+            // Another payload for a known key: "no row inserted", so "duplicate".
+            Handler::InsertOrIgnore,
+            [
+                "begin:0:kept insert_or_ignore:1:kept credit:1:kept commit:0:kept",
+                "begin:0:kept insert_or_ignore:0:kept commit:0:kept",
+                "begin:0:kept insert_or_ignore:0:kept commit:0:kept",
+                "begin:0:rolled_back insert_or_ignore:1:rolled_back crash:0:crashed RB",
+                "begin:0:rolled_back insert_or_ignore:1:rolled_back credit:1:rolled_back crash:0:crashed RB",
+                "begin:0:rolled_back insert_or_ignore:0:failed RB",
+            ],
+        ),
+        (
+            // Every repeat replaces the row and pays again.
+            Handler::InsertOrReplace,
+            [
+                "begin:0:kept insert_or_replace:1:kept credit:1:kept commit:0:kept",
+                "begin:0:kept insert_or_replace:1:kept credit:1:kept commit:0:kept",
+                "begin:0:kept insert_or_replace:1:kept credit:1:kept commit:0:kept",
+                "begin:0:rolled_back insert_or_replace:1:rolled_back crash:0:crashed RB",
+                "begin:0:rolled_back insert_or_replace:1:rolled_back credit:1:rolled_back crash:0:crashed RB",
+                "begin:0:rolled_back insert_or_replace:0:failed RB",
+            ],
+        ),
+    ];
+    for (handler, traces) in expected {
+        let (_dir, path) = file_db();
+        let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+        for ((payload, fault), want) in deliveries.iter().zip(traces) {
+            let key = |c: &rusqlite::Connection| -> (i64, i64) {
+                c.query_row(
+                    "SELECT (SELECT balance FROM accounts WHERE id = 1),
+                            (SELECT count(*) FROM inbox WHERE source = ?1 AND event_id = ?2)",
+                    [&payload.source, &payload.event_id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .expect("read")
+            };
+            let (balance_before, row_before) = key(&conn);
+            let (answer, trace): (_, Trace) = handler.deliver_traced(&conn, payload, *fault);
+            let case = format!("{handler} {} {fault:?} -> {answer:?}", payload.event_id);
+            assert_eq!(short(&trace), want.replace("RB", RB), "{case}");
+            assert!(conn.is_autocommit(), "{case}: a transaction was left open");
+
+            // The trace agrees with the tables.
+            let (balance_after, row_after) = key(&conn);
+            let kept = |op: &dyn Fn(&str) -> bool| {
+                trace
+                    .steps()
+                    .iter()
+                    .filter(|s| op(s.op) && s.effect == Effect::Kept)
+                    .map(|s| s.rows)
+                    .sum::<usize>()
+            };
+            let credits = kept(&|op| op == "credit") as i64;
+            if payload.account_id == 1 {
+                assert_eq!(
+                    balance_after - balance_before,
+                    credits * payload.amount,
+                    "{case}"
+                );
+            } else {
+                assert_eq!(balance_after, balance_before, "{case}");
+            }
+            let inserted = kept(&|op| op.starts_with("insert"));
+            assert_eq!(row_after, (row_before + inserted as i64).min(1), "{case}");
+            assert!(
+                trace.steps().iter().all(|s| s.effect != Effect::Open),
+                "{case}: a step left open"
+            );
+            // An error ends in the step that failed or crashed (and the ROLLBACK after it).
+            if answer.is_err() {
+                let ending = trace.steps().iter().rev().find(|s| s.op != "rollback");
+                assert!(
+                    ending.is_some_and(|s| matches!(s.effect, Effect::Failed | Effect::Crashed)),
+                    "{case}"
+                );
+            }
+        }
+    }
+}

@@ -17,7 +17,7 @@
 //   notices/      the storage banner, the tab note (banner.js) and the notice for a
 //                 database that cannot be used (recovery.js)
 //   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
-//   timeline/     every delivery and the statements it ran (timeline-model.js)
+//   timeline/     every delivery and the steps Rust says it ran (timeline-model.js)
 //   tables/       accounts and inbox, changed rows on top (changes.js)
 //   data/         export, import, reset
 //   burst/        many deliveries at once, with a progress bar

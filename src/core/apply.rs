@@ -32,6 +32,7 @@ use crate::core::event::Event;
 use crate::core::fault::Fault;
 use crate::core::outcome::{Outcome, Receipt};
 use crate::core::schema::{MAX_BALANCE, MAX_RECEIPT};
+use crate::core::trace::Trace;
 
 /// One step of the apply transaction, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -52,6 +53,18 @@ pub enum Step {
 }
 
 impl Step {
+    /// The step's stable name (as in the wire form and a [`Trace`]).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Begin => "begin",
+            Step::Insert => "insert",
+            Step::ReadStored => "read_stored",
+            Step::Credit => "credit",
+            Step::StoreReceipt => "store_receipt",
+            Step::Commit => "commit",
+        }
+    }
+
     /// The SQL statements this step runs, as shown to readers.
     pub fn statements(self) -> &'static [&'static str] {
         match self {
@@ -94,7 +107,7 @@ pub enum Progress {
 }
 
 /// One delivery of one event, run as a sequence of [`Step`]s on one
-/// connection.
+/// connection, recording each in its [`Trace`].
 ///
 /// After an `Err` from [`Delivery::step`] the transaction has been rolled
 /// back and the delivery is finished. A delivery abandoned half-way must be
@@ -108,6 +121,8 @@ pub struct Delivery {
     pending: Option<Outcome>,
     /// Balance after the credit, between [`Step::Credit`] and the receipt.
     balance_after: Option<i64>,
+    /// What ran so far, and what became of it.
+    trace: Trace,
 }
 
 impl Delivery {
@@ -119,7 +134,17 @@ impl Delivery {
             next: Some(Step::Begin),
             pending: None,
             balance_after: None,
+            trace: Trace::default(),
         }
+    }
+
+    /// The steps that ran so far, each with its effect.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    pub fn into_trace(self) -> Trace {
+        self.trace
     }
 
     pub fn event(&self) -> &Event {
@@ -150,7 +175,17 @@ impl Delivery {
             return Err(Error::storage("this delivery has already finished"));
         };
         match self.run(conn, step) {
-            Ok(progress) => {
+            Ok((progress, rows)) => {
+                if step == Step::Commit {
+                    self.trace.committed(step.as_str(), step.statements());
+                } else {
+                    self.trace.ran(step.as_str(), step.statements(), rows);
+                }
+                // A fault point fires after its step's statements ran.
+                if let Some(fault) = self.fault.filter(|&f| fires_after(f, step, progress)) {
+                    self.trace.crashed();
+                    return Err(self.rollback(conn, fault.crash()));
+                }
                 if let Progress::Next(step) = progress {
                     self.next = Some(step);
                 }
@@ -160,8 +195,21 @@ impl Delivery {
                 self.next = Some(step);
                 Err(Error::Busy)
             }
-            Err(err) => Err(rollback(conn, err)),
+            Err(err) => {
+                self.trace.failed(step.as_str(), step.statements(), 0);
+                Err(self.rollback(conn, err))
+            }
         }
+    }
+
+    /// Ends the delivery after `err` (an [`Error::Busy`] the caller will
+    /// not wait out): the step that could not run is recorded as failed,
+    /// the transaction rolled back. Returns `err`.
+    pub fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
+        if let Some(step) = self.next.take() {
+            self.trace.failed(step.as_str(), step.statements(), 0);
+        }
+        self.rollback(conn, err)
     }
 
     /// Ends an unfinished delivery by rolling its transaction back (what
@@ -173,6 +221,7 @@ impl Delivery {
         self.next = None;
         if !conn.is_autocommit() {
             conn.execute_batch("ROLLBACK")?;
+            self.trace.rolled_back();
         }
         Ok(())
     }
@@ -182,24 +231,44 @@ impl Delivery {
     /// stepped delivery's transaction is still open), so it rolls back.
     pub const THROWN: &'static str = "step_throw";
 
-    /// Step mode's "throw": [`Delivery::abort`], then the
-    /// [`Error::SimulatedCrash`] at [`Delivery::THROWN`] a failing handler
-    /// would answer.
+    /// Step mode's "throw": the crash is recorded, then [`Delivery::abort`];
+    /// returns the [`Error::SimulatedCrash`] at [`Delivery::THROWN`] a
+    /// failing handler would answer.
     ///
     /// # Errors
     /// Storage errors from `ROLLBACK` (returned as `Err`; the crash itself
     /// is the `Ok` value, the error to answer with).
     pub fn throw(&mut self, conn: &Connection) -> Result<Error, Error> {
+        self.trace.crashed();
         self.abort(conn)?;
         Ok(Error::SimulatedCrash {
             point: Self::THROWN,
         })
     }
 
+    /// Rolls back an open transaction after `err`, keeping `err` as the
+    /// answer, and records it.
+    fn rollback(&mut self, conn: &Connection, err: Error) -> Error {
+        self.next = None;
+        if conn.is_autocommit() {
+            // Nothing open (BEGIN itself failed), or SQLite already ended
+            // the transaction on this error.
+            self.trace.rolled_back_by_sqlite();
+            return err;
+        }
+        match conn.execute_batch("ROLLBACK") {
+            Ok(()) => {
+                self.trace.rolled_back();
+                err
+            }
+            Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
+        }
+    }
+
     // Every statement is compiled once per connection and then reused
     // (`prepare_cached`): compiling SQL costs more than running these small
     // statements, and a delivery runs up to seven of them.
-    fn run(&mut self, conn: &Connection, step: Step) -> Result<Progress, Error> {
+    fn run(&mut self, conn: &Connection, step: Step) -> Result<(Progress, usize), Error> {
         let e = &self.event;
         match step {
             Step::Begin => {
@@ -209,7 +278,7 @@ impl Delivery {
                     ));
                 }
                 conn.prepare_cached(SQL_BEGIN)?.execute([])?;
-                Ok(Progress::Next(Step::Insert))
+                Ok((Progress::Next(Step::Insert), 0))
             }
             Step::Insert => {
                 let inserted = conn
@@ -232,12 +301,9 @@ impl Delivery {
                         _ => Error::from(err),
                     })?;
                 if inserted == 0 {
-                    return Ok(Progress::Next(Step::ReadStored));
+                    return Ok((Progress::Next(Step::ReadStored), 0));
                 }
-                if self.fault == Some(Fault::AfterInsert) {
-                    return Err(Fault::AfterInsert.crash());
-                }
-                Ok(Progress::Next(Step::Credit))
+                Ok((Progress::Next(Step::Credit), inserted))
             }
             Step::ReadStored => {
                 let (account_id, amount, seq, balance_after): (i64, i64, Option<i64>, Option<i64>) =
@@ -258,7 +324,7 @@ impl Delivery {
                     });
                 };
                 self.pending = Some(Outcome::Duplicate(Receipt { seq, balance_after }));
-                Ok(Progress::Next(Step::Commit))
+                Ok((Progress::Next(Step::Commit), 0))
             }
             Step::Credit => {
                 let credited: Option<i64> = conn
@@ -278,7 +344,7 @@ impl Delivery {
                     None => return Err(self.why_not_credited(conn)),
                 };
                 self.balance_after = Some(balance);
-                Ok(Progress::Next(Step::StoreReceipt))
+                Ok((Progress::Next(Step::StoreReceipt), 1))
             }
             Step::StoreReceipt => {
                 let balance_after = self
@@ -294,24 +360,22 @@ impl Delivery {
                         format!("receipt numbers are exhausted (the counter is at {MAX_RECEIPT} or missing)"),
                     ));
                 };
-                conn.prepare_cached(SQL_WRITE_RECEIPT)?.execute(params![
+                let written = conn.prepare_cached(SQL_WRITE_RECEIPT)?.execute(params![
                     seq,
                     balance_after,
                     e.source(),
                     e.event_id()
                 ])?;
-                if self.fault == Some(Fault::AfterUpdate) {
-                    return Err(Fault::AfterUpdate.crash());
-                }
                 self.pending = Some(Outcome::Applied(Receipt { seq, balance_after }));
-                Ok(Progress::Next(Step::Commit))
+                // The counter row and the inbox row.
+                Ok((Progress::Next(Step::Commit), 1 + written))
             }
             Step::Commit => {
                 let outcome = self
                     .pending
                     .ok_or_else(|| Error::storage("commit before the outcome was known"))?;
                 conn.prepare_cached(SQL_COMMIT)?.execute([])?;
-                Ok(Progress::Done(outcome))
+                Ok((Progress::Done(outcome), 0))
             }
         }
     }
@@ -364,26 +428,36 @@ impl Delivery {
 /// assert_eq!(apply(&conn, &e, None).unwrap(), Outcome::Duplicate(first.receipt()));
 /// ```
 pub fn apply(conn: &Connection, event: &Event, fault: Option<Fault>) -> Result<Outcome, Error> {
-    let mut delivery = Delivery::new(event.clone(), fault);
-    loop {
-        match delivery.step(conn) {
-            Ok(Progress::Done(outcome)) => return Ok(outcome),
-            Ok(Progress::Next(_)) => {}
-            // SQLite already waited the busy timeout: give up, write nothing.
-            Err(Error::Busy) => return Err(rollback(conn, Error::Busy)),
-            Err(err) => return Err(err),
-        }
-    }
+    apply_traced(conn, event, fault).0
 }
 
-/// Rolls back an open transaction after `err`, keeping `err` as the answer.
-fn rollback(conn: &Connection, err: Error) -> Error {
-    if conn.is_autocommit() {
-        return err; // nothing open (e.g. BEGIN itself failed, or COMMIT did end it)
-    }
-    match conn.execute_batch("ROLLBACK") {
-        Ok(()) => err,
-        Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
+/// [`apply`], and the [`Trace`] of what it ran: every step with its effect
+/// (what the page draws).
+pub fn apply_traced(
+    conn: &Connection,
+    event: &Event,
+    fault: Option<Fault>,
+) -> (Result<Outcome, Error>, Trace) {
+    let mut delivery = Delivery::new(event.clone(), fault);
+    let result = loop {
+        match delivery.step(conn) {
+            Ok(Progress::Done(outcome)) => break Ok(outcome),
+            Ok(Progress::Next(_)) => {}
+            // SQLite already waited the busy timeout: give up, write nothing.
+            Err(Error::Busy) => break Err(delivery.give_up(conn, Error::Busy)),
+            Err(err) => break Err(err),
+        }
+    };
+    (result, delivery.into_trace())
+}
+
+/// Whether `fault` fires after `step` ran and led to `progress`: after the
+/// INSERT that registered a new event, or after the receipt (the last write
+/// before `COMMIT`).
+fn fires_after(fault: Fault, step: Step, progress: Progress) -> bool {
+    match fault {
+        Fault::AfterInsert => step == Step::Insert && progress == Progress::Next(Step::Credit),
+        Fault::AfterUpdate => step == Step::StoreReceipt,
     }
 }
 

@@ -5,7 +5,7 @@
 //! pass without them (`cargo test --no-default-features`).
 //!
 //! Its public face is re-exported here (and at the crate root): [`Event`],
-//! [`apply()`] and [`Delivery`], [`Outcome`] and [`Receipt`], [`Error`],
+//! [`apply()`] and [`Delivery`] (with the [`Trace`] of what ran), [`Outcome`] and [`Receipt`], [`Error`],
 //! [`Fault`], [`Tables`]. The modules stay public because a learner reads
 //! them by path: the transaction's SQL is `core::apply::SQL_CREDIT`, the
 //! tables are created by `core::schema::init`. Helpers are `pub(crate)`.
@@ -28,10 +28,12 @@ pub mod outcome;
 pub mod schema;
 pub(crate) mod stored;
 pub mod tables;
+pub mod trace;
 
-pub use apply::{apply, Delivery, Progress, Step};
+pub use apply::{apply, apply_traced, Delivery, Progress, Step};
 pub use error::{Error, ErrorReport};
 pub use event::{Event, Field};
 pub use fault::Fault;
 pub use outcome::{Outcome, Receipt};
 pub use tables::Tables;
+pub use trace::{Effect, Ran, Trace};

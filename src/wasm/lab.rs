@@ -22,7 +22,7 @@ use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 use super::*;
 use crate::labs::race::Answer;
 use crate::labs::tools::{console, scenario, transfer};
-use crate::{core::schema, core::tables, Delivery, Outcome, Progress, Step};
+use crate::{apply_traced, core::schema, core::tables, Delivery, Outcome, Progress, Step, Trace};
 
 /// Slots in the OPFS pool. Each database takes one for itself and one for
 /// its journal or WAL; the default of 6 runs out quickly ("disk I/O error").
@@ -121,36 +121,24 @@ impl Lab {
 
     /// Delivers one event. `event` is `{source, event_id, account_id,
     /// amount}`; `fault` is `undefined`, `null`, `"after_insert"` or
-    /// `"after_update"`. Returns `{outcome, http_status, receipt}`; throws
-    /// `{kind, message, http_status, retryable, field?}`.
+    /// `"after_update"`. Returns `{outcome, http_status, receipt, steps}`;
+    /// throws `{kind, message, http_status, retryable, field?, steps}`.
+    /// `steps` is what the handler ran ([`crate::Trace`]: `[{op, statements,
+    /// rows, effect}]`), empty when it was refused before any SQL.
     ///
     /// `handler` (optional, default `"atomic"`) picks one of the mistaken
     /// handlers of the race lab instead; they answer `{outcome, http_status,
-    /// receipt: null, handler}`. Every handler gets the event validated by
-    /// the same rules first ([`Handler::run`]): an invalid one throws
-    /// `invalid_input` before any SQL, whichever handler was asked for.
+    /// receipt: null, handler, steps}`. Every handler gets the event
+    /// validated by the same rules first ([`Handler::run`]): an invalid one
+    /// throws `invalid_input` before any SQL, whichever handler was asked for.
     pub fn deliver(
         &self,
         event: JsValue,
         fault: JsValue,
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler)?;
-        let fault = fault_from_js(&fault)?;
-        if handler == Handler::Atomic {
-            let event = event_from_js(&event)?;
-            let conn = self.writer()?;
-            return to_value(&apply(conn, &event, fault)?);
-        }
-        let payload = payload_from_js(&event)?;
-        let conn = self.writer()?;
-        let answer = handler.deliver(conn, &payload, fault)?;
-        to_value(&MistakeAnswer {
-            outcome: answer,
-            http_status: 200,
-            receipt: None,
-            handler,
-        })
+        let (answer, steps) = self.deliver_traced(&event, &fault, &handler);
+        with_steps(answer, &steps)
     }
 
     /// Delivers one event given as JSON text (the page's "paste JSON" box):
@@ -159,15 +147,22 @@ impl Lab {
     /// [`Lab::deliver`].
     #[wasm_bindgen(js_name = deliverJson)]
     pub fn deliver_json(&self, text: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
-        let text = string_from_js(Field::EVENT, &text)?;
-        let fault = fault_from_js(&fault)?;
-        let event = Event::from_json(&text)?;
-        let conn = self.writer()?;
-        to_value(&apply(conn, &event, fault)?)
+        let read = || -> Result<_, Error> {
+            let text = string_from_js(Field::EVENT, &text)?;
+            Ok((Event::from_json(&text)?, fault_from_js(&fault)?))
+        };
+        let (answer, steps) = match read().and_then(|read| Ok((read, self.writer()?))) {
+            Ok(((event, fault), conn)) => apply_traced(conn, &event, fault),
+            Err(refused) => (Err(refused), Trace::default()),
+        };
+        with_steps(
+            answer.map_err(JsValue::from).and_then(|o| to_value(&o)),
+            &steps,
+        )
     }
 
     /// Step mode: starts a delivery without running anything. Returns the
-    /// first step, `{next: {step, statements}, outcome: null}`.
+    /// first step, `{next: {step, statements}, outcome: null, steps: []}`.
     #[wasm_bindgen(js_name = stepStart)]
     pub fn step_start(&mut self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
         let event = event_from_js(&event)?;
@@ -176,45 +171,48 @@ impl Lab {
         let delivery = Delivery::new(event, fault);
         let answer = StepAnswer::from_next(delivery.next_step());
         self.stepping = Some(delivery);
-        to_value(&answer)
+        with_steps(to_value(&answer), &Trace::default())
     }
 
-    /// Step mode: runs the next statement. Returns `{ran, next, outcome}`;
-    /// throws the delivery's error (its transaction already rolled back).
+    /// Step mode: runs the next statement. Returns `{ran, next, outcome,
+    /// steps}` (`steps`: every step so far with its effect, `open` until the
+    /// transaction ends); throws the delivery's error, with its `steps` (its
+    /// transaction already rolled back).
     #[wasm_bindgen(js_name = stepNext)]
     pub fn step_next(&mut self) -> Result<JsValue, JsValue> {
         self.conn()?; // the database's problem, if it has one
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        let delivery = self
+        let mut delivery = self
             .stepping
-            .as_mut()
+            .take()
             .ok_or_else(|| JsValue::from(Error::storage("no delivery is being stepped")))?;
         let ran = delivery.next_step();
-        let result = delivery.step(conn);
-        let answer = match result {
-            Ok(Progress::Next(step)) => StepAnswer {
+        let answer = match delivery.step(conn) {
+            Ok(Progress::Next(step)) => to_value(&StepAnswer {
                 ran,
                 next: Some(StepInfo::of(step)),
                 outcome: None,
-            },
-            Ok(Progress::Done(outcome)) => {
-                self.stepping = None;
-                StepAnswer {
-                    ran,
-                    next: None,
-                    outcome: Some(outcome),
-                }
-            }
-            Err(err) => {
-                self.stepping = None;
-                return Err(JsValue::from(err));
-            }
+            }),
+            Ok(Progress::Done(outcome)) => to_value(&StepAnswer {
+                ran,
+                next: None,
+                outcome: Some(outcome),
+            }),
+            // This worker holds the only connection, so nothing else can
+            // hold the lock; if something did, end the delivery cleanly.
+            Err(Error::Busy) => Err(delivery.give_up(conn, Error::Busy).into()),
+            Err(err) => Err(err.into()),
         };
-        to_value(&answer)
+        let steps = delivery.trace().clone();
+        if delivery.next_step().is_some() {
+            self.stepping = Some(delivery);
+        }
+        with_steps(answer, &steps)
     }
 
     /// Step mode: "throw" — the handler fails here; the open transaction is
-    /// rolled back. Throws the resulting `simulated_crash` error object.
+    /// rolled back. Throws the resulting `simulated_crash` error object, with
+    /// the delivery's `steps`.
     #[wasm_bindgen(js_name = stepThrow)]
     pub fn step_throw(&mut self) -> Result<(), JsValue> {
         self.conn()?; // the database's problem, if it has one
@@ -224,7 +222,8 @@ impl Lab {
                 "no delivery is being stepped",
             )));
         };
-        Err(delivery.throw(conn)?.into())
+        let crash = delivery.throw(conn)?;
+        with_steps(Err(crash.into()), delivery.trace()).map(|_| ())
     }
 
     /// Runs one read-only SQL statement: `{columns, rows, truncated}`.
@@ -417,6 +416,48 @@ impl Lab {
             (None, Some(problem)) => Err(problem.clone()),
             (None, None) => Err(closed()),
         }
+    }
+
+    /// One delivery by any handler: its answer (or error) as a JavaScript
+    /// value, and the steps it ran (none when it was refused first).
+    fn deliver_traced(
+        &self,
+        event: &JsValue,
+        fault: &JsValue,
+        handler: &JsValue,
+    ) -> (Result<JsValue, JsValue>, Trace) {
+        let read = || -> Result<_, Error> {
+            let handler = handler_from_js(handler)?;
+            let fault = fault_from_js(fault)?;
+            let payload = payload_from_js(event)?;
+            payload.to_event()?; // the rules first, before the lock is even asked for
+            Ok((handler, fault, payload, self.writer()?))
+        };
+        let (handler, fault, payload, conn) = match read() {
+            Ok(read) => read,
+            Err(refused) => return (Err(refused.into()), Trace::default()),
+        };
+        if handler == Handler::Atomic {
+            let event = match payload.to_event() {
+                Ok(event) => event,
+                Err(refused) => return (Err(refused.into()), Trace::default()),
+            };
+            let (outcome, steps) = apply_traced(conn, &event, fault);
+            return (
+                outcome.map_err(JsValue::from).and_then(|o| to_value(&o)),
+                steps,
+            );
+        }
+        let (answer, steps) = handler.deliver_traced(conn, &payload, fault);
+        let answer = answer.map_err(JsValue::from).and_then(|answer| {
+            to_value(&MistakeAnswer {
+                outcome: answer,
+                http_status: 200,
+                receipt: None,
+                handler,
+            })
+        });
+        (answer, steps)
     }
 
     /// The connection, for something that writes: refused while a stepped

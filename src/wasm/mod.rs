@@ -47,7 +47,7 @@ use crate::core::db::{self, Mode};
 use crate::core::error::StorageCode;
 use crate::core::event::{self as rules, integer_from_js_number, Field, ValueType};
 use crate::labs::race::{Handler, Payload, HANDLER};
-use crate::{apply, Error, Event, Fault};
+use crate::{apply, Error, Event, Fault, Trace};
 
 /// The browser has no other connection to wait for inside one worker; a
 /// short timeout turns any lock conflict into a prompt `busy` answer.
@@ -76,6 +76,18 @@ impl From<Error> for JsValue {
             .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
             .unwrap_or_else(|e| JsValue::from_str(&format!("{err} (and {e})")))
     }
+}
+
+/// Adds `steps` — what a delivery ran ([`Trace`]) — to its answer or to
+/// its error object, so the page draws what really ran either way.
+fn with_steps(answer: Result<JsValue, JsValue>, steps: &Trace) -> Result<JsValue, JsValue> {
+    let steps = to_value(steps)?;
+    let (Ok(object) | Err(object)) = &answer;
+    if object.is_object() {
+        // Setting a property of a plain object we just made cannot fail.
+        let _ = js_sys::Reflect::set(object, &JsValue::from_str("steps"), &steps);
+    }
+    answer
 }
 
 /// Serialises an answer; plain objects, and integers as JS numbers (all of

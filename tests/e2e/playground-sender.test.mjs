@@ -64,6 +64,18 @@ describe('the sender', { timeout: 240_000 }, () => {
     assert.match(timeline[0].meta, /· no_dedup ·/);
   });
 
+  test('a mistake is drawn in its own statements: two_transactions keeps the registration and loses the credit', async () => {
+    await fillSender(page, { handler: 'two_transactions', fault: 'after_insert' });
+    await pressDeliver(page);
+    const [retry, crashed] = await shownTimeline(page);
+    // What Rust ran: the first transaction committed, then the handler died.
+    assert.deepEqual(crashed.ops, ['begin:ok', 'insert:ok', 'commit:ok', 'crash:crash']);
+    // The retry meets the registered key and answers duplicate: nothing more ran.
+    assert.equal(retry.outcome, 'duplicate');
+    assert.deepEqual(retry.ops, ['begin:ok', 'insert:no_row', 'read_stored:ok', 'commit:ok']);
+    assert.equal(await balance(page), 0, 'the credit is lost for good');
+  });
+
   for (const fault of ['after_insert', 'after_update']) {
     test(`a crash ${fault} on attempt 1: nothing kept (shown), then the retry applies`, async () => {
       await fillSender(page, { fault });
@@ -230,7 +242,8 @@ describe('the sender', { timeout: 240_000 }, () => {
     assert.match(refused, /^handler must be one of "atomic", "no_dedup"/);
     const timeline = await page.evaluate(() => window.inboxLab.timeline());
     assert.equal(timeline.length, 2 + 5 + 1, 'two attempts, five burst deliveries, one distinct-burst entry');
-    assert.deepEqual(timeline[0].statements.map((s) => s.op), ['begin', 'insert', 'credit', 'store_receipt', 'commit']);
+    assert.deepEqual(timeline[0].steps.map((s) => s.op), ['begin', 'insert', 'credit', 'store_receipt', 'commit']);
+    assert.ok(timeline[0].steps.every((s) => s.effect === 'kept'), 'committed: every step kept');
   });
 
   test('the changed inbox row is highlighted and on top, wherever its key sorts', async () => {

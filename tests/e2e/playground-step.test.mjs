@@ -76,11 +76,13 @@ describe('step mode', { timeout: 240_000 }, () => {
     await press(page, '#step-start');
     await next(page, 3); // BEGIN, INSERT, UPDATE
     await press(page, '#step-throw');
+    // Rust's steps: what ran, undone; the crash where it stood; the ROLLBACK.
     assert.deepEqual(await stepList(page), [
       ['begin', 'undone', ''],
       ['insert', 'undone', ''],
       ['credit', 'undone', ''],
-      ['store_receipt', 'crash', ''],
+      ['crash', 'crash', ''],
+      ['rollback', 'rollback', ''],
     ]);
     const log = await senderLog(page);
     assert.equal(
@@ -136,16 +138,32 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.ok(page.workers().some((w) => w.url().includes('/worker.js')), 'a new worker took over');
   });
 
-  test('step mode and the timeline’s worked-out statements agree on every path of the atomic handler', async () => {
+  test('every path of the atomic handler draws the steps Rust reports, in step mode as from the sender', async () => {
     const cases = [
-      { name: 'applied', fields: {} },
-      { name: 'duplicate', fields: {} },
-      { name: 'payload_conflict', fields: { amount: '700' } },
-      { name: 'unknown_account', fields: { event_id: 'evt-42', account_id: '42' } },
-      { name: 'crash after_insert', fields: { event_id: 'evt-2', fault: 'after_insert' } },
-      { name: 'crash after_update', fields: { event_id: 'evt-3', fault: 'after_update' } },
+      { name: 'applied', fields: {}, ops: ['begin:ok', 'insert:ok', 'credit:ok', 'store_receipt:ok', 'commit:ok'] },
+      { name: 'duplicate', fields: {}, ops: ['begin:ok', 'insert:no_row', 'read_stored:ok', 'commit:ok'] },
+      {
+        name: 'payload_conflict',
+        fields: { amount: '700' },
+        ops: ['begin:undone', 'insert:no_row', 'read_stored:failed', 'rollback:rollback'],
+      },
+      {
+        name: 'unknown_account',
+        fields: { event_id: 'evt-42', account_id: '42' },
+        ops: ['begin:undone', 'insert:failed', 'rollback:rollback'],
+      },
+      {
+        name: 'crash after_insert',
+        fields: { event_id: 'evt-2', fault: 'after_insert' },
+        ops: ['begin:undone', 'insert:undone', 'crash:crash', 'rollback:rollback'],
+      },
+      {
+        name: 'crash after_update',
+        fields: { event_id: 'evt-3', fault: 'after_update' },
+        ops: ['begin:undone', 'insert:undone', 'credit:undone', 'store_receipt:undone', 'crash:crash', 'rollback:rollback'],
+      },
     ];
-    for (const { name, fields } of cases) {
+    for (const { name, fields, ops } of cases) {
       await restoreSender(page);
       await fillSender(page, { ...fields, attempts: '1' });
       await clearTimeline(page);
@@ -155,13 +173,12 @@ describe('step mode', { timeout: 240_000 }, () => {
       }
       await idle(page);
       const [entry] = await timelineEntries(page);
-      const worked = await page.evaluate(
-        async ({ answer, fault }) => (await import('/www/panels/timeline/timeline-model.js')).statementsOf({ handler: 'atomic', fault, answer }),
-        { answer: entry.answer, fault: fields.fault ?? null },
-      );
       assert.equal(entry.via, 'step', name);
-      assert.deepEqual(entry.statements, worked, name);
+      assert.deepEqual((await shownTimeline(page))[0].ops, ops, name);
+      // The ops are Rust's, not the page's: the entry holds the steps it reported.
+      assert.deepEqual(entry.steps.map((s) => s.op), ops.map((op) => op.split(':')[0]), name);
     }
+    assert.deepEqual((await shownTimeline(page)).length, 1);
     assert.deepEqual((await shownTables(page)).accounts, [['1', '500']], 'only the first delivery credited');
   });
 

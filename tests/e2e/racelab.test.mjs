@@ -11,6 +11,13 @@ import { openPageRetrying, usePage } from './browser.mjs';
 
 const PANEL = '#race-lab';
 
+/** The steps delivery `i` ran, as drawn: `op:state`. */
+function ran(page, i) {
+  return page.$$eval(`${PANEL} .race-column[data-delivery="${i}"] .race-ran .op`, (ops) =>
+    ops.map((op) => `${op.dataset.op}:${op.dataset.state}`),
+  );
+}
+
 describe('the race lab panel', { timeout: 300_000 }, () => {
   let page;
   usePage(
@@ -31,6 +38,8 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     await click(page, '#race-advance-a');
     assert.equal(await column(page, 0, '.race-last'), 'Last step: ran');
     assert.match(await column(page, 0, '.race-sql'), /^INSERT INTO inbox/);
+    // What A ran, as Rust reports it: BEGIN, inside its still open transaction.
+    assert.deepEqual(await ran(page, 0), ['begin:open']);
     // A holds the write lock: another connection cannot even read.
     assert.match(await text(page, '#race-committed'), /locked/);
 
@@ -52,6 +61,8 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     }
     assert.equal(await column(page, 0, '.race-answer'), 'Answer: applied');
     assert.equal(await column(page, 0, '.race-sql'), 'Finished: nothing more to run.');
+    assert.deepEqual(await ran(page, 0), ['begin:ok', 'insert:ok', 'credit:ok', 'store_receipt:ok', 'commit:ok']);
+    assert.deepEqual(await ran(page, 1), [], 'B waited: nothing of it ran yet');
     assert.equal(await text(page, '#race-committed'), 'Committed, as another connection reads it: balance 500, inbox rows 1.');
     assert.equal(await page.evaluate(() => document.activeElement.id), 'race-advance-b', 'the focus moved on to B');
 
@@ -63,6 +74,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
       await click(page, '#race-advance-b');
     }
     assert.equal(await column(page, 1, '.race-answer'), 'Answer: duplicate');
+    assert.deepEqual(await ran(page, 1), ['begin:ok', 'insert:no_row', 'read_stored:ok', 'commit:ok']);
 
     assert.deepEqual(await flags(page), ['correct']);
     assert.equal(await text(page, '#race-verdict .race-flag'), 'Correct: credited once, one “applied”, the rest “duplicate”.');
@@ -86,6 +98,8 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     await click(page, '#race-advance-b');
     assert.equal(await column(page, 0, '.race-answer'), 'Answer: applied');
     assert.match(await column(page, 1, '.race-answer'), /^Answer: error /, 'the second INSERT hits the unique key, after crediting');
+    // Its own statements show the mistake: the credit is kept, the INSERT failed.
+    assert.deepEqual(await ran(page, 1), ['check:ok', 'credit:ok', 'insert:failed']);
     assert.deepEqual(await flags(page), ['double_credit', 'wrong_answer']);
     assert.deepEqual(await tableCells(page, '#race-final-accounts'), [['1', '1000']]);
   });

@@ -1,20 +1,16 @@
 // The timeline model (www/panels/timeline/timeline-model.js), in node: entries, the limit,
-// and which statements each handler ran for each answer — the little
-// diagram the page draws for every delivery.
+// and the box drawn for each step Rust reported. Which steps each handler
+// runs is Rust's to say, and tested there (tests/race.rs,
+// every_handler_reports_the_steps_it_ran); the page only draws them.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { Timeline, countOutcomes, outcomeOf, statementsOf } from '../../www/panels/timeline/timeline-model.js';
+import { Timeline, countOutcomes, outcomeOf, stateOf } from '../../www/panels/timeline/timeline-model.js';
 
 const APPLIED = { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } };
 const DUPLICATE = { outcome: 'duplicate', http_status: 200, receipt: { seq: 1, balance_after: 500 } };
 const error = (kind, http_status) => ({ kind, message: kind, http_status, retryable: http_status >= 500 });
-
-/** Statements as "op:state" strings, easier to read in a failure. */
-function ops(args) {
-  return statementsOf(args)?.map(({ op, state }) => `${op}:${state}`) ?? null;
-}
 
 describe('Timeline', () => {
   test('numbers entries in order, notifies, and keeps them frozen', () => {
@@ -49,110 +45,26 @@ describe('Timeline', () => {
   });
 });
 
-describe('statementsOf: the atomic handler (src/apply.rs)', () => {
-  test('applied: all five steps, kept', () => {
-    assert.deepEqual(ops({ answer: APPLIED }), [
-      'begin:ok',
-      'insert:ok',
-      'credit:ok',
-      'store_receipt:ok',
-      'commit:ok',
-    ]);
+describe('stateOf: the box drawn for each step Rust reported (src/core/trace.rs)', () => {
+  const step = (op, rows, effect) => stateOf({ op, statements: [], rows, effect });
+
+  test('what became of it decides: kept, undone, failed, crashed, still open', () => {
+    assert.equal(step('credit', 1, 'kept'), 'ok');
+    assert.equal(step('credit', 1, 'rolled_back'), 'undone');
+    assert.equal(step('credit', 0, 'failed'), 'failed');
+    assert.equal(step('crash', 0, 'crashed'), 'crash');
+    assert.equal(step('insert', 1, 'open'), 'open');
+    assert.equal(step('rollback', 0, 'kept'), 'rollback');
   });
 
-  test('duplicate: the INSERT inserts nothing, the stored payload is read, commit', () => {
-    assert.deepEqual(ops({ answer: DUPLICATE }), ['begin:ok', 'insert:no_row', 'read_stored:ok', 'commit:ok']);
-  });
-
-  test('errors roll back everything that ran', () => {
-    assert.deepEqual(ops({ answer: error('payload_conflict', 422) }), [
-      'begin:undone',
-      'insert:no_row',
-      'read_stored:failed',
-      'rollback:rollback',
-    ]);
-    assert.deepEqual(ops({ answer: error('unknown_account', 422) }), ['begin:undone', 'insert:failed', 'rollback:rollback']);
-    assert.deepEqual(ops({ answer: error('balance_limit', 422) }), [
-      'begin:undone',
-      'insert:undone',
-      'credit:failed',
-      'rollback:rollback',
-    ]);
-  });
-
-  test('a fault crashes right after its statement; everything is undone', () => {
-    const crash = error('simulated_crash', 500);
-    assert.deepEqual(ops({ fault: 'after_insert', answer: crash }), [
-      'begin:undone',
-      'insert:undone',
-      'crash:crash',
-      'rollback:rollback',
-    ]);
-    assert.deepEqual(ops({ fault: 'after_update', answer: crash }), [
-      'begin:undone',
-      'insert:undone',
-      'credit:undone',
-      'store_receipt:undone',
-      'crash:crash',
-      'rollback:rollback',
-    ]);
-  });
-
-  test('refused before SQL: nothing ran; a storage error: not known', () => {
-    assert.deepEqual(ops({ answer: error('invalid_input', 400) }), []);
-    assert.deepEqual(ops({ answer: error('busy', 503) }), []);
-    assert.equal(ops({ answer: error('storage', 500) }), null);
-  });
-});
-
-describe('statementsOf: the mistaken handlers (src/handlers.rs)', () => {
-  test('no_dedup credits in autocommit: a crash after it keeps the credit', () => {
-    assert.deepEqual(ops({ handler: 'no_dedup', answer: APPLIED }), ['credit:ok']);
-    assert.deepEqual(ops({ handler: 'no_dedup', fault: 'after_update', answer: error('simulated_crash', 500) }), [
-      'credit:ok',
-      'crash:crash',
-    ]);
-  });
-
-  test('check_then_act: SELECT, UPDATE, INSERT each on their own; a crash credits without recording', () => {
-    assert.deepEqual(ops({ handler: 'check_then_act', answer: APPLIED }), ['check:ok', 'credit:ok', 'insert:ok']);
-    assert.deepEqual(ops({ handler: 'check_then_act', answer: DUPLICATE }), ['check:ok']);
-    assert.deepEqual(ops({ handler: 'check_then_act', fault: 'after_update', answer: error('simulated_crash', 500) }), [
-      'check:ok',
-      'credit:ok',
-      'crash:crash',
-    ]);
-  });
-
-  test('two_transactions: a crash between them keeps the registration, not the credit', () => {
-    assert.deepEqual(ops({ handler: 'two_transactions', fault: 'after_insert', answer: error('simulated_crash', 500) }), [
-      'begin:ok',
-      'insert:ok',
-      'commit:ok',
-      'crash:crash',
-    ]);
-  });
-
-  test('insert_or_ignore: a swallowed row looks exactly like a duplicate', () => {
-    assert.deepEqual(ops({ handler: 'insert_or_ignore', answer: DUPLICATE }), [
-      'begin:ok',
-      'insert_or_ignore:no_row',
-      'commit:ok',
-    ]);
-  });
-
-  test('insert_or_replace: every delivery is applied', () => {
-    assert.deepEqual(ops({ handler: 'insert_or_replace', answer: APPLIED }), [
-      'begin:ok',
-      'insert_or_replace:ok',
-      'credit:ok',
-      'commit:ok',
-    ]);
-  });
-
-  test('a storage error inside a mistake is "not known", never a guess', () => {
-    for (const handler of ['no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace']) {
-      assert.equal(ops({ handler, answer: error('storage', 500) }), null, handler);
+  test('an INSERT that changed no row found the key: nothing to keep or to undo', () => {
+    for (const op of ['insert', 'insert_or_ignore', 'insert_or_replace']) {
+      assert.equal(step(op, 0, 'kept'), 'no_row', op);
+      assert.equal(step(op, 0, 'rolled_back'), 'no_row', op);
+      assert.equal(step(op, 1, 'kept'), 'ok', op);
     }
+    // Other statements change no row by design (a SELECT, BEGIN, COMMIT).
+    assert.equal(step('read_stored', 0, 'kept'), 'ok');
+    assert.equal(step('begin', 0, 'rolled_back'), 'undone');
   });
 });

@@ -47,7 +47,12 @@
 //     op "deliver"     args {event: {source, event_id, account_id, amount},
 //                            fault: undefined | null | "after_insert" | "after_update"}
 //                      result {outcome: "applied" | "duplicate", http_status: 200,
-//                              receipt: {seq, balance_after}}
+//                              receipt: {seq, balance_after}, steps}
+//                      `steps`, in the result and in the error alike, is what the
+//                      handler ran (src/core/trace.rs): [{op, statements, rows, effect}],
+//                      effect "kept" | "rolled_back" | "failed" | "crashed" ("open"
+//                      only while a stepped delivery's transaction is); [] when it
+//                      was refused before any SQL
 //     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
 //                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
 //                      exactly these four fields, plain integers. Result as "deliver".
@@ -65,10 +70,13 @@
 //                      Result undefined; later requests answer "the database is closed"
 //     op "addAccount"  args {account_id}   result true if created, false if it existed
 //     op "stepStart"   args {event, fault}  step mode: a delivery that runs one statement
-//                      per "stepNext"; result {ran: null, next: {step, statements}, outcome: null}
-//     op "stepNext"    args none   result {ran, next, outcome}; `next` null once committed
+//                      per "stepNext"; result {ran: null, next: {step, statements},
+//                      outcome: null, steps: []}
+//     op "stepNext"    args none   result {ran, next, outcome, steps}; `next` null once
+//                      committed; `steps` every step so far, as for "deliver"; an error
+//                      carries its `steps` too
 //     op "stepThrow"   args none   the stepped handler throws: rolled back; always an error
-//                      {kind: "simulated_crash"}. While a stepped delivery is open, other
+//                      {kind: "simulated_crash", steps}. While a stepped delivery is open, other
 //                      writes answer `busy` (it holds the write lock).
 //     op "query"       args {sql}  one read-only statement (src/console.rs): result
 //                      {columns, rows, truncated, truncated_values: [{row, column, bytes}]}.
@@ -96,7 +104,8 @@
 //     op "raceStart"   args {handler}  every connection delivers the same event by `handler`
 //     op "raceStep"    args {delivery: 0 | 1 | 2}  one statement of one delivery: result
 //                      {delivery, statements, result: "ran" | "waiting" | "answered" |
-//                      "failed", answer?, kind?, message?, committed, next, verdict}
+//                      "failed", answer?, kind?, message?, committed, steps, next, verdict}
+//                      (`steps`: what this delivery ran so far, as for "deliver")
 //     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}

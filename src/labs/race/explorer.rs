@@ -170,6 +170,9 @@ pub struct StepLog {
     /// What is committed after the step, as another connection sees it
     /// (`None`: a writer's lock keeps readers out just now).
     pub committed: Option<Committed>,
+    /// Every step this delivery ran so far, with its effect (`open` while
+    /// its transaction is).
+    pub steps: crate::Trace,
 }
 
 /// How a finished race ended.
@@ -280,6 +283,7 @@ impl Race {
             statements,
             result,
             committed,
+            steps: run.trace().clone(),
         })
     }
 

@@ -32,6 +32,7 @@ use crate::core::apply::{Delivery, Progress};
 use crate::core::error::Error;
 use crate::core::event::{Event, Field};
 use crate::core::fault::Fault;
+use crate::core::trace::Trace;
 
 /// The input naming the handler (the race lab, the handler selector).
 pub const HANDLER: Field = Field::new("handler");
@@ -121,12 +122,13 @@ impl Handler {
                 event,
                 fault,
                 pc: 0,
+                trace: Trace::default(),
             }),
         })
     }
 
-    /// Runs one whole delivery (the handler selector in the page uses this).
-    /// A busy statement gives up at once (SQLite already waited its timeout).
+    /// Runs one whole delivery. A busy statement gives up at once (SQLite
+    /// already waited its timeout).
     ///
     /// # Errors
     /// [`Error::InvalidInput`] before any SQL if the payload is not a valid
@@ -138,17 +140,30 @@ impl Handler {
         payload: &Payload,
         fault: Option<Fault>,
     ) -> Result<Answer, Error> {
-        let mut run = self.run(payload, fault)?;
-        loop {
+        self.deliver_traced(conn, payload, fault).0
+    }
+
+    /// [`Handler::deliver`], and the [`Trace`] of what the handler ran (empty
+    /// when the payload was refused before any SQL): what the page draws,
+    /// so a mistake is shown failing in its own statements.
+    pub fn deliver_traced(
+        self,
+        conn: &Connection,
+        payload: &Payload,
+        fault: Option<Fault>,
+    ) -> (Result<Answer, Error>, Trace) {
+        let mut run = match self.run(payload, fault) {
+            Ok(run) => run,
+            Err(refused) => return (Err(refused), Trace::default()),
+        };
+        let result = loop {
             match run.step(conn) {
-                Ok(Some(answer)) => return Ok(answer),
+                Ok(Some(answer)) => break Ok(answer),
                 Ok(None) => {}
-                Err(err) => {
-                    run.abort(conn)?;
-                    return Err(err);
-                }
+                Err(err) => break Err(run.give_up(conn, err)),
             }
-        }
+        };
+        (result, run.into_trace())
     }
 }
 
@@ -265,6 +280,39 @@ impl Run {
         }
     }
 
+    /// The statements run so far, each with its effect.
+    pub fn trace(&self) -> &Trace {
+        match self {
+            Run::Atomic(d) => d.trace(),
+            Run::Mistake(m) => &m.trace,
+        }
+    }
+
+    pub fn into_trace(self) -> Trace {
+        match self {
+            Run::Atomic(d) => d.into_trace(),
+            Run::Mistake(m) => m.trace,
+        }
+    }
+
+    /// Ends the delivery after `err` from [`Run::step`]. Only an
+    /// [`Error::Busy`] leaves it unfinished: that statement is recorded as
+    /// failed and the transaction rolled back. Returns `err`.
+    pub fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
+        if self.finished() {
+            return err;
+        }
+        match self {
+            Run::Atomic(d) => d.give_up(conn, err),
+            Run::Mistake(m) => {
+                if let Some(op) = m.next_op() {
+                    m.trace.failed(op.as_str(), op.statements(), 0);
+                }
+                m.end(conn, err)
+            }
+        }
+    }
+
     /// Whether the delivery has answered or failed.
     pub fn finished(&self) -> bool {
         match self {
@@ -281,9 +329,10 @@ impl Run {
         match self {
             Run::Atomic(d) => d.abort(conn),
             Run::Mistake(m) => {
-                m.pc = usize::MAX;
+                m.pc = FINISHED;
                 if !conn.is_autocommit() {
                     conn.execute_batch("ROLLBACK")?;
+                    m.trace.rolled_back();
                 }
                 Ok(())
             }
@@ -311,6 +360,20 @@ pub enum Op {
 }
 
 impl Op {
+    /// The op's stable name (in a [`Trace`]; the timeline labels it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Begin => "begin",
+            Op::Commit => "commit",
+            Op::Check => "check",
+            Op::Credit => "credit",
+            Op::Insert | Op::InsertOnConflict => "insert",
+            Op::ReadStored => "read_stored",
+            Op::InsertOrIgnore => "insert_or_ignore",
+            Op::InsertOrReplace => "insert_or_replace",
+        }
+    }
+
     /// The statement, as shown to readers.
     pub fn statements(self) -> &'static [&'static str] {
         match self {
@@ -341,15 +404,20 @@ impl Op {
 }
 
 /// A mistaken handler's delivery: a program of [`Op`]s and a program
-/// counter `pc` into it (`usize::MAX` once finished). It holds a validated
-/// [`Event`]: whatever it gets wrong, it writes only values the rules allow.
+/// counter `pc` into it ([`FINISHED`] once finished), recording each op in
+/// its [`Trace`]. It holds a validated [`Event`]: whatever it gets wrong, it
+/// writes only values the rules allow.
 #[derive(Debug, Clone)]
 pub struct Mistake {
     handler: Handler,
     event: Event,
     fault: Option<Fault>,
     pc: usize,
+    trace: Trace,
 }
+
+/// The program counter of a finished [`Mistake`].
+const FINISHED: usize = usize::MAX;
 
 /// The straight-line programs. When an INSERT finds the row already there,
 /// the run jumps to [`DUPLICATE_TAIL`] instead.
@@ -382,74 +450,108 @@ impl Mistake {
         let Some(op) = self.next_op() else {
             return Err(Error::storage("this delivery has already finished"));
         };
+        let pc = self.pc;
         match self.run_op(conn, op) {
-            Ok(answer) => Ok(answer),
+            Ok((answer, rows)) => {
+                if op == Op::Commit {
+                    self.trace.committed(op.as_str(), op.statements());
+                } else if conn.is_autocommit() {
+                    // No transaction: the statement is kept the moment it ran.
+                    self.trace.autocommitted(op.as_str(), op.statements(), rows);
+                } else {
+                    self.trace.ran(op.as_str(), op.statements(), rows);
+                }
+                if let Some(fault) = self.fault.filter(|&f| self.fires_after(f, op, pc, rows)) {
+                    self.trace.crashed();
+                    return Err(self.end(conn, fault.crash()));
+                }
+                Ok(answer)
+            }
             Err(Error::Busy) => Err(Error::Busy), // retry the same op later
             Err(err) => {
-                self.pc = usize::MAX;
-                if !conn.is_autocommit() {
-                    conn.execute_batch("ROLLBACK")?;
-                }
-                Err(err)
+                self.trace.failed(op.as_str(), op.statements(), 0);
+                Err(self.end(conn, err))
             }
         }
     }
 
-    fn run_op(&mut self, conn: &Connection, op: Op) -> Result<Option<Answer>, Error> {
+    /// Whether `fault` fires after `op` (run at program counter `pc`,
+    /// changing `rows`): "after insert" right after the statement that
+    /// registered the event inserted its row — for two_transactions, after
+    /// the transaction holding that INSERT committed, between its two
+    /// transactions (its lesson); "after update" right after the credit.
+    fn fires_after(&self, fault: Fault, op: Op, pc: usize, rows: usize) -> bool {
+        match fault {
+            Fault::AfterInsert if self.handler == Handler::TwoTransactions => {
+                op == Op::Commit && pc == 2
+            }
+            Fault::AfterInsert => {
+                matches!(op, Op::Insert | Op::InsertOrIgnore | Op::InsertOrReplace) && rows > 0
+            }
+            Fault::AfterUpdate => op == Op::Credit,
+        }
+    }
+
+    /// Finishes the delivery after `err`, rolling back an open transaction.
+    fn end(&mut self, conn: &Connection, err: Error) -> Error {
+        self.pc = FINISHED;
+        if conn.is_autocommit() {
+            self.trace.rolled_back_by_sqlite();
+            return err;
+        }
+        match conn.execute_batch("ROLLBACK") {
+            Ok(()) => {
+                self.trace.rolled_back();
+                err
+            }
+            Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
+        }
+    }
+
+    /// Runs one op: the answer if it ends the delivery, and the rows it
+    /// changed. Moves the program counter.
+    fn run_op(&mut self, conn: &Connection, op: Op) -> Result<(Option<Answer>, usize), Error> {
         let e = &self.event;
         let key = params![e.source(), e.event_id()];
         let row = params![e.source(), e.event_id(), e.account_id(), e.amount()];
         match op {
             Op::Begin => {
                 conn.execute_batch(op.sql())?;
-                Ok(self.advance())
+                Ok((self.advance(), 0))
             }
             Op::Commit if self.pc == DUPLICATE_TAIL + 1 => {
                 conn.execute_batch(op.sql())?;
-                self.pc = usize::MAX;
-                Ok(Some(Answer::Duplicate))
+                self.pc = FINISHED;
+                Ok((Some(Answer::Duplicate), 0))
             }
             Op::Commit => {
                 conn.execute_batch(op.sql())?;
-                // two_transactions: the crash lands between its transactions.
-                if self.handler == Handler::TwoTransactions
-                    && self.pc == 2
-                    && self.fault == Some(Fault::AfterInsert)
-                {
-                    self.pc = usize::MAX;
-                    return Err(Fault::AfterInsert.crash());
-                }
-                Ok(self.advance())
+                Ok((self.advance(), 0))
             }
             Op::Check => {
                 let stored: Option<(i64, i64)> = conn
                     .query_row(op.sql(), key, |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()?;
                 match stored {
-                    None => Ok(self.advance()),
+                    None => Ok((self.advance(), 0)),
                     Some(stored) => {
-                        self.pc = usize::MAX;
-                        self.compare(stored).map(Some)
+                        self.pc = FINISHED;
+                        Ok((Some(self.compare(stored)?), 0))
                     }
                 }
             }
             Op::Credit => {
                 let changed = conn.execute(op.sql(), params![e.amount(), e.account_id()])?;
                 if changed == 0 {
-                    self.pc = usize::MAX;
                     return Err(Error::UnknownAccount {
                         account_id: e.account_id(),
                     });
                 }
-                if self.fault == Some(Fault::AfterUpdate) {
-                    self.pc = usize::MAX;
-                    return Err(Fault::AfterUpdate.crash());
-                }
-                Ok(self.advance())
+                Ok((self.advance(), changed))
             }
-            Op::Insert => {
-                conn.execute(op.sql(), row)?;
-                Ok(self.advance())
+            Op::Insert | Op::InsertOrReplace => {
+                let inserted = conn.execute(op.sql(), row)?;
+                Ok((self.advance(), inserted))
             }
             Op::InsertOnConflict | Op::InsertOrIgnore => {
                 let inserted = conn.execute(op.sql(), row)?;
@@ -462,26 +564,16 @@ impl Mistake {
                     } else {
                         DUPLICATE_TAIL + 1
                     };
-                    return Ok(None);
+                    return Ok((None, 0));
                 }
-                if self.fault == Some(Fault::AfterInsert)
-                    && self.handler != Handler::TwoTransactions
-                {
-                    self.pc = usize::MAX;
-                    return Err(Fault::AfterInsert.crash());
-                }
-                Ok(self.advance())
-            }
-            Op::InsertOrReplace => {
-                conn.execute(op.sql(), row)?;
-                Ok(self.advance())
+                Ok((self.advance(), inserted))
             }
             Op::ReadStored => {
                 let stored: (i64, i64) =
                     conn.query_row(op.sql(), key, |r| Ok((r.get(0)?, r.get(1)?)))?;
                 self.compare(stored)?;
                 self.pc = DUPLICATE_TAIL + 1;
-                Ok(None)
+                Ok((None, 0))
             }
         }
     }

@@ -17,7 +17,7 @@ import { clearErrors, el, formatNumber, showFieldError, whileBusy } from '../../
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { creditVerdict, formEvent, formHandler, senderTime } from '../sender/sender.js';
 import { refresh as refreshTables } from '../tables/tables.js';
-import { countOutcomes, statementsOf } from '../timeline/timeline-model.js';
+import { countOutcomes } from '../timeline/timeline-model.js';
 import { timeline } from '../timeline/timeline.js';
 
 register({
@@ -105,7 +105,7 @@ export async function burstSame(event, count, handler) {
         answer,
         lost: false,
         tookMs: performance.now() - started,
-        statements: statementsOf({ handler, answer }),
+        steps: answer?.steps ?? null, // what Rust says the handler ran
       });
       return answer;
     }),

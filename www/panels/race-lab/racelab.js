@@ -28,6 +28,7 @@ import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { refresh as refreshTables } from '../tables/tables.js';
+import { stepsDiagram } from '../timeline/timeline.js';
 
 register({
   en: {
@@ -286,6 +287,9 @@ function build(root) {
     column.sql = el('code', {});
     column.last = el('p', { className: 'race-last' });
     column.answer = el('p', { className: 'race-answer' });
+    // What this delivery ran so far, as Rust reports it: open while its
+    // transaction is, then kept or undone.
+    column.steps = el('div', { className: 'race-ran' });
     column.button = el('button', {
       className: 'race-advance',
       attrs: { type: 'button', 'aria-keyshortcuts': letter, id: `race-advance-${letter.toLowerCase()}` },
@@ -299,6 +303,7 @@ function build(root) {
       el('pre', { className: 'race-sql' }, column.sql),
       column.last,
       column.answer,
+      column.steps,
       column.button,
     );
     return column;
@@ -563,6 +568,7 @@ function render(ui) {
     column.last.textContent = last === null ? t('racelab.last.none') : t('racelab.last', { result: resultText(last) });
     const answer = race?.answers[i] ?? null;
     column.answer.textContent = answer === null ? t('racelab.answer.none') : t('racelab.answer', { answer: answerText(answer) });
+    column.steps.replaceChildren(...(last?.steps?.length ? [stepsDiagram(last.steps)] : []));
     column.button.disabled = state.busy || race === null || !next || replaying;
     column.root.dataset.state = last?.result ?? (race === null ? 'idle' : 'ready');
     column.root.classList.toggle('race-moved', race !== null && race.moved === i);

@@ -21,7 +21,7 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { RetryPolicy, SimulatedClock, parsePolicy, sendWithRetries } from './retry.js';
 import { numberOrText, refresh as refreshTables } from '../tables/tables.js';
-import { outcomeOf, statementsOf } from '../timeline/timeline-model.js';
+import { outcomeOf } from '../timeline/timeline-model.js';
 import { timeline } from '../timeline/timeline.js';
 
 register({
@@ -315,7 +315,8 @@ function setSelect(name, value) {
  * `fault` applies to the first attempt only (a crash, then a clean retry);
  * `loseResponse` throws the first answer away. `firstAttempt`, if given,
  * performs attempt 1 instead of `deliver` (step mode does) and resolves to
- * `{answer, statements}` (`answer` null: no answer at all).
+ * `{answer, steps}` (`answer` null: no answer at all; `steps` what ran, as
+ * in the timeline).
  *
  * Resolves to `{attempts: [{attempt, at, answer, lost, decision}], balance:
  * {account, before, after}}`.
@@ -342,7 +343,7 @@ export async function send(event, { handler = 'atomic', fault = null, loseRespon
           ? await firstAttempt()
           : await deliverOnce(event, { handler, fault: faultNow }).then((answer) => ({
               answer,
-              statements: statementsOf({ handler, fault: faultNow, answer }),
+              steps: answer?.steps ?? null, // what Rust says the handler ran
             }));
       const lost = result.answer === null || (loseResponse && n === 1);
       timeline.add({
@@ -355,7 +356,7 @@ export async function send(event, { handler = 'atomic', fault = null, loseRespon
         answer: result.answer,
         lost,
         tookMs: performance.now() - started,
-        statements: result.statements,
+        steps: result.steps,
       });
       // An answer the sender cannot trust: look at what really happened.
       const doubtful = lost || result.answer.http_status >= 500;

@@ -18,6 +18,7 @@ import { clearErrors, el, showError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { formEvent, formOptions, send } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
+import { stateOf } from '../timeline/timeline-model.js';
 
 register({
   en: {
@@ -34,8 +35,12 @@ register({
     'step.credit': 'credit the balance, guarded against the limit',
     'step.store_receipt': 'store the first result, the receipt',
     'step.commit': 'make all of it durable at once',
+    'step.crash': 'the handler fails here',
+    'step.rollback': 'undo everything the transaction did',
     'step.state.next': 'next',
-    'step.state.ok': 'ran',
+    'step.state.open': 'ran, not committed yet',
+    'step.state.rollback': 'ran',
+    'step.state.ok': 'ran, committed',
     'step.state.no_row': 'ran: no row inserted, the key exists',
     'step.state.undone': 'ran, then undone',
     'step.state.failed': 'failed here',
@@ -64,8 +69,12 @@ register({
     'step.credit': 'зачислить на баланс с проверкой предела',
     'step.store_receipt': 'сохранить первый результат — квитанцию',
     'step.commit': 'зафиксировать всё сразу',
+    'step.crash': 'здесь обработчик падает',
+    'step.rollback': 'отменить всё, что сделала транзакция',
     'step.state.next': 'следующий',
-    'step.state.ok': 'выполнен',
+    'step.state.open': 'выполнен, ещё не зафиксирован',
+    'step.state.rollback': 'выполнен',
+    'step.state.ok': 'выполнен, зафиксирован',
     'step.state.no_row': 'выполнен: строка не вставлена, ключ уже есть',
     'step.state.undone': 'выполнен, затем отменён',
     'step.state.failed': 'ошибка здесь',
@@ -88,9 +97,14 @@ let note = null;
 // Start, next, throw, kill: `#step-<name>`.
 const buttons = {};
 
-// The steps of the latest stepped delivery, `[{step, statements, state}]`;
-// while it runs, the last one (state "next") is the one about to run.
+// The latest stepped delivery as Rust reported it: `steps` — every step that
+// ran, `[{op, statements, rows, effect}]` (src/core/trace.rs) — and
+// `upcoming`, the step the next press runs (`{step, statements}`, null once
+// it ended). After a kill nobody is left to report: `killed` holds what the
+// page saw instead (see `kill`).
 let steps = [];
+let upcoming = null;
+let killed = null;
 // While a delivery is being stepped: the tables from before BEGIN, how to
 // hand attempt 1's result to the sender, and the sender's whole send, which
 // the buttons wait for once attempt 1 is over.
@@ -111,6 +125,8 @@ async function start() {
     settle = resolve;
   });
   steps = [];
+  upcoming = null;
+  killed = null;
   session = { before, settle, sending: null };
   setNote(null);
   draw();
@@ -118,8 +134,8 @@ async function start() {
   // transaction), and so do the sender's retries after it.
   session.sending = send(event, { ...options, handler: 'atomic', firstAttempt: () => attempt });
   try {
-    const { next: first } = await inboxLab.step.start(event, { fault: options.fault ?? undefined });
-    steps.push({ ...first, state: 'next' });
+    const answer = await inboxLab.step.start(event, { fault: options.fault ?? undefined });
+    ({ steps, next: upcoming } = answer);
     enable(true);
     draw();
   } catch (error) {
@@ -128,32 +144,27 @@ async function start() {
     if (error.kind === 'invalid_input') {
       showError(form, error);
     }
-    await finish({ answer: error, statements: [] });
+    await finish({ answer: error, steps: error.steps ?? [] });
   }
 }
 
 async function next() {
-  const current = steps.at(-1);
   try {
-    const { next: following, outcome } = await inboxLab.step.next();
-    // An INSERT followed by the stored-payload read inserted nothing.
-    current.state = following?.step === 'read_stored' && current.step === 'insert' ? 'no_row' : 'ok';
-    if (outcome) {
-      setNote('step.committed', { outcome: outcome.outcome });
-      await finish({ answer: outcome, statements: steps.map(({ step, state }) => ({ op: step, state })) });
+    const answer = await inboxLab.step.next();
+    ({ steps, next: upcoming } = answer);
+    if (answer.outcome) {
+      setNote('step.committed', { outcome: answer.outcome.outcome });
+      await finish({ answer: answer.outcome, steps });
       return;
     }
-    steps.push({ ...following, state: 'next' });
-    setNote('step.open', { count: steps.length - 1 });
+    setNote('step.open', { count: steps.length });
     showUncommitted(true);
     draw();
     await refreshTables();
   } catch (error) {
-    // A fault point fires just after its statement ran; any other error is the statement's own.
-    const crashed = error.kind === 'simulated_crash';
-    current.state = crashed ? 'crash' : 'failed';
+    ended(error);
     setNote('step.failed', { kind: error.kind });
-    await finish({ answer: error, statements: rolledBack(crashed ? [current.step, 'crash'] : [current.step]) });
+    await finish({ answer: error, steps });
   }
 }
 
@@ -161,45 +172,36 @@ async function throwHere() {
   try {
     await inboxLab.step.throw();
   } catch (error) {
-    steps.at(-1).state = 'crash';
+    ended(error);
     setNote('step.failed', { kind: error.kind });
-    await finish({ answer: error, statements: rolledBack(['crash']) });
+    await finish({ answer: error, steps });
   }
+}
+
+// The delivery ended in an error: Rust's steps come with it (a fault fires
+// just after its statement ran; "throw" where the delivery stood).
+function ended(error) {
+  steps = error.steps ?? steps;
+  upcoming = null;
 }
 
 async function kill() {
   setNote('step.killing');
-  // Nothing that ran will survive: checked below, after the restart.
-  steps.at(-1).state = 'crash';
-  const ran = undoRan();
+  // The worker dies with the transaction open: no ROLLBACK runs, nobody
+  // reports. Whether anything survived is checked below, after the restart.
+  killed = { at: upcoming, state: 'crash' };
+  upcoming = null;
   draw();
   await inboxLab.killWorker();
   const after = await refreshTables();
   const same = JSON.stringify(after) === JSON.stringify(session.before);
   setNote(same ? 'step.killed_same' : 'step.killed_changed');
+  // What ran is undone only if the reopened tables say so.
+  killed.ran = same ? 'undone' : 'open';
+  draw();
+  const ran = steps.map((step) => ({ ...step, state: killed.ran }));
   // No answer reached the sender: it will retry.
-  await finish({ answer: null, statements: [...ran, { op: 'kill', state: 'crash' }] });
-}
-
-// Marks the steps that ran as undone (an INSERT that inserted nothing stays
-// "no_row") and returns them as timeline statements.
-function undoRan() {
-  const ran = steps.slice(0, -1);
-  for (const s of ran) {
-    s.state = s.state === 'no_row' ? 'no_row' : 'undone';
-  }
-  return ran.map(({ step, state }) => ({ op: step, state }));
-}
-
-// The statements of a rolled-back delivery: what ran, undone; then `last` —
-// the failing statement, or the statement and the crash just after it, or
-// only the crash; then ROLLBACK.
-function rolledBack(last) {
-  const ran = undoRan();
-  const failing = last.map((op, i) =>
-    op === 'crash' ? { op, state: 'crash' } : { op, state: i === last.length - 1 ? 'failed' : 'undone' },
-  );
-  return [...ran, ...failing, { op: 'rollback', state: 'rollback' }];
+  await finish({ answer: null, steps: [...ran, { op: 'kill', statements: [], rows: 0, state: 'crash' }] });
 }
 
 /** Hands attempt 1's result to the sender and waits for the rest of its send. */
@@ -227,8 +229,15 @@ function setNote(key, params = {}) {
 }
 
 function draw() {
+  const ran = steps.map((step) => ({
+    step: step.op,
+    statements: step.statements,
+    state: killed?.ran ?? stateOf(step),
+  }));
+  const ahead = upcoming === null ? [] : [{ ...upcoming, state: 'next' }];
+  const died = killed?.at ? [{ ...killed.at, state: killed.state }] : [];
   list.replaceChildren(
-    ...steps.map(({ step, statements, state }) => {
+    ...[...ran, ...ahead, ...died].map(({ step, statements, state }) => {
       const item = el(
         'li',
         { className: `step step-${state}`, data: { step, state } },

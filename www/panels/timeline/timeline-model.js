@@ -1,6 +1,6 @@
-// The timeline's data: one entry per delivery, and the statements each one
-// ran. Pure (no DOM, no worker), so tests/e2e/unit-timeline.test.mjs checks it
-// in node; `timeline.js` draws it.
+// The timeline's data: one entry per delivery, and the steps each one ran.
+// Pure (no DOM, no worker), so tests/e2e/unit-timeline.test.mjs checks it in
+// node; `timeline.js` draws it.
 //
 // An entry is a plain object:
 //
@@ -15,7 +15,9 @@
 //                      null when there was no answer (the worker was killed)
 //    lost,             true if the answer never reached the sender
 //    tookMs,           real time from request to answer
-//    statements}       [{op, state}] or null when not known (see `statementsOf`)
+//    steps}            what the handler ran, as Rust reported it (see below);
+//                      null when nobody could report it (the worker was
+//                      killed, or stopped before answering)
 //
 // A burst of distinct events is ONE entry `{seq, via: "burst_distinct", count,
 // counts: {applied, …}, tookMs}`: it is about throughput, and ten thousand
@@ -84,136 +86,43 @@ export function outcomeOf(answer) {
   return answer.kind ?? answer.outcome;
 }
 
-// ---- Which statements a delivery ran ----------------------------------------
+// ---- What a delivery ran ------------------------------------------------------
 //
-// A statement box has an `op` and a `state`:
+// Rust records every step a handler runs and answers it with the delivery, in
+// the answer and in the error object alike (src/core/trace.rs): `steps` is
+// `[{op, statements, rows, effect}]`, `effect` one of "open", "kept",
+// "rolled_back", "failed", "crashed". The diagram draws each as a box whose
+// state says what became of it:
+//
 //   ok        ran and is kept (committed, or autocommitted on its own)
 //   no_row    an INSERT that inserted nothing: the key was already there
 //   undone    ran, but its transaction rolled back: nothing of it is kept
 //   failed    went wrong here (an error, or the handler refused the result)
 //   crash     the handler crashed at this point (a fault, "throw", or a kill)
 //   rollback  the ROLLBACK that undid the transaction
-//
-// `deliver` answers with the outcome only, so the statements are worked out
-// from it here, following the code paths of src/apply.rs (atomic) and of the
-// programs in src/handlers.rs (the mistakes). Step mode does not need this:
-// it records what really ran, and tests/e2e/playground-step.test.mjs checks
-// the two agree. Paths these functions cannot know (a storage error inside a
-// mistaken handler) give null: "not known" is better than a wrong picture.
+//   open      ran inside a transaction that has not ended yet (step mode)
 
-// An op is a name ("begin") or [name, state] for one whose state is fixed,
-// such as an INSERT that found the key: ["insert", "no_row"].
-const NO_ROW = 'no_row';
+/** The INSERTs of the handlers: 0 rows means the key was already there. */
+const INSERTS = new Set(['insert', 'insert_or_ignore', 'insert_or_replace']);
 
-/** Ops that all ran and were kept. */
-function kept(ops) {
-  return ops.map((op) => (Array.isArray(op) ? box(...op) : box(op, 'ok')));
-}
-
-/** A transaction that rolled back: what ran is undone, then the failure, then ROLLBACK. */
-function rolledBack(ran, last, lastState = 'failed') {
-  return [
-    ...ran.map((op) => (Array.isArray(op) ? box(...op) : box(op, 'undone'))),
-    box(last, lastState),
-    box('rollback', 'rollback'),
-  ];
-}
-
-function box(op, state) {
-  return { op, state };
-}
-
-const ATOMIC_APPLIED = ['begin', 'insert', 'credit', 'store_receipt', 'commit'];
-const ATOMIC_DUPLICATE = ['begin', ['insert', NO_ROW], 'read_stored', 'commit'];
-
-function atomic(outcome, fault) {
-  switch (outcome) {
-    case 'applied':
-      return kept(ATOMIC_APPLIED);
-    case 'duplicate':
-      return kept(ATOMIC_DUPLICATE);
-    case 'payload_conflict':
-      return rolledBack(['begin', ['insert', NO_ROW]], 'read_stored');
-    case 'unknown_account': // the foreign key refuses the INSERT
-      return rolledBack(['begin'], 'insert');
-    case 'balance_limit': // the guarded UPDATE matches no row
-      return rolledBack(['begin', 'insert'], 'credit');
-    case 'simulated_crash':
-      return fault === 'after_insert'
-        ? rolledBack(['begin', 'insert'], 'crash', 'crash')
-        : rolledBack(['begin', 'insert', 'credit', 'store_receipt'], 'crash', 'crash');
+/** The box state of one step Rust reported. */
+export function stateOf({ op, rows, effect }) {
+  switch (effect) {
+    case 'failed':
+      return 'failed';
+    case 'crashed':
+      return 'crash';
+    case 'open':
+      return 'open';
     default:
-      return null;
+      if (op === 'rollback') {
+        return 'rollback';
+      }
+      if (rows === 0 && INSERTS.has(op)) {
+        return 'no_row'; // nothing was written, so there was nothing to keep or undo
+      }
+      return effect === 'rolled_back' ? 'undone' : 'ok';
   }
-}
-
-// The mistakes, from their programs in src/handlers.rs. Autocommit
-// statements are kept the moment they run — that is the lesson of most of them.
-function mistake(handler, outcome, fault) {
-  switch (`${handler}:${outcome}`) {
-    case 'no_dedup:applied':
-      return kept(['credit']);
-    case 'no_dedup:unknown_account':
-      return [box('credit', 'failed')];
-    case 'no_dedup:simulated_crash': // the credit autocommitted before the crash
-      return [...kept(['credit']), box('crash', 'crash')];
-
-    case 'check_then_act:applied':
-      return kept(['check', 'credit', 'insert']);
-    case 'check_then_act:duplicate':
-      return kept(['check']);
-    case 'check_then_act:payload_conflict':
-      return [box('check', 'failed')];
-    case 'check_then_act:unknown_account':
-      return [...kept(['check']), box('credit', 'failed')];
-    case 'check_then_act:simulated_crash': // credited, never recorded
-      return [...kept(['check', 'credit']), box('crash', 'crash')];
-
-    case 'two_transactions:applied':
-      return kept(['begin', 'insert', 'commit', 'begin', 'credit', 'commit']);
-    case 'two_transactions:duplicate':
-      return kept(['begin', ['insert', NO_ROW], 'read_stored', 'commit']);
-    case 'two_transactions:payload_conflict':
-      return rolledBack(['begin', ['insert', NO_ROW]], 'read_stored');
-    case 'two_transactions:simulated_crash':
-      return fault === 'after_insert' // recorded as processed, never credited
-        ? [...kept(['begin', 'insert', 'commit']), box('crash', 'crash')]
-        : [...kept(['begin', 'insert', 'commit']), ...rolledBack(['begin', 'credit'], 'crash', 'crash')];
-
-    case 'insert_or_ignore:applied':
-      return kept(['begin', 'insert_or_ignore', 'credit', 'commit']);
-    case 'insert_or_ignore:duplicate': // also a repeat with another payload: never compared
-      return kept(['begin', ['insert_or_ignore', NO_ROW], 'commit']);
-    case 'insert_or_ignore:simulated_crash':
-      return fault === 'after_insert'
-        ? rolledBack(['begin', 'insert_or_ignore'], 'crash', 'crash')
-        : rolledBack(['begin', 'insert_or_ignore', 'credit'], 'crash', 'crash');
-
-    case 'insert_or_replace:applied':
-      return kept(['begin', 'insert_or_replace', 'credit', 'commit']);
-    case 'insert_or_replace:simulated_crash':
-      return fault === 'after_insert'
-        ? rolledBack(['begin', 'insert_or_replace'], 'crash', 'crash')
-        : rolledBack(['begin', 'insert_or_replace', 'credit'], 'crash', 'crash');
-    default:
-      return null;
-  }
-}
-
-/**
- * The statements one `deliver` ran, worked out from its answer: `[{op,
- * state}]`, `[]` if it was refused before any SQL (invalid input; busy, which
- * in this worker means a stepped delivery holds the write lock), or null when
- * the answer does not tell.
- *
- * A fault is only passed to the handler on the attempt it applies to.
- */
-export function statementsOf({ handler = 'atomic', fault = null, answer }) {
-  const outcome = outcomeOf(answer);
-  if (outcome === 'invalid_input' || outcome === 'busy') {
-    return [];
-  }
-  return handler === 'atomic' ? atomic(outcome, fault) : mistake(handler, outcome, fault);
 }
 
 /**

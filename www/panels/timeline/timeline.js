@@ -1,10 +1,10 @@
 // Draws the timeline (`timeline-model.js`): every delivery, newest first,
-// with what it answered and a small diagram of the statements it ran —
+// with what it answered and a small diagram of the steps Rust says it ran —
 // green kept, struck-through undone, red where it went wrong.
 
 import { el, formatNumber, formatSeconds } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
-import { Timeline, outcomeOf } from './timeline-model.js';
+import { Timeline, outcomeOf, stateOf } from './timeline-model.js';
 
 register({
   en: {
@@ -31,6 +31,8 @@ register({
     'timeline.state.failed': 'went wrong here',
     'timeline.state.crash': 'the handler died here',
     'timeline.state.rollback': 'rolled back',
+    'timeline.state.open': 'ran, its transaction still open',
+    'timeline.rows': 'rows changed: {rows}',
     'timeline.no_answer': 'no answer',
   },
   ru: {
@@ -57,6 +59,8 @@ register({
     'timeline.state.failed': 'здесь произошла ошибка',
     'timeline.state.crash': 'здесь обработчик упал',
     'timeline.state.rollback': 'откат',
+    'timeline.state.open': 'выполнен, транзакция ещё открыта',
+    'timeline.rows': 'изменено строк: {rows}',
     'timeline.no_answer': 'нет ответа',
   },
 });
@@ -139,7 +143,7 @@ function entryItem(entry) {
     el('p', { className: 'entry-head', text: head }),
     el('p', { className: 'entry-meta', text: meta }),
     el('p', { className: 'entry-answer', text: answer }),
-    statementsDiagram(entry.statements),
+    stepsDiagram(entry.steps),
   );
 }
 
@@ -157,25 +161,34 @@ function countsText(counts) {
     .join(', ');
 }
 
-/** The boxes: one per statement, coloured by what became of it. */
-function statementsDiagram(statements) {
-  if (statements === null) {
+/**
+ * The boxes: one per step Rust reported (`[{op, statements, rows, effect}]`),
+ * coloured by what became of it; the SQL in its tooltip. A step the page
+ * adds itself (`{op: "kill", state}`: the worker was terminated, so nobody
+ * could report it) carries its state. The race lab draws its deliveries
+ * with it too.
+ */
+export function stepsDiagram(steps) {
+  if (steps === null || steps === undefined) {
     return el('p', { className: 'ops-note', text: t('timeline.unknown_sql') });
   }
-  if (statements.length === 0) {
+  if (steps.length === 0) {
     return el('p', { className: 'ops-note', text: t('timeline.no_sql') });
   }
   return el(
     'ol',
     { className: 'ops', attrs: { 'aria-label': t('timeline.statements') } },
-    ...statements.map(({ op, state }) =>
-      el(
+    ...steps.map((step) => {
+      const state = step.state ?? stateOf(step);
+      const sql = (step.statements ?? []).join(';\n');
+      const rows = step.rows > 0 ? ` · ${t('timeline.rows', { rows: step.rows })}` : '';
+      return el(
         'li',
-        { className: `op op-${state}`, title: t(`timeline.state.${state}`), data: { op, state } },
-        OP_LABELS[op] ?? op,
+        { className: `op op-${state}`, title: `${t(`timeline.state.${state}`)}${rows}${sql ? `\n${sql}` : ''}`, data: { op: step.op, state } },
+        OP_LABELS[step.op] ?? step.op,
         // The colour alone would leave out anyone who cannot see it.
-        el('span', { className: 'sr-only', text: `: ${t(`timeline.state.${state}`)}` }),
-      ),
-    ),
+        el('span', { className: 'sr-only', text: `: ${t(`timeline.state.${state}`)}${rows}` }),
+      );
+    }),
   );
 }

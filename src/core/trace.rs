@@ -1,0 +1,193 @@
+//! What a delivery did: the statements it ran, in order, and what became of
+//! each — kept, rolled back, the one that failed, where it crashed.
+//!
+//! The page draws this list (the timeline, step mode, the race lab); it
+//! never works out from an answer which statements "must have" run. A
+//! handler records each statement as it runs it, so a wrong handler's
+//! trace shows its own mistake: the credit kept although the delivery
+//! crashed, the INSERT that changed no row and was still answered
+//! "duplicate".
+//!
+//! Invariant: a step's [`Effect`] is only ever what SQLite did. A statement
+//! inside a transaction is [`Effect::Open`] until that transaction ends:
+//! `COMMIT` makes every open step [`Effect::Kept`], `ROLLBACK` makes it
+//! [`Effect::RolledBack`]. A statement in autocommit mode is kept the
+//! moment it runs.
+
+use serde::Serialize;
+
+/// What became of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    /// Ran inside a transaction that has not ended yet (step mode, a race).
+    Open,
+    /// Ran and is durable: committed, or autocommitted on its own. A
+    /// `ROLLBACK` that ran is kept too: it did what it says.
+    Kept,
+    /// Ran, then its transaction rolled back: nothing of it is left.
+    RolledBack,
+    /// Went wrong here: an error, or the handler refused the result.
+    Failed,
+    /// The handler crashed here on purpose (a fault point, step mode's
+    /// "throw").
+    Crashed,
+}
+
+/// One step that ran.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Ran {
+    /// The step's stable name: `begin`, `insert`, `credit`, ... (`crash`
+    /// for a fault point firing, `rollback` for the ROLLBACK after a failure).
+    pub op: &'static str,
+    /// The SQL the step ran, as shown to readers (none for `crash`).
+    pub statements: &'static [&'static str],
+    /// Rows its statements changed (0 for a read, or for an INSERT that
+    /// found the key already there).
+    pub rows: usize,
+    pub effect: Effect,
+}
+
+/// The steps of one delivery, in the order they ran. Serialises as the
+/// list: `[{op, statements, rows, effect}]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Trace {
+    steps: Vec<Ran>,
+}
+
+/// The statement a failed transaction is ended with.
+const ROLLBACK: &[&str] = &["ROLLBACK"];
+
+impl Trace {
+    pub fn steps(&self) -> &[Ran] {
+        &self.steps
+    }
+
+    /// A statement ran inside the open transaction: [`Effect::Open`] until
+    /// it ends.
+    pub fn ran(&mut self, op: &'static str, statements: &'static [&'static str], rows: usize) {
+        self.push(op, statements, rows, Effect::Open);
+    }
+
+    /// A statement ran on its own, in autocommit mode: kept at once.
+    pub fn autocommitted(
+        &mut self,
+        op: &'static str,
+        statements: &'static [&'static str],
+        rows: usize,
+    ) {
+        self.push(op, statements, rows, Effect::Kept);
+    }
+
+    /// `COMMIT` ran (recorded as `op`): every open step is kept.
+    pub fn committed(&mut self, op: &'static str, statements: &'static [&'static str]) {
+        self.settle(Effect::Kept);
+        self.push(op, statements, 0, Effect::Kept);
+    }
+
+    /// A statement went wrong: it is recorded as [`Effect::Failed`] with the
+    /// rows it had changed so far (its transaction, if one is open, is
+    /// ended by [`Trace::rolled_back`]).
+    pub fn failed(&mut self, op: &'static str, statements: &'static [&'static str], rows: usize) {
+        self.push(op, statements, rows, Effect::Failed);
+    }
+
+    /// The handler crashed on purpose here.
+    pub fn crashed(&mut self) {
+        self.push("crash", &[], 0, Effect::Crashed);
+    }
+
+    /// `ROLLBACK` ran: every open step is rolled back.
+    pub fn rolled_back(&mut self) {
+        self.settle(Effect::RolledBack);
+        self.push("rollback", ROLLBACK, 0, Effect::Kept);
+    }
+
+    /// SQLite ended the transaction itself on an error (or none was
+    /// open): every open step is rolled back, and no `ROLLBACK` ran.
+    pub fn rolled_back_by_sqlite(&mut self) {
+        self.settle(Effect::RolledBack);
+    }
+
+    fn settle(&mut self, effect: Effect) {
+        for step in &mut self.steps {
+            if step.effect == Effect::Open {
+                step.effect = effect;
+            }
+        }
+    }
+
+    fn push(
+        &mut self,
+        op: &'static str,
+        statements: &'static [&'static str],
+        rows: usize,
+        effect: Effect,
+    ) {
+        self.steps.push(Ran {
+            op,
+            statements,
+            rows,
+            effect,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn effects(trace: &Trace) -> Vec<(&str, Effect)> {
+        trace.steps().iter().map(|s| (s.op, s.effect)).collect()
+    }
+
+    #[test]
+    fn a_transaction_keeps_or_undoes_only_its_own_open_steps() {
+        let mut t = Trace::default();
+        t.autocommitted("check", &[], 0);
+        t.ran("begin", &[], 0);
+        t.ran("insert", &[], 1);
+        t.committed("commit", &[]);
+        t.ran("begin", &[], 0);
+        t.ran("credit", &[], 1);
+        t.crashed();
+        t.rolled_back();
+        assert_eq!(
+            effects(&t),
+            [
+                ("check", Effect::Kept),
+                ("begin", Effect::Kept),
+                ("insert", Effect::Kept),
+                ("commit", Effect::Kept),
+                ("begin", Effect::RolledBack),
+                ("credit", Effect::RolledBack),
+                ("crash", Effect::Crashed),
+                ("rollback", Effect::Kept),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_transaction_sqlite_ended_itself_is_undone_without_a_rollback_step() {
+        let mut t = Trace::default();
+        t.ran("begin", &[], 0);
+        t.failed("commit", &[], 0);
+        t.rolled_back_by_sqlite();
+        assert_eq!(
+            effects(&t),
+            [("begin", Effect::RolledBack), ("commit", Effect::Failed)]
+        );
+    }
+
+    #[test]
+    fn it_serialises_as_the_list_the_page_draws() {
+        let mut t = Trace::default();
+        t.ran("insert", &["INSERT ..."], 1);
+        let wire = serde_json::to_string(&t).expect("json");
+        assert_eq!(
+            wire,
+            r#"[{"op":"insert","statements":["INSERT ..."],"rows":1,"effect":"open"}]"#
+        );
+    }
+}
