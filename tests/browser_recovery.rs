@@ -21,7 +21,7 @@ use inbox_lab::{apply, core::schema, Event};
 use rusqlite::{Connection, MAIN_DB};
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::{wasm_bindgen_test as test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
@@ -115,6 +115,17 @@ async fn unusable_file_is_reported_exported_and_reset(
 
     // Every database call answers the problem, the same object each time.
     let err = deliver(&lab).expect_err("deliver answers the problem");
+    // A delivery's error also says what it ran: nothing.
+    assert_eq!(
+        json(&get(&err, "steps")),
+        "[]",
+        "{name}: deliver ran no SQL"
+    );
+    js_sys::Reflect::delete_property(
+        err.unchecked_ref::<js_sys::Object>(),
+        &JsValue::from_str("steps"),
+    )
+    .expect("delete steps");
     assert_eq!(json(&err), json(&problem), "{name}: deliver");
     let err = lab.tables().expect_err("tables answers the problem");
     assert_eq!(json(&err), json(&problem), "{name}: tables");

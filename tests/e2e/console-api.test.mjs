@@ -28,8 +28,13 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
   });
 
   test('a first delivery is applied (200) and its receipt is stored with the inbox row', async () => {
-    const answer = await deliver(page, EVENT);
+    const { steps, ...answer } = await deliver(page, EVENT);
     assert.deepEqual(answer, { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } });
+    // With the answer, what the handler ran: five steps, all committed.
+    assert.deepEqual(
+      steps.map(({ op, rows, effect }) => `${op}:${rows}:${effect}`),
+      ['begin:0:kept', 'insert:1:kept', 'credit:1:kept', 'store_receipt:2:kept', 'commit:0:kept'],
+    );
     assert.deepEqual(await tables(page), {
       accounts: [{ id: 1, balance: 500 }],
       inbox: [{ ...EVENT, receipt: { seq: 1, balance_after: 500 } }],
@@ -39,8 +44,13 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
   test('a repeat is a duplicate (200) with the first receipt, and changes nothing', async () => {
     const first = await deliver(page, EVENT);
     const snapshot = await tables(page);
-    const again = await deliver(page, EVENT);
+    const { steps, ...again } = await deliver(page, EVENT);
     assert.deepEqual(again, { outcome: 'duplicate', http_status: 200, receipt: first.receipt });
+    assert.deepEqual(
+      steps.map(({ op, rows }) => `${op}:${rows}`),
+      ['begin:0', 'insert:0', 'read_stored:0', 'commit:0'],
+      'the INSERT found the key: no row changed',
+    );
     assert.deepEqual(await tables(page), snapshot);
   });
 
