@@ -135,8 +135,20 @@ fn other_handlers_under_threads() {
 fn check_then_act_pays_twice_when_both_check_first() {
     let (_dir, path) = file_db();
     let arena = arena(&path, 2);
-    // A checks, B checks, A credits, B credits, A records, B records.
-    let race = race::replay(&arena, Handler::CheckThenAct, &[0, 1, 0, 1, 0, 1]).expect("replay");
+    // A checks, B checks, A credits, B credits, A records...
+    let mut race = race::replay(&arena, Handler::CheckThenAct, &[0, 1, 0, 1, 0]).expect("replay");
+    // ...B records: its INSERT meets the key A registered after B's check.
+    let last = race.step(&arena, 1).expect("step");
+    let failed = serde_json::to_value(&last).expect("json");
+    assert_eq!(failed["result"], "failed");
+    assert_eq!(failed["kind"], "storage");
+    let message = failed["message"].as_str().unwrap_or_default();
+    // In SQLite's words, and not blamed on the database: it is fine, the handler is wrong.
+    assert!(
+        message.contains("UNIQUE constraint failed: inbox.source, inbox.event_id"),
+        "{message}"
+    );
+    assert!(!message.contains("cannot be used"), "{message}");
     let v = race.verdict(&arena).expect("verdict");
     assert_eq!(v.balance, 1000, "paid twice");
     assert!(v.double_credit && v.wrong_answer);
@@ -486,6 +498,11 @@ fn every_handler_reports_the_steps_it_ran() {
                 trace.steps().iter().all(|s| s.effect != Effect::Open),
                 "{case}: a step left open"
             );
+            if payload.account_id == 9 {
+                // Every handler says why in the same words: the account does not exist.
+                let kind = answer.as_ref().map_err(|e| e.kind());
+                assert_eq!(kind, Err("unknown_account"), "{case}");
+            }
             // An error ends in the step that failed or crashed (and the ROLLBACK after it).
             if answer.is_err() {
                 let ending = trace.steps().iter().rev().find(|s| s.op != "rollback");

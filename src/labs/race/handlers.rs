@@ -28,7 +28,7 @@ use std::str::FromStr;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use crate::core::apply::{Delivery, Progress};
+use crate::core::apply::{is_foreign_key, Delivery, Progress};
 use crate::core::error::Error;
 use crate::core::event::{Event, Field};
 use crate::core::fault::Fault;
@@ -550,11 +550,15 @@ impl Mistake {
                 Ok((self.advance(), changed))
             }
             Op::Insert | Op::InsertOrReplace => {
-                let inserted = conn.execute(op.sql(), row)?;
+                let inserted = conn
+                    .execute(op.sql(), row)
+                    .map_err(|err| insert_failed(e, err))?;
                 Ok((self.advance(), inserted))
             }
             Op::InsertOnConflict | Op::InsertOrIgnore => {
-                let inserted = conn.execute(op.sql(), row)?;
+                let inserted = conn
+                    .execute(op.sql(), row)
+                    .map_err(|err| insert_failed(e, err))?;
                 if inserted == 0 {
                     // two_transactions compares the stored payload; INSERT OR
                     // IGNORE's handler just believes it saw a repeat — with
@@ -591,5 +595,22 @@ impl Mistake {
         } else {
             Err(Error::payload_conflict(e, (account_id, amount)))
         }
+    }
+}
+
+/// A mistake's INSERT refused by a constraint, in its own words. The foreign
+/// key means the account does not exist (as in [`crate::apply`]). Any other
+/// constraint — check_then_act's INSERT meeting the key another delivery
+/// registered after its check — is SQLite's own message, not a damaged
+/// database: the database is fine, the handler is wrong.
+fn insert_failed(e: &Event, err: rusqlite::Error) -> Error {
+    if is_foreign_key(&err) {
+        return Error::UnknownAccount {
+            account_id: e.account_id(),
+        };
+    }
+    match err.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::ConstraintViolation) => Error::storage(err.to_string()),
+        _ => Error::from(err),
     }
 }
