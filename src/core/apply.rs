@@ -246,23 +246,10 @@ impl Delivery {
         })
     }
 
-    /// Rolls back an open transaction after `err`, keeping `err` as the
-    /// answer, and records it.
+    /// Finishes the delivery after `err`, rolling back (see [`Trace::roll_back`]).
     fn rollback(&mut self, conn: &Connection, err: Error) -> Error {
         self.next = None;
-        if conn.is_autocommit() {
-            // Nothing open (BEGIN itself failed), or SQLite already ended
-            // the transaction on this error.
-            self.trace.rolled_back_by_sqlite();
-            return err;
-        }
-        match conn.execute_batch("ROLLBACK") {
-            Ok(()) => {
-                self.trace.rolled_back();
-                err
-            }
-            Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
-        }
+        self.trace.roll_back(conn, err)
     }
 
     // Every statement is compiled once per connection and then reused

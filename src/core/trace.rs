@@ -14,7 +14,10 @@
 //! [`Effect::RolledBack`]. A statement in autocommit mode is kept the
 //! moment it runs.
 
+use rusqlite::Connection;
 use serde::Serialize;
+
+use crate::core::error::Error;
 
 /// What became of a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -104,9 +107,27 @@ impl Trace {
         self.push("rollback", ROLLBACK, 0, Effect::Kept);
     }
 
+    /// Ends the transaction after `err`, keeping `err` as the answer: runs
+    /// `ROLLBACK` if one is open and records it; if none is open (BEGIN
+    /// itself failed, or SQLite already ended it on this error), its open
+    /// steps are marked rolled back. A failing `ROLLBACK` is added to `err`.
+    pub fn roll_back(&mut self, conn: &Connection, err: Error) -> Error {
+        if conn.is_autocommit() {
+            self.rolled_back_by_sqlite();
+            return err;
+        }
+        match conn.execute_batch("ROLLBACK") {
+            Ok(()) => {
+                self.rolled_back();
+                err
+            }
+            Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
+        }
+    }
+
     /// SQLite ended the transaction itself on an error (or none was
     /// open): every open step is rolled back, and no `ROLLBACK` ran.
-    pub fn rolled_back_by_sqlite(&mut self) {
+    fn rolled_back_by_sqlite(&mut self) {
         self.settle(Effect::RolledBack);
     }
 

@@ -492,20 +492,10 @@ impl Mistake {
         }
     }
 
-    /// Finishes the delivery after `err`, rolling back an open transaction.
+    /// Finishes the delivery after `err`, rolling back (see [`Trace::roll_back`]).
     fn end(&mut self, conn: &Connection, err: Error) -> Error {
         self.pc = FINISHED;
-        if conn.is_autocommit() {
-            self.trace.rolled_back_by_sqlite();
-            return err;
-        }
-        match conn.execute_batch("ROLLBACK") {
-            Ok(()) => {
-                self.trace.rolled_back();
-                err
-            }
-            Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
-        }
+        self.trace.roll_back(conn, err)
     }
 
     /// Runs one op: the answer if it ends the delivery, and the rows it
