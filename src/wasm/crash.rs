@@ -1,10 +1,12 @@
 //! The crash lab in the browser: [`CrashLab`].
 //!
-//! `www/crashworker.js` runs in its own dedicated worker and creates one
-//! `CrashLab`. The page kills that worker (`worker.terminate()`) in the
-//! middle of a commit and starts a new one, which reopens the database from
-//! OPFS: the reopening is SQLite's recovery, and `crash::classify` judges
-//! what survived.
+//! `www/panels/crash-lab/crashworker.js` runs in its own dedicated worker
+//! and creates one `CrashLab`. The page kills that worker
+//! (`worker.terminate()`) in the middle of a commit and starts a new one,
+//! which reopens the database from OPFS: the reopening is SQLite's
+//! recovery, and `crash::classify` (the sweep) or `crash::stream::check`
+//! (the random kills) judges what survived. Every verdict, and the sweep's
+//! summary, is computed in Rust; the page only shows them.
 
 use std::cell::{Cell, RefCell};
 
@@ -15,7 +17,7 @@ use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 
 use super::*;
 use crate::core::{schema, tables};
-use crate::labs::crash::{self, JournalMode};
+use crate::labs::crash::{self, stream, JournalMode};
 use crate::storage::iolog::{self, IoOp};
 
 /// Directory of the crash lab's own OPFS pool. A pool directory belongs to
@@ -193,11 +195,32 @@ impl CrashLab {
         })
     }
 
+    /// The sweep's summary line, as `inbox-lab crash-lab` prints it:
+    /// `{mode, crash_points, atomic, partial, lost_acknowledged}`, counted
+    /// from `outcomes`, the verdicts `recover` gave (one per crash point;
+    /// the sweep's rows come from several workers, one per kill).
+    pub fn summary(&self, outcomes: JsValue) -> Result<JsValue, JsValue> {
+        if !js_sys::Array::is_array(&outcomes) {
+            return Err(rules::wrong_type(
+                crash::sweep::OUTCOMES,
+                ValueType::Array,
+                type_of(&outcomes),
+            )
+            .into());
+        }
+        let verdicts: Vec<crash::Verdict> = serde_wasm_bindgen::from_value(outcomes)
+            .map_err(|e| Error::invalid(crash::sweep::OUTCOMES, e.to_string()))?;
+        to_value(&crash::Summary::count(self.mode, verdicts))
+    }
+
     /// Random kills: opens the stream's database in this lab's journal mode,
     /// creating it with account 1 if needed, through the (unarmed) shim.
-    /// After a kill this open is the recovery. Returns `{integrity, tables}`.
+    /// After a kill this open is the recovery. `acknowledged`: the indexes
+    /// of the events the sender heard "200" for. Returns the verdict,
+    /// `{partial, lost, balance, expected, applied}` (`crash::stream::check`).
     #[wasm_bindgen(js_name = killsOpen)]
-    pub fn kills_open(&mut self) -> Result<JsValue, JsValue> {
+    pub fn kills_open(&mut self, acknowledged: JsValue) -> Result<JsValue, JsValue> {
+        let acknowledged = indexes_from_js(stream::ACKNOWLEDGED, &acknowledged)?;
         self.kills = None;
         let answer = (|| {
             let path = format!("file:{KILLS_DB}?vfs={}", iolog::VFS_NAME);
@@ -207,21 +230,19 @@ impl CrashLab {
             if tables::snapshot(&conn)?.accounts.is_empty() {
                 schema::init(&mut conn, &[1])?;
             }
-            let answer = KillsState {
-                integrity: crash::integrity(&conn)?,
-                tables: tables::snapshot(&conn)?,
-            };
+            let answer = stream::check(&conn, &acknowledged)?;
             self.kills = Some(conn);
             Ok::<_, Error>(answer)
         })()?;
         to_value(&answer)
     }
 
-    /// Random kills: delivers one event to the stream's database with the
-    /// atomic handler, like `Lab.deliver`: `{outcome, http_status, receipt}`.
+    /// Random kills: delivers the stream's event `j` (`crash::stream::event`)
+    /// to its database with the atomic handler, like `Lab.deliver`:
+    /// `{outcome, http_status, receipt}`.
     #[wasm_bindgen(js_name = killsDeliver)]
-    pub fn kills_deliver(&self, event: JsValue) -> Result<JsValue, JsValue> {
-        let event = event_from_js(&event)?;
+    pub fn kills_deliver(&self, j: JsValue) -> Result<JsValue, JsValue> {
+        let event = stream::event(index_from_js(Field::EVENT_ID, &j)?)?;
         let conn = self
             .kills
             .as_ref()
@@ -296,8 +317,16 @@ struct Recovery {
     recovered: crash::Recovered,
 }
 
-#[derive(Serialize)]
-struct KillsState {
-    integrity: String,
-    tables: crate::Tables,
+/// A non-negative integral JS number, as an index.
+fn index_from_js(field: Field, value: &JsValue) -> Result<usize, Error> {
+    usize::try_from(number_from_js(field, value)?)
+        .map_err(|_| Error::invalid(field, "must not be negative"))
+}
+
+/// An array of indexes.
+fn indexes_from_js(field: Field, value: &JsValue) -> Result<Vec<usize>, Error> {
+    let Some(array) = value.dyn_ref::<js_sys::Array>() else {
+        return Err(rules::wrong_type(field, ValueType::Array, type_of(value)));
+    };
+    array.iter().map(|j| index_from_js(field, &j)).collect()
 }

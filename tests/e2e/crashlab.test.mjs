@@ -122,6 +122,40 @@ describe('the crash lab', { timeout: 1_800_000 }, () => {
     const status = await text(page, '#crash-kills-status');
     assert.match(status, /^10 kills \(\d+ in the middle of the stream\), journal mode DELETE: 0 partial, 0 lost acknowledged\. Balance (\d+) = the sum of the (\d+) distinct events applied/);
   });
+
+  test('the verdicts come from the crash worker (Rust): a lost acknowledged event and a hole are found, the summary is counted', async () => {
+    const answers = await page.evaluate(async () => {
+      const { Caller } = await import(new URL('www/lib/rpc.js', location.href).href);
+      const worker = new Caller(new Worker(new URL('www/panels/crash-lab/crashworker.js', location.href), { type: 'module' }), { name: 'the crash worker' });
+      const refused = (promise) => promise.then(() => null, (error) => error.kind);
+      try {
+        await worker.call('open', { mode: 'delete', events: 1 });
+        await worker.call('killsReset');
+        const empty = await worker.call('killsOpen', { acknowledged: [0] });
+        // kill-0 and kill-1, then kill-3: kill-2 never arrives.
+        await worker.call('killsStream', { first: 0, count: 2 });
+        await worker.call('killsStream', { first: 3, count: 1 });
+        const holed = await worker.call('killsOpen', { acknowledged: [0, 1, 5] });
+        const summary = await worker.call('summary', { outcomes: ['atomic', 'partial', 'atomic', 'lost_acknowledged'] });
+        const badOutcome = await refused(worker.call('summary', { outcomes: ['fine'] }));
+        const badIndex = await refused(worker.call('killsOpen', { acknowledged: [-1] }));
+        return { empty, holed, summary, badOutcome, badIndex };
+      } finally {
+        worker.terminate();
+      }
+    });
+    assert.deepEqual(answers.empty, { partial: [], lost: ['kill-0 was acknowledged but is gone'], balance: 0, expected: 0, applied: 0 });
+    assert.deepEqual(answers.holed, {
+      partial: [],
+      lost: ['kill-5 was acknowledged but is gone', 'kill-2 is missing although later events were applied'],
+      balance: 1 + 2 + 4,
+      expected: 7,
+      applied: 3,
+    });
+    assert.equal(JSON.stringify(answers.summary), '{"mode":"delete","crash_points":4,"atomic":2,"partial":1,"lost_acknowledged":1}');
+    assert.equal(answers.badOutcome, 'invalid_input');
+    assert.equal(answers.badIndex, 'invalid_input');
+  });
 });
 
 /** Runs the sweep through the panel, as a reader does; returns the summary line, parsed. */

@@ -171,7 +171,7 @@ describe('several tabs share one database', { timeout: 300_000 }, () => {
     t.diagnostic(describeStream(log, ownerAcked));
     assert.deepEqual(await statusOf(heir), { role: 'owner', phase: 'ready', storage: 'opfs' });
     assert.equal(heir.workers().length, 1, 'the heir started its own worker');
-    checkStreamLog(log, 80);
+    assertStreamLog(log, 80);
 
     const tables = await heir.evaluate(() => window.inboxLab.tables());
     checkHandover(tables, { complete: ['handover2-heir', 80], acked: ownerAcked, partial: 'handover2-owner' });
@@ -204,7 +204,7 @@ describe('several tabs share one database', { timeout: 300_000 }, () => {
     const log = await surviving;
     t.diagnostic(describeStream(log, new Set([...acks.of('handover3-a'), ...acks.of('handover3-b')])));
     assert.deepEqual(await statusOf(third), { role: 'owner', phase: 'ready', storage: 'opfs' });
-    checkStreamLog(log, 120);
+    assertStreamLog(log, 120);
     const tables = await third.evaluate(() => window.inboxLab.tables());
     checkHandover(tables, {
       complete: ['handover3-c', 120],
@@ -468,7 +468,7 @@ function checkExactlyOnce(tables, ids) {
 }
 
 /** A stream that retried through a hand-over: every event answered, errors only retryable. */
-function checkStreamLog(log, count) {
+function assertStreamLog(log, count) {
   const answered = log.filter((entry) => entry.outcome !== undefined);
   assert.equal(answered.length, count, 'every event of the surviving tab was answered');
   for (const entry of log) {

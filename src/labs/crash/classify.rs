@@ -5,7 +5,7 @@
 //! the database was written, only on what survived.
 
 use rusqlite::Connection;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::core::error::Error;
 use crate::core::tables;
@@ -24,7 +24,7 @@ pub struct Recovered {
 }
 
 /// The verdict of one try.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Integrity ok and every event entirely there or entirely absent.

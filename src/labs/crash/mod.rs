@@ -16,18 +16,22 @@
 //! the database was written, only on what survived.
 
 //!
-//! Three parts: [`workload`](mod@workload) (what runs under the crash
-//! point), [`classify`](mod@classify) (the verdict on what survived) and
-//! [`sweep`] (a row per crash point, and the summary). The sweep's drivers
-//! are the CLI natively (a child process per try, `crate::cli`) and the
-//! crash worker in the browser (`crate::wasm`).
+//! Four parts: [`workload`](mod@workload) (what runs under the crash
+//! point), [`classify`](mod@classify) (the verdict on what survived),
+//! [`sweep`] (a row per crash point, and the summary) and [`stream`] (the
+//! browser's random-kill stream: its events and its verdict). The sweep's
+//! drivers are the CLI natively (a child process per try, `crate::cli`)
+//! and the crash worker in the browser (`crate::wasm`), which only passes
+//! these verdicts on.
 
 pub mod classify;
+pub mod stream;
 pub mod sweep;
 pub mod workload;
 
 pub use classify::{
     classify, classify_dispatch, integrity, Delivered, Recovered, Recovery, Verdict,
 };
+pub use stream::StreamCheck;
 pub use sweep::{Row, Summary};
 pub use workload::{configure, events, workload, JournalMode, Workload};

@@ -1,6 +1,8 @@
 // The crash lab's driver: starts crash workers (crashworker.js), kills them,
-// starts new ones, and counts what survived. No DOM here — the panel
+// starts new ones, and collects what survived. No DOM here — the panel
 // (crashlab.js), the console (`window.inboxCrashLab`) and the tests share it.
+// Every verdict is computed in Rust, by the worker that reopened the
+// database (src/labs/crash/); this file only passes them on and tallies.
 //
 // Two experiments:
 //
@@ -10,15 +12,18 @@
 //   operation k+1 (`stop: "trap"`, the default, or `"spin"` — the same
 //   results, but each kill then waits about two seconds for the browser to
 //   stop a busy worker); the page terminates it; a new worker reopens the
-//   database from OPFS (SQLite's recovery) and classifies it. The summary is
-//   the same line as `inbox-lab crash-lab` prints:
+//   database from OPFS (SQLite's recovery) and classifies it. The summary,
+//   counted by Rust from those verdicts, is the same line as
+//   `inbox-lab crash-lab` prints:
 //   {"mode":…,"crash_points":N,"atomic":N,"partial":0,"lost_acknowledged":0}
 //
 // * `randomKills({trials, mode, kill})`: a sender streams deliveries; the worker is
 //   terminated at a random moment, a new one reopens the database, and the
 //   sender resumes, retrying every event it has no answer for. After every
-//   kill: integrity ok, no partial apply, no acknowledged event lost, and the
-//   balance equals the sum of the distinct applied events.
+//   kill the new worker checks (`crash::stream::check`): integrity ok, no
+//   partial apply, no acknowledged event lost, and the balance equals the
+//   sum of the distinct applied events. The stream's events are Rust's too
+//   (`crash::stream::event`): the sender names them by index.
 
 import { Caller } from '../../lib/rpc.js';
 
@@ -70,24 +75,13 @@ function runTry(worker, k) {
   });
 }
 
-/** The summary line, in the same shape and key order as `inbox-lab crash-lab`. */
-export function summarize(mode, rows) {
-  const count = (outcome) => rows.filter((row) => row.outcome === outcome).length;
-  return {
-    mode,
-    crash_points: rows.length,
-    atomic: count('atomic'),
-    partial: count('partial'),
-    lost_acknowledged: count('lost_acknowledged'),
-  };
-}
-
 /**
  * The sweep. `onPlan(log)` gets the workload's operations before the first
  * crash; `onRow(row)` each crash point's result as it comes:
  * `{k, last, next, crashed, acks, outcome, recovered}` (`last`: the k-th
  * operation, the last that reached storage; `next`: the one that did not).
- * Resolves `{log, rows, summary}`.
+ * Resolves `{log, rows, summary}`; `summary` is Rust's count of the rows'
+ * outcomes, in the shape and key order of `inbox-lab crash-lab`.
  */
 export async function sweep({ mode = 'delete', events = 1, control = false, stop = 'trap', onPlan, onRow } = {}) {
   let worker = await startWorker(mode, events, stop);
@@ -106,73 +100,20 @@ export async function sweep({ mode = 'delete', events = 1, control = false, stop
       rows.push(row);
       onRow?.(row);
     }
-    return { log, rows, summary: summarize(mode, rows) };
+    const summary = await worker.call('summary', { outcomes: rows.map((row) => row.outcome) });
+    return { log, rows, summary };
   } finally {
     worker.terminate();
   }
 }
 
-/** The random-kill stream's events: distinct keys, amounts 1 to 9. */
-export function killEvent(j) {
-  return { source: 'random-kills', event_id: `kill-${j}`, account_id: 1, amount: 1 + (j % 9) };
-}
-
-/**
- * Checks a recovered stream database against what the sender knows.
- * `acknowledged` holds the indexes of events answered 200. Returns
- * `{partial, lost, balance, expected, applied}`: `partial` and `lost` list
- * what is wrong (both empty when all is well); `expected` is the sum of the
- * amounts of the distinct events in the inbox; `applied`, how many there are.
- */
-export function checkStream({ integrity, tables }, acknowledged) {
-  const partial = [];
-  const lost = [];
-  if (integrity !== 'ok') {
-    partial.push(`integrity_check: ${integrity}`);
-  }
-  const balance = tables.accounts.find((a) => a.id === 1)?.balance;
-  const rows = tables.inbox.filter((r) => r.source === 'random-kills');
-  const applied = new Set();
-  for (const row of rows) {
-    const j = Number(row.event_id.slice('kill-'.length));
-    applied.add(j);
-    if (row.amount !== killEvent(j).amount || row.account_id !== 1) {
-      partial.push(`${row.event_id} stored with account ${row.account_id}, amount ${row.amount}`);
-    }
-  }
-  const expected = rows.reduce((sum, row) => sum + row.amount, 0);
-  if (balance !== expected) {
-    partial.push(`balance ${balance}, but the inbox rows add up to ${expected}`);
-  }
-  // Each receipt records the balance right after its own commit: in receipt
-  // order they must be the running sum, so no credit went missing between.
-  let running = 0;
-  for (const row of [...rows].sort((a, b) => a.receipt.seq - b.receipt.seq)) {
-    running += row.amount;
-    if (row.receipt?.balance_after !== running) {
-      partial.push(`${row.event_id}: receipt says balance ${row.receipt?.balance_after}, running sum ${running}`);
-      break;
-    }
-  }
-  for (const j of acknowledged) {
-    if (!applied.has(j)) {
-      lost.push(`kill-${j} was acknowledged but is gone`);
-    }
-  }
-  // The sender streams in order, so the applied events are 0 … n-1: a hole
-  // would be a commit that did not survive while a later one did.
-  for (let j = 0; j < applied.size; j += 1) {
-    if (!applied.has(j)) {
-      lost.push(`kill-${j} is missing although later events were applied`);
-      break;
-    }
-  }
-  return { partial, lost, balance, expected, applied: applied.size };
-}
-
 /**
  * Random kills. Each trial: a new worker reopens (recovers) the stream's
- * database and it is checked against the sender's record; the sender
+ * database and checks it against the sender's record (the indexes of the
+ * events answered "200"), returning `{partial, lost, balance, expected,
+ * applied}`: `partial` and `lost` list what is wrong (both empty when all
+ * is well); `expected` is the sum of the amounts of the stream's inbox
+ * rows; `applied`, how many of its events are there. The sender
  * resumes from its first unanswered event (earlier answers may have been
  * lost: those retries must come back "duplicate"); the worker is killed
  * mid-stream. Two ways to pick the moment:
@@ -233,7 +174,7 @@ export async function randomKills({
   try {
     await worker.call('killsReset');
     for (let trial = 0; ; trial += 1) {
-      const check = checkStream(await worker.call('killsOpen'), acknowledged);
+      const check = await worker.call('killsOpen', { acknowledged: [...acknowledged] });
       summary.partial += check.partial.length > 0 ? 1 : 0;
       summary.lost_acknowledged += check.lost.length > 0 ? 1 : 0;
       summary.failures.push(...[...check.partial, ...check.lost].map((reason) => `trial ${trial}: ${reason}`));
@@ -244,7 +185,8 @@ export async function randomKills({
       if (trial === trials) {
         break; // the last reopening only checks
       }
-      const events = Array.from({ length: burst }, (_, i) => killEvent(next + i));
+      // Events next … next+burst-1 of the stream.
+      const events = { first: next, count: burst };
       const run =
         kill === 'io'
           ? await streamUntilCrash(worker, events, 1 + Math.floor(random() * perEvent * burst))
@@ -285,7 +227,7 @@ export async function randomKills({
 }
 
 /**
- * Streams `events`, crashing at storage operation `crashAfter + 1`.
+ * Streams the events `{first, count}`, crashing at storage operation `crashAfter + 1`.
  * Resolves `{acks: [{i, outcome}], finished, op, operations}`.
  */
 function streamUntilCrash(worker, events, crashAfter) {
@@ -298,7 +240,7 @@ function streamUntilCrash(worker, events, crashAfter) {
         resolve({ acks, finished: false, op: message.op });
       }
     };
-    worker.call('killsStream', { events, crashAfter }).then(
+    worker.call('killsStream', { ...events, crashAfter }).then(
       ({ operations }) => resolve({ acks, finished: true, op: null, operations }),
       () => resolve({ acks, finished: false, op: null }),
     );
@@ -306,7 +248,7 @@ function streamUntilCrash(worker, events, crashAfter) {
 }
 
 /**
- * Streams `events` and calls `terminate()` `delayMs` after the stream
+ * Streams the events `{first, count}` and calls `terminate()` `delayMs` after the stream
  * starts. Resolves `{acks: [{i, outcome}], finished}`. Answers the worker
  * sends after `terminate()` are lost, as a dead handler's would be.
  */
@@ -332,7 +274,7 @@ function streamUntilKilled(worker, events, delayMs, gapMs) {
         acks.push({ i: message.i, outcome: message.outcome });
       }
     };
-    worker.call('killsStream', { events, gapMs }).then(
+    worker.call('killsStream', { ...events, gapMs }).then(
       () => {
         finished = true;
         done();

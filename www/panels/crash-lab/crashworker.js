@@ -4,7 +4,7 @@
 // either entirely there or entirely absent, wherever the writer dies. A
 // browser cannot kill a thread at an exact instruction, so this worker
 // stops itself at the exact storage operation instead: the Rust side
-// (`CrashLab` in src/wasm.rs) runs the workload through a VFS shim
+// (`CrashLab` in src/wasm/crash.rs) runs the workload through a VFS shim
 // (src/storage/iolog.rs) that lets k operations reach OPFS and, at operation k+1,
 // tells the page "crashed" and stops dead: a WebAssembly trap unwinds every
 // frame, SQLite's included, without running any of them (or, with
@@ -12,6 +12,10 @@
 // then calls `worker.terminate()` — the kill — and starts a NEW worker, which
 // reopens the database from OPFS. That reopening is the recovery under test.
 // After a crash this worker never answers or calls into WebAssembly again.
+//
+// Every verdict it answers — a crash point's outcome, the sweep's summary,
+// the random-kill check — is computed by Rust (src/labs/crash/) from the
+// database it reopened; this file only passes them on.
 //
 // It keeps its files in an OPFS pool of its own (directory
 // `.inbox-lab-crash`), never touching the playground's database, and it is
@@ -48,13 +52,22 @@
 //                    classifies it: result {outcome: "atomic" | "partial" |
 //                    "lost_acknowledged", recovered: {integrity, registered, credited,
 //                    acknowledged}}
+//   op "summary"     args {outcomes: ["atomic" | "partial" | "lost_acknowledged", …]}
+//                    (the sweep's outcomes, one per crash point, as "recover" gave them)
+//                    result {mode, crash_points, atomic, partial, lost_acknowledged}
+//                    (the line `inbox-lab crash-lab` prints, same key order)
 //   op "killsReset"  Deletes the random-kill stream's database. result undefined
-//   op "killsOpen"   Opens (creating if needed) the stream's database — after a kill,
-//                    this is the recovery. result {integrity, tables: {accounts, inbox}}
-//   op "killsStream" args {events: [{source, event_id, account_id, amount}], crashAfter?,
-//                          gapMs?}
-//                    Announces {type: "streaming"}, then delivers the events in order
-//                    with the atomic handler, announcing {type: "ack", i, outcome} after
+//   op "killsOpen"   args {acknowledged: [j, …]} (the events the sender heard "200" for)
+//                    Opens (creating if needed) the stream's database — after a kill,
+//                    this is the recovery — and checks it: result {partial: [String],
+//                    lost: [String], balance, expected, applied} (`partial` and `lost`
+//                    empty when all is well; `expected`: the sum of the stream's inbox
+//                    rows; `applied`: how many of its events are there)
+//   op "killsStream" args {first, count, crashAfter?, gapMs?}
+//                    Announces {type: "streaming"}, then delivers the stream's events
+//                    first … first+count-1 (Rust's `crash::stream::event`: "random-kills",
+//                    "kill-<j>", account 1, amount 1 + j % 9) in order with the atomic
+//                    handler, announcing {type: "ack", i, outcome} (i from 0) after
 //                    each commit. With `crashAfter` it crashes like a "try" after that
 //                    many storage operations (announcing {type: "crashed", k, op}); without
 //                    it the page kills it at a moment of its choosing. `gapMs`: busy time
@@ -97,8 +110,9 @@ serve(
     ['try', (args) => runTry(args?.k)],
     ['recover', (args) => lab.recover(args?.acknowledged, args?.control === true)],
     ['killsReset', () => lab.killsReset()],
-    ['killsOpen', () => lab.killsOpen()],
-    ['killsStream', (args) => stream(args?.events, args?.crashAfter, args?.gapMs)],
+    ['summary', (args) => lab.summary(args?.outcomes)],
+    ['killsOpen', (args) => lab.killsOpen(args?.acknowledged)],
+    ['killsStream', (args) => stream(args?.first, args?.count, args?.crashAfter, args?.gapMs)],
   ]),
   {
     refuse: (request) => (lab === null && request.op !== 'open' ? invalid('send "open" first') : null),
@@ -133,9 +147,9 @@ function runTry(k) {
   });
 }
 
-function stream(events, crashAfter, gapMs) {
-  if (!Array.isArray(events)) {
-    throw invalid('events must be an array');
+function stream(first, count, crashAfter, gapMs) {
+  if (!Number.isInteger(first) || first < 0 || !Number.isInteger(count) || count < 0) {
+    throw invalid('first and count must be whole numbers');
   }
   if (crashAfter !== undefined && (!Number.isInteger(crashAfter) || crashAfter < 1)) {
     throw invalid('crashAfter must be a positive integer');
@@ -146,8 +160,8 @@ function stream(events, crashAfter, gapMs) {
       lab.killsArm(crashAfter, crashHook(crashAfter));
     }
     self.postMessage({ type: 'streaming' });
-    events.forEach((event, i) => {
-      const reply = lab.killsDeliver(event);
+    for (let i = 0; i < count; i += 1) {
+      const reply = lab.killsDeliver(first + i);
       // The sender hears "200" only now, after the commit.
       self.postMessage({ type: 'ack', i, outcome: reply.outcome });
       // Busy, not idle: a worker that yielded would only ever be killed
@@ -156,8 +170,8 @@ function stream(events, crashAfter, gapMs) {
       while (performance.now() < until) {
         // spin
       }
-    });
-    return { delivered: events.length, operations: lab.killsDisarm() };
+    }
+    return { delivered: count, operations: lab.killsDisarm() };
   });
 }
 
