@@ -161,87 +161,40 @@ impl Event {
     /// assert_eq!(err.unwrap_err().report().field, Some(Field::AMOUNT));
     /// ```
     pub fn from_json(text: &str) -> Result<Event, Error> {
-        use serde_json::Value;
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            Error::refused(
-                Field::EVENT,
-                Reason::new(InvalidCode::NotJson, format!("not valid JSON: {e}"))
-                    .with("line", e.line())
-                    .with("column", e.column())
-                    .with("detail", e),
-            )
-        })?;
-        let Value::Object(map) = value else {
-            return Err(not_an_object(ValueType::of_json(&value)));
-        };
-        // `{"amount": 1, "amount": 1000000}` is valid JSON, and parsers
-        // disagree on which amount it means (serde_json keeps the last, others
-        // the first). A sender and a handler that disagree on the payload is
-        // exactly what the inbox must not allow, so a repeated field is refused.
-        if let Ok(FirstRepeatedKey(Some(name))) = serde_json::from_str(text) {
-            return Err(Error::refused(
-                Field::EVENT,
-                Reason::new(
-                    InvalidCode::DuplicateField,
-                    format!("duplicate field {name:?}: each field may appear only once"),
-                )
-                .with("name", format!("{name:?}")),
-            ));
-        }
-        if let Some(extra) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-            return Err(unexpected_field(extra));
-        }
-        let text_field = |field: Field| match map.get(field.as_str()) {
-            None => Err(missing(field)),
-            Some(Value::String(s)) => check_key(field, s).map(|()| s.as_str()),
-            Some(other) => Err(wrong_type(
-                field,
-                ValueType::String,
-                ValueType::of_json(other),
-            )),
-        };
-        let int_field = |field: Field| {
-            let n = match map.get(field.as_str()) {
-                None => return Err(missing(field)),
-                Some(Value::Number(n)) => n,
-                Some(other) => {
-                    return Err(wrong_type(
-                        field,
-                        ValueType::Number,
-                        ValueType::of_json(other),
-                    ))
-                }
-            };
-            // serde_json keeps integers written without '.', 'e' or 'E' as
-            // integers; `500.0` and `5e2` arrive as floats and are refused.
-            // Integers past u64 also arrive as floats: out of range, not a
-            // matter of notation.
-            let value = match (n.as_i64(), n.as_u64(), n.as_f64()) {
-                (Some(i), _, _) => i,
-                (None, Some(_), _) => return Err(out_of_range(field, n)),
-                (None, None, Some(f)) if f.fract() == 0.0 && f.abs() >= 9.2e18 => {
-                    return Err(out_of_range(field, n))
-                }
-                _ => {
-                    return Err(Error::refused(
-                        field,
-                        Reason::new(
-                            InvalidCode::DecimalOrExponent,
-                            format!(
-                                "must be a whole number written without a decimal point or \
-                                 exponent, got {n}"
-                            ),
-                        )
-                        .with("got", n),
-                    ))
-                }
-            };
-            check_range(field, value).map(|()| value)
-        };
-        let source = text_field(Field::SOURCE)?;
-        let event_id = text_field(Field::EVENT_ID)?;
-        let account_id = int_field(Field::ACCOUNT_ID)?;
-        let amount = int_field(Field::AMOUNT)?;
+        let map = json_object(text, &FIELDS)?;
+        let source = text_field(&map, Field::SOURCE)?;
+        let event_id = text_field(&map, Field::EVENT_ID)?;
+        let account_id = int_field(&map, Field::ACCOUNT_ID)?;
+        let amount = int_field(&map, Field::AMOUNT)?;
+        Event::new(source, event_id, account_id, amount)
+    }
+
+    /// Validates an event whose keys arrive apart from its payload (a
+    /// webhook's URL and headers): `source` and `event_id` as given, and the
+    /// payload as JSON text `{"account_id": 1, "amount": 500}`, with exactly
+    /// these two fields and the same strictness as [`Event::from_json`]
+    /// (plain JSON integers, no repeated field, nothing else — a `source` in
+    /// the payload is an unexpected field, never a second opinion).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`]: a key that breaks a rule (`source`, then
+    /// `event_id`), then the payload's errors in [`Event::from_json`]'s
+    /// order (field `event` for the payload as a whole).
+    ///
+    /// # Example
+    /// ```
+    /// use inbox_lab::{Event, Field};
+    /// let e = Event::from_json_payload("a", "e", r#"{"account_id":1,"amount":5}"#).unwrap();
+    /// assert_eq!((e.source(), e.amount()), ("a", 5));
+    /// let err = Event::from_json_payload("a", "e", r#"{"source":"b","account_id":1,"amount":5}"#);
+    /// assert_eq!(err.unwrap_err().report().code, "unexpected_field");
+    /// ```
+    pub fn from_json_payload(source: &str, event_id: &str, text: &str) -> Result<Event, Error> {
+        check_key(Field::SOURCE, source)?;
+        check_key(Field::EVENT_ID, event_id)?;
+        let map = json_object(text, &PAYLOAD_FIELDS)?;
+        let account_id = int_field(&map, Field::ACCOUNT_ID)?;
+        let amount = int_field(&map, Field::AMOUNT)?;
         Event::new(source, event_id, account_id, amount)
     }
 
@@ -294,6 +247,107 @@ impl<'de> Deserialize<'de> for FirstRepeatedKey {
 
 /// The four fields of an event, in the order they are checked.
 pub const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
+
+/// The payload's fields when the keys arrive elsewhere
+/// ([`Event::from_json_payload`]).
+pub const PAYLOAD_FIELDS: [&str; 2] = ["account_id", "amount"];
+
+/// Parses JSON text that must be an object with no repeated key and no key
+/// outside `allowed` (absent ones are the caller's to report).
+fn json_object(
+    text: &str,
+    allowed: &[&str],
+) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    use serde_json::Value;
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        Error::refused(
+            Field::EVENT,
+            Reason::new(InvalidCode::NotJson, format!("not valid JSON: {e}"))
+                .with("line", e.line())
+                .with("column", e.column())
+                .with("detail", e),
+        )
+    })?;
+    let Value::Object(map) = value else {
+        return Err(object_expected(ValueType::of_json(&value), allowed));
+    };
+    // `{"amount": 1, "amount": 1000000}` is valid JSON, and parsers
+    // disagree on which amount it means (serde_json keeps the last, others
+    // the first). A sender and a handler that disagree on the payload is
+    // exactly what the inbox must not allow, so a repeated field is refused.
+    if let Ok(FirstRepeatedKey(Some(name))) = serde_json::from_str(text) {
+        return Err(Error::refused(
+            Field::EVENT,
+            Reason::new(
+                InvalidCode::DuplicateField,
+                format!("duplicate field {name:?}: each field may appear only once"),
+            )
+            .with("name", format!("{name:?}")),
+        ));
+    }
+    if let Some(extra) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(field_not_allowed(extra, allowed));
+    }
+    Ok(map)
+}
+
+/// A key field of a parsed object: present, a string, and valid.
+fn text_field(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: Field,
+) -> Result<&str, Error> {
+    use serde_json::Value;
+    match map.get(field.as_str()) {
+        None => Err(missing(field)),
+        Some(Value::String(s)) => check_key(field, s).map(|()| s.as_str()),
+        Some(other) => Err(wrong_type(
+            field,
+            ValueType::String,
+            ValueType::of_json(other),
+        )),
+    }
+}
+
+/// A number field of a parsed object: present, a plain JSON integer, in range.
+fn int_field(map: &serde_json::Map<String, serde_json::Value>, field: Field) -> Result<i64, Error> {
+    use serde_json::Value;
+    let n = match map.get(field.as_str()) {
+        None => return Err(missing(field)),
+        Some(Value::Number(n)) => n,
+        Some(other) => {
+            return Err(wrong_type(
+                field,
+                ValueType::Number,
+                ValueType::of_json(other),
+            ))
+        }
+    };
+    // serde_json keeps integers written without '.', 'e' or 'E' as
+    // integers; `500.0` and `5e2` arrive as floats and are refused.
+    // Integers past u64 also arrive as floats: out of range, not a
+    // matter of notation.
+    let value = match (n.as_i64(), n.as_u64(), n.as_f64()) {
+        (Some(i), _, _) => i,
+        (None, Some(_), _) => return Err(out_of_range(field, n)),
+        (None, None, Some(f)) if f.fract() == 0.0 && f.abs() >= 9.2e18 => {
+            return Err(out_of_range(field, n))
+        }
+        _ => {
+            return Err(Error::refused(
+                field,
+                Reason::new(
+                    InvalidCode::DecimalOrExponent,
+                    format!(
+                        "must be a whole number written without a decimal point or \
+                         exponent, got {n}"
+                    ),
+                )
+                .with("got", n),
+            ))
+        }
+    };
+    check_range(field, value).map(|()| value)
+}
 
 /// Checks `source` / `event_id`. Never trims: the bytes given are the key.
 fn check_key(field: Field, value: &str) -> Result<(), Error> {
@@ -580,32 +634,53 @@ pub fn lone_surrogate(field: Field) -> Error {
 
 /// An event with a field it does not have.
 pub fn unexpected_field(name: &str) -> Error {
+    field_not_allowed(name, &FIELDS)
+}
+
+/// An event that is not an object at all.
+pub fn not_an_object(got: ValueType) -> Error {
+    object_expected(got, &FIELDS)
+}
+
+/// `name` is not one of the `allowed` fields.
+fn field_not_allowed(name: &str, allowed: &[&str]) -> Error {
     let quoted = format!("{name:?}");
     Error::refused(
         Field::EVENT,
         Reason::new(
             InvalidCode::UnexpectedField,
             format!(
-                "unexpected field {quoted}: only source, event_id, account_id and amount are allowed"
+                "unexpected field {quoted}: only {} are allowed",
+                english_list(allowed)
             ),
         )
         .with("name", quoted),
     )
 }
 
-/// An event that is not an object at all.
-pub fn not_an_object(got: ValueType) -> Error {
+/// An object with the `allowed` fields was expected, `got` arrived.
+fn object_expected(got: ValueType, allowed: &[&str]) -> Error {
     Error::refused(
         Field::EVENT,
         Reason::new(
             InvalidCode::NotObject,
             format!(
-                "expected an object with source, event_id, account_id and amount, got {}",
+                "expected an object with {}, got {}",
+                english_list(allowed),
                 got.english()
             ),
         )
         .with("got", got.as_str()),
     )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn english_list(names: &[&str]) -> String {
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// `got` is not one of the names `expected` lists (e.g. fault points).
@@ -797,6 +872,43 @@ mod tests {
         ] {
             assert_eq!(field_of(Event::from_json(bad)), Some(field), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_payload_with_keys_from_elsewhere_is_as_strict_as_an_event() {
+        let payload = |text: &str| Event::from_json_payload("a", "e", text);
+        assert_eq!(
+            payload(r#"{"account_id":1,"amount":5}"#).unwrap(),
+            Event::new("a", "e", 1, 5).unwrap()
+        );
+        for (bad, field) in [
+            (r#"{"account_id":1,"amount":5,"source":"b"}"#, Field::EVENT),
+            (
+                r#"{"account_id":1,"amount":5,"event_id":"x"}"#,
+                Field::EVENT,
+            ),
+            (r#"{"account_id":1,"amount":1,"amount":5}"#, Field::EVENT),
+            (r#"{"account_id":1,"amount":"5"}"#, Field::AMOUNT),
+            (r#"{"account_id":1,"amount":5.0}"#, Field::AMOUNT),
+            (r#"{"amount":5}"#, Field::ACCOUNT_ID),
+            (r#"[]"#, Field::EVENT),
+        ] {
+            assert_eq!(field_of(payload(bad)), Some(field), "{bad}");
+        }
+        let err = payload(r#"{"account_id":1,"amount":5,"source":"b"}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid event: unexpected field \"source\": only account_id and amount are allowed"
+        );
+        // The keys are checked first, with the event's rules.
+        assert_eq!(
+            field_of(Event::from_json_payload("", "e", "{")),
+            Some(Field::SOURCE)
+        );
+        assert_eq!(
+            field_of(Event::from_json_payload("a", "e\n", "{")),
+            Some(Field::EVENT_ID)
+        );
     }
 
     fn code_of(r: Result<Event, Error>) -> Option<(Field, &'static str)> {

@@ -8,6 +8,9 @@
 //!   recover, check atomicity.
 //! * [`scheme_ends`] — where the scheme ends: side effects and the outbox,
 //!   business keys, retention.
+//! * [`webhooks`] — signed webhooks (Standard Webhooks): verify who sent a
+//!   delivery before the inbox sees it; deduplication does not prove
+//!   authenticity.
 //! * [`tools`] — the reader's tools around the tables: the SQL console,
 //!   export and import, the article's scenario, query budgets.
 //! * `bench` (feature `bench`) — the benchmark's settings and runs; not in
@@ -22,6 +25,7 @@ pub mod crash;
 pub mod race;
 pub mod scheme_ends;
 pub mod tools;
+pub mod webhooks;
 
 /// Every `(kind, code)` pair a report can carry — the core's
 /// ([`crate::core::error::codes`]) and every lab's refusal codes (all under
