@@ -25,6 +25,8 @@
 //   console/      the read-only SQL console
 //   workshop/     the article's scenario and exercises (exercises.js)
 //   scheme-ends/  where the scheme ends: side effects, business keys, retention
+//   hooks/        signed webhooks from real HTTP senders: secrets, the relay from
+//                 `cargo xtask serve` (relay.js), the dedup-poisoning level
 //   bench/        a short benchmark in this browser (its own worker, benchworker.js)
 //   race-lab/     deliveries interleaved statement by statement on real connections
 //   crash-lab/    a worker killed at every storage operation of a commit
@@ -47,6 +49,8 @@ import * as sqlconsole from './panels/console/sqlconsole.js';
 import * as crashLab from './panels/crash-lab/crashlab.js';
 import * as data from './panels/data/data.js';
 import * as header from './panels/header/header.js';
+import * as hooks from './panels/hooks/hooks.js';
+import * as relay from './panels/hooks/relay.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
 import * as raceLab from './panels/race-lab/racelab.js';
@@ -74,6 +78,7 @@ const PANELS = [
   sqlconsole,
   workshop,
   schemeEnds,
+  hooks,
   bench,
   raceLab,
   crashLab,
@@ -102,6 +107,9 @@ translatePage();
 //   inboxLab.setLoseResponse(true | false)
 //       set the sender form, so the next Deliver uses them
 //   inboxLab.timeline()      every delivery the page has seen (panels/timeline/timeline-model.js)
+//   inboxLab.hooks.secret(source), .rotate(source), .sign(source, id, timestamp, body),
+//   .receive(relayed, {verify})   signed webhooks (db/client.js)
+//   inboxLab.hooks.requests()     the last requests the relay passed on, with their verdicts
 //   inboxLab.setLanguage("en" | "ru")
 //
 // client.js's object is frozen; this one is a frozen superset of it. Like
@@ -131,6 +139,7 @@ window.inboxLab = Object.freeze({
   setHandler: sender.setHandler,
   setLoseResponse: sender.setLoseResponse,
   timeline: () => timeline.timeline.entries(),
+  hooks: Object.freeze({ ...inboxLab.hooks, requests: relay.requests }),
   setLanguage: (lang) => {
     if (!LANGUAGES.includes(lang)) {
       throw new RangeError(`language must be one of ${LANGUAGES.join(', ')}`);

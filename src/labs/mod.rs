@@ -59,5 +59,6 @@ pub fn error_codes() -> Vec<(&'static str, &'static str)> {
             .collect(),
     ];
     all.extend(labs.concat().into_iter().map(|c| ("invalid_input", c)));
+    all.extend(webhooks::codes());
     all
 }

@@ -63,6 +63,9 @@ pub struct Lab {
     /// A delivery run one statement at a time (step mode). While it is
     /// unfinished its transaction is open and holds the write lock.
     stepping: Option<Delivery>,
+    /// The signed-webhook secrets' own database (`hooks.rs`), opened on
+    /// first use; never replaced by import or reset.
+    pub(super) hooks: Option<Connection>,
 }
 
 #[wasm_bindgen]
@@ -94,6 +97,7 @@ impl Lab {
             conn: None,
             problem: None,
             stepping: None,
+            hooks: None,
         };
         lab.open_database();
         Ok(lab)
@@ -365,6 +369,7 @@ impl Lab {
     pub fn close(&mut self) {
         self.stepping = None;
         self.conn = None;
+        self.hooks = None;
     }
 }
 
@@ -386,6 +391,15 @@ impl Lab {
             }
         }
         Ok(())
+    }
+
+    /// Where a sibling database of the reader's lives: a file in the same
+    /// OPFS pool, or a named memdb database.
+    pub(super) fn sibling_path(&self, file: &str) -> String {
+        match self.storage {
+            Storage::Opfs(_) => file.to_owned(),
+            Storage::Memory => format!("file:/{file}?vfs=memdb"),
+        }
     }
 
     fn connect(&mut self) -> Result<(), Error> {

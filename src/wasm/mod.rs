@@ -10,6 +10,8 @@
 //! * [`CrashLab`] (`crash.rs`) — the crash lab, for `www/crashworker.js`,
 //!   in its own OPFS pool.
 //! * [`Notifier`] and the scheme-ends calls on [`Lab`] (`scheme_ends.rs`).
+//! * The signed-webhook calls on [`Lab`] (`hooks.rs`): secrets, and
+//!   receiving what the server relays.
 //! * `Bench` (`bench.rs`, feature `bench`) — the benchmark's worker
 //!   (`www/benchworker.js`, which loads its own build, `www/pkg-bench/`).
 //!
@@ -24,6 +26,7 @@
 use std::time::Duration;
 
 mod crash;
+mod hooks;
 mod lab;
 mod race;
 mod scheme_ends;

@@ -333,6 +333,21 @@ export const inboxLab = Object.freeze({
     advanceClock: (ms) => request('advanceClock', { ms }),
     purge: (keepMs) => request('purge', { keep_ms: keepMs }),
   }),
+
+  /**
+   * Signed webhooks: `hooks.secret(source)` the source's current secret
+   * (`{source, secret}`, made on first use), `hooks.rotate(source)` a new one
+   * (the old one verifies until the next rotation), `hooks.sign(source, id,
+   * timestamp, body)` the `v1,…` signature its secret gives, and
+   * `hooks.receive(relayed, {verify})` what the relay (panels/hooks/relay.js)
+   * does with a webhook the server passed on.
+   */
+  hooks: Object.freeze({
+    secret: (source) => request('hookSecret', { source }),
+    rotate: (source) => request('hookRotate', { source }),
+    sign: (source, id, timestamp, body) => request('hookSign', { source, id, timestamp, body }),
+    receive: (relayed, options = {}) => calling(() => request('hookReceive', { relayed, verify: options?.verify })),
+  }),
 });
 
 window.inboxLab = inboxLab;

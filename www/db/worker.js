@@ -137,6 +137,19 @@
 //     op "purge"         args {keep_ms}  deletes inbox rows received more than keep_ms ago,
 //                        in batches of 100, each its own transaction; result how many
 //
+//   Signed webhooks (www/panels/hooks/; Rust: src/labs/webhooks/, src/wasm/hooks.rs).
+//   The secrets live in their own database file, never exported, imported or reset.
+//     op "hookSecret"  args {source}  result {source, secret: "whsec_..."}: the current
+//                      secret, made from 32 random bytes the first time
+//     op "hookRotate"  args {source}  result as "hookSecret": a new current secret; the old
+//                      one keeps verifying until the next rotation
+//     op "hookSign"    args {source, id, timestamp, body}  result "v1,<base64>": the
+//                      signature the source's current secret gives (the page plays the
+//                      genuine provider)
+//     op "hookReceive" args {relayed: {source, headers, body_base64}, verify}  a webhook
+//                      the server relayed: verified (unless verify === false), then
+//                      delivered; result {status, body, event, steps}
+//
 //   "deliver" also takes `handler` ("atomic", the default, or one of the race
 //   lab's mistakes: no_dedup, check_then_act, two_transactions,
 //   insert_or_ignore, insert_or_replace). The event is validated by the same
@@ -265,7 +278,18 @@ const OPS = new Map([
   ['clock', () => lab.now()],
   ['advanceClock', (args) => lab.advanceClock(args?.ms)],
   ['purge', (args) => lab.purge(args?.keep_ms)],
+  // Signed webhooks (www/panels/hooks/): secrets drawn here from the
+  // browser's cryptographic random source, kept in their own database.
+  ['hookSecret', (args) => lab.hookSecret(args?.source, freshKey())],
+  ['hookRotate', (args) => lab.hookRotate(args?.source, freshKey())],
+  ['hookSign', (args) => lab.hookSign(args?.source, args?.id, args?.timestamp, args?.body)],
+  ['hookReceive', (args) => lab.hookReceive(args?.relayed, args?.verify)],
 ]);
+
+/** 32 random bytes: the key of a new secret. */
+function freshKey() {
+  return crypto.getRandomValues(new Uint8Array(32));
+}
 
 // The ops that run while the database has a problem: the two ways out.
 const WITH_PROBLEM = new Set(['exportRaw', 'reset', 'testPlant']);

@@ -24,6 +24,23 @@ const TYPED = new Set(['wrong_type', 'not_object']);
 
 register({
   en: {
+    // ---- signed webhooks (src/labs/webhooks/): refused before the inbox ----
+    'error.unauthorized.missing_signature': 'unauthorized: the webhook-signature header is missing',
+    'error.unauthorized.malformed_signature': 'unauthorized: malformed webhook-signature header: {detail}',
+    'error.unauthorized.no_v1_signature': 'unauthorized: no v1 signature in webhook-signature (only versions: {versions})',
+    'error.unauthorized.unknown_source': 'unauthorized: no secret is configured for the source {source}',
+    'error.unauthorized.stale_timestamp':
+      'unauthorized: the timestamp {timestamp} is older than {tolerance} seconds from now ({now})',
+    'error.unauthorized.future_timestamp':
+      'unauthorized: the timestamp {timestamp} is further ahead than {tolerance} seconds from now ({now})',
+    'error.unauthorized.signature_mismatch':
+      'unauthorized: none of the {signatures} v1 signatures matches any of the {secrets} secrets of the source {source}',
+    'error.payload_too_large.body_too_large': 'the body is {bytes} bytes; at most {max} are accepted',
+    'error.invalid_input.wrong_prefix': 'invalid {field}: must start with "whsec_", followed by the key in base64',
+    'error.invalid_input.bad_base64': 'invalid {field}: the part after "whsec_" is not base64: {detail}',
+    'error.invalid_input.empty_key': 'invalid {field}: the key is empty',
+    'error.invalid_input.key_too_short': 'invalid {field}: the key is {bytes} bytes; at least {min} are required',
+    'error.invalid_input.key_too_long': 'invalid {field}: the key is {bytes} bytes; at most {max} are allowed',
     // ---- invalid_input: fix the input; the same bytes fail the same way ----
     'error.invalid_input.empty': 'invalid {field}: must not be empty',
     'error.invalid_input.whitespace_only': 'invalid {field}: must not be only whitespace',
@@ -142,6 +159,23 @@ register({
       'the tab that held the database went away before answering. This request was not confirmed; retrying it is safe (an event is applied at most once).',
   },
   ru: {
+    // ---- подписанные вебхуки (src/labs/webhooks/): отказ до входящих ----
+    'error.unauthorized.missing_signature': 'не подтверждено: нет заголовка webhook-signature',
+    'error.unauthorized.malformed_signature': 'не подтверждено: неверный заголовок webhook-signature: {detail}',
+    'error.unauthorized.no_v1_signature': 'не подтверждено: в webhook-signature нет подписи v1 (только версии: {versions})',
+    'error.unauthorized.unknown_source': 'не подтверждено: для источника {source} секрет не задан',
+    'error.unauthorized.stale_timestamp':
+      'не подтверждено: метка времени {timestamp} старше, чем на {tolerance} с от текущего момента ({now})',
+    'error.unauthorized.future_timestamp':
+      'не подтверждено: метка времени {timestamp} впереди больше чем на {tolerance} с от текущего момента ({now})',
+    'error.unauthorized.signature_mismatch':
+      'не подтверждено: ни одна из подписей v1 ({signatures}) не подходит ни к одному секрету источника {source} ({secrets})',
+    'error.payload_too_large.body_too_large': 'тело запроса — {bytes} байт; допускается не больше {max}',
+    'error.invalid_input.wrong_prefix': 'поле {field}: должно начинаться с "whsec_", за которым идёт ключ в base64',
+    'error.invalid_input.bad_base64': 'поле {field}: часть после "whsec_" — не base64: {detail}',
+    'error.invalid_input.empty_key': 'поле {field}: ключ пуст',
+    'error.invalid_input.key_too_short': 'поле {field}: ключ — {bytes} байт; нужно не меньше {min}',
+    'error.invalid_input.key_too_long': 'поле {field}: ключ — {bytes} байт; допускается не больше {max}',
     'error.invalid_input.empty': 'поле {field}: не может быть пустым',
     'error.invalid_input.whitespace_only': 'поле {field}: не может состоять из одних пробелов',
     'error.invalid_input.too_long': 'поле {field}: {bytes} байт в UTF-8, а допускается не больше {max}',

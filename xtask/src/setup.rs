@@ -124,9 +124,13 @@ pub fn run(scope: Scope) -> Result<()> {
         problems.push(format!("{e:#}"));
     }
 
-    // 4. Node.js, npm and the end-to-end tests' packages.
+    // 4. Node.js, npm and the end-to-end tests' packages; the Python package
+    //    a webhook test sends with.
     if scope == Scope::Full {
         if let Err(e) = node_pieces(&root) {
+            problems.push(format!("{e:#}"));
+        }
+        if let Err(e) = python_packages(&root) {
             problems.push(format!("{e:#}"));
         }
     }
@@ -361,6 +365,39 @@ fn node_pieces(root: &Path) -> Result<()> {
     }
 
     npm_packages(&root.join("tests/e2e"), "tests/e2e")
+}
+
+/// The Python package of the end-to-end tests: the official Standard Webhooks
+/// library from PyPI (a real client nobody here wrote signs and sends to the
+/// relay, tests/e2e/hooks.test.mjs), installed into `tests/e2e/.python`
+/// (`pip install --target`: no system or user site-packages touched).
+pub const PYTHON_DIR: &str = "tests/e2e/.python";
+const PYTHON_PACKAGE: &str = "standardwebhooks==1.1.0";
+
+fn python_packages(root: &Path) -> Result<()> {
+    let target = root.join(PYTHON_DIR);
+    if target.join("standardwebhooks").is_dir() {
+        return Ok(());
+    }
+    if output_of(Command::new("python3").args(["-m", "pip", "--version"])).is_none() {
+        bail!(
+            "pip is missing, needed for {PYTHON_PACKAGE} (tests/e2e): install it, e.g. \
+             `sudo apt-get install -y python3-pip`"
+        );
+    }
+    say(format!("{PYTHON_DIR}: pip install {PYTHON_PACKAGE}"));
+    let mut pip = Command::new("python3");
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--target",
+    ])
+    .arg(&target)
+    .arg(PYTHON_PACKAGE);
+    util::run(&mut pip)
 }
 
 /// The npm tools of the build (`xtask/tools`: binaryen's wasm-opt), if Node.js and npm are here.

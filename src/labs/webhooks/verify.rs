@@ -96,12 +96,7 @@ pub fn verify<S: AsRef<str>>(
     tolerance_secs: u64,
 ) -> Result<Verified, Refusal> {
     // 1. Size, before reading anything.
-    if request.body.len() > MAX_BODY_BYTES {
-        return Err(Refusal::TooLarge {
-            bytes: request.body.len(),
-            max: MAX_BODY_BYTES,
-        });
-    }
+    check_size(request)?;
 
     // 2. Header syntax: the key rules for the source and the id, a
     //    canonical timestamp, a well-formed signature header.
@@ -166,11 +161,7 @@ pub fn verify<S: AsRef<str>>(
 
     // 4. Only now the body: the payload half of an event, as strictly as
     //    `Event::from_json`. The source is the verified one, never the body's.
-    let text = std::str::from_utf8(request.body).map_err(|e| Refusal::Invalid {
-        field: BODY,
-        reason: Reason::new(InvalidCode::NotJson, format!("not UTF-8 text: {e}")).with("detail", e),
-    })?;
-    let event = Event::from_json_payload(source, id, text).map_err(|e| invalid(e, rename))?;
+    let event = read_event(source, id, request.body)?;
     Ok(Verified {
         event,
         timestamp_secs: timestamp,
@@ -237,4 +228,44 @@ fn check_window(timestamp: i64, now: i64, tolerance: u64) -> Result<(), Refusal>
         .with("now", now)
         .with("tolerance", tolerance),
     })
+}
+
+/// **The mistake this lab warns about**: reads the event of a delivery
+/// without checking its signature — what a receiver does that trusts
+/// deduplication to keep it safe. Size, keys and body are checked exactly
+/// as by [`verify`]; the signature and the timestamp are ignored, and the
+/// source is simply the URL's. Anyone who can reach the endpoint chooses
+/// the event, its id included. Used only to show why [`verify`] exists
+/// (the page's "verify signatures" switch, off).
+///
+/// # Errors
+/// A [`Refusal`]: 413 or 400, never 401.
+pub fn read_unsigned(request: &Request<'_>) -> Result<Event, Refusal> {
+    check_size(request)?;
+    check_keys(request.source, request.id)?;
+    let Some(id) = request.id else {
+        return Err(invalid(event::missing(WEBHOOK_ID), |f| f));
+    };
+    read_event(request.source, id, request.body)
+}
+
+/// The body size limit (413), the first check of all.
+fn check_size(request: &Request<'_>) -> Result<(), Refusal> {
+    if request.body.len() > MAX_BODY_BYTES {
+        return Err(Refusal::TooLarge {
+            bytes: request.body.len(),
+            max: MAX_BODY_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// The body as the payload half of an event, as strictly as
+/// `Event::from_json`; `source` and `id` come from elsewhere.
+fn read_event(source: &str, id: &str, body: &[u8]) -> Result<Event, Refusal> {
+    let text = std::str::from_utf8(body).map_err(|e| Refusal::Invalid {
+        field: BODY,
+        reason: Reason::new(InvalidCode::NotJson, format!("not UTF-8 text: {e}")).with("detail", e),
+    })?;
+    Event::from_json_payload(source, id, text).map_err(|e| invalid(e, rename))
 }

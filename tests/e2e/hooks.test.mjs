@@ -1,0 +1,235 @@
+// Signed webhooks end to end: real HTTP clients nobody here wrote — the
+// official Standard Webhooks libraries from npm and from PyPI — sign and POST
+// to the server's relay (`cargo xtask serve`, xtask/src/serve.rs) while the
+// page is open; the page's worker verifies and delivers (Rust:
+// src/labs/webhooks/), and the sender gets the handler's own answer. Then the
+// panel's curl + openssl example, rotation, and the dedup-poisoning level,
+// won and lost, in English and Russian.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { Webhook } from 'standardwebhooks';
+
+import { BASE_URL, idle, usePage } from './browser.mjs';
+import { freshPlayground } from './playground.mjs';
+
+const SOURCE = 'provider-a';
+const HOOK_URL = new URL(`/hooks/${SOURCE}`, BASE_URL).href;
+const PYTHON_PATH = fileURLToPath(new URL('./.python', import.meta.url));
+const PYTHON_SENDER = fileURLToPath(new URL('./send_webhook.py', import.meta.url));
+
+const body = (amount, account = 1) => JSON.stringify({ account_id: account, amount });
+
+/** Signs with the npm library and POSTs: `{status, retryAfter, body}`. */
+async function sendNpm(secret, id, payload, { secondsAgo = 0, signedPayload = payload } = {}) {
+  const when = new Date(Date.now() - secondsAgo * 1000);
+  const signature = new Webhook(secret).sign(id, when, signedPayload);
+  return post({
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(when.getTime() / 1000)),
+    'webhook-signature': signature,
+  }, payload);
+}
+
+async function post(headers, payload) {
+  const response = await fetch(HOOK_URL, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: payload,
+  });
+  const text = await response.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: kept as null
+  }
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: json };
+}
+
+/** Signs with the PyPI library (a Python process) and POSTs. */
+function sendPython(secret, id, payload, secondsAgo = 0) {
+  const run = spawnSync('python3', [PYTHON_SENDER, HOOK_URL, secret, id, payload, String(secondsAgo)], {
+    env: { ...process.env, PYTHONPATH: PYTHON_PATH },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 0, `python sender failed: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+async function secretOf(page, source = SOURCE) {
+  return (await page.evaluate((s) => window.inboxLab.hooks.secret(s), source)).secret;
+}
+
+/** Waits until the page's relay is subscribed. */
+async function relayOn(page) {
+  await page.waitForSelector('#hooks-relay[data-state="connected"]');
+}
+
+async function balance(page) {
+  const { accounts } = await page.evaluate(() => window.inboxLab.tables());
+  return accounts.find((a) => a.id === 1)?.balance;
+}
+
+describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
+  let page;
+  usePage({ beforeEach: freshPlayground }, (opened) => (page = opened));
+
+  test('the npm library: new → 200 applied, again → 200 duplicate with the first receipt, other payload → 422', async () => {
+    await relayOn(page);
+    const secret = await secretOf(page);
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]+=*$/);
+    const id = `npm-${Date.now()}`;
+    const first = await sendNpm(secret, id, body(500));
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.outcome, 'applied');
+    assert.equal(first.body.steps, undefined, 'the sender gets the answer, not the page’s view of the steps');
+    const again = await sendNpm(secret, id, body(500));
+    assert.deepEqual([again.status, again.body.outcome, again.body.receipt], [200, 'duplicate', first.body.receipt]);
+    const other = await sendNpm(secret, id, body(700));
+    assert.deepEqual([other.status, other.body.kind], [422, 'payload_conflict']);
+    assert.equal(await balance(page), 500);
+
+    // What the page shows: the log, and the timeline with the steps Rust ran.
+    await idle(page);
+    const log = await page.evaluate(() => window.inboxLab.hooks.requests());
+    assert.deepEqual(log.map((r) => [r.webhook_id, r.status]), [[id, 200], [id, 200], [id, 422]]);
+    const entries = await page.evaluate(() => window.inboxLab.timeline());
+    const first3 = entries.filter((e) => e.via === 'webhook');
+    assert.equal(first3.length, 3);
+    assert.deepEqual(first3[0].event, { source: SOURCE, event_id: id, account_id: 1, amount: 500 });
+    assert.deepEqual(first3[0].steps.map((s) => s.op), ['begin', 'insert', 'credit', 'store_receipt', 'commit']);
+    assert.equal(await page.locator('#hooks-log tr').count(), 3);
+  });
+
+  test('refused before the inbox: tampered body, stale and future timestamps, no or wrong signature (401), oversized (413), bad JSON (400)', async () => {
+    await relayOn(page);
+    const secret = await secretOf(page);
+    const id = `bad-${Date.now()}`;
+    const cases = [
+      ['tampered body', await sendNpm(secret, id, body(900), { signedPayload: body(5) }), 401, 'signature_mismatch'],
+      ['stale timestamp', await sendNpm(secret, id, body(5), { secondsAgo: 6 * 60 }), 401, 'stale_timestamp'],
+      ['future timestamp', await sendNpm(secret, id, body(5), { secondsAgo: -6 * 60 }), 401, 'future_timestamp'],
+      ['another secret', await sendNpm(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, id, body(5)), 401, 'signature_mismatch'],
+      [
+        'no signature',
+        await post({ 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) }, body(5)),
+        401,
+        'missing_signature',
+      ],
+      ['a body naming its own source', await sendNpm(secret, id, JSON.stringify({ account_id: 1, amount: 5, source: 'x' })), 400, 'unexpected_field'],
+    ];
+    for (const [name, answer, status, code] of cases) {
+      assert.deepEqual([answer.status, answer.body?.code], [status, code], `${name}: ${JSON.stringify(answer.body)}`);
+    }
+    const huge = await sendNpm(secret, id, JSON.stringify({ account_id: 1, amount: 5, pad: 'x'.repeat(70 * 1024) }));
+    assert.equal(huge.status, 413);
+    const unknown = await fetch(new URL('/hooks/nobody-has-a-secret', BASE_URL), {
+      method: 'POST',
+      headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+      body: body(5),
+    });
+    assert.equal(unknown.status, 401);
+    assert.equal((await unknown.json()).code, 'unknown_source');
+    assert.equal(await balance(page), 0, 'nothing reached the inbox');
+    const inbox = (await page.evaluate(() => window.inboxLab.tables())).inbox;
+    assert.deepEqual(inbox, []);
+  });
+
+  test('the PyPI library: new → applied, again → duplicate with the first receipt, stale → 401', async () => {
+    await relayOn(page);
+    const secret = await secretOf(page);
+    const id = `py-${Date.now()}`;
+    const first = sendPython(secret, id, body(250));
+    assert.deepEqual([first.status, first.body.outcome], [200, 'applied'], JSON.stringify(first));
+    const again = sendPython(secret, id, body(250));
+    assert.deepEqual([again.status, again.body.outcome, again.body.receipt], [200, 'duplicate', first.body.receipt]);
+    const stale = sendPython(secret, `${id}-late`, body(250), 10 * 60);
+    assert.deepEqual([stale.status, stale.body.code], [401, 'stale_timestamp']);
+    assert.equal(await balance(page), 250);
+  });
+
+  test('rotation: the previous secret verifies until the next rotation', async () => {
+    await relayOn(page);
+    const oldest = await secretOf(page);
+    const rotated = (await page.evaluate((s) => window.inboxLab.hooks.rotate(s), SOURCE)).secret;
+    assert.notEqual(rotated, oldest);
+    assert.equal(await secretOf(page), rotated, 'the rotated secret is now the current one');
+    const stamp = Date.now();
+    assert.equal((await sendNpm(oldest, `rot-a-${stamp}`, body(1))).status, 200, 'the previous one still verifies');
+    assert.equal((await sendNpm(rotated, `rot-b-${stamp}`, body(1))).status, 200);
+    await page.evaluate((s) => window.inboxLab.hooks.rotate(s), SOURCE);
+    const refused = await sendNpm(oldest, `rot-c-${stamp}`, body(1));
+    assert.deepEqual([refused.status, refused.body.code], [401, 'signature_mismatch']);
+    assert.equal((await sendNpm(rotated, `rot-d-${stamp}`, body(1))).status, 200);
+  });
+
+  test('the panel’s curl + openssl example sends a real signed webhook', async () => {
+    await relayOn(page);
+    await page.fill('#hooks-source', SOURCE);
+    await page.click('#hooks-show');
+    await idle(page);
+    const script = await page.textContent('#hooks-curl');
+    assert.match(script, /openssl dgst -sha256 -mac HMAC/);
+    const run = spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^HTTP\/1\.1 200/m, run.stdout);
+    assert.match(run.stdout, /"outcome":"applied"/);
+    assert.equal(await balance(page), 500);
+  });
+
+  test('the dedup-poisoning level: won with signatures checked; replays inside and outside the window', async () => {
+    await relayOn(page);
+    await page.click('#hooks-forge');
+    await idle(page);
+    await page.click('#hooks-genuine');
+    await idle(page);
+    assert.match(await page.textContent('#hooks-answer-forge'), /^401 · unauthorized: /);
+    assert.match(await page.textContent('#hooks-answer-genuine'), /^200 · applied #1$/);
+    assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'won');
+    assert.match(await page.textContent('#hooks-verdict'), /^Won: the forgery was refused \(401\)/);
+    await page.click('#hooks-replay');
+    await idle(page);
+    await page.click('#hooks-stale');
+    await idle(page);
+    assert.match(await page.textContent('#hooks-answer-replay'), /^200 · duplicate #1$/);
+    assert.match(await page.textContent('#hooks-answer-stale'), /^401 · unauthorized: the timestamp \d+ is older than 300 seconds/);
+    assert.equal(await balance(page), 500, 'the genuine event, once');
+  });
+
+  test('…and lost without them, told in Russian', async () => {
+    await relayOn(page);
+    await page.evaluate(() => window.inboxLab.setLanguage('ru'));
+    await page.uncheck('#hooks-verify');
+    assert.equal(await page.isVisible('#hooks-verify-off'), true);
+    await page.click('#hooks-new');
+    await page.click('#hooks-forge');
+    await idle(page);
+    await page.click('#hooks-genuine');
+    await idle(page);
+    assert.match(await page.textContent('#hooks-answer-forge'), /^200 · applied #1$/);
+    assert.match(await page.textContent('#hooks-answer-genuine'), /^422 · payload_conflict: /);
+    assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'lost_conflict');
+    assert.match(await page.textContent('#hooks-verdict'), /^Поражение: событие злоумышленника заняло id/);
+    assert.equal(await balance(page), 1, 'the forger’s amount, not the genuine 500');
+    await page.check('#hooks-verify');
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+  });
+
+  test('no page subscribed: 503 with Retry-After, and the relay never says 200 on its own', async () => {
+    await page.goto('about:blank');
+    let answer = null;
+    // The server notices the closed subscription at its next write.
+    for (let i = 0; i < 3 && answer?.status !== 503; i += 1) {
+      answer = await post({ 'webhook-id': 'x', 'webhook-timestamp': '1', 'webhook-signature': 'v1,AAAA' }, body(1));
+    }
+    assert.equal(answer.status, 503);
+    assert.match(answer.retryAfter ?? '', /^\d+$/);
+    assert.equal(answer.body.kind, 'unavailable');
+    assert.equal(answer.body.retryable, true);
+  });
+});

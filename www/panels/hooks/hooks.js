@@ -1,0 +1,410 @@
+// Signed webhooks: who may deliver at all. The inbox makes each event count
+// once; it cannot tell who sent it. This panel shows the sources' secrets,
+// how to send a real signed webhook to this page (curl + openssl), every
+// request the relay passed on with its verdict (relay.js), and a level:
+// "dedup poisoning", won or lost by the receiver's one switch.
+//
+// The level sends real HTTP requests to `/hooks/{source}` — the path curl
+// takes — so each answer is what the server relayed back from Rust: every
+// verdict below is computed from those answers, never assumed.
+
+import { inboxLab } from '../../db/client.js';
+import { errorMessage } from '../../lib/errors.js';
+import { el, whileBusy } from '../../lib/dom.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { receiver, relayStatus, requests, start, subscribe } from './relay.js';
+
+register({
+  en: {
+    'hooks.title': 'Signed webhooks: deduplication does not prove who sent it',
+    'hooks.intro':
+      'The inbox makes every event count once. It cannot tell who sent it: anyone who reaches the endpoint can invent an event, or reuse a real event id first. A secret shared with each provider, checked before anything touches the inbox, can (Standard Webhooks: HMAC-SHA256 over id, timestamp and body).',
+    'hooks.relay.connecting': 'Relay: connecting to the server…',
+    'hooks.relay.connected': 'Relay: on. A POST to {url} reaches this page and is answered by its handler.',
+    'hooks.relay.unavailable':
+      'Relay: not available. Real webhooks need the page served by “cargo xtask serve” (the level below needs it too).',
+    'hooks.source': 'Source',
+    'hooks.show': 'Show its secret',
+    'hooks.rotate': 'Rotate',
+    'hooks.copy': 'Copy',
+    'hooks.copied': 'Copied.',
+    'hooks.copy_failed': 'Could not copy: select the text and copy it.',
+    'hooks.secret': 'Secret of {source}',
+    'hooks.rotated': 'Rotated. The previous secret keeps verifying until the next rotation.',
+    'hooks.curl': 'Send a real webhook from a terminal (curl and openssl):',
+    'hooks.verify': 'Check signatures before the inbox (uncheck to see what happens without)',
+    'hooks.verify_off': 'Signatures are NOT checked: anyone can deliver anything to this inbox.',
+    'hooks.level.title': 'Level: dedup poisoning',
+    'hooks.level.goal':
+      'A forger learns the id of a real event before it arrives and sends it first, with an amount of its choice. Win: the genuine event is credited, the forgery is not.',
+    'hooks.level.forge': '1. The forger sends the id first (amount 1, no valid signature)',
+    'hooks.level.genuine': '2. The provider delivers the genuine event (amount 500, signed)',
+    'hooks.level.replay': '3. Replay the genuine request unchanged (captured on the wire)',
+    'hooks.level.stale': '4. Replay a capture from 6 minutes ago',
+    'hooks.level.new': 'New round',
+    'hooks.level.answer': '{status} · {what}',
+    'hooks.level.won':
+      'Won: the forgery was refused (401) before the inbox, and the genuine event was applied — 500 credited.',
+    'hooks.level.lost_conflict':
+      'Lost: the forger’s event took the id; the genuine one is refused as payload_conflict and its 500 are never credited. The inbox did its job — it was given the wrong event first.',
+    'hooks.level.lost_applied': 'Lost: the forgery was applied.',
+    'hooks.level.replays':
+      'Replays: the same signed request inside the 5-minute window is a harmless duplicate ({inside}); outside it, it is refused before the inbox ({outside}).',
+    'hooks.level.pending': 'Press 1, then 2.',
+    'hooks.level.event': 'This round’s event id: {id}',
+    'hooks.log.title': 'Requests the relay passed on, newest first',
+    'hooks.log.empty': 'None yet.',
+    'hooks.log.time': 'Time',
+    'hooks.log.source': 'Source',
+    'hooks.log.id': 'webhook-id',
+    'hooks.log.status': 'Status',
+    'hooks.log.verdict': 'Verdict and why',
+    'hooks.log.unchecked': 'signature not checked',
+  },
+  ru: {
+    'hooks.title': 'Подписанные вебхуки: дедупликация не доказывает, кто отправил',
+    'hooks.intro':
+      'Таблица входящих засчитывает каждое событие один раз. Кто его отправил, она сказать не может: любой, кто доберётся до адреса, может выдумать событие или первым занять настоящий идентификатор. Это может секрет, общий с каждым поставщиком и проверяемый до всякой записи во входящие (Standard Webhooks: HMAC-SHA256 от id, метки времени и тела).',
+    'hooks.relay.connecting': 'Ретранслятор: подключаемся к серверу…',
+    'hooks.relay.connected': 'Ретранслятор включён. POST на {url} доходит до этой страницы, и отвечает её обработчик.',
+    'hooks.relay.unavailable':
+      'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» (уровню ниже тоже).',
+    'hooks.source': 'Источник',
+    'hooks.show': 'Показать секрет',
+    'hooks.rotate': 'Сменить',
+    'hooks.copy': 'Копировать',
+    'hooks.copied': 'Скопировано.',
+    'hooks.copy_failed': 'Не удалось скопировать: выделите текст и скопируйте его.',
+    'hooks.secret': 'Секрет источника {source}',
+    'hooks.rotated': 'Секрет сменён. Прежний принимается до следующей смены.',
+    'hooks.curl': 'Отправить настоящий вебхук из терминала (curl и openssl):',
+    'hooks.verify': 'Проверять подписи до записи во входящие (снимите, чтобы увидеть, что будет без этого)',
+    'hooks.verify_off': 'Подписи НЕ проверяются: кто угодно может доставить что угодно.',
+    'hooks.level.title': 'Уровень: отравление дедупликации',
+    'hooks.level.goal':
+      'Злоумышленник узнаёт id настоящего события до его прихода и отправляет его первым, с суммой на свой выбор. Победа: настоящее событие зачислено, подделка — нет.',
+    'hooks.level.forge': '1. Злоумышленник первым отправляет id (сумма 1, без верной подписи)',
+    'hooks.level.genuine': '2. Поставщик доставляет настоящее событие (сумма 500, с подписью)',
+    'hooks.level.replay': '3. Повторить настоящий запрос как есть (перехвачен в сети)',
+    'hooks.level.stale': '4. Повторить запрос, перехваченный 6 минут назад',
+    'hooks.level.new': 'Новый раунд',
+    'hooks.level.answer': '{status} · {what}',
+    'hooks.level.won':
+      'Победа: подделка отклонена (401) до входящих, настоящее событие применено — 500 зачислено.',
+    'hooks.level.lost_conflict':
+      'Поражение: событие злоумышленника заняло id; настоящее отклонено как payload_conflict, и его 500 не будут зачислены никогда. Входящие сработали как должны — им первым дали не то событие.',
+    'hooks.level.lost_applied': 'Поражение: подделка применена.',
+    'hooks.level.replays':
+      'Повторы: тот же подписанный запрос в пределах 5 минут — безвредный дубликат ({inside}); вне окна он отклоняется до входящих ({outside}).',
+    'hooks.level.pending': 'Нажмите 1, затем 2.',
+    'hooks.level.event': 'id события в этом раунде: {id}',
+    'hooks.log.title': 'Запросы, переданные ретранслятором, новые сверху',
+    'hooks.log.empty': 'Пока нет.',
+    'hooks.log.time': 'Время',
+    'hooks.log.source': 'Источник',
+    'hooks.log.id': 'webhook-id',
+    'hooks.log.status': 'Статус',
+    'hooks.log.verdict': 'Итог и причина',
+    'hooks.log.unchecked': 'подпись не проверялась',
+  },
+});
+
+const GENUINE_AMOUNT = 500;
+const FORGED_AMOUNT = 1;
+
+// What the panel shows; `render()` draws it again after each change.
+const state = {
+  secret: null, // {source, secret}
+  note: null, // {key} or {error}
+  // This round: its webhook-id, and each step's answer {status, body}.
+  round: null,
+};
+
+let ui = null;
+
+/** Fills `#hooks` and subscribes to the server's relay. */
+export function mount() {
+  const section = document.querySelector('#hooks');
+  if (section === null) {
+    return;
+  }
+  ui = build(section);
+  newRound();
+  subscribe(render);
+  onLanguageChange(render);
+  start();
+  render();
+}
+
+function build(root) {
+  const text = (tag, key, className) => el(tag, { className, text: t(key), data: { i18n: key } });
+  const button = (key, id, onClick, className = 'secondary') => {
+    const b = el('button', { className, text: t(key), data: { i18n: key }, attrs: { type: 'button', id } });
+    b.addEventListener('click', () => whileBusy(onClick));
+    return b;
+  };
+  const u = {};
+  u.relay = el('p', { className: 'hooks-relay', attrs: { id: 'hooks-relay', role: 'status' } });
+  u.source = el('input', { attrs: { id: 'hooks-source', value: 'provider-a', autocomplete: 'off', spellcheck: 'false' } });
+  u.show = button('hooks.show', 'hooks-show', showSecret, '');
+  u.rotate = button('hooks.rotate', 'hooks-rotate', rotate);
+  u.secretLabel = el('label', { attrs: { for: 'hooks-secret' } });
+  u.secret = el('input', { attrs: { id: 'hooks-secret', readonly: '', spellcheck: 'false' } });
+  u.copy = button('hooks.copy', 'hooks-copy', copy);
+  u.secretRow = el('div', { className: 'hooks-secret' }, u.secretLabel, el('div', { className: 'hooks-row' }, u.secret, u.copy, u.rotate));
+  u.note = el('p', { className: 'hooks-note', attrs: { id: 'hooks-note', role: 'status' } });
+  u.curlIntro = text('p', 'hooks.curl');
+  u.curl = el('code', { attrs: { id: 'hooks-curl' } });
+  u.curlBox = el('div', {}, u.curlIntro, el('pre', { className: 'hooks-curl' }, u.curl));
+  u.verify = el('input', { attrs: { type: 'checkbox', id: 'hooks-verify', checked: '' } });
+  u.verify.addEventListener('change', () => {
+    receiver.verify = u.verify.checked;
+    render();
+  });
+  u.verifyOff = el('p', { className: 'hooks-warning', attrs: { id: 'hooks-verify-off', role: 'alert' } });
+
+  u.steps = {};
+  const stepRow = (name, key, action) => {
+    const answer = el('p', { className: 'hooks-answer', attrs: { id: `hooks-answer-${name}`, 'aria-live': 'polite' } });
+    u.steps[name] = { button: button(key, `hooks-${name}`, action), answer };
+    return el('li', { className: 'hooks-step' }, u.steps[name].button, answer);
+  };
+  u.roundId = el('p', { className: 'muted', attrs: { id: 'hooks-round' } });
+  u.verdict = el('p', { className: 'hooks-verdict', attrs: { id: 'hooks-verdict', role: 'status' } });
+  u.replays = el('p', { className: 'hooks-verdict', attrs: { id: 'hooks-replays', role: 'status' } });
+  u.log = el('tbody', { attrs: { id: 'hooks-log' } });
+
+  root.append(
+    text('p', 'hooks.intro', 'muted'),
+    u.relay,
+    el('div', { className: 'hooks-row' }, el('label', { attrs: { for: 'hooks-source' }, text: t('hooks.source'), data: { i18n: 'hooks.source' } }), u.source, u.show),
+    u.secretRow,
+    u.note,
+    u.curlBox,
+    el('p', {}, el('label', {}, u.verify, ' ', text('span', 'hooks.verify'))),
+    u.verifyOff,
+    text('h3', 'hooks.level.title'),
+    text('p', 'hooks.level.goal'),
+    u.roundId,
+    el(
+      'ol',
+      { className: 'hooks-steps' },
+      stepRow('forge', 'hooks.level.forge', forge),
+      stepRow('genuine', 'hooks.level.genuine', genuine),
+      stepRow('replay', 'hooks.level.replay', replay),
+      stepRow('stale', 'hooks.level.stale', stale),
+    ),
+    button('hooks.level.new', 'hooks-new', async () => {
+      newRound();
+      render();
+    }),
+    u.verdict,
+    u.replays,
+    text('h3', 'hooks.log.title'),
+    el(
+      'table',
+      { className: 'hooks-log' },
+      el(
+        'thead',
+        {},
+        el('tr', {}, ...['time', 'source', 'id', 'status', 'verdict'].map((c) => el('th', { attrs: { scope: 'col' }, text: t(`hooks.log.${c}`), data: { i18n: `hooks.log.${c}` } }))),
+      ),
+      u.log,
+    ),
+  );
+  return u;
+}
+
+// ---- secrets ------------------------------------------------------------------------------
+
+async function showSecret() {
+  await secretCall(inboxLab.hooks.secret, null);
+}
+
+async function rotate() {
+  await secretCall(inboxLab.hooks.rotate, 'hooks.rotated');
+}
+
+async function secretCall(call, noteKey) {
+  try {
+    state.secret = await call(ui.source.value);
+    state.note = noteKey === null ? null : { key: noteKey };
+  } catch (error) {
+    state.note = { error };
+  }
+  render();
+}
+
+async function copy() {
+  try {
+    await navigator.clipboard.writeText(ui.secret.value);
+    state.note = { key: 'hooks.copied' };
+  } catch {
+    ui.secret.select();
+    state.note = { key: 'hooks.copy_failed' };
+  }
+  render();
+}
+
+/** The shell commands that sign and send one webhook, for the secret shown. */
+function curlExample({ source, secret }) {
+  const url = `${location.origin}/hooks/${encodeURIComponent(source)}`;
+  const key = secret.slice('whsec_'.length);
+  return [
+    `secret='${key}'`,
+    `id="evt-$(date +%s)"; ts="$(date +%s)"`,
+    `body='{"account_id": 1, "amount": 500}'`,
+    `hexkey="$(printf '%s' "$secret" | base64 -d | od -An -tx1 | tr -d ' \\n')"`,
+    `sig="$(printf '%s.%s.%s' "$id" "$ts" "$body" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$hexkey" -binary | base64)"`,
+    `curl -i '${url}' -H 'content-type: application/json' \\`,
+    `  -H "webhook-id: $id" -H "webhook-timestamp: $ts" -H "webhook-signature: v1,$sig" \\`,
+    `  --data-binary "$body"`,
+  ].join('\n');
+}
+
+// ---- the level ----------------------------------------------------------------------------
+
+function newRound() {
+  state.round = { id: `poison-${Date.now().toString(36)}`, answers: {}, captured: null };
+}
+
+/** POSTs one webhook to this server, as any sender would; `{status, body}`. */
+async function post(source, { id, timestamp, signature, body }) {
+  const headers = { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp) };
+  if (signature !== null) {
+    headers['webhook-signature'] = signature;
+  }
+  const response = await fetch(`/hooks/${encodeURIComponent(source)}`, { method: 'POST', headers, body });
+  const answer = await response.json().catch(() => null);
+  return { status: response.status, body: answer };
+}
+
+function bodyOf(amount) {
+  return JSON.stringify({ account_id: 1, amount });
+}
+
+function nowSecs() {
+  return Math.floor(Date.now() / 1000);
+}
+
+async function step(name, request) {
+  try {
+    state.round.answers[name] = await request();
+  } catch (error) {
+    state.round.answers[name] = { status: null, body: { message: String(error?.message ?? error) } };
+  }
+  render();
+}
+
+async function forge() {
+  // No secret: the best a forger can do is a made-up signature.
+  const fake = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+  const { id } = state.round;
+  await step('forge', () => post(ui.source.value, { id, timestamp: nowSecs(), signature: `v1,${fake}`, body: bodyOf(FORGED_AMOUNT) }));
+}
+
+async function genuine() {
+  const source = ui.source.value;
+  await step('genuine', async () => {
+    await inboxLab.hooks.secret(source); // the provider and the receiver share it
+    const request = { id: state.round.id, timestamp: nowSecs(), body: bodyOf(GENUINE_AMOUNT) };
+    request.signature = await inboxLab.hooks.sign(source, request.id, request.timestamp, request.body);
+    state.round.captured = request; // what someone on the wire could copy
+    return post(source, request);
+  });
+}
+
+async function replay() {
+  const captured = state.round.captured;
+  await step('replay', () => (captured === null ? Promise.reject(new Error('send 2 first')) : post(ui.source.value, captured)));
+}
+
+async function stale() {
+  const source = ui.source.value;
+  await step('stale', async () => {
+    // A request captured 6 minutes ago: signed then, replayed now.
+    const request = { id: state.round.id, timestamp: nowSecs() - 6 * 60, body: bodyOf(GENUINE_AMOUNT) };
+    request.signature = await inboxLab.hooks.sign(source, request.id, request.timestamp, request.body);
+    return post(source, request);
+  });
+}
+
+/** The level's verdict, from the answers the server really gave. */
+function verdictKey({ forge: forged, genuine: real }) {
+  if (forged === undefined || real === undefined) {
+    return 'hooks.level.pending';
+  }
+  if (forged.status === 200) {
+    return real.body?.kind === 'payload_conflict' ? 'hooks.level.lost_conflict' : 'hooks.level.lost_applied';
+  }
+  if (forged.status === 401 && real.status === 200 && real.body?.outcome === 'applied') {
+    return 'hooks.level.won';
+  }
+  return 'hooks.level.pending';
+}
+
+function what(body) {
+  if (body === null || body === undefined) {
+    return '—';
+  }
+  if (body.outcome) {
+    return body.receipt ? `${body.outcome} #${body.receipt.seq}` : body.outcome;
+  }
+  return body.kind ? `${body.kind}: ${errorMessage(body)}` : String(body.message ?? '');
+}
+
+function answerText(answer) {
+  return answer === undefined ? '' : t('hooks.level.answer', { status: answer.status ?? '—', what: what(answer.body) });
+}
+
+// ---- drawing ------------------------------------------------------------------------------
+
+function render() {
+  const relay = relayStatus();
+  ui.relay.dataset.state = relay;
+  ui.relay.textContent = t(`hooks.relay.${relay}`, { url: `${location.origin}/hooks/{source}` });
+  ui.secretRow.hidden = state.secret === null;
+  ui.curlBox.hidden = state.secret === null;
+  if (state.secret !== null) {
+    ui.secretLabel.textContent = t('hooks.secret', { source: state.secret.source });
+    ui.secret.value = state.secret.secret;
+    ui.curl.textContent = curlExample(state.secret);
+  }
+  ui.note.hidden = state.note === null;
+  ui.note.textContent = state.note === null ? '' : state.note.error ? errorMessage(state.note.error) : t(state.note.key);
+  ui.verifyOff.hidden = receiver.verify;
+  ui.verifyOff.textContent = t('hooks.verify_off');
+
+  const { answers, id } = state.round;
+  ui.roundId.textContent = t('hooks.level.event', { id });
+  for (const [name, { button, answer }] of Object.entries(ui.steps)) {
+    answer.textContent = answerText(answers[name]);
+    answer.dataset.status = String(answers[name]?.status ?? '');
+    button.disabled = relay !== 'connected';
+  }
+  const key = verdictKey(answers);
+  ui.verdict.textContent = t(key);
+  ui.verdict.dataset.verdict = key.split('.').at(-1);
+  const inside = answers.replay;
+  const outside = answers.stale;
+  ui.replays.hidden = inside === undefined || outside === undefined;
+  ui.replays.textContent =
+    inside && outside ? t('hooks.level.replays', { inside: answerText(inside), outside: answerText(outside) }) : '';
+
+  const rows = requests().reverse();
+  ui.log.replaceChildren(
+    ...(rows.length === 0
+      ? [el('tr', {}, el('td', { attrs: { colspan: 5 }, className: 'muted', text: t('hooks.log.empty') }))]
+      : rows.map((r) =>
+          el(
+            'tr',
+            { data: { status: r.status } },
+            el('td', { text: r.at.slice(11, 19) }),
+            el('td', { text: r.source }),
+            el('td', { text: r.webhook_id ?? '—' }),
+            el('td', { text: r.status }),
+            el('td', { text: `${what(r.body)}${r.verify ? '' : ` · ${t('hooks.log.unchecked')}`}` }),
+          ),
+        )),
+  );
+}

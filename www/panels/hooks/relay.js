@@ -1,0 +1,165 @@
+// The page's end of the webhook relay in `cargo xtask serve`
+// (xtask/src/serve.rs documents the protocol). The server holds no
+// database: a real HTTP sender's `POST /hooks/{source}` is passed to this
+// page as a server-sent event on `GET /hooks/subscribe`,
+//
+//   event: hook
+//   data: {"id": "r42", "source": "provider-a",
+//          "headers": {"webhook-id": …, "webhook-timestamp": …, "webhook-signature": …},
+//          "body_base64": "…"}
+//
+// the database worker verifies and delivers it (`inboxLab.hooks.receive`,
+// Rust: src/labs/webhooks/), and the page posts the handler's own answer
+// back with `POST /hooks/answer/{id}` `{status, body}`; the server answers
+// the sender with exactly that. Whatever goes wrong here, an answer is
+// posted (an error object with its status), or none at all — then the
+// server answers 503 after its deadline. The relay never says 200 on its own.
+//
+// A webhook that reached the handler also goes on the timeline (via
+// "webhook"), with the steps Rust ran. The last LOG_LIMIT requests, with
+// their verdicts, are kept for the panel and `inboxLab.hooks.requests()`.
+
+import { inboxLab } from '../../db/client.js';
+import { senderTime } from '../sender/sender.js';
+import { timeline } from '../timeline/timeline.js';
+
+/** Requests kept in the log. */
+const LOG_LIMIT = 50;
+
+/**
+ * The receiver's one setting, the lesson's switch: verify signatures (the
+ * way to do it) or not (the mistake, to see why).
+ */
+export const receiver = { verify: true };
+
+/**
+ * `connecting` | `connected` | `unavailable` (no relay: the page is not
+ * served by `cargo xtask serve`, or this browser has no EventSource).
+ */
+let status = 'connecting';
+const log = [];
+const listeners = new Set();
+let seq = 0;
+
+/** Subscribes to the server's relay. */
+export function start() {
+  if (typeof EventSource === 'undefined') {
+    setStatus('unavailable');
+    return;
+  }
+  const events = new EventSource('/hooks/subscribe');
+  events.addEventListener('open', () => setStatus('connected'));
+  // EventSource reconnects by itself after a network error; a 404 (a static
+  // host without the relay) closes it for good.
+  events.addEventListener('error', () => setStatus(events.readyState === EventSource.CLOSED ? 'unavailable' : 'connecting'));
+  events.addEventListener('hook', (message) => {
+    handle(message.data);
+  });
+}
+
+export function relayStatus() {
+  return status;
+}
+
+/** The last requests, oldest first: `{seq, at, source, webhook_id, verify, status, body, event}`. */
+export function requests() {
+  return log.map((entry) => structuredClone(entry));
+}
+
+/** Calls `listener()` after every change; returns an unsubscribe function. */
+export function subscribe(listener) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+async function handle(data) {
+  let relayed;
+  try {
+    relayed = JSON.parse(data);
+  } catch {
+    return; // not the relay's shape: nothing to answer; the server times out with 503
+  }
+  if (typeof relayed?.id !== 'string') {
+    return;
+  }
+  const started = performance.now();
+  const verify = receiver.verify;
+  let received;
+  try {
+    received = await inboxLab.hooks.receive(
+      { source: relayed.source, headers: relayed.headers ?? {}, body_base64: relayed.body_base64 },
+      { verify },
+    );
+  } catch (error) {
+    // The database could not take it (busy, a problem, a stopped worker):
+    // the sender hears that status and decides whether to retry.
+    received = { status: error?.http_status ?? 503, body: withoutSteps(error), event: null, steps: null };
+  }
+  await postAnswer(relayed.id, received);
+  record(relayed, verify, received, performance.now() - started);
+}
+
+async function postAnswer(id, { status: code, body }) {
+  try {
+    await fetch(`/hooks/answer/${encodeURIComponent(id)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: code, body: withoutSteps(body) }),
+    });
+  } catch {
+    // The server is gone: its sender's connection went with it.
+  }
+}
+
+/** What the sender gets: the answer without the page's view of the steps. */
+function withoutSteps(body) {
+  if (body === null || typeof body !== 'object') {
+    return body ?? null;
+  }
+  const { steps: _steps, ...rest } = body;
+  return rest;
+}
+
+function record(relayed, verify, received, tookMs) {
+  seq += 1;
+  const entry = {
+    seq,
+    at: new Date().toISOString(),
+    source: relayed.source,
+    webhook_id: relayed.headers?.['webhook-id'] ?? null,
+    verify,
+    status: received.status,
+    body: received.body,
+    event: received.event,
+  };
+  log.push(entry);
+  log.splice(0, Math.max(0, log.length - LOG_LIMIT));
+  if (received.event) {
+    timeline.add({
+      at: senderTime(),
+      event: received.event,
+      attempt: 1,
+      of: 1,
+      handler: 'atomic',
+      via: 'webhook',
+      answer: received.body,
+      lost: false,
+      tookMs,
+      steps: received.steps,
+    });
+  }
+  notify();
+}
+
+function setStatus(next) {
+  if (next !== status) {
+    status = next;
+    notify();
+  }
+}
+
+function notify() {
+  for (const listener of listeners) {
+    listener();
+  }
+}
