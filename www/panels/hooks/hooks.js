@@ -23,6 +23,7 @@ register({
     'hooks.relay.connected': 'Relay: on. A POST to {url} reaches this page and is answered by its handler.',
     'hooks.relay.unavailable':
       'Relay: not available. Real webhooks need the page served by “cargo xtask serve” (the level below needs it too).',
+    'hooks.relay.follower': 'Relay: the tab that runs the database receives the webhooks; this one shows the tables.',
     'hooks.source': 'Source',
     'hooks.show': 'Show its secret',
     'hooks.rotate': 'Rotate',
@@ -69,6 +70,7 @@ register({
     'hooks.relay.connected': 'Ретранслятор включён. POST на {url} доходит до этой страницы, и отвечает её обработчик.',
     'hooks.relay.unavailable':
       'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» (уровню ниже тоже).',
+    'hooks.relay.follower': 'Ретранслятор: вебхуки принимает вкладка, в которой работает база; эта показывает таблицы.',
     'hooks.source': 'Источник',
     'hooks.show': 'Показать секрет',
     'hooks.rotate': 'Сменить',
@@ -380,7 +382,7 @@ function render() {
   for (const [name, { button, answer }] of Object.entries(ui.steps)) {
     answer.textContent = answerText(answers[name]);
     answer.dataset.status = String(answers[name]?.status ?? '');
-    button.disabled = relay !== 'connected';
+    button.disabled = relay !== 'connected' && relay !== 'follower';
   }
   const key = verdictKey(answers);
   ui.verdict.textContent = t(key);

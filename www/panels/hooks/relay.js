@@ -19,7 +19,7 @@
 // "webhook"), with the steps Rust ran. The last LOG_LIMIT requests, with
 // their verdicts, are kept for the panel and `inboxLab.hooks.requests()`.
 
-import { inboxLab } from '../../db/client.js';
+import { inboxLab, onStatus } from '../../db/client.js';
 import { senderTime } from '../sender/sender.js';
 import { timeline } from '../timeline/timeline.js';
 
@@ -34,19 +34,40 @@ export const receiver = { verify: true };
 
 /**
  * `connecting` | `connected` | `unavailable` (no relay: the page is not
- * served by `cargo xtask serve`, or this browser has no EventSource).
+ * served by `cargo xtask serve`, or this browser has no EventSource) |
+ * `follower` (another tab runs the database and receives the webhooks).
  */
 let status = 'connecting';
 const log = [];
 const listeners = new Set();
 let seq = 0;
 
-/** Subscribes to the server's relay. */
+/**
+ * Subscribes to the server's relay — from the tab that runs the database
+ * worker only (role "owner" or "alone", db/client.js): the server hands
+ * each webhook to one subscriber, and one per browser is enough. A
+ * follower tab that becomes the owner subscribes then.
+ */
 export function start() {
   if (typeof EventSource === 'undefined') {
     setStatus('unavailable');
     return;
   }
+  let subscribed = false;
+  onStatus(({ role, phase }) => {
+    if (subscribed) {
+      return;
+    }
+    if (role === 'follower') {
+      setStatus('follower');
+    } else if (phase === 'ready') {
+      subscribed = true;
+      open();
+    }
+  });
+}
+
+function open() {
   const events = new EventSource('/hooks/subscribe');
   events.addEventListener('open', () => setStatus('connected'));
   // EventSource reconnects by itself after a network error; a 404 (a static
