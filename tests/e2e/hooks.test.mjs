@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { Webhook } from 'standardwebhooks';
@@ -77,7 +77,18 @@ async function balance(page) {
 
 describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
   let page;
-  usePage({ beforeEach: freshPlayground }, (opened) => (page = opened));
+  let problems;
+  usePage({ beforeEach: freshPlayground, checkEach: false }, (opened, browser) => {
+    page = opened;
+    problems = browser.problems;
+  });
+  // The level's refused requests (401, 422) are the lesson; the browser logs
+  // every fetch answered 4xx as "Failed to load resource". Anything else the
+  // page logs is a failure.
+  afterEach(() => {
+    const expected = /^console error: Failed to load resource: the server responded with a status of (401|422) /;
+    assert.deepEqual(problems.splice(0).filter((p) => !expected.test(p)), [], 'the page reported errors');
+  });
 
   test('the npm library: new → 200 applied, again → 200 duplicate with the first receipt, other payload → 422', async () => {
     await relayOn(page);

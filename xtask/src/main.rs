@@ -17,13 +17,16 @@ cargo xtask <command> [options]
 
 commands:
   setup                         install what is missing (wasm target, clang, Chromium +
-                                chromedriver, wasm-bindgen CLI, wasm-pack, e2e npm packages)
+                                chromedriver, wasm-bindgen CLI, wasm-pack, e2e npm packages,
+                                the e2e tests' Python package standardwebhooks)
   build [--dev]                 build the wasm modules: the page's into www/pkg, the benchmark
                                 worker's (feature bench) into www/pkg-bench (release unless --dev)
   serve [--port N] [--host H] [--dev] [--no-build] [--root DIR]
                                 build, then serve the page at http://127.0.0.1:8080/
                                 (--port 0 picks a free port; --no-build serves what is
-                                there; --root DIR serves another directory, for checks)
+                                there; --root DIR serves another directory, for checks);
+                                also relays POST /hooks/{source} (Standard Webhooks) to the
+                                open page, which verifies and answers it
   test [--only LAYER]...        run every test layer: lint, native, browser, e2e
                                 (--only picks layers; repeatable)
   bench [--events N] [--rounds N] [--loads N] [--burst N] [--profile-events N] [--no-build]

@@ -352,7 +352,12 @@ function what(body) {
   if (body.outcome) {
     return body.receipt ? `${body.outcome} #${body.receipt.seq}` : body.outcome;
   }
-  return body.kind ? `${body.kind}: ${errorMessage(body)}` : String(body.message ?? '');
+  if (!body.kind) {
+    return String(body.message ?? '');
+  }
+  // Rust's sentence may already start with the kind ("unauthorized: …").
+  const message = errorMessage(body);
+  return message.startsWith(`${body.kind}: `) ? message : `${body.kind}: ${message}`;
 }
 
 function answerText(answer) {
