@@ -193,43 +193,56 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     assert.equal(await balance(page), 500);
   });
 
-  test('the dedup-poisoning level: won with signatures checked; replays inside and outside the window', async () => {
-    await relayOn(page);
-    await page.click('#hooks-forge');
-    await idle(page);
-    await page.click('#hooks-genuine');
-    await idle(page);
-    assert.match(await page.textContent('#hooks-answer-forge'), /^401 · unauthorized: /);
-    assert.match(await page.textContent('#hooks-answer-genuine'), /^200 · applied #1$/);
-    assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'won');
-    assert.match(await page.textContent('#hooks-verdict'), /^Won: the forgery was refused \(401\)/);
-    await page.click('#hooks-replay');
-    await idle(page);
-    await page.click('#hooks-stale');
-    await idle(page);
-    assert.match(await page.textContent('#hooks-answer-replay'), /^200 · duplicate #1$/);
-    assert.match(await page.textContent('#hooks-answer-stale'), /^401 · unauthorized: the timestamp \d+ is older than 300 seconds/);
-    assert.equal(await balance(page), 500, 'the genuine event, once');
-  });
+  const LEVEL_TEXTS = {
+    en: { won: /^Won: the forgery was refused \(401\) before the inbox/, lost: /^Lost: the forger’s event took the id/ },
+    ru: { won: /^Победа: подделка отклонена \(401\) до входящих/, lost: /^Поражение: событие злоумышленника заняло id/ },
+  };
 
-  test('…and lost without them, told in Russian', async () => {
-    await relayOn(page);
-    await page.evaluate(() => window.inboxLab.setLanguage('ru'));
-    await page.uncheck('#hooks-verify');
-    assert.equal(await page.isVisible('#hooks-verify-off'), true);
-    await page.click('#hooks-new');
-    await page.click('#hooks-forge');
-    await idle(page);
-    await page.click('#hooks-genuine');
-    await idle(page);
-    assert.match(await page.textContent('#hooks-answer-forge'), /^200 · applied #1$/);
-    assert.match(await page.textContent('#hooks-answer-genuine'), /^422 · payload_conflict: /);
-    assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'lost_conflict');
-    assert.match(await page.textContent('#hooks-verdict'), /^Поражение: событие злоумышленника заняло id/);
-    assert.equal(await balance(page), 1, 'the forger’s amount, not the genuine 500');
-    await page.check('#hooks-verify');
-    await page.evaluate(() => window.inboxLab.setLanguage('en'));
-  });
+  for (const lang of ['en', 'ru']) {
+    test(`the dedup-poisoning level (${lang}): won with signatures checked; replays inside and outside the window`, async () => {
+      await relayOn(page);
+      await page.evaluate((l) => window.inboxLab.setLanguage(l), lang);
+      await page.click('#hooks-new');
+      await page.click('#hooks-forge');
+      await idle(page);
+      await page.click('#hooks-genuine');
+      await idle(page);
+      assert.match(await page.textContent('#hooks-answer-forge'), /^401 · unauthorized: /);
+      assert.match(await page.textContent('#hooks-answer-genuine'), /^200 · applied #1$/);
+      assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'won');
+      assert.match(await page.textContent('#hooks-verdict'), LEVEL_TEXTS[lang].won);
+      await page.click('#hooks-replay');
+      await idle(page);
+      await page.click('#hooks-stale');
+      await idle(page);
+      assert.match(await page.textContent('#hooks-answer-replay'), /^200 · duplicate #1$/);
+      assert.match(await page.textContent('#hooks-answer-stale'), /^401 · unauthorized: /);
+      assert.match(await page.textContent('#hooks-answer-stale'), /1\d{9}.*300.*\(1\d{9}\)/, 'the timestamps and the window');
+      assert.equal(await balance(page), 500, 'the genuine event, once');
+      await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    });
+
+    test(`…and lost without them (${lang})`, async () => {
+      await relayOn(page);
+      await page.evaluate((l) => window.inboxLab.setLanguage(l), lang);
+      await page.uncheck('#hooks-verify');
+      assert.equal(await page.isVisible('#hooks-verify-off'), true);
+      await page.click('#hooks-new');
+      await page.click('#hooks-forge');
+      await idle(page);
+      await page.click('#hooks-genuine');
+      await idle(page);
+      assert.match(await page.textContent('#hooks-answer-forge'), /^200 · applied #1$/);
+      assert.match(await page.textContent('#hooks-answer-genuine'), /^422 · payload_conflict: /);
+      assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'lost_conflict');
+      assert.match(await page.textContent('#hooks-verdict'), LEVEL_TEXTS[lang].lost);
+      assert.equal(await balance(page), 1, 'the forger’s amount, not the genuine 500');
+      const log = await page.evaluate(() => window.inboxLab.hooks.requests());
+      assert.deepEqual(log.slice(-2).map((r) => [r.verify, r.status]), [[false, 200], [false, 422]]);
+      await page.check('#hooks-verify');
+      await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    });
+  }
 
   test('no page subscribed: 503 with Retry-After, and the relay never says 200 on its own', async () => {
     await page.goto('about:blank');

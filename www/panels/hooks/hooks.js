@@ -204,14 +204,24 @@ function build(root) {
     u.replays,
     text('h3', 'hooks.log.title'),
     el(
-      'table',
-      { className: 'hooks-log' },
+      'div',
+      { className: 'hooks-log-wrap' },
       el(
-        'thead',
-        {},
-        el('tr', {}, ...['time', 'source', 'id', 'status', 'verdict'].map((c) => el('th', { attrs: { scope: 'col' }, text: t(`hooks.log.${c}`), data: { i18n: `hooks.log.${c}` } }))),
+        'table',
+        { className: 'hooks-log' },
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            ...['time', 'source', 'id', 'status', 'verdict'].map((c) =>
+              el('th', { attrs: { scope: 'col' }, text: t(`hooks.log.${c}`), data: { i18n: `hooks.log.${c}` } }),
+            ),
+          ),
+        ),
+        u.log,
       ),
-      u.log,
     ),
   );
   return u;
@@ -250,7 +260,8 @@ async function copy() {
 
 /** The shell commands that sign and send one webhook, for the secret shown. */
 function curlExample({ source, secret }) {
-  const url = `${location.origin}/hooks/${encodeURIComponent(source)}`;
+  // Quoted for the shell: encodeURIComponent leaves ' as it is.
+  const url = `${location.origin}/hooks/${encodeURIComponent(source).replaceAll("'", '%27')}`;
   const key = secret.slice('whsec_'.length);
   return [
     `secret='${key}'`,
