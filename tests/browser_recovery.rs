@@ -262,3 +262,41 @@ async fn a_healthy_database_has_no_problem() {
         .expect("export as is")
         .starts_with(b"SQLite format 3\0"));
 }
+
+/// The secrets' own database (signed webhooks) damaged: every secret call
+/// says so, the inbox is not affected, and "forget all secrets" starts
+/// afresh whatever the file holds.
+#[test]
+async fn a_damaged_secrets_database_is_reported_and_forgotten() {
+    let name = "with-secrets.sqlite3";
+    remove(name).await;
+    plant("hooks.sqlite3", &[0x42; 8192]).await;
+    let mut lab = Lab::open(name.into(), "opfs".into()).await.expect("open");
+    assert!(lab.problem().is_null(), "the inbox database is fine");
+
+    let source = JsValue::from_str("provider-a");
+    let err = lab
+        .hook_secret(source.clone(), vec![7; 32])
+        .expect_err("a damaged secrets file");
+    assert_eq!(
+        text(&err, "kind").as_deref(),
+        Some("storage"),
+        "{}",
+        json(&err)
+    );
+    deliver(&lab).expect("deliveries do not need the secrets");
+
+    lab.hook_forget().expect("forget whatever the file holds");
+    let answer = lab
+        .hook_secret(source.clone(), vec![7; 32])
+        .expect("a new secret");
+    let secret = text(&answer, "secret").expect("secret");
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    let again = lab
+        .hook_secret(source, vec![8; 32])
+        .expect("the same secret");
+    assert_eq!(text(&again, "secret"), Some(secret), "kept, not made again");
+    lab.close();
+    remove(name).await;
+    remove("hooks.sqlite3").await;
+}

@@ -81,6 +81,16 @@ impl Lab {
         Ok(webhooks::sign(secret, &id, timestamp, body.as_bytes()))
     }
 
+    /// Forgets every source's secrets: deletes their database, whatever it
+    /// holds (also when it is damaged and every secret call fails). Senders
+    /// signing with them get 401 from now on; the next `hookSecret` makes a
+    /// new one. The inbox database is not touched.
+    #[wasm_bindgen(js_name = hookForget)]
+    pub fn hook_forget(&mut self) -> Result<(), JsValue> {
+        self.hooks = None; // closes the connection first
+        Ok(self.remove_database(store::FILE)?)
+    }
+
     /// Receives a webhook the server relayed: verifies it against its
     /// source's secrets (unless `verify` is `false`: the mistake, to show
     /// why) at the browser's clock, then delivers it with the atomic

@@ -382,9 +382,16 @@ impl Lab {
     /// Deletes the database file and its journal and WAL from the OPFS pool
     /// (nothing to delete in memory: closing the connection dropped it).
     fn remove_files(&self) -> Result<(), Error> {
+        self.remove_database(&self.name)
+    }
+
+    /// Deletes the database file `name` and its journal and WAL from the
+    /// OPFS pool (nothing to delete in memory: a memdb database goes with
+    /// its last connection).
+    pub(super) fn remove_database(&self, name: &str) -> Result<(), Error> {
         if let Storage::Opfs(pool) = &self.storage {
             for suffix in ["", "-journal", "-wal"] {
-                let file = format!("{}{suffix}", self.name);
+                let file = format!("{name}{suffix}");
                 pool.remove(&file).map_err(|e| {
                     Error::storage(format!("cannot delete the database file {file:?}: {e}"))
                 })?;

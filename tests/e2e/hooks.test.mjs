@@ -179,6 +179,19 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     assert.equal((await sendNpm(rotated, `rot-d-${stamp}`, body(1))).status, 200);
   });
 
+  test('forget all secrets: a sender still signing with one gets 401; the next secret is a new one', async () => {
+    await relayOn(page);
+    const old = await secretOf(page);
+    await page.click('#hooks-forget');
+    await idle(page);
+    assert.match(await page.textContent('#hooks-note'), /^All secrets forgotten/);
+    const refused = await sendNpm(old, `forgot-${Date.now()}`, body(5));
+    assert.deepEqual([refused.status, refused.body.code], [401, 'unknown_source']);
+    const fresh = await secretOf(page);
+    assert.notEqual(fresh, old);
+    assert.equal((await sendNpm(fresh, `fresh-${Date.now()}`, body(5))).status, 200);
+  });
+
   test('the panel’s curl + openssl example sends a real signed webhook', async () => {
     await relayOn(page);
     await page.fill('#hooks-source', SOURCE);

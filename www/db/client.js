@@ -337,7 +337,8 @@ export const inboxLab = Object.freeze({
   /**
    * Signed webhooks: `hooks.secret(source)` the source's current secret
    * (`{source, secret}`, made on first use), `hooks.rotate(source)` a new one
-   * (the old one verifies until the next rotation), `hooks.sign(source, id,
+   * (the old one verifies until the next rotation), `hooks.forget()` every
+   * secret (their database, even damaged), `hooks.sign(source, id,
    * timestamp, body)` the `v1,…` signature its secret gives, and
    * `hooks.receive(relayed, {verify})` what the relay (panels/hooks/relay.js)
    * does with a webhook the server passed on.
@@ -345,6 +346,7 @@ export const inboxLab = Object.freeze({
   hooks: Object.freeze({
     secret: (source) => request('hookSecret', { source }),
     rotate: (source) => request('hookRotate', { source }),
+    forget: () => request('hookForget'),
     sign: (source, id, timestamp, body) => request('hookSign', { source, id, timestamp, body }),
     receive: (relayed, options = {}) => calling(() => request('hookReceive', { relayed, verify: options?.verify })),
   }),

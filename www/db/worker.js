@@ -146,6 +146,8 @@
 //     op "hookSign"    args {source, id, timestamp, body}  result "v1,<base64>": the
 //                      signature the source's current secret gives (the page plays the
 //                      genuine provider)
+//     op "hookForget"  args none  deletes every secret (their database, whatever it holds);
+//                      result undefined
 //     op "hookReceive" args {relayed: {source, headers, body_base64}, verify}  a webhook
 //                      the server relayed: verified (unless verify === false), then
 //                      delivered; result {status, body, event, steps}
@@ -284,6 +286,7 @@ const OPS = new Map([
   ['hookRotate', (args) => lab.hookRotate(args?.source, freshKey())],
   ['hookSign', (args) => lab.hookSign(args?.source, args?.id, args?.timestamp, args?.body)],
   ['hookReceive', (args) => lab.hookReceive(args?.relayed, args?.verify)],
+  ['hookForget', () => lab.hookForget()],
 ]);
 
 /** 32 random bytes: the key of a new secret. */

@@ -32,6 +32,9 @@ register({
     'hooks.copy_failed': 'Could not copy: select the text and copy it.',
     'hooks.secret': 'Secret of {source}',
     'hooks.rotated': 'Rotated. The previous secret keeps verifying until the next rotation.',
+    'hooks.forget': 'Forget all secrets',
+    'hooks.forgotten': 'All secrets forgotten: a sender still signing with one now gets 401.',
+    'hooks.damaged': 'The secrets’ database cannot be used; “Forget all secrets” starts afresh (the inbox is not touched).',
     'hooks.curl': 'Send a real webhook from a terminal (curl and openssl):',
     'hooks.verify': 'Check signatures before the inbox (uncheck to see what happens without)',
     'hooks.verify_off': 'Signatures are NOT checked: anyone can deliver anything to this inbox.',
@@ -79,6 +82,9 @@ register({
     'hooks.copy_failed': 'Не удалось скопировать: выделите текст и скопируйте его.',
     'hooks.secret': 'Секрет источника {source}',
     'hooks.rotated': 'Секрет сменён. Прежний принимается до следующей смены.',
+    'hooks.forget': 'Забыть все секреты',
+    'hooks.forgotten': 'Все секреты забыты: отправитель, который ещё подписывает ими, теперь получает 401.',
+    'hooks.damaged': 'Базой секретов пользоваться нельзя; «Забыть все секреты» начинает заново (входящие не затрагиваются).',
     'hooks.curl': 'Отправить настоящий вебхук из терминала (curl и openssl):',
     'hooks.verify': 'Проверять подписи до записи во входящие (снимите, чтобы увидеть, что будет без этого)',
     'hooks.verify_off': 'Подписи НЕ проверяются: кто угодно может доставить что угодно.',
@@ -149,6 +155,7 @@ function build(root) {
   u.relay = el('p', { className: 'hooks-relay', attrs: { id: 'hooks-relay', role: 'status' } });
   u.source = el('input', { attrs: { id: 'hooks-source', value: 'provider-a', autocomplete: 'off', spellcheck: 'false' } });
   u.show = button('hooks.show', 'hooks-show', showSecret, '');
+  u.forget = button('hooks.forget', 'hooks-forget', forget, 'danger');
   u.rotate = button('hooks.rotate', 'hooks-rotate', rotate);
   u.secretLabel = el('label', { attrs: { for: 'hooks-secret' } });
   u.secret = el('input', { attrs: { id: 'hooks-secret', readonly: '', spellcheck: 'false' } });
@@ -179,7 +186,7 @@ function build(root) {
   root.append(
     text('p', 'hooks.intro', 'muted'),
     u.relay,
-    el('div', { className: 'hooks-row' }, el('label', { attrs: { for: 'hooks-source' }, text: t('hooks.source'), data: { i18n: 'hooks.source' } }), u.source, u.show),
+    el('div', { className: 'hooks-row' }, el('label', { attrs: { for: 'hooks-source' }, text: t('hooks.source'), data: { i18n: 'hooks.source' } }), u.source, u.show, u.forget),
     u.secretRow,
     u.note,
     u.curlBox,
@@ -241,6 +248,17 @@ async function secretCall(call, noteKey) {
   try {
     state.secret = await call(ui.source.value);
     state.note = noteKey === null ? null : { key: noteKey };
+  } catch (error) {
+    state.note = { error };
+  }
+  render();
+}
+
+async function forget() {
+  try {
+    await inboxLab.hooks.forget();
+    state.secret = null;
+    state.note = { key: 'hooks.forgotten' };
   } catch (error) {
     state.note = { error };
   }
@@ -377,6 +395,11 @@ function answerText(answer) {
 
 // ---- drawing ------------------------------------------------------------------------------
 
+/** An error next to the secret controls; a storage error says the way out. */
+function errorNote(error) {
+  return error.kind === 'storage' ? `${errorMessage(error)} ${t('hooks.damaged')}` : errorMessage(error);
+}
+
 function render() {
   const relay = relayStatus();
   ui.relay.dataset.state = relay;
@@ -389,7 +412,7 @@ function render() {
     ui.curl.textContent = curlExample(state.secret);
   }
   ui.note.hidden = state.note === null;
-  ui.note.textContent = state.note === null ? '' : state.note.error ? errorMessage(state.note.error) : t(state.note.key);
+  ui.note.textContent = state.note === null ? '' : state.note.error ? errorNote(state.note.error) : t(state.note.key);
   ui.verifyOff.hidden = receiver.verify;
   ui.verifyOff.textContent = t('hooks.verify_off');
 
