@@ -130,7 +130,7 @@ pub fn run(scope: Scope) -> Result<()> {
         if let Err(e) = node_pieces(&root) {
             problems.push(format!("{e:#}"));
         }
-        if let Err(e) = python_packages(&root) {
+        if let Err(e) = python_packages(&root, &mut apt) {
             problems.push(format!("{e:#}"));
         }
     }
@@ -374,16 +374,22 @@ fn node_pieces(root: &Path) -> Result<()> {
 pub const PYTHON_DIR: &str = "tests/e2e/.python";
 const PYTHON_PACKAGE: &str = "standardwebhooks==1.1.0";
 
-fn python_packages(root: &Path) -> Result<()> {
+fn python_packages(root: &Path, apt: &mut Apt) -> Result<()> {
     let target = root.join(PYTHON_DIR);
     if target.join("standardwebhooks").is_dir() {
         return Ok(());
     }
-    if output_of(Command::new("python3").args(["-m", "pip", "--version"])).is_none() {
-        bail!(
-            "pip is missing, needed for {PYTHON_PACKAGE} (tests/e2e): install it, e.g. \
-             `sudo apt-get install -y python3-pip`"
-        );
+    let has_pip = || output_of(Command::new("python3").args(["-m", "pip", "--version"])).is_some();
+    if !has_pip() {
+        apt.install(&["python3-pip"]).with_context(|| {
+            format!(
+                "pip is missing, needed for {PYTHON_PACKAGE} (tests/e2e): install it, e.g. \
+                 `sudo apt-get install -y python3-pip`"
+            )
+        })?;
+        if !has_pip() {
+            bail!("python3-pip was installed, but `python3 -m pip` still does not run");
+        }
     }
     say(format!("{PYTHON_DIR}: pip install {PYTHON_PACKAGE}"));
     let mut pip = Command::new("python3");
@@ -393,6 +399,7 @@ fn python_packages(root: &Path) -> Result<()> {
         "install",
         "--quiet",
         "--disable-pip-version-check",
+        "--root-user-action=ignore",
         "--target",
     ])
     .arg(&target)
