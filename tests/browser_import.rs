@@ -24,8 +24,8 @@ mod hostile_db;
 use std::collections::BTreeMap;
 
 use hostile_db::{
-    after_reload, after_reset, base_bytes, catalogue, judge, mutate, Failure, Hostile, Live, Rng,
-    Verdict, CLASSES,
+    after_reload, after_reset, base_bytes, catalogue, judge, mutate, report_lines, tally, Counts,
+    Failure, Hostile, Live, Rng, Verdict, CLASSES,
 };
 use inbox_lab::core::tables::{AccountRow, InboxRow};
 use inbox_lab::wasm::{install_opfs, Lab};
@@ -280,34 +280,11 @@ async fn remove(name: &str) {
     }
 }
 
-/// Generated, accepted, refused.
-type Counts = (usize, usize, usize);
-
-fn tally(counts: &mut Counts, accepted: bool) {
-    counts.0 += 1;
-    if accepted {
-        counts.1 += 1;
-    } else {
-        counts.2 += 1;
-    }
-}
-
 fn report(title: &str, counts: &BTreeMap<&str, Counts>, total: Counts, started: f64) {
-    for (class, (g, a, r)) in counts {
-        console_log!("{title}: {class:<20} generated {g:>4}, accepted {a:>4}, refused {r:>4}");
+    let seconds = (js_sys::Date::now() - started) / 1000.0;
+    for line in report_lines(title, counts, total, seconds) {
+        console_log!("{line}");
     }
-    let classes: Vec<String> = counts
-        .iter()
-        .map(|(class, (g, a, r))| format!("{class} {g}/{a}/{r}"))
-        .collect();
-    console_log!(
-        "{title} summary (generated/accepted/refused): {}; total {}/{}/{} in {:.1} s",
-        classes.join(", "),
-        total.0,
-        total.1,
-        total.2,
-        (js_sys::Date::now() - started) / 1000.0
-    );
 }
 
 /// Every class of the catalogue, at least three variants each, through

@@ -34,8 +34,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hostile_db::{
-    after_reload, after_reset, base_bytes, catalogue, judge, mutate, Failure, Hostile, Live,
-    Mutation, Verdict, CELLS, CLASSES, REGIONS, SNIPPETS, VALUES,
+    after_reload, after_reset, base_bytes, catalogue, judge, mutate, report_lines, tally, Counts,
+    Failure, Hostile, Live, Mutation, Verdict, CELLS, CLASSES, REGIONS, SNIPPETS, VALUES,
 };
 use inbox_lab::core::db::{self, Mode};
 use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
@@ -213,32 +213,9 @@ fn run(live: &mut NativeLive, file: &Hostile) -> Result<Option<Failure>, String>
     }
 }
 
-/// Generated, accepted, refused.
-type Counts = (usize, usize, usize);
-
 fn report(title: &str, counts: &BTreeMap<&str, Counts>, total: Counts, seconds: f64) {
-    for (class, (generated, accepted, refused)) in counts {
-        eprintln!("{title}: {class:<20} generated {generated:>4}, accepted {accepted:>4}, refused {refused:>4}");
-    }
-    let classes: Vec<String> = counts
-        .iter()
-        .map(|(class, (g, a, r))| format!("{class} {g}/{a}/{r}"))
-        .collect();
-    eprintln!(
-        "{title} summary (generated/accepted/refused): {}; total {}/{}/{} in {seconds:.1} s",
-        classes.join(", "),
-        total.0,
-        total.1,
-        total.2
-    );
-}
-
-fn tally(counts: &mut Counts, accepted: bool) {
-    counts.0 += 1;
-    if accepted {
-        counts.1 += 1;
-    } else {
-        counts.2 += 1;
+    for line in report_lines(title, counts, total, seconds) {
+        eprintln!("{line}");
     }
 }
 

@@ -2424,3 +2424,45 @@ fn inspect(bytes: &[u8], baseline: &Header) -> Res<Stored> {
         counter,
     })
 }
+
+// ---- Counting and reporting (both test files print the same table) -----------
+
+/// Generated, accepted, refused.
+pub type Counts = (usize, usize, usize);
+
+/// Counts one file: generated, and accepted or refused.
+pub fn tally(counts: &mut Counts, accepted: bool) {
+    counts.0 += 1;
+    if accepted {
+        counts.1 += 1;
+    } else {
+        counts.2 += 1;
+    }
+}
+
+/// The table of a run, one line per class and a summary line.
+pub fn report_lines(
+    title: &str,
+    counts: &std::collections::BTreeMap<&str, Counts>,
+    total: Counts,
+    seconds: f64,
+) -> Vec<String> {
+    let mut lines: Vec<String> = counts
+        .iter()
+        .map(|(class, (g, a, r))| {
+            format!("{title}: {class:<20} generated {g:>4}, accepted {a:>4}, refused {r:>4}")
+        })
+        .collect();
+    let classes: Vec<String> = counts
+        .iter()
+        .map(|(class, (g, a, r))| format!("{class} {g}/{a}/{r}"))
+        .collect();
+    lines.push(format!(
+        "{title} summary (generated/accepted/refused): {}; total {}/{}/{} in {seconds:.1} s",
+        classes.join(", "),
+        total.0,
+        total.1,
+        total.2
+    ));
+    lines
+}
