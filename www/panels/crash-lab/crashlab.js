@@ -452,7 +452,7 @@ function drawBox(box, op, row) {
   box.replaceChildren(
     el('span', { className: 'crash-op', text: OP_LETTERS[op.op] ?? '?', attrs: { 'aria-hidden': 'true' } }),
     el('span', { className: 'crash-mark', text: MARKS[outcome], attrs: { 'aria-hidden': 'true' } }),
-    el('span', { className: 'crash-sr', text: label }),
+    el('span', { className: 'sr-only', text: label }),
   );
   return box;
 }
