@@ -219,11 +219,7 @@ impl Delivery {
     /// Storage errors from `ROLLBACK`.
     pub fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
         self.next = None;
-        if !conn.is_autocommit() {
-            conn.execute_batch("ROLLBACK")?;
-            self.trace.rolled_back();
-        }
-        Ok(())
+        self.trace.abort(conn)
     }
 
     /// The crash point of step mode's "throw": the reader makes the handler

@@ -102,7 +102,7 @@ impl Trace {
     }
 
     /// `ROLLBACK` ran: every open step is rolled back.
-    pub fn rolled_back(&mut self) {
+    fn rolled_back(&mut self) {
         self.settle(Effect::RolledBack);
         self.push("rollback", ROLLBACK, 0, Effect::Kept);
     }
@@ -116,13 +116,23 @@ impl Trace {
             self.rolled_back_by_sqlite();
             return err;
         }
-        match conn.execute_batch("ROLLBACK") {
-            Ok(()) => {
-                self.rolled_back();
-                err
-            }
+        match self.abort(conn) {
+            Ok(()) => err,
             Err(rb) => Error::storage(format!("{err}; then ROLLBACK failed: {rb}")),
         }
+    }
+
+    /// Ends an unfinished delivery's open transaction, if any, with
+    /// `ROLLBACK`, and records it.
+    ///
+    /// # Errors
+    /// Storage errors from `ROLLBACK`.
+    pub fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
+        if !conn.is_autocommit() {
+            conn.execute_batch("ROLLBACK")?;
+            self.rolled_back();
+        }
+        Ok(())
     }
 
     /// SQLite ended the transaction itself on an error (or none was

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{number_from_js, string_from_js, to_value, Lab, BUSY_TIMEOUT};
 use crate::core::db::{self, Mode};
-use crate::labs::webhooks::{self, fields, store, Check, Request};
+use crate::labs::webhooks::{self, fields, store, Check, Request, Secret};
 use crate::{Error, Field};
 
 /// A relayed webhook as the server sends it (`xtask/src/serve.rs`):
@@ -36,12 +36,7 @@ impl Lab {
     /// `crypto.getRandomValues`) when the source has none yet.
     #[wasm_bindgen(js_name = hookSecret)]
     pub fn hook_secret(&mut self, source: JsValue, fresh_key: Vec<u8>) -> Result<JsValue, JsValue> {
-        let source = string_from_js(Field::SOURCE, &source)?;
-        let secret = store::current(self.hooks()?, &source, &fresh_key)?;
-        to_value(&SecretAnswer {
-            source,
-            secret: secret.to_whsec(),
-        })
+        self.secret_call(&source, &fresh_key, store::current)
     }
 
     /// Rotates the secret of `source` to one made from `fresh_key`; the old
@@ -49,12 +44,7 @@ impl Lab {
     /// [`Lab::hook_secret`].
     #[wasm_bindgen(js_name = hookRotate)]
     pub fn hook_rotate(&mut self, source: JsValue, fresh_key: Vec<u8>) -> Result<JsValue, JsValue> {
-        let source = string_from_js(Field::SOURCE, &source)?;
-        let secret = store::rotate(self.hooks()?, &source, &fresh_key)?;
-        to_value(&SecretAnswer {
-            source,
-            secret: secret.to_whsec(),
-        })
+        self.secret_call(&source, &fresh_key, store::rotate)
     }
 
     /// Signs `body` (text) as `source`'s current secret would, for
@@ -124,6 +114,22 @@ impl Lab {
 }
 
 impl Lab {
+    /// `{source, secret}` from `call` (`store::current` or `store::rotate`)
+    /// on the secrets' database.
+    fn secret_call(
+        &mut self,
+        source: &JsValue,
+        fresh_key: &[u8],
+        call: fn(&Connection, &str, &[u8]) -> Result<Secret, Error>,
+    ) -> Result<JsValue, JsValue> {
+        let source = string_from_js(Field::SOURCE, source)?;
+        let secret = call(self.hooks()?, &source, fresh_key)?;
+        to_value(&SecretAnswer {
+            source,
+            secret: secret.to_whsec(),
+        })
+    }
+
     /// The secrets' database, opened (and its table made) on first use.
     fn hooks(&mut self) -> Result<&Connection, Error> {
         if self.hooks.is_none() {

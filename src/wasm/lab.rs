@@ -153,10 +153,14 @@ impl Lab {
     pub fn deliver_json(&self, text: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
         let read = || -> Result<_, Error> {
             let text = string_from_js(Field::EVENT, &text)?;
-            Ok((Event::from_json(&text)?, fault_from_js(&fault)?))
+            Ok((
+                Event::from_json(&text)?,
+                fault_from_js(&fault)?,
+                self.writer()?,
+            ))
         };
-        let (answer, steps) = match read().and_then(|read| Ok((read, self.writer()?))) {
-            Ok(((event, fault), conn)) => apply_traced(conn, &event, fault),
+        let (answer, steps) = match read() {
+            Ok((event, fault, conn)) => apply_traced(conn, &event, fault),
             Err(refused) => (Err(refused), Trace::default()),
         };
         with_steps(
@@ -451,18 +455,14 @@ impl Lab {
             let handler = handler_from_js(handler)?;
             let fault = fault_from_js(fault)?;
             let payload = payload_from_js(event)?;
-            payload.to_event()?; // the rules first, before the lock is even asked for
-            Ok((handler, fault, payload, self.writer()?))
+            let event = payload.to_event()?; // the rules first, before the lock is even asked for
+            Ok((handler, fault, payload, event, self.writer()?))
         };
-        let (handler, fault, payload, conn) = match read() {
+        let (handler, fault, payload, event, conn) = match read() {
             Ok(read) => read,
             Err(refused) => return (Err(refused.into()), Trace::default()),
         };
         if handler == Handler::Atomic {
-            let event = match payload.to_event() {
-                Ok(event) => event,
-                Err(refused) => return (Err(refused.into()), Trace::default()),
-            };
             let (outcome, steps) = apply_traced(conn, &event, fault);
             return (
                 outcome.map_err(JsValue::from).and_then(|o| to_value(&o)),

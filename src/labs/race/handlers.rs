@@ -330,11 +330,7 @@ impl Run {
             Run::Atomic(d) => d.abort(conn),
             Run::Mistake(m) => {
                 m.pc = FINISHED;
-                if !conn.is_autocommit() {
-                    conn.execute_batch("ROLLBACK")?;
-                    m.trace.rolled_back();
-                }
-                Ok(())
+                m.trace.abort(conn)
             }
         }
     }

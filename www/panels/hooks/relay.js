@@ -114,7 +114,7 @@ async function handle(data) {
   } catch (error) {
     // The database could not take it (busy, a problem, a stopped worker):
     // the sender hears that status and decides whether to retry.
-    received = { status: error?.http_status ?? 503, body: withoutSteps(error), event: null, steps: null };
+    received = { status: error?.http_status ?? 503, body: error, event: null, steps: null };
   }
   await postAnswer(relayed.id, received);
   record(relayed, verify, received, performance.now() - started);
@@ -125,20 +125,11 @@ async function postAnswer(id, { status: code, body }) {
     await fetch(`/hooks/answer/${encodeURIComponent(id)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ status: code, body: withoutSteps(body) }),
+      body: JSON.stringify({ status: code, body: body ?? null }),
     });
   } catch {
     // The server is gone: its sender's connection went with it.
   }
-}
-
-/** What the sender gets: the answer without the page's view of the steps. */
-function withoutSteps(body) {
-  if (body === null || typeof body !== 'object') {
-    return body ?? null;
-  }
-  const { steps: _steps, ...rest } = body;
-  return rest;
 }
 
 function record(relayed, verify, received, tookMs) {
