@@ -300,3 +300,62 @@ async fn a_damaged_secrets_database_is_reported_and_forgotten() {
     remove(name).await;
     remove("hooks.sqlite3").await;
 }
+
+/// An imported file cannot plant a credential: a `hook_secrets` table in it
+/// (the secrets' own schema, with a secret the forger knows) is left behind
+/// like any foreign object, the source's secret stays the receiver's, and a
+/// webhook signed with the planted secret is refused before the inbox.
+#[test]
+async fn an_imported_file_cannot_plant_a_webhook_secret() {
+    use base64::Engine;
+    use inbox_lab::labs::webhooks::{sign, Secret};
+
+    let name = "import-secrets.sqlite3";
+    remove(name).await;
+    remove("hooks.sqlite3").await;
+    let planted = Secret::from_bytes(&[0x66; 32]).expect("secret");
+    let bytes = inbox_lab_file(&format!(
+        "CREATE TABLE hook_secrets (source TEXT PRIMARY KEY, current TEXT NOT NULL, previous TEXT);
+         INSERT INTO hook_secrets VALUES ('provider-a', '{}', NULL)",
+        planted.to_whsec()
+    ));
+    let mut lab = Lab::open(name.into(), "opfs".into()).await.expect("open");
+    let report = lab.import(bytes).expect("the file's rows are imported");
+    assert_eq!(json(&get(&report, "ignored")), r#"["table hook_secrets"]"#);
+
+    let ours = lab
+        .hook_secret(JsValue::from_str("provider-a"), vec![9; 32])
+        .expect("the receiver's secret");
+    assert_ne!(text(&ours, "secret"), Some(planted.to_whsec()));
+
+    let now = (js_sys::Date::now() / 1000.0).floor() as i64;
+    let body = br#"{"account_id": 1, "amount": 900}"#;
+    let relayed = serde_json::json!({
+        "source": "provider-a",
+        "headers": {
+            "webhook-id": "forged-1",
+            "webhook-timestamp": now.to_string(),
+            "webhook-signature": sign(&planted, "forged-1", now, body),
+        },
+        "body_base64": base64::engine::general_purpose::STANDARD.encode(body),
+    });
+    let relayed = js_sys::JSON::parse(&relayed.to_string()).expect("json");
+    let received = lab
+        .hook_receive(relayed, JsValue::TRUE)
+        .expect("an answer for the sender");
+    assert_eq!(
+        get(&received, "status").as_f64(),
+        Some(401.0),
+        "{}",
+        json(&received)
+    );
+    assert!(
+        get(&received, "event").is_null(),
+        "nothing reached the inbox"
+    );
+    let tables = lab.tables().expect("tables");
+    assert!(!json(&tables).contains("forged-1"));
+    lab.close();
+    remove(name).await;
+    remove("hooks.sqlite3").await;
+}
