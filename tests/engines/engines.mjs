@@ -15,14 +15,27 @@
 // engine fail, they are never skipped.
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 
 import { Builder } from 'selenium-webdriver';
 
-/** Where Debian's WebKitGTK package puts MiniBrowser (libwebkit2gtk-4.1-0). */
-const MINIBROWSER = '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+/**
+ * MiniBrowser, which Debian's libwebkit2gtk-4.1-0 (a dependency of
+ * webkit2gtk-driver) puts under its architecture's library folder, e.g.
+ * /usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser. $MINIBROWSER wins.
+ */
+function miniBrowser() {
+  if (process.env.MINIBROWSER) {
+    return process.env.MINIBROWSER;
+  }
+  const found = readdirSync('/usr/lib')
+    .map((arch) => `/usr/lib/${arch}/webkit2gtk-4.1/MiniBrowser`)
+    .find((path) => existsSync(path));
+  // Not found: the session fails with WebKitWebDriver's own "cannot start" message naming this path.
+  return found ?? '/usr/lib/<arch>/webkit2gtk-4.1/MiniBrowser (not installed: apt-get install webkit2gtk-driver)';
+}
 
 /**
  * Each engine: the command that starts its driver on `port`, and the
@@ -60,7 +73,7 @@ export const ENGINES = {
     capabilities: () => ({
       browserName: 'MiniBrowser',
       'webkitgtk:browserOptions': {
-        binary: process.env.MINIBROWSER || MINIBROWSER,
+        binary: miniBrowser(),
         args: ['--automation'],
       },
     }),

@@ -27,7 +27,8 @@ commands:
                                 there; --root DIR serves another directory, for checks);
                                 also relays POST /hooks/{source} (Standard Webhooks) to the
                                 open page, which verifies and answers it
-  test [--only LAYER]...        run every test layer: lint, native, browser, e2e
+  test [--only LAYER]...        run every test layer: lint, native, browser, firefox,
+                                e2e, engines
                                 (--only picks layers; repeatable)
   bench [--events N] [--rounds N] [--loads N] [--burst N] [--profile-events N] [--no-build]
                                 every benchmark side by side (native, Python, our wasm and

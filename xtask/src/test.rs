@@ -1,6 +1,6 @@
 //! `cargo xtask test [--only LAYER]...`: every test layer, each required to run and pass.
 
-use crate::setup::{self, Scope, CHROMIUM, WASM_TARGET};
+use crate::setup::{self, Scope, CHROMIUM, ENGINES_DIR, FIREFOX, WASM_TARGET};
 use crate::util::{self, run_tee, say};
 use crate::{build, doc_paths, serve};
 use anyhow::{bail, Context, Result};
@@ -19,18 +19,29 @@ pub enum Layer {
     Lint,
     Native,
     Browser,
+    Firefox,
     E2e,
+    Engines,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 4] = [Layer::Lint, Layer::Native, Layer::Browser, Layer::E2e];
+    pub const ALL: [Layer; 6] = [
+        Layer::Lint,
+        Layer::Native,
+        Layer::Browser,
+        Layer::Firefox,
+        Layer::E2e,
+        Layer::Engines,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Layer::Lint => "lint",
             Layer::Native => "native",
             Layer::Browser => "browser",
+            Layer::Firefox => "firefox",
             Layer::E2e => "e2e",
+            Layer::Engines => "engines",
         }
     }
 
@@ -38,7 +49,11 @@ impl Layer {
         Layer::ALL
             .into_iter()
             .find(|l| l.name() == s)
-            .with_context(|| format!("unknown layer {s:?}: expected lint, native, browser or e2e"))
+            .with_context(|| {
+                format!(
+                    "unknown layer {s:?}: expected lint, native, browser, firefox, e2e or engines"
+                )
+            })
     }
 
     fn counted(self) -> &'static str {
@@ -72,7 +87,10 @@ pub fn run(only: &[Layer]) -> Result<()> {
     };
     // lint and native need no browser or Node.js (clippy for wasm32 does need the target and
     // clang, which the Build scope has).
-    let setup_scope = if layers.contains(&Layer::Browser) || layers.contains(&Layer::E2e) {
+    let setup_scope = if layers
+        .iter()
+        .any(|l| !matches!(l, Layer::Lint | Layer::Native))
+    {
         Scope::Full
     } else {
         Scope::Build
@@ -86,8 +104,10 @@ pub fn run(only: &[Layer]) -> Result<()> {
         let result = match layer {
             Layer::Lint => lint(),
             Layer::Native => native(),
-            Layer::Browser => browser(),
+            Layer::Browser => browser(WasmBrowser::Chrome),
+            Layer::Firefox => browser(WasmBrowser::Firefox),
             Layer::E2e => e2e(),
+            Layer::Engines => engines(),
         };
         let seconds = started.elapsed().as_secs_f64();
         match &result {
@@ -287,9 +307,27 @@ fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
 
 // ---- browser ----------------------------------------------------------------------------------
 
-fn browser() -> Result<Outcome> {
+/// The browsers `wasm-pack test` runs the wasm tests in: the same tests, each a layer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum WasmBrowser {
+    /// Chromium, through chromedriver (found on PATH).
+    Chrome,
+    /// Firefox ESR, through geckodriver (found on PATH; `cargo xtask setup` installs it).
+    Firefox,
+}
+
+fn browser(which: WasmBrowser) -> Result<Outcome> {
+    let flag = match which {
+        WasmBrowser::Chrome => "--chrome",
+        WasmBrowser::Firefox => "--firefox",
+    };
     let mut cmd = util::cmd("wasm-pack");
-    cmd.args(["test", "--headless", "--chrome"]);
+    cmd.args(["test", "--headless", flag]);
+    if which == WasmBrowser::Firefox {
+        // geckodriver starts `firefox` from PATH unless told otherwise; name the ESR the
+        // setup installed (on Debian `firefox` is a wrapper script around it).
+        cmd.env("GECKODRIVER_ARGS", format!("--binary={FIREFOX}"));
+    }
     if std::env::var_os("WASM_BINDGEN_TEST_TIMEOUT").is_none() {
         cmd.env("WASM_BINDGEN_TEST_TIMEOUT", BROWSER_TEST_TIMEOUT_SECS);
     }
@@ -315,7 +353,7 @@ fn browser() -> Result<Outcome> {
     }
     Ok(Outcome {
         passed: counts.passed,
-        note: "wasm-pack test --headless --chrome; doc tests not counted".into(),
+        note: format!("wasm-pack test --headless {flag}; doc tests not counted"),
     })
 }
 
@@ -410,6 +448,94 @@ fn e2e_test_files(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     }
     files.sort();
     Ok(files)
+}
+
+// ---- engines ----------------------------------------------------------------------------------
+
+/// The engines of the engine layer, as `INBOX_LAB_ENGINE` names them (tests/engines/engines.mjs).
+const ENGINES: [&str; 3] = ["chromium", "firefox", "webkit"];
+
+/// The page's core path in Chromium, Firefox ESR and WebKitGTK through WebDriver
+/// (tests/engines): one `node --test` run per engine against the page served here, each
+/// counted on its own. Every engine runs even after one fails; an engine whose browser cannot
+/// start fails its run (the test file's `before` throws, so its tests are cancelled).
+fn engines() -> Result<Outcome> {
+    let root = util::root();
+    let dir = root.join(ENGINES_DIR);
+    let files = e2e_test_files(&dir)?;
+    if files.is_empty() {
+        bail!("no engine tests: {ENGINES_DIR} has no *.test.mjs files (this layer never passes empty)");
+    }
+    if !dir.join("node_modules").is_dir() {
+        bail!("{ENGINES_DIR}/node_modules is missing: run `cargo xtask setup`");
+    }
+
+    build::page(false).context("building the page for the engine tests")?;
+    let server = serve::start(&root, "127.0.0.1", 0, false)?;
+    let url = server.url();
+    say(format!("serving the page for the engine tests at {url}"));
+
+    let mut passed = 0;
+    let mut per_engine = Vec::new();
+    let mut failures = Vec::new();
+    for engine in ENGINES {
+        say(format!("---- engine: {engine} ----"));
+        let mut cmd = util::cmd("node");
+        cmd.args([
+            "--test",
+            "--test-concurrency=1",
+            "--test-reporter=tap",
+            "--test-reporter-destination=stdout",
+        ])
+        .args(files.iter().map(|f| f.strip_prefix(&root).unwrap_or(f)))
+        .env("INBOX_LAB_URL", &url)
+        .env("INBOX_LAB_ENGINE", engine)
+        .env("CHROMIUM", CHROMIUM)
+        .env("FIREFOX", FIREFOX);
+        let failure = match run_tee(&mut cmd) {
+            Err(e) => format!("{e:#}"),
+            Ok(out) => {
+                let c = tap_counts(&out.text());
+                if out.status.success()
+                    && c.fail == 0
+                    && c.cancelled == 0
+                    && c.pass > 0
+                    && c.files_without_tests.is_empty()
+                {
+                    passed += c.pass;
+                    per_engine.push(format!("{engine} {}", c.pass));
+                    continue;
+                }
+                format!(
+                    "{}: {} passed, {} failed, {} cancelled{}",
+                    out.status,
+                    c.pass,
+                    c.fail,
+                    c.cancelled,
+                    if c.files_without_tests.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; files with no test(): {}",
+                            c.files_without_tests.join(", ")
+                        )
+                    }
+                )
+            }
+        };
+        failures.push(format!("{engine} ({failure})"));
+    }
+    server.stop();
+    if !failures.is_empty() {
+        bail!("engines failed: {}", failures.join("; "));
+    }
+    Ok(Outcome {
+        passed,
+        note: format!(
+            "WebDriver (selenium-webdriver): {}; WebKit on its memory fallback",
+            per_engine.join(", ")
+        ),
+    })
 }
 
 // ---- parsing test runner output ---------------------------------------------------------------
