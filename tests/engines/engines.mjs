@@ -137,11 +137,12 @@ export async function openSession(engine) {
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  let exited = null;
-  const spawnFailed = new Promise((resolve) => child.once('error', (error) => resolve(error)));
-  child.once('exit', (code, signal) => (exited = signal ?? code));
+  // Why the driver is gone (it could not be run, or it exited), or null while it runs.
+  let gone = null;
+  child.once('error', (error) => (gone ??= `\`${command}\` could not be run: ${error.message}`));
+  child.once('exit', (code, signal) => (gone ??= `the driver exited (${signal ?? code})`));
   const stop = () => {
-    if (exited === null) {
+    if (gone === null) {
       try {
         process.kill(-child.pid, 'SIGTERM');
       } catch {
@@ -152,11 +153,7 @@ export async function openSession(engine) {
 
   try {
     const url = `http://127.0.0.1:${port}`;
-    const ready = waitForDriver(url, () => exited, () => output);
-    const failed = await Promise.race([ready.then(() => null), spawnFailed]);
-    if (failed) {
-      throw new Error(`${engine.name}: cannot start its driver \`${command}\`: ${failed.message}`);
-    }
+    await waitForDriver(url, () => gone);
     const driver = await new Builder().usingServer(url).withCapabilities(engine.capabilities()).build();
     await driver.manage().setTimeouts({ script: 60_000, pageLoad: 60_000 });
     return {
@@ -172,12 +169,12 @@ export async function openSession(engine) {
   }
 }
 
-/** Polls the driver's /status until it is ready; fails if it exits or a minute passes. */
-async function waitForDriver(url, exitedWith, output) {
+/** Polls the driver's /status until it is ready; fails if it is gone or a minute passes. */
+async function waitForDriver(url, gone) {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exitedWith() !== null) {
-      throw new Error(`the driver exited (${exitedWith()}): ${output().trim().split('\n').at(-1) ?? ''}`);
+    if (gone() !== null) {
+      throw new Error(gone());
     }
     try {
       const response = await fetch(`${url}/status`);
