@@ -710,6 +710,8 @@ ok 1 - /repo/tests/e2e/empty.test.mjs
     #[test]
     fn parses_layers() {
         assert_eq!(Layer::parse("e2e").ok(), Some(Layer::E2e));
+        assert_eq!(Layer::parse("firefox").ok(), Some(Layer::Firefox));
+        assert_eq!(Layer::parse("engines").ok(), Some(Layer::Engines));
         assert!(Layer::parse("unit").is_err());
     }
 }
