@@ -19,6 +19,7 @@ import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, formatNumber, formatSeconds, showError, showFieldError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { verdictElement } from '../../lib/verdict.js';
 import { RetryPolicy, SimulatedClock, parsePolicy, sendWithRetries } from './retry.js';
 import { numberOrText, refresh as refreshTables } from '../tables/tables.js';
 import { outcomeOf } from '../timeline/timeline-model.js';
@@ -507,7 +508,13 @@ function showAnswer(answer) {
   }
   if (answer.lost !== undefined) {
     const list = replyList([['outcome', t('answer.no_answer')]], 'reply reply-error');
-    answerBox.replaceChildren(list, el('p', { className: 'meaning', text: t('meaning.no_answer') }));
+    // The sender heard nothing; the page still shows what really happened.
+    const verdict = answer.lost?.verdict;
+    answerBox.replaceChildren(
+      list,
+      el('p', { className: 'meaning', text: t('meaning.no_answer') }),
+      ...(verdict ? [verdictElement(verdict)] : []),
+    );
     return;
   }
   const failed = answer.kind !== undefined;
@@ -523,9 +530,16 @@ function showAnswer(answer) {
   } else {
     rows.push(['receipt', t('answer.no_receipt')]);
   }
+  const verdict = answer.verdict;
+  // The atomic handler's meaning is true of the atomic handler only (and of
+  // a refusal before any SQL, whichever the handler); a mistake is
+  // explained by its verdict, in its own terms.
+  const atomicProse = !verdict || verdict.handler === 'atomic' || verdict.heard === 'refused';
+  const ok = verdict ? verdict.kind === 'correct' && !failed : !failed;
   answerBox.replaceChildren(
-    replyList(rows, failed ? 'reply reply-error' : 'reply reply-ok'),
-    el('p', { className: 'meaning', text: t(`meaning.${failed ? answer.kind : answer.outcome}`) }),
+    replyList(rows, ok ? 'reply reply-ok' : 'reply reply-error'),
+    ...(atomicProse ? [el('p', { className: 'meaning', text: t(`meaning.${failed ? answer.kind : answer.outcome}`) })] : []),
+    ...(verdict ? [verdictElement(verdict)] : []),
   );
 }
 
