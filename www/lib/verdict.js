@@ -207,12 +207,12 @@ export function verdictFacts(verdict) {
 export function verdictElement(verdict, { short = false } = {}) {
   const badge = el('span', { className: `verdict-badge verdict-${verdict.kind}`, text: verdictWord(verdict) });
   if (short) {
-    return el('span', { className: 'verdict verdict-short', data: { verdict: verdict.kind }, attrs: { title: verdictWhy(verdict) } }, badge);
+    return el('span', { className: 'judged judged-short', data: { verdict: verdict.kind }, attrs: { title: verdictWhy(verdict) } }, badge);
   }
   const facts = verdictFacts(verdict);
   return el(
     'div',
-    { className: `verdict verdict-box verdict-box-${verdict.kind === 'correct' ? 'ok' : 'wrong'}`, data: { verdict: verdict.kind } },
+    { className: `judged verdict-box verdict-box-${verdict.kind === 'correct' ? 'ok' : 'wrong'}`, data: { verdict: verdict.kind } },
     el('p', { className: 'verdict-head' }, el('span', { className: 'verdict-label', text: `${t('verdict.label')}: ` }), badge),
     el('p', { className: 'verdict-why', text: verdictWhy(verdict) }),
     ...(facts === null ? [] : [el('p', { className: 'verdict-facts', text: facts })]),

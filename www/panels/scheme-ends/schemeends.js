@@ -781,8 +781,9 @@ function fillOrder(which) {
 
 function buildBusinessKeys() {
   fillOrder('first');
-  const chip = (key, action) => {
-    const button = tx('button', key, { className: 'chip', attrs: { type: 'button', 'data-order': key.split('.').pop() } });
+  // A "do it" button (.small) submits; a chip only fills the form (base.css).
+  const chip = (key, action, className = 'secondary small') => {
+    const button = tx('button', key, { className, attrs: { type: 'button', 'data-order': key.split('.').pop() } });
     button.addEventListener('click', action);
     return button;
   };
@@ -815,11 +816,15 @@ function buildBusinessKeys() {
       chip('se.bk.first', submitAs('first')),
       chip('se.bk.second', submitAs('second')),
       chip('se.bk.replay', submitAs('first')),
-      chip('se.bk.next', () => {
-        bk.round += 1;
-        fillOrder('first');
-        bkNodes.eventId.focus();
-      }),
+      chip(
+        'se.bk.next',
+        () => {
+          bk.round += 1;
+          fillOrder('first');
+          bkNodes.eventId.focus();
+        },
+        'chip',
+      ),
     ),
     bkNodes.form,
     bkNodes.error,

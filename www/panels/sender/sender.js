@@ -571,13 +571,17 @@ export function clearShown() {
 
 // ---- Presets and "redeliver" ------------------------------------------------
 
+// Each preset sets every field its lesson depends on (the example's account
+// and amount unless the lesson is about them), so what an earlier preset or
+// "redeliver … to another account" left in the form cannot change its answer.
 const PRESETS = {
   example: () => EXAMPLE,
-  // The next number after the current event_id: "evt-1" → "evt-2".
-  next: (current) => ({ ...current, event_id: nextId(current.event_id) }),
+  // A key not delivered yet — the next number after the current event_id,
+  // "evt-1" → "evt-2" — with the example's account and amount.
+  next: (current) => ({ ...EXAMPLE, source: current.source || EXAMPLE.source, event_id: nextId(current.event_id) }),
   provider_b: () => ({ ...EXAMPLE, source: 'provider-b' }),
-  missing_account: (current) => ({ ...current, event_id: 'evt-42', account_id: 42 }),
-  amount_zero: (current) => ({ ...current, amount: 0 }),
+  missing_account: () => ({ ...EXAMPLE, event_id: 'evt-42', account_id: 42 }),
+  amount_zero: () => ({ ...EXAMPLE, amount: 0 }),
 };
 
 function nextId(id) {
