@@ -332,11 +332,16 @@ export async function send(event, { handler = 'atomic', fault = null, loseRespon
   showLog(record);
   const before = await balanceOf(event.account_id);
 
+  // This send's own clock, from the page's now: two sends at once (a
+  // Deliver while step mode holds the lock) each wait their own waits, and
+  // the page's clock shows the later of them.
+  const own = new SimulatedClock(clock.now);
   const attempts = await sendWithRetries({
     policy,
-    clock,
+    clock: own,
     attempt: async (n) => {
-      const at = clock.now;
+      clock.catchUp(own.now);
+      const at = own.now;
       const started = performance.now();
       const faultNow = n === 1 ? fault : null;
       const result =
