@@ -413,7 +413,15 @@ function buildEffects() {
     input.checked = strategy === fx.strategy;
     input.addEventListener('change', () => {
       fx.strategy = strategy;
+      // Another strategy is another experiment: it gets an event of its
+      // own, so what an earlier one did to pay-1 (a notification sent
+      // before a failed COMMIT) cannot hide this one's lesson.
+      if (fx.delivered.has(currentEvent().event_id)) {
+        fx.next += 1;
+        fx.answer = null;
+      }
       syncCrashOptions();
+      renderEffects();
     });
     return el('label', { className: 'check' }, input, tx('span', `se.fx.strategy.${strategy}`));
   });
