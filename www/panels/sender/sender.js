@@ -608,6 +608,16 @@ function fillForm(event) {
   }
 }
 
+/**
+ * Puts `event` in the form for the reader to send (a workshop chip): only
+ * fills it, and moves the focus to Deliver — pressing it is the reader's part.
+ */
+export function fillFormForReader(event) {
+  clearErrors(form);
+  fillForm(event);
+  form.querySelector('button[type=submit]').focus();
+}
+
 /** Puts `event` in the form and sends it with the form's options, as "Deliver" does. */
 export function deliverFromForm(event) {
   fillForm(event);
