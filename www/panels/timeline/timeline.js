@@ -145,7 +145,7 @@ function entryItem(entry) {
   return el(
     'li',
     {
-      className: `entry outcome-${outcome}`,
+      className: `entry outcome-${outcome}${verdict && verdict.kind !== 'correct' ? ' verdict-wrong' : ''}`,
       data: { seq: entry.seq, outcome, handler: entry.handler, attempt: entry.attempt, verdict: verdict?.kind ?? 'none' },
     },
     el('p', { className: 'entry-head', text: head }),
