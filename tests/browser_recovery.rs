@@ -121,11 +121,21 @@ async fn unusable_file_is_reported_exported_and_reset(
         "[]",
         "{name}: deliver ran no SQL"
     );
-    js_sys::Reflect::delete_property(
-        err.unchecked_ref::<js_sys::Object>(),
-        &JsValue::from_str("steps"),
-    )
-    .expect("delete steps");
+    // And its verdict: refused before any SQL, nothing changed.
+    let verdict = get(&err, "verdict");
+    assert_eq!(
+        text(&verdict, "heard").as_deref(),
+        Some("refused"),
+        "{name}"
+    );
+    assert_eq!(text(&verdict, "kind").as_deref(), Some("correct"), "{name}");
+    for added in ["steps", "verdict"] {
+        js_sys::Reflect::delete_property(
+            err.unchecked_ref::<js_sys::Object>(),
+            &JsValue::from_str(added),
+        )
+        .expect("delete what a delivery adds");
+    }
     assert_eq!(json(&err), json(&problem), "{name}: deliver");
     let err = lab.tables().expect_err("tables answers the problem");
     assert_eq!(json(&err), json(&problem), "{name}: tables");
