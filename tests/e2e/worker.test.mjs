@@ -41,9 +41,10 @@ describe('the database worker', { timeout: 180_000 }, () => {
     );
     const [tablesReply, applied, duplicate, added, unknownOp, noArgs, nullArgs, reset, garbage] = replies;
     assert.deepEqual(tablesReply, { id: 1, ok: true, result: { accounts: [{ id: 1, balance: 0 }], inbox: [] } });
-    const { steps, ...result } = applied.result;
+    const { steps, verdict, ...result } = applied.result;
     assert.deepEqual(result, { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } });
     assert.equal(steps.length, 5, 'the steps it ran come with the answer');
+    assert.equal(verdict.kind, 'correct', 'and its verdict');
     assert.equal(duplicate.result.outcome, 'duplicate');
     assert.deepEqual(added, { id: 4, ok: true, result: true });
     assert.equal(unknownOp.ok, false);
