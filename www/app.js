@@ -14,8 +14,9 @@
 //
 // The panels, in page order:
 //   header/       the status line and the language switch
-//   notices/      the storage banner, the tab note (banner.js) and the notice for a
-//                 database that cannot be used (recovery.js)
+//   notices/      the storage banner, the tab note (banner.js), the notice for a
+//                 database that cannot be used (recovery.js), and the built site's
+//                 service worker and "updated since your last visit" (update.js)
 //   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
 //   timeline/     every delivery and the steps Rust says it ran (timeline-model.js)
 //   tables/       accounts and inbox, changed rows on top (changes.js)
@@ -53,6 +54,7 @@ import * as hooks from './panels/hooks/hooks.js';
 import * as relay from './panels/hooks/relay.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
+import * as update from './panels/notices/update.js';
 import * as raceLab from './panels/race-lab/racelab.js';
 import * as schemeEnds from './panels/scheme-ends/schemeends.js';
 import * as paste from './panels/sender/paste.js';
@@ -68,6 +70,7 @@ const PANELS = [
   header,
   banner,
   recovery,
+  update,
   sender,
   paste,
   timeline,

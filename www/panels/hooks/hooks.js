@@ -24,6 +24,9 @@ register({
     'hooks.relay.unavailable':
       'Relay: not available. Real webhooks need the page served by “cargo xtask serve” (the level below needs it too).',
     'hooks.relay.follower': 'Relay: the tab that runs the database receives the webhooks; this one shows the tables.',
+    'hooks.relay.static':
+      'Real webhooks: not on this host. This copy of the page is served as plain files, and a file server cannot pass an HTTP request on to a page; the secrets and signatures above work here, senders need the page served by “cargo xtask serve”.',
+    'hooks.relay.offline': 'Real webhooks: not while the browser is offline.',
     'hooks.source': 'Source',
     'hooks.show': 'Show its secret',
     'hooks.rotate': 'Rotate',
@@ -74,6 +77,9 @@ register({
     'hooks.relay.unavailable':
       'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» (уровню ниже тоже).',
     'hooks.relay.follower': 'Ретранслятор: вебхуки принимает вкладка, в которой работает база; эта показывает таблицы.',
+    'hooks.relay.static':
+      'Настоящие вебхуки на этом хостинге недоступны. Эта копия страницы раздаётся как обычные файлы, а файловый сервер не умеет передать HTTP-запрос странице; секреты и подписи выше работают и здесь, а отправителям нужна страница, открытая через «cargo xtask serve».',
+    'hooks.relay.offline': 'Настоящие вебхуки недоступны, пока браузер не в сети.',
     'hooks.source': 'Источник',
     'hooks.show': 'Показать секрет',
     'hooks.rotate': 'Сменить',
@@ -279,7 +285,7 @@ async function copy() {
 /** The shell commands that sign and send one webhook, for the secret shown. */
 function curlExample({ source, secret }) {
   // Quoted for the shell: encodeURIComponent leaves ' as it is.
-  const url = `${location.origin}/hooks/${encodeURIComponent(source).replaceAll("'", '%27')}`;
+  const url = new URL(`hooks/${encodeURIComponent(source).replaceAll("'", '%27')}`, document.baseURI).href;
   const key = secret.slice('whsec_'.length);
   return [
     `secret='${key}'`,
@@ -305,7 +311,7 @@ async function post(source, { id, timestamp, signature, body }) {
   if (signature !== null) {
     headers['webhook-signature'] = signature;
   }
-  const response = await fetch(`/hooks/${encodeURIComponent(source)}`, { method: 'POST', headers, body });
+  const response = await fetch(`hooks/${encodeURIComponent(source)}`, { method: 'POST', headers, body });
   const answer = await response.json().catch(() => null);
   return { status: response.status, body: answer };
 }
@@ -403,9 +409,10 @@ function errorNote(error) {
 function render() {
   const relay = relayStatus();
   ui.relay.dataset.state = relay;
-  ui.relay.textContent = t(`hooks.relay.${relay}`, { url: `${location.origin}/hooks/{source}` });
+  ui.relay.textContent = t(`hooks.relay.${relay}`, { url: `${new URL('hooks/', document.baseURI).href}{source}` });
   ui.secretRow.hidden = state.secret === null;
-  ui.curlBox.hidden = state.secret === null;
+  // The curl example needs the relay to send to; a static host has none.
+  ui.curlBox.hidden = state.secret === null || relay === 'static' || relay === 'offline';
   if (state.secret !== null) {
     ui.secretLabel.textContent = t('hooks.secret', { source: state.secret.source });
     ui.secret.value = state.secret.secret;
