@@ -41,9 +41,9 @@
 // Everything a user typed or the database returned is rendered with
 // textContent, never parsed as HTML (lib/dom.js).
 
-import { calling, inboxLab, onStatus } from './db/client.js';
+import { calling, inboxLab, onStatus, onTablesChanged } from './db/client.js';
 import { whileBusy } from './lib/dom.js';
-import { LANGUAGES, setLanguage, translatePage } from './lib/i18n.js';
+import { LANGUAGES, has, keys, setLanguage, t, translatePage } from './lib/i18n.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
 import * as sqlconsole from './panels/console/sqlconsole.js';
@@ -114,7 +114,15 @@ translatePage();
 //   .receive(relayed, {verify})   signed webhooks (db/client.js)
 //   inboxLab.hooks.requests()     the last requests the relay passed on, with their verdicts
 //   inboxLab.setLanguage("en" | "ru")
+//   inboxLab.onStatus(listener), inboxLab.onTablesChanged(listener)
+//       db/client.js's notices (the database's phase, storage and this tab's
+//       role; a write that may have changed the tables); each returns an
+//       unsubscribe function
+//   inboxLab.texts.keys(), .has(key), .t(key, params)
+//       the page's texts in both languages (lib/i18n.js)
 //
+// The built site (dist/) bundles every module into one file, so these are
+// also how a test reaches the page's own instances of them.
 // client.js's object is frozen; this one is a frozen superset of it. Like
 // client.js's calls, these answer every mistake with a rejected promise:
 // options are read inside `calling`, which turns a getter that throws into
@@ -143,6 +151,9 @@ window.inboxLab = Object.freeze({
   setLoseResponse: sender.setLoseResponse,
   timeline: () => timeline.timeline.entries(),
   hooks: Object.freeze({ ...inboxLab.hooks, requests: relay.requests }),
+  onStatus,
+  onTablesChanged,
+  texts: Object.freeze({ languages: LANGUAGES, keys, has, t }),
   setLanguage: (lang) => {
     if (!LANGUAGES.includes(lang)) {
       throw new RangeError(`language must be one of ${LANGUAGES.join(', ')}`);

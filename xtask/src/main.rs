@@ -26,11 +26,13 @@ commands:
                                 worker bundled with esbuild, content-hashed names, the CSP
                                 in a <meta> tag, a service worker (offline after one
                                 visit); relative URLs, so any static host, any sub-path
-  serve [--port N] [--host H] [--dev] [--no-build] [--root DIR]
+  serve [--port N] [--host H] [--dev] [--no-build] [--root DIR] [--with-source]
                                 build dist/, then serve it at http://127.0.0.1:8080/
                                 (--port 0 picks a free port; --no-build serves the dist/
                                 that is there; --root DIR serves another directory, e.g.
-                                the source tree, for checks);
+                                the source tree, for checks; --with-source also serves
+                                the source's www/ under /www/, as the e2e layer does for
+                                the tests that load source modules);
                                 also relays POST /hooks/{source} (Standard Webhooks) to the
                                 open page, which verifies and answers it
   test [--only LAYER]...        run every test layer: lint, native, browser, e2e
@@ -95,11 +97,16 @@ fn run(args: Vec<String>) -> Result<()> {
                 Some(dir) => std::path::PathBuf::from(dir),
                 None => util::root().join(dist::DIST_DIR),
             };
+            let with_source = args.flag("--with-source");
             args.finish()?;
             if !no_build {
                 dist::run(dev)?;
             }
-            let server = serve::start(&root, &host, port, true)?;
+            let server = if with_source {
+                serve::start_beside_source(&root, &util::root(), &host, port, true)?
+            } else {
+                serve::start(&root, &host, port, true)?
+            };
             println!("Serving inbox-lab at {}", server.url());
             println!("(Ctrl+C to stop)");
             server.wait();

@@ -308,9 +308,41 @@ pub fn start(root: &Path, host: &str, port: u16, log: bool) -> Result<Server> {
 
 /// [`start`] with other limits.
 pub fn start_with(root: &Path, host: &str, port: u16, log: bool, limits: Limits) -> Result<Server> {
+    start_inner(root, None, host, port, log, limits)
+}
+
+/// [`start`] for the end-to-end layer: `root` (the built site, `dist/`), and beside it the
+/// source tree's `www/` from `source` (the repository root) under `/www/`, for the tests that
+/// load a source module or start a worker by its source path (`NEEDS_OWN_SERVER` in
+/// xtask/src/test.rs: they run only on this server).
+pub fn start_beside_source(
+    root: &Path,
+    source: &Path,
+    host: &str,
+    port: u16,
+    log: bool,
+) -> Result<Server> {
+    start_inner(root, Some(source), host, port, log, Limits::default())
+}
+
+fn start_inner(
+    root: &Path,
+    source: Option<&Path>,
+    host: &str,
+    port: u16,
+    log: bool,
+    limits: Limits,
+) -> Result<Server> {
     let root = root
         .canonicalize()
         .with_context(|| format!("serving {}", root.display()))?;
+    let source = match source {
+        Some(dir) => Some(Arc::new(
+            dir.canonicalize()
+                .with_context(|| format!("serving {}", dir.display()))?,
+        )),
+        None => None,
+    };
     let bind = format_bind(host, port);
     let listener = TcpListener::bind(&bind).with_context(|| format!("cannot listen on {bind}"))?;
     let addr = listener
@@ -344,6 +376,7 @@ pub fn start_with(root: &Path, host: &str, port: u16, log: bool, limits: Limits)
                     let slot = slots.take();
                     let server = Shared {
                         root: Arc::clone(&root),
+                        source: source.clone(),
                         relay: Arc::clone(&relay),
                         stop: Arc::clone(&stop),
                         limits,
@@ -421,6 +454,8 @@ fn text(status: u16, body: &str) -> Reply {
 /// What every connection thread shares.
 struct Shared {
     root: Arc<PathBuf>,
+    /// Where `/www/` comes from instead of `root`, if set ([`start_beside_source`]).
+    source: Option<Arc<PathBuf>>,
     relay: Arc<Relay>,
     stop: Arc<AtomicBool>,
     limits: Limits,
@@ -485,7 +520,12 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
             "GET" | "HEAD" if request.target.split(['?', '#']).next() == Some("/relay.json") => {
                 relay_probe()
             }
-            "GET" | "HEAD" => respond_file(&server.root, &request.target),
+            "GET" | "HEAD" => match &server.source {
+                Some(source) if request.target.starts_with("/www/") => {
+                    respond_file(source, &request.target)
+                }
+                _ => respond_file(&server.root, &request.target),
+            },
             _ => {
                 let mut reply = text(405, "405 method not allowed\n");
                 reply.extra.push(("Allow", "GET, HEAD"));

@@ -37,6 +37,7 @@
 // the same dist/ works at / and under any sub-path.
 
 import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 
@@ -48,7 +49,8 @@ if (!rootArg || !outArg) {
   process.exit(2);
 }
 const ROOT = resolve(rootArg);
-const WWW = join(ROOT, 'www');
+// Its real path: the bundler names files by theirs, and www/ may be a link.
+const WWW = realpathSync(join(ROOT, 'www'));
 const OUT = resolve(outArg);
 const ASSETS = 'assets';
 
