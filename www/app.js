@@ -43,6 +43,7 @@
 
 import { calling, inboxLab, onStatus, onTablesChanged } from './db/client.js';
 import { whileBusy } from './lib/dom.js';
+import { errorMessage } from './lib/errors.js';
 import { LANGUAGES, has, keys, setLanguage, t, translatePage } from './lib/i18n.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
@@ -118,8 +119,8 @@ translatePage();
 //       db/client.js's notices (the database's phase, storage and this tab's
 //       role; a write that may have changed the tables); each returns an
 //       unsubscribe function
-//   inboxLab.texts.keys(), .has(key), .t(key, params)
-//       the page's texts in both languages (lib/i18n.js)
+//   inboxLab.texts.keys(), .has(key), .t(key, params), .errorMessage(error)
+//       the page's texts in both languages (lib/i18n.js, lib/errors.js)
 //
 // The built site (dist/) bundles every module into one file, so these are
 // also how a test reaches the page's own instances of them.
@@ -153,7 +154,7 @@ window.inboxLab = Object.freeze({
   hooks: Object.freeze({ ...inboxLab.hooks, requests: relay.requests }),
   onStatus,
   onTablesChanged,
-  texts: Object.freeze({ languages: LANGUAGES, keys, has, t }),
+  texts: Object.freeze({ languages: LANGUAGES, keys, has, t, errorMessage }),
   setLanguage: (lang) => {
     if (!LANGUAGES.includes(lang)) {
       throw new RangeError(`language must be one of ${LANGUAGES.join(', ')}`);

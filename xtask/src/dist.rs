@@ -32,15 +32,23 @@ pub fn run(dev: bool) -> Result<PathBuf> {
 
 /// The site from what `www/pkg` and `www/pkg-bench` hold now (no wasm build), into `out`.
 pub fn assemble(out: &Path) -> Result<()> {
-    let root = util::root();
-    let tools = root.join(build::TOOLS_DIR);
+    assemble_from(&util::root(), out)
+}
+
+/// [`assemble`] from another copy of the source (`index.html` and `www/` with both modules
+/// built): the benchmark's staged one.
+pub fn assemble_from(root: &Path, out: &Path) -> Result<()> {
+    let tools = util::root().join(build::TOOLS_DIR);
     if !tools.join("node_modules/esbuild").is_dir() {
         bail!(
             "esbuild is not installed in {}: run `cargo xtask setup` (it runs `npm ci` there)",
             build::TOOLS_DIR
         );
     }
-    for wasm in ["www/pkg/inbox_lab_bg.wasm", "www/pkg-bench/inbox_lab_bg.wasm"] {
+    for wasm in [
+        "www/pkg/inbox_lab_bg.wasm",
+        "www/pkg-bench/inbox_lab_bg.wasm",
+    ] {
         if !root.join(wasm).is_file() {
             bail!("{wasm} is missing: run `cargo xtask build` first");
         }
@@ -48,7 +56,7 @@ pub fn assemble(out: &Path) -> Result<()> {
     let mut node = util::cmd("node");
     node.current_dir(&tools)
         .arg(SCRIPT)
-        .arg(&root)
+        .arg(root)
         .arg(out)
         .env("INBOX_LAB_CSP", CONTENT_SECURITY_POLICY);
     util::run(&mut node).context("building dist/ with esbuild (xtask/tools/dist.mjs) failed")?;

@@ -803,7 +803,11 @@ fn write_reply(
         "Connection: close\r\n{}\
          Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
          X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
-        if cache { "" } else { "Cache-Control: no-store\r\n" }
+        if cache {
+            ""
+        } else {
+            "Cache-Control: no-store\r\n"
+        }
     ));
     for (name, value) in &reply.extra {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -1564,6 +1568,45 @@ mod tests {
             Some("www/pkg/inbox_lab.js")
         );
         assert_eq!(allowed("/www/a%20b.css").as_deref(), Some("www/a b.css"));
+        assert_eq!(allowed("/sw.js").as_deref(), Some("sw.js"));
+        assert_eq!(
+            allowed("/assets/app-0123abcd.js").as_deref(),
+            Some("assets/app-0123abcd.js")
+        );
+        assert_eq!(allowed("/assets/"), None);
+        assert_eq!(
+            allowed("/relay.json"),
+            None,
+            "answered by the server, not a file"
+        );
+    }
+
+    /// The built site's caching, as a static host's: hashed assets for ever, the page
+    /// revalidated; `/relay.json` says there is a relay whatever the root holds.
+    #[test]
+    fn caches_the_built_site_like_a_static_host_and_answers_the_relay_probe() {
+        let site = Site::new("dist");
+        std::fs::create_dir_all(site.0.join("assets")).unwrap();
+        std::fs::write(site.0.join("assets/app-1234.js"), "x").unwrap();
+        std::fs::write(site.0.join("relay.json"), "{\"relay\": false}").unwrap();
+        let server = site.serve(Limits::default());
+        let asset = get(&server, "/assets/app-1234.js");
+        assert_eq!(status(&asset), 200, "{asset}");
+        assert!(
+            asset.contains(&format!("\r\nCache-Control: {IMMUTABLE}\r\n")),
+            "{asset}"
+        );
+        assert!(!asset.contains("no-store"), "{asset}");
+        let page = get(&server, "/");
+        assert!(page.contains("\r\nCache-Control: no-cache\r\n"), "{page}");
+        let source = get(&server, "/www/app.js");
+        assert!(
+            source.contains("\r\nCache-Control: no-store\r\n"),
+            "{source}"
+        );
+        let probe = get(&server, "/relay.json?x=1");
+        assert_eq!(status(&probe), 200, "{probe}");
+        assert!(probe.ends_with("{\"relay\": true}\n"), "{probe}");
     }
 
     #[test]

@@ -353,7 +353,9 @@ fn e2e() -> Result<Outcome> {
     // the webhook relay, the CSP as a header).
     let server = serve::start_beside_source(&dist, &root, "127.0.0.1", 0, false)?;
     let url = server.url();
-    say(format!("e2e, run 1 of 2: dist/ on the project's server at {url}"));
+    say(format!(
+        "e2e, run 1 of 2: dist/ on the project's server at {url}"
+    ));
     let own = node_tests(&files, &url, &dist);
     server.stop();
     let own = own.context("run 1 (dist/ on the project's server)")?;
@@ -375,7 +377,8 @@ fn e2e() -> Result<Outcome> {
     ));
     let on_static = node_tests(&static_files, &host.url, &dist);
     drop(host);
-    let on_static = on_static.context("run 2 (dist/ on python3 -m http.server under a sub-path)")?;
+    let on_static =
+        on_static.context("run 2 (dist/ on python3 -m http.server under a sub-path)")?;
 
     Ok(Outcome {
         passed: own + on_static,
@@ -388,16 +391,29 @@ fn e2e() -> Result<Outcome> {
     })
 }
 
-/// The e2e files that need the project's own server, so run only there (README, "What `cargo
-/// xtask test` runs"): `hooks` sends real webhooks through its relay; `hardening-csp` checks
-/// the headers it sends (a static host sends its own, and the `<meta>` policy is checked in
-/// both runs by every file's console watch); `bench` and `crashlab` drive the benchmark and
-/// the crash lab, seconds of heavy work each, which a second run would only repeat.
+/// The e2e files that run only in run 1, on the project's own server (README, "What `cargo
+/// xtask test` runs"), and why:
+/// * `hooks`: real webhooks through the server's relay;
+/// * `hardening-csp`: the headers the server sends (a static host sends its own; the
+///   `<meta>` policy holds in both runs: every file fails on a console error, which a CSP
+///   violation is);
+/// * `crashlab`, `worker`, `hardening-fallback`, `hardening-recovery`, `unit-i18n`: they also
+///   start a worker or load a module by its source path (`www/...`), which that server serves
+///   beside dist/ for them (`serve::start_beside_source`) and a static host of dist/ lacks;
+/// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-timeline`: no page at all (node
+///   only), so a second run would test nothing new.
 pub const NEEDS_OWN_SERVER: &[&str] = &[
     "hooks.test.mjs",
     "hardening-csp.test.mjs",
-    "bench.test.mjs",
     "crashlab.test.mjs",
+    "worker.test.mjs",
+    "hardening-fallback.test.mjs",
+    "hardening-recovery.test.mjs",
+    "unit-i18n.test.mjs",
+    "unit-changes.test.mjs",
+    "unit-exercises.test.mjs",
+    "unit-retry.test.mjs",
+    "unit-timeline.test.mjs",
 ];
 
 fn needs_own_server(file: &std::path::Path) -> bool {
@@ -423,7 +439,8 @@ impl StaticHost {
         let _ = std::fs::remove_dir_all(&top);
         let parent = top.join(STATIC_SUB_PATH.trim_matches('/'));
         let parent = parent.parent().context("the sub-path has a parent")?;
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
         std::os::unix::fs::symlink(dist, top.join(STATIC_SUB_PATH.trim_matches('/')))
             .context("linking dist/ under the static server's folder")?;
         // A free port: the kernel picks one, then it is handed to Python.
