@@ -25,7 +25,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { BASE_URL, assertNoProblems, launch, openPage, reloadPage, shownTables } from './browser.mjs';
+import { assertNoProblems, idle, launch, openPage, reloadPage, shownTables } from './browser.mjs';
 import { fillSender, pressDeliver } from './playground.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -57,8 +57,10 @@ describe('the built site offline', { timeout: 180_000 }, () => {
 
       await page.context().setOffline(true);
       assert.equal(await page.evaluate(() => navigator.onLine), false, 'the browser is offline');
-      const ready = await reloadPage(page);
-      assert.equal(ready.storage, 'opfs', 'the database is still the one in OPFS');
+      await page.reload();
+      const ready = await page.evaluate(() => window.inboxLab.ready.catch((error) => ({ error })));
+      assert.equal(ready.storage, 'opfs', `the database is still the one in OPFS: ${JSON.stringify(ready)}`);
+      await idle(page);
       assert.ok(await page.evaluate(() => navigator.serviceWorker.controller !== null), 'the service worker served the page');
       await deliver(page, 'evt-offline', 200);
 
