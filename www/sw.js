@@ -74,7 +74,10 @@ async function page(request) {
   return copy ?? fromNetwork;
 }
 
-/** An asset: this build's copy, else the network. */
+/**
+ * An asset: this build's copy, else the network. The query is ignored: the
+ * name alone says which bytes (a worker is started as `worker-<hash>.js?storage=opfs`).
+ */
 async function asset(request) {
-  return (await caches.match(request, { cacheName: CACHE })) ?? fetch(request);
+  return (await caches.match(request, { cacheName: CACHE, ignoreSearch: true })) ?? fetch(request);
 }

@@ -5,6 +5,8 @@
 //   own offline mode), reload: the page, its workers and its wasm come from
 //   the cache, the database from OPFS; a delivery goes through and the
 //   tables show it, next to what was delivered before going offline;
+// * a host of plain files (no webhook relay): the Signed webhooks panel says
+//   why real webhooks are not available and hides what needs them;
 // * a new deployment: the site is built again with other markup (so another
 //   version, another sw.js) into the folder a server serves; the next load
 //   shows the new build, tells the reader so in their language, and the
@@ -138,6 +140,10 @@ describe('a new deployment', { timeout: 240_000 }, () => {
       await deliver(page, 'evt-before', 700);
       await offlineReady(page);
       const first = await version();
+      // A host of plain files has no webhook relay: the panel says so and hides what needs it.
+      assert.equal(await page.getAttribute('#hooks-relay', 'data-state'), 'static');
+      assert.match(await page.textContent('#hooks-relay'), /not on this host/);
+      assert.equal(await page.isVisible('#hooks-forge'), false, 'the level that sends real requests is hidden');
       assert.equal(await page.$('#update-note'), null, 'no note on a first visit');
       await reloadPage(page);
       assert.equal(await page.$('#update-note'), null, 'no note for the same build');

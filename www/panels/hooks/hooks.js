@@ -25,7 +25,7 @@ register({
       'Relay: not available. Real webhooks need the page served by “cargo xtask serve” (the level below needs it too).',
     'hooks.relay.follower': 'Relay: the tab that runs the database receives the webhooks; this one shows the tables.',
     'hooks.relay.static':
-      'Real webhooks: not on this host. This copy of the page is served as plain files, and a file server cannot pass an HTTP request on to a page; the secrets and signatures above work here, senders need the page served by “cargo xtask serve”.',
+      'Real webhooks: not on this host. This copy of the page is served as plain files, and a file server cannot pass an HTTP request on to a page, so the level that sends real requests is hidden. The secrets and signatures below work here; real senders need the page served by “cargo xtask serve”.',
     'hooks.relay.offline': 'Real webhooks: not while the browser is offline.',
     'hooks.source': 'Source',
     'hooks.show': 'Show its secret',
@@ -78,7 +78,7 @@ register({
       'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» (уровню ниже тоже).',
     'hooks.relay.follower': 'Ретранслятор: вебхуки принимает вкладка, в которой работает база; эта показывает таблицы.',
     'hooks.relay.static':
-      'Настоящие вебхуки на этом хостинге недоступны. Эта копия страницы раздаётся как обычные файлы, а файловый сервер не умеет передать HTTP-запрос странице; секреты и подписи выше работают и здесь, а отправителям нужна страница, открытая через «cargo xtask serve».',
+      'Настоящие вебхуки на этом хостинге недоступны. Эта копия страницы раздаётся как обычные файлы, а файловый сервер не умеет передать HTTP-запрос странице, поэтому уровень с настоящими запросами скрыт. Секреты и подписи ниже работают и здесь; настоящим отправителям нужна страница, открытая через «cargo xtask serve».',
     'hooks.relay.offline': 'Настоящие вебхуки недоступны, пока браузер не в сети.',
     'hooks.source': 'Источник',
     'hooks.show': 'Показать секрет',
@@ -198,7 +198,7 @@ function build(root) {
     u.curlBox,
     el('p', {}, el('label', {}, u.verify, ' ', text('span', 'hooks.verify'))),
     u.verifyOff,
-    text('h3', 'hooks.level.title'),
+    (u.levelTitle = text('h3', 'hooks.level.title')),
     text('p', 'hooks.level.goal'),
     u.roundId,
     el(
@@ -237,6 +237,12 @@ function build(root) {
       ),
     ),
   );
+  // The level and the request log need the relay (real HTTP requests): on a
+  // host without one they are hidden, and the relay line says why.
+  u.relayOnly = [];
+  for (let node = u.levelTitle; node !== null; node = node.nextElementSibling) {
+    u.relayOnly.push(node);
+  }
   return u;
 }
 
@@ -411,8 +417,12 @@ function render() {
   ui.relay.dataset.state = relay;
   ui.relay.textContent = t(`hooks.relay.${relay}`, { url: `${new URL('hooks/', document.baseURI).href}{source}` });
   ui.secretRow.hidden = state.secret === null;
-  // The curl example needs the relay to send to; a static host has none.
-  ui.curlBox.hidden = state.secret === null || relay === 'static' || relay === 'offline';
+  // The curl example, the level and the log need the relay; a static host has none.
+  const noRelay = relay === 'static' || relay === 'offline';
+  ui.curlBox.hidden = state.secret === null || noRelay;
+  for (const node of ui.relayOnly) {
+    node.hidden = noRelay;
+  }
   if (state.secret !== null) {
     ui.secretLabel.textContent = t('hooks.secret', { source: state.secret.source });
     ui.secret.value = state.secret.secret;

@@ -78,6 +78,7 @@ export function start() {
 async function probe() {
   if (!navigator.onLine) {
     setStatus('offline');
+    window.addEventListener('online', probe, { once: true });
     return;
   }
   let relay = false;
