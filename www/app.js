@@ -88,11 +88,6 @@ const PANELS = [
   crashLab,
 ];
 
-for (const panel of PANELS) {
-  panel.mount();
-}
-translatePage();
-
 // ---- Console API ------------------------------------------------------------
 
 // `window.inboxLab` (db/client.js) talks to the database. The page adds what
@@ -162,6 +157,19 @@ window.inboxLab = Object.freeze({
     setLanguage(lang);
   },
 });
+
+// ---- Mount --------------------------------------------------------------------
+
+// Importing db/client.js started the database worker. A module worker's script
+// is fetched from this thread, so building every panel first (one long task)
+// would hold that fetch back; one turn of the event loop lets it go out, and
+// the panels are built while the worker loads its wasm. `window.inboxLab` is
+// set above, before this wait: a script that awaits `inboxLab.ready` finds it.
+await new Promise((resolve) => setTimeout(resolve, 0));
+for (const panel of PANELS) {
+  panel.mount();
+}
+translatePage();
 
 // ---- Start ------------------------------------------------------------------
 
