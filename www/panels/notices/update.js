@@ -12,6 +12,7 @@
 //
 // The note goes under the title, next to the tab note, in both languages.
 
+import { inboxLab } from '../../db/client.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
@@ -34,9 +35,13 @@ export function mount() {
   const version = metaContent('inbox-lab-version');
   const worker = metaContent('inbox-lab-service-worker');
   if (worker !== null && 'serviceWorker' in navigator) {
-    // Relative to the page: the site may live under any sub-path. A refusal
-    // (a private window, an insecure origin) only means no offline copy.
-    navigator.serviceWorker.register(new URL(worker, document.baseURI), { scope: './' }).catch(() => {});
+    // Once the database is open (or failed to): on a first visit the service
+    // worker fetches the whole build, which must not compete with the page's
+    // own start. Relative to the page: the site may live under any sub-path.
+    // A refusal (a private window, an insecure origin) only means no offline copy.
+    const registerWorker = () =>
+      navigator.serviceWorker.register(new URL(worker, document.baseURI), { scope: './' }).catch(() => {});
+    inboxLab.ready.then(registerWorker, registerWorker);
   }
   if (version === null) {
     return;
