@@ -75,9 +75,20 @@ async function page(request) {
 }
 
 /**
- * An asset: this build's copy, else the network. The query is ignored: the
- * name alone says which bytes (a worker is started as `worker-<hash>.js?storage=opfs`).
+ * An asset: this build's copy, else the network. The query is ignored when
+ * looking it up: the name alone says which bytes (the database worker is
+ * started as `worker-<hash>.js?storage=opfs`). But a worker takes its
+ * `location` from the response's URL, and reads its settings from that
+ * query: so a copy answering a request with a query is handed over as a new
+ * response, which has no URL of its own and so keeps the request's.
  */
 async function asset(request) {
-  return (await caches.match(request, { cacheName: CACHE, ignoreSearch: true })) ?? fetch(request);
+  const copy = await caches.match(request, { cacheName: CACHE, ignoreSearch: true });
+  if (copy === undefined) {
+    return fetch(request);
+  }
+  if (new URL(request.url).search === '') {
+    return copy;
+  }
+  return new Response(copy.body, { status: copy.status, statusText: copy.statusText, headers: copy.headers });
 }
