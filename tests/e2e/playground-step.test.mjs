@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, shownTables, usePage } from './browser.mjs';
+import { DB_WORKER_SCRIPT, idle, shownTables, usePage } from './browser.mjs';
 import {
   EXAMPLE,
   balance,
@@ -118,7 +118,7 @@ describe('step mode', { timeout: 240_000 }, () => {
   });
 
   test('kill the worker mid-transaction: a new worker reopens OPFS, nothing survived, the retry applies once', async () => {
-    const worker = page.workers().find((w) => w.url().includes('/worker.js'));
+    const worker = page.workers().find((w) => DB_WORKER_SCRIPT.test(w.url()));
     assert.ok(worker, 'the database worker is running');
     const closed = new Promise((resolve) => worker.once('close', resolve));
 
@@ -154,7 +154,7 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.match(await page.textContent('#status'), /^Ready\./);
     const integrity = await page.evaluate(() => window.inboxLab.query('PRAGMA integrity_check'));
     assert.deepEqual(integrity.rows, [['ok']]);
-    assert.ok(page.workers().some((w) => w.url().includes('/worker.js')), 'a new worker took over');
+    assert.ok(page.workers().some((w) => DB_WORKER_SCRIPT.test(w.url())), 'a new worker took over');
   });
 
   test('every path of the atomic handler draws the steps Rust reports, in step mode as from the sender', async () => {

@@ -312,8 +312,5 @@ function tableCells(page, selector) {
 }
 
 function setLanguage(page, lang) {
-  return page.evaluate(async (lang) => {
-    const i18n = await import(new URL('www/lib/i18n.js', document.baseURI).href);
-    i18n.setLanguage(lang);
-  }, lang);
+  return page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
 }
