@@ -86,10 +86,8 @@ function playInRust(page, handler, kase) {
 }
 
 async function language(page, lang) {
-  await page.evaluate(async (lang) => {
-    const { setLanguage } = await import(new URL('www/lib/i18n.js', window.location.href).href);
-    setLanguage(lang);
-  }, lang);
+  // The console API's setLanguage: the page's own i18n instance (in dist/, the bundle's).
+  await page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
   await idle(page);
 }
 
