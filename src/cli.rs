@@ -10,7 +10,13 @@
 //! inbox-lab race  --handler NAME [--deliveries K]
 //! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control]
 //!                     [--workload apply|dispatch] [--no-dedup]
+//! inbox-lab judge --handler FILE [--deliveries 2|3]
+//! inbox-lab judge --print-builtin NAME
 //! ```
+//!
+//! `judge` exits 0 for a correct handler, 1 for a broken one (or an error
+//! of the lab, as JSON), 2 when the file does not parse (the error on
+//! stderr, with line and column).
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
 //! error (a missing or unknown option, from clap). Values arrive as text and
@@ -33,8 +39,9 @@ use crate::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use crate::core::tables;
 use crate::labs::crash::{self, JournalMode, Workload};
 use crate::labs::race;
-use crate::labs::race::handlers::Handler;
+use crate::labs::race::handlers::{Contender, Handler, Payload};
 use crate::labs::scheme_ends::outbox::{self, Receiver};
+use crate::labs::script::{self, judge};
 use crate::labs::tools::scenario;
 use crate::storage::iolog::{self, IoOp};
 use crate::{apply, Error, Event, Fault, Outcome};
@@ -128,6 +135,23 @@ enum Command {
         receiver: String,
         #[arg(long)]
         no_dedup: bool,
+        /// Deliver with this handler program instead of the article's.
+        #[arg(long)]
+        handler_file: Option<String>,
+    },
+    /// Judge a handler written in the handler language: the article's
+    /// cases, a fault after every statement, every race interleaving, the
+    /// crash sweep in DELETE and WAL mode. Prints one JSON line.
+    #[command(group(ArgGroup::new("what").args(["handler", "print_builtin"]).required(true)))]
+    Judge {
+        #[arg(long, value_name = "FILE")]
+        handler: Option<String>,
+        /// 2 or 3; both when not given.
+        #[arg(long, allow_hyphen_values = true)]
+        deliveries: Option<String>,
+        /// Print a built-in handler's text instead.
+        #[arg(long, value_name = "NAME")]
+        print_builtin: Option<String>,
     },
     /// Explore every interleaving of K deliveries of one event by one
     /// handler, on real connections to a temporary file database.
@@ -170,6 +194,24 @@ pub fn main() -> ExitCode {
             handler,
             deliveries,
         } => print_result(race(&handler, &deliveries)),
+        Command::Judge {
+            handler,
+            deliveries,
+            print_builtin,
+        } => match (handler, print_builtin) {
+            (_, Some(name)) => match name.parse::<Handler>() {
+                Ok(h) => {
+                    print!("{}", script::builtin(h));
+                    ExitCode::SUCCESS
+                }
+                Err(reason) => {
+                    eprintln!("inbox-lab: {reason}");
+                    ExitCode::from(2)
+                }
+            },
+            (Some(file), None) => judge_file(&file, deliveries.as_deref()),
+            (None, None) => ExitCode::from(2),
+        },
         Command::CrashLab {
             mode,
             events,
@@ -185,6 +227,7 @@ pub fn main() -> ExitCode {
             workload,
             receiver,
             no_dedup,
+            handler_file,
         } => match crash_child(
             &db,
             &mode,
@@ -196,6 +239,7 @@ pub fn main() -> ExitCode {
                 Workload::Apply
             },
             &receiver,
+            handler_file.as_deref(),
         ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -270,7 +314,7 @@ fn show(path: &str) -> Result<tables::Tables, Error> {
 /// `{"handler":…,"interleavings":N,"double_credits":…,"lost_credits":…,"wrong_answers":…}`
 #[derive(Serialize)]
 struct RaceLine {
-    handler: Handler,
+    handler: String,
     interleavings: u64,
     double_credits: u64,
     lost_credits: u64,
@@ -343,10 +387,20 @@ fn run_workload(
     workload: Workload,
     n: usize,
     receiver_path: &str,
+    handler: Option<&Contender>,
     mut ack: impl FnMut(usize),
 ) -> Result<(), Error> {
     match workload {
-        Workload::Apply => crash::workload(conn, &crash::events(n)?, ack),
+        Workload::Apply => match handler {
+            None => crash::workload(conn, &crash::events(n)?, ack),
+            Some(h) => {
+                for (i, e) in crash::events(n)?.iter().enumerate() {
+                    judge::deliver(conn, h, &Payload::from(e))?;
+                    ack(i);
+                }
+                Ok(())
+            }
+        },
         Workload::Dispatch { dedup } => {
             let receiver = open_receiver(receiver_path, dedup)?;
             let mut i = 0;
@@ -366,13 +420,15 @@ fn crash_child(
     crash_after: Option<usize>,
     workload: Workload,
     receiver: &str,
+    handler_file: Option<&str>,
 ) -> Result<(), Error> {
     let mode: JournalMode = mode.parse().map_err(Error::storage)?;
+    let handler = handler_file.map(read_handler).transpose()?;
     iolog::install()?;
     let conn = open_counted(path, mode)?;
     iolog::arm(crash_after, die);
     let mut out = std::io::stdout().lock();
-    run_workload(&conn, workload, n, receiver, |i| {
+    run_workload(&conn, workload, n, receiver, handler.as_ref(), |i| {
         // The sender hears "200" only once this line is out of the process.
         let _ = writeln!(out, "ACK {i}").and_then(|()| out.flush());
     })
@@ -388,6 +444,22 @@ pub fn crash_sweep(
     control: bool,
     workload: Workload,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
+    crash_sweep_with(mode, n, control, workload, None)
+}
+
+/// [`crash_sweep`] delivering with the handler program in `handler_file`
+/// (each child reads and parses it again).
+///
+/// # Errors
+/// As [`crash_sweep`]; the file not parsing is an `invalid_input` error.
+pub fn crash_sweep_with(
+    mode: JournalMode,
+    n: usize,
+    control: bool,
+    workload: Workload,
+    handler_file: Option<&str>,
+) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
+    let handler = handler_file.map(read_handler).transpose()?;
     let events = crash::events(n)?;
     let dir = temp_dir()?;
     let path = |name: &str| utf8(&dir.path().join(name)).map(str::to_owned);
@@ -449,6 +521,9 @@ pub fn crash_sweep(
         if !dedup {
             cmd.arg("--no-dedup");
         }
+        if let Some(file) = handler_file {
+            cmd.args(["--handler-file", file]);
+        }
         let out = cmd
             .output()
             .map_err(|e| Error::storage(format!("child: {e}")))?;
@@ -464,7 +539,7 @@ pub fn crash_sweep(
     let log = {
         let conn = open_counted(&trial, mode)?;
         iolog::arm(None, die);
-        let result = run_workload(&conn, workload, n, &receiver, |_| {})
+        let result = run_workload(&conn, workload, n, &receiver, handler.as_ref(), |_| {})
             .map_err(|e| Error::storage(format!("counting the operations: {e}")));
         let log = iolog::disarm();
         result?;
@@ -557,6 +632,100 @@ fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: 
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
+            }
+        }
+        Err(e) => print_result(Err::<(), _>(e)),
+    }
+}
+
+/// Reads and parses a handler file (the crash sweep's children).
+fn read_handler(path: &str) -> Result<Contender, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid(race::HANDLER, format!("cannot read {path}: {e}")))?;
+    let program = script::parse(&text).map_err(|e| Error::invalid(race::HANDLER, e.to_string()))?;
+    Ok(Contender::Script {
+        name: path.to_owned(),
+        program,
+    })
+}
+
+/// `inbox-lab judge --handler FILE`: exit 0 correct, 1 broken (or a lab
+/// error, as JSON), 2 unreadable or not parsing (on stderr).
+fn judge_file(path: &str, deliveries: Option<&str>) -> ExitCode {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("inbox-lab: cannot read {path}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let program = match script::parse(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "{path}:{}:{}: {}",
+                e.line,
+                e.column,
+                e.text(script::Lang::En)
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let deliveries: Vec<usize> = match deliveries {
+        None => vec![2, 3],
+        Some("2") => vec![2],
+        Some("3") => vec![3],
+        Some(other) => {
+            eprintln!("inbox-lab: --deliveries must be 2 or 3, got {other:?}");
+            return ExitCode::from(2);
+        }
+    };
+    let name = Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
+    let contender = Contender::Script { name, program };
+    let sweep = || -> Result<Option<(judge::CrashCounts, Option<judge::Failure>)>, Error> {
+        let mut counts = judge::CrashCounts::default();
+        let mut failure = None;
+        for mode in [JournalMode::Delete, JournalMode::Wal] {
+            let (rows, summary) = crash_sweep_with(mode, 1, false, Workload::Apply, Some(path))?;
+            counts.add(&summary);
+            if failure.is_none() {
+                failure = rows
+                    .iter()
+                    .find(|r| r.outcome != crash::Verdict::Atomic)
+                    .map(|r| judge::Failure::Crash {
+                        mode: mode.as_str().to_owned(),
+                        k: r.k,
+                    });
+            }
+        }
+        Ok(Some((counts, failure)))
+    };
+    let run = || -> Result<judge::Report, Error> {
+        let dir = temp_dir()?;
+        let db = dir.path().join("judge.sqlite3");
+        let db = utf8(&db)?;
+        judge::judge(
+            &contender,
+            &deliveries,
+            || {
+                let conn = db::open(db, Mode::Create, DEFAULT_BUSY_TIMEOUT)?;
+                conn.execute_batch("PRAGMA synchronous = OFF")?;
+                Ok(conn)
+            },
+            judge::JUDGE_BUDGET,
+            sweep,
+        )
+    };
+    match run() {
+        Ok(report) => {
+            let broken = report.verdict != "correct";
+            let code = print_result(Ok::<_, Error>(&report));
+            if broken || code != ExitCode::SUCCESS {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
             }
         }
         Err(e) => print_result(Err::<(), _>(e)),

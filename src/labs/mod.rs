@@ -24,6 +24,7 @@ pub mod bench;
 pub mod crash;
 pub mod race;
 pub mod scheme_ends;
+pub mod script;
 pub mod tools;
 pub mod webhooks;
 
