@@ -709,11 +709,7 @@ fn judge_file(path: &str, deliveries: Option<&str>) -> ExitCode {
         judge::judge(
             &contender,
             &deliveries,
-            || {
-                let conn = db::open(db, Mode::Create, DEFAULT_BUSY_TIMEOUT)?;
-                conn.execute_batch("PRAGMA synchronous = OFF")?;
-                Ok(conn)
-            },
+            || judge::open_scratch(db),
             judge::JUDGE_BUDGET,
             sweep,
         )

@@ -64,6 +64,10 @@ impl Arena {
         }
         let mut observer = open()?;
         schema::init(&mut observer, &[1])?;
+        // Never wait either: a read a writer's lock keeps out is "not
+        // readable just now" ([`Arena::committed`]), and a wait there would
+        // only stall every schedule (by the busy timeout, each time).
+        observer.busy_timeout(std::time::Duration::ZERO)?;
         let conns = (0..deliveries)
             .map(|_| {
                 let c = open()?;

@@ -33,6 +33,23 @@ pub const JUDGE_BUDGET: Budget = Budget {
     max_value_bytes: 1 << 20,
 };
 
+/// A connection to the judge's scratch database file at `path` (created on
+/// first use): no fsync and the rollback journal in memory — nothing there
+/// must survive a crash, and SQLite's locks, which the race is about, are
+/// the file's own all the same.
+///
+/// # Errors
+/// Storage errors.
+pub fn open_scratch(path: &str) -> Result<Connection, Error> {
+    let conn = crate::core::db::open(
+        path,
+        crate::core::db::Mode::Create,
+        crate::core::schema::DEFAULT_BUSY_TIMEOUT,
+    )?;
+    conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY")?;
+    Ok(conn)
+}
+
 /// The race check's counts, over every deliveries setting judged.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RaceCounts {
@@ -173,11 +190,15 @@ pub fn judge(
     let mut race_failure = None;
     for &k in deliveries {
         let arena = Arena::new(k, metered)?;
-        let s = explore(&arena, contender.clone())?;
+        let explored = explore(&arena, contender.clone());
+        // Once the budget interrupts a statement, a replayed schedule no
+        // longer runs as it first did (the explorer may then fail): the
+        // budget is what is reported.
         if let Some(stop) = stopped(&meter, "") {
             report.stopped = Some(stop);
             return Ok(report);
         }
+        let s = explored?;
         let r = &mut report.race;
         r.interleavings += s.interleavings;
         r.double_credits += s.double_credits;

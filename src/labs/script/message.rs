@@ -22,7 +22,8 @@ pub enum Lang {
 crate::core::error::code_enum! {
     /// Why a handler text does not parse or is not allowed.
     ScriptCode {
-        /// Params: `expected`, `found`.
+        /// Params: `expected` (a phrase key, see [`phrase`], or a keyword),
+        /// `found` (a quoted token, or a phrase key).
         Expected => "expected",
         /// Params: `name`.
         UnknownParameter => "unknown_parameter",
@@ -40,7 +41,8 @@ crate::core::error::code_enum! {
         Unreachable => "unreachable",
         /// Params: `word` (`IF`, `ANSWER`).
         BeforeStatement => "before_statement",
-        /// Params: `what` (`ATTACH`, `PRAGMA`, `CREATE`, ...).
+        /// Params: `what` (`ATTACH`, `PRAGMA x`, `CREATE`, or a table's
+        /// name), `action` (`read`, `write`, `schema`; only with a table).
         Refused => "refused",
         /// Params: `message` (SQLite's own).
         Sql => "sql",
@@ -99,8 +101,13 @@ impl ParseError {
         use ScriptCode::*;
         let p = |n| self.p(n);
         match (lang, self.code) {
-            (Lang::En, Expected) => format!("expected {}, found {}", p("expected"), p("found")),
-            (Lang::Ru, Expected) => format!("ожидалось {}, а здесь {}", p("expected"), p("found")),
+            (_, Expected) => {
+                let (expected, found) = (phrase(lang, p("expected")), phrase(lang, p("found")));
+                match lang {
+                    Lang::En => format!("expected {expected}, found {found}"),
+                    Lang::Ru => format!("ожидалось {expected}, а здесь {found}"),
+                }
+            }
             (Lang::En, UnknownParameter) => format!(
                 "unknown parameter {}: a handler has :source, :event_id, :account_id and :amount",
                 p("name")
@@ -155,14 +162,30 @@ impl ParseError {
                 "{} до первой инструкции: смотреть ещё не на что",
                 p("word")
             ),
-            (Lang::En, Refused) => format!(
-                "{} is not allowed in a handler: only BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE and DELETE on the lab's tables",
-                p("what")
-            ),
-            (Lang::Ru, Refused) => format!(
-                "{} в обработчике запрещено: можно только BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE и DELETE над таблицами лаборатории",
-                p("what")
-            ),
+            (Lang::En, Refused) => {
+                let what = match p("action") {
+                    "read" => format!("reading {}", p("what")),
+                    "write" => format!("writing {}", p("what")),
+                    "schema" => "changing the schema (CREATE, DROP, ALTER)".to_owned(),
+                    _ => p("what").to_owned(),
+                };
+                format!(
+                    "{what} is not allowed in a handler: only BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE and DELETE on the lab's tables"
+                )
+            }
+            (Lang::Ru, Refused) => {
+                let refused = match p("action") {
+                    "read" => format!("чтение таблицы {} в обработчике запрещено", p("what")),
+                    "write" => format!("запись в таблицу {} в обработчике запрещена", p("what")),
+                    "schema" => {
+                        "менять схему (CREATE, DROP, ALTER) в обработчике запрещено".to_owned()
+                    }
+                    _ => format!("{} в обработчике запрещено", p("what")),
+                };
+                format!(
+                    "{refused}: можно только BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE и DELETE над таблицами лаборатории"
+                )
+            }
             (Lang::En, Sql) => format!("SQLite does not accept this statement: {}", p("message")),
             (Lang::Ru, Sql) => format!("SQLite не принимает эту инструкцию: {}", p("message")),
             (Lang::En, MultipleStatements) => {
@@ -224,6 +247,37 @@ impl ParseError {
                 self.text(lang)
             ),
         }
+    }
+}
+
+/// The words an "expected …" sentence names, keyed so that each language
+/// has its own; anything else (a keyword such as `END`, a quoted token) is
+/// shown as it is.
+fn phrase(lang: Lang, key: &str) -> &str {
+    let (en, ru) = match key {
+        "end_of_line" => ("the end of the line", "конец строки"),
+        "word" => ("a word", "слово"),
+        "second_else" => ("a second ELSE", "второй ELSE"),
+        "answer" => (
+            "applied, duplicate, conflict or unknown_account",
+            "applied, duplicate, conflict или unknown_account",
+        ),
+        "and_or_end" => ("AND, OR or the end of the line", "AND, OR или конец строки"),
+        "condition" => (
+            "CHANGED, ROW, NO ROW or ROW.column",
+            "CHANGED, ROW, NO ROW или ROW.столбец",
+        ),
+        "whole_number" => ("a whole number", "целое число"),
+        "comparison" => ("=, !=, <, <=, > or >=", "=, !=, <, <=, > или >="),
+        "operand" => (
+            "a parameter (:amount), a whole number or a 'text'",
+            "параметр (:amount), целое число или 'текст'",
+        ),
+        _ => return key,
+    };
+    match lang {
+        Lang::En => en,
+        Lang::Ru => ru,
     }
 }
 

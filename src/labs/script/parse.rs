@@ -226,10 +226,9 @@ impl Parser {
             .next()
             .unwrap_or("")
             .to_ascii_uppercase();
+        // `ON` is a control word only as `ON BUSY`.
         let is_control = CONTROL.contains(&first.as_str())
-            // `END` alone is a block's end; `END TRANSACTION` would be SQL's
-            // COMMIT, which a handler spells COMMIT.
-            && !(first == "ON" && !body.to_ascii_uppercase().starts_with("ON BUSY"));
+            && (first != "ON" || body.to_ascii_uppercase().starts_with("ON BUSY"));
         if !matches!(first.as_str(), "ELSE" | "END") {
             if let Some(answer_line) = self.answered {
                 return Err(ParseError::new(ScriptCode::Unreachable, line, col0)
@@ -293,7 +292,7 @@ impl Parser {
                 if frame.else_part.is_some() {
                     return Err(ParseError::new(ScriptCode::Expected, line, col0)
                         .with("expected", "END")
-                        .with("found", "a second ELSE"));
+                        .with("found", "second_else"));
                 }
                 self.code.push(Instr::Jump(usize::MAX));
                 let jump = self.code.len() - 1;
@@ -316,9 +315,10 @@ impl Parser {
                     Some((jump, _)) => jump,
                     None => frame.unless,
                 };
-                match self.code.get_mut(patch) {
-                    Some(Instr::Unless(_, target) | Instr::Jump(target)) => *target = here,
-                    _ => {}
+                if let Some(Instr::Unless(_, target) | Instr::Jump(target)) =
+                    self.code.get_mut(patch)
+                {
+                    *target = here;
                 }
                 // Past END only if both branches answered (no ELSE: the
                 // false path always falls through).
@@ -454,7 +454,7 @@ fn intern(sql: &str) -> &'static [&'static str] {
 /// an authorizer that allows only what a handler may do.
 struct Checker {
     conn: Connection,
-    denied: Arc<Mutex<Option<String>>>,
+    denied: Arc<Mutex<Option<Denied>>>,
 }
 
 /// The tables a handler may read and write.
@@ -500,9 +500,7 @@ impl Checker {
             }
             Err(e) => {
                 return Err(match denied {
-                    Some(what) => {
-                        ParseError::new(ScriptCode::Refused, line, column).with("what", what)
-                    }
+                    Some((action, what)) => refused(line, column, action, what),
                     None => ParseError::new(ScriptCode::Sql, line, column)
                         .with("message", sqlite_message(&e)),
                 })
@@ -522,9 +520,7 @@ impl Checker {
             "INSERT" | "REPLACE" => Kind::Insert,
             "UPDATE" => Kind::Update,
             "DELETE" => Kind::Delete,
-            other => {
-                return Err(ParseError::new(ScriptCode::Refused, line, column).with("what", other))
-            }
+            other => return Err(refused(line, column, None, other.to_owned())),
         })
     }
 }
@@ -541,13 +537,25 @@ fn sqlite_message(e: &rusqlite::Error) -> String {
 /// and recursive queries (the budget stops endless ones). An allow-list:
 /// `ATTACH`, `PRAGMA` (so `writable_schema`), every DDL and savepoints are
 /// refused, with their name.
-fn allowed(action: &AuthAction<'_>) -> Result<(), String> {
+fn refused(line: usize, column: usize, action: Option<&str>, what: String) -> ParseError {
+    let e = ParseError::new(ScriptCode::Refused, line, column).with("what", what);
+    match action {
+        Some(a) => e.with("action", a),
+        None => e,
+    }
+}
+
+/// What the authorizer refused: the action on a table (`read`, `write`)
+/// or none, and the name (a table, or what the statement does).
+type Denied = (Option<&'static str>, String);
+
+fn allowed(action: &AuthAction<'_>) -> Result<(), Denied> {
     let table_ok = |t: &str| TABLES.contains(&t.to_ascii_lowercase().as_str());
     match action {
         AuthAction::Select | AuthAction::Recursive | AuthAction::Transaction { .. } => Ok(()),
         AuthAction::Function { function_name } => {
             if function_name.eq_ignore_ascii_case("load_extension") {
-                Err("load_extension".into())
+                Err((None, "load_extension".into()))
             } else {
                 Ok(())
             }
@@ -559,7 +567,7 @@ fn allowed(action: &AuthAction<'_>) -> Result<(), String> {
             if !table_name.to_ascii_lowercase().starts_with("sqlite_") {
                 Ok(())
             } else {
-                Err(format!("reading {table_name}"))
+                Err((Some("read"), table_name.to_string()))
             }
         }
         AuthAction::Insert { table_name }
@@ -567,19 +575,25 @@ fn allowed(action: &AuthAction<'_>) -> Result<(), String> {
         | AuthAction::Delete { table_name } => {
             if table_ok(table_name) {
                 Ok(())
+            } else if table_name.to_ascii_lowercase().starts_with("sqlite_") {
+                // CREATE, DROP, ALTER: SQLite asks first to write its schema.
+                Err((Some("schema"), table_name.to_string()))
             } else {
-                Err(format!("writing {table_name}"))
+                Err((Some("write"), table_name.to_string()))
             }
         }
-        AuthAction::Pragma { pragma_name, .. } => Err(format!("PRAGMA {pragma_name}")),
-        AuthAction::Attach { .. } => Err("ATTACH".into()),
-        AuthAction::Detach { .. } => Err("DETACH".into()),
-        AuthAction::Savepoint { .. } => Err("SAVEPOINT".into()),
-        other => Err(format!("{other:?}")
-            .split(|c: char| !c.is_alphanumeric())
-            .next()
-            .unwrap_or("this statement")
-            .to_owned()),
+        AuthAction::Pragma { pragma_name, .. } => Err((None, format!("PRAGMA {pragma_name}"))),
+        AuthAction::Attach { .. } => Err((None, "ATTACH".into())),
+        AuthAction::Detach { .. } => Err((None, "DETACH".into())),
+        AuthAction::Savepoint { .. } => Err((None, "SAVEPOINT".into())),
+        other => Err((
+            None,
+            format!("{other:?}")
+                .split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or("this statement")
+                .to_owned(),
+        )),
     }
 }
 
@@ -641,10 +655,9 @@ impl Tokens {
     }
 
     fn expected(&self, what: &str) -> ParseError {
-        let found = self.peek().map_or_else(
-            || "the end of the line".to_owned(),
-            |t| format!("{:?}", t.0),
-        );
+        let found = self
+            .peek()
+            .map_or_else(|| "end_of_line".to_owned(), |t| format!("{:?}", t.0));
         ParseError::new(ScriptCode::Expected, self.line, self.col())
             .with("expected", what)
             .with("found", found)
@@ -657,7 +670,7 @@ impl Tokens {
     }
 
     fn word(&mut self) -> Result<String, ParseError> {
-        Ok(self.next("a word")?.0.to_ascii_uppercase())
+        Ok(self.next("word")?.0.to_ascii_uppercase())
     }
 
     fn keyword(&mut self, kw: &str) -> Result<(), ParseError> {
@@ -673,12 +686,12 @@ impl Tokens {
     fn end(&self) -> Result<(), ParseError> {
         match self.peek() {
             None => Ok(()),
-            Some(_) => Err(self.expected("the end of the line")),
+            Some(_) => Err(self.expected("end_of_line")),
         }
     }
 
     fn answer(&mut self) -> Result<AnswerKind, ParseError> {
-        let (w, col) = self.next("applied, duplicate, conflict or unknown_account")?;
+        let (w, col) = self.next("answer")?;
         Ok(match w.to_ascii_lowercase().as_str() {
             "applied" => AnswerKind::Applied,
             "duplicate" => AnswerKind::Duplicate,
@@ -699,7 +712,7 @@ impl Tokens {
             let any = match w.to_ascii_uppercase().as_str() {
                 "AND" => false,
                 "OR" => true,
-                _ => return Err(self.expected("AND, OR or the end of the line")),
+                _ => return Err(self.expected("and_or_end")),
             };
             if joiner.is_some_and(|j| j != any) {
                 return Err(ParseError::new(ScriptCode::MixedAndOr, self.line, col));
@@ -715,15 +728,15 @@ impl Tokens {
     }
 
     fn atom(&mut self) -> Result<Atom, ParseError> {
-        const WHAT: &str = "CHANGED, ROW, NO ROW or ROW.column";
+        const WHAT: &str = "condition";
         let (w, col) = self.next(WHAT)?;
         let upper = w.to_ascii_uppercase();
         if upper == "CHANGED" {
             let op = self.op()?;
-            let (n, ncol) = self.next("a whole number")?;
+            let (n, ncol) = self.next("whole_number")?;
             let n = n.parse::<i64>().map_err(|_| {
                 ParseError::new(ScriptCode::Expected, self.line, ncol)
-                    .with("expected", "a whole number")
+                    .with("expected", "whole_number")
                     .with("found", format!("{n:?}"))
             })?;
             return Ok(Atom::Changed(op, n));
@@ -752,7 +765,7 @@ impl Tokens {
     }
 
     fn op(&mut self) -> Result<CmpOp, ParseError> {
-        const WHAT: &str = "=, !=, <, <=, > or >=";
+        const WHAT: &str = "comparison";
         let (w, _) = self.next(WHAT)?;
         Ok(match w.as_str() {
             "=" | "==" => CmpOp::Eq,
@@ -769,7 +782,7 @@ impl Tokens {
     }
 
     fn operand(&mut self) -> Result<Operand, ParseError> {
-        const WHAT: &str = "a parameter (:amount), a whole number or a 'text'";
+        const WHAT: &str = "operand";
         let (w, col) = self.next(WHAT)?;
         if let Some(name) = w.strip_prefix(':') {
             return Param::named(name).map(Operand::Param).ok_or_else(|| {

@@ -2,31 +2,33 @@
 //! the mistake corpus is judged broken for the right reason, the correct
 //! variants correct, parser errors in both languages, the budget's stop.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::judge::{judge, Report, JUDGE_BUDGET};
+use super::judge::{judge, open_scratch, Failure, Report, JUDGE_BUDGET};
 use super::*;
-use crate::core::db::{self, Mode};
 use crate::labs::race::handlers::Contender;
+use crate::labs::race::{replay, Arena, StepResult};
 use crate::labs::tools::budget::Budget;
 
-/// Judges on a fresh shared in-memory database (no crash sweep: that one
-/// needs child processes, `tests/judge.rs`).
-fn judged(contender: &Contender, budget: Budget) -> Report {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "file:/judge-test-{}?vfs=memdb",
-        N.fetch_add(1, Ordering::Relaxed)
-    );
+/// Judges with `deliveries` on a fresh scratch file, as `inbox-lab judge`
+/// does (no crash sweep: that one needs child processes, `tests/judge.rs`).
+fn judged_with(contender: &Contender, deliveries: &[usize], budget: Budget) -> Report {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("judge.sqlite3");
+    let path = path.to_str().expect("utf-8");
     judge(
         contender,
-        &[2, 3],
-        || db::open(&name, Mode::Create, Duration::from_millis(50)),
+        deliveries,
+        || open_scratch(path),
         budget,
         || Ok(None),
     )
     .expect("the judge runs")
+}
+
+/// Judges with 2 deliveries (3 multiply the schedules by ~50).
+fn judged(contender: &Contender, budget: Budget) -> Report {
+    judged_with(contender, &[2], budget)
 }
 
 fn script(name: &str, text: &str) -> Contender {
@@ -64,6 +66,51 @@ fn each_builtin_text_gives_exactly_the_verdicts_and_counts_of_its_rust_version()
             h == Handler::Atomic,
             "{h}: only atomic is correct"
         );
+    }
+}
+
+#[test]
+fn with_three_deliveries_a_builtin_text_gives_the_counts_of_its_rust_version() {
+    // One handler with every kind of count (double credits, wrong
+    // answers, a first failing schedule): 3 deliveries cost ~50 times 2.
+    let h = Handler::CheckThenAct;
+    let rust = judged_with(&Contender::Builtin(h), &[3], JUDGE_BUDGET);
+    let text = judged_with(&script(h.as_str(), builtin(h)), &[3], JUDGE_BUDGET);
+    assert!(rust.race.interleavings > 1000, "{:?}", rust.race);
+    assert!(rust.race.double_credits > 0, "{:?}", rust.race);
+    assert_eq!(rust.race, text.race);
+    assert_eq!(rust.first_failure, text.first_failure);
+}
+
+#[test]
+fn a_deadlock_is_counted_never_answered_and_its_schedule_replays_to_it() {
+    let h = script(
+        "deferred_begin",
+        include_str!("corpus/deferred_begin.inbox"),
+    );
+    let report = judged(&h, JUDGE_BUDGET);
+    assert!(report.race.deadlocks > 0, "{:?}", report.race);
+    assert!(report.race.wrong_answers >= report.race.deadlocks);
+    let Some(Failure::Race {
+        deliveries,
+        schedule,
+    }) = report.first_failure
+    else {
+        panic!("no race failure: {:?}", report.first_failure);
+    };
+    // The schedule, replayed as the race lab does: every delivery still
+    // running waits for a lock the other holds.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("replay.sqlite3");
+    let path = path.to_str().expect("utf-8");
+    let arena = Arena::new(deliveries, || open_scratch(path)).expect("arena");
+    let mut race = replay(&arena, h, &schedule).expect("the schedule replays");
+    assert!(!race.finished());
+    for i in 0..deliveries {
+        if race.next_statements(i).is_some() {
+            let log = race.step(&arena, i).expect("step");
+            assert_eq!(log.result, StepResult::Waiting, "delivery {i}");
+        }
     }
 }
 
@@ -174,6 +221,9 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
     let early_if = "IF ROW\nEND\nSELECT 1\nANSWER applied";
     let sql_error = "SELEC 1\nANSWER applied";
     let other_table = "SELECT * FROM sqlite_master\nANSWER applied";
+    let other_write = "UPDATE lab_clock SET now = 0\nANSWER applied";
+    let junk = "SELECT 1\nIF ROW x\nEND\nANSWER applied";
+    let cut_short = "SELECT 1\nIF CHANGED\nEND\nANSWER applied";
     let cases: Vec<(&str, &str, ScriptCode, usize, usize, &str, &str)> = vec![
         (
             "attach",
@@ -193,7 +243,42 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
             "PRAGMA writable_schema is not allowed",
             "PRAGMA writable_schema в обработчике запрещено",
         ),
-        ("ddl", ddl, Refused, 1, 1, "is not allowed", "запрещено"),
+        (
+            "ddl",
+            ddl,
+            Refused,
+            1,
+            1,
+            "changing the schema (CREATE, DROP, ALTER) is not allowed",
+            "менять схему (CREATE, DROP, ALTER) в обработчике запрещено",
+        ),
+        (
+            "other table written",
+            other_write,
+            Refused,
+            1,
+            1,
+            "writing lab_clock is not allowed",
+            "запись в таблицу lab_clock в обработчике запрещена",
+        ),
+        (
+            "junk after a condition",
+            junk,
+            Expected,
+            2,
+            8,
+            "expected AND, OR or the end of the line, found \"x\"",
+            "ожидалось AND, OR или конец строки, а здесь \"x\"",
+        ),
+        (
+            "a condition cut short",
+            cut_short,
+            Expected,
+            2,
+            11,
+            "expected =, !=, <, <=, > or >=, found the end of the line",
+            "ожидалось =, !=, <, <=, > или >=, а здесь конец строки",
+        ),
         (
             "two statements",
             two,
@@ -271,7 +356,7 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
             mixed,
             MixedAndOr,
             2,
-            28,
+            24,
             "AND and OR in one condition",
             "AND и OR в одном условии",
         ),
@@ -309,7 +394,7 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
             1,
             1,
             "reading sqlite_master is not allowed",
-            "reading sqlite_master в обработчике запрещено",
+            "чтение таблицы sqlite_master в обработчике запрещено",
         ),
     ];
     for (name, text, code, line, column, en, ru) in cases {
@@ -330,6 +415,10 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
             "{name}: {got_ru}"
         );
         assert!(got_ru.contains(ru), "{name}: {got_ru}");
+        // Russian through and through: no English phrase slips in.
+        for english in [" or ", "expected", "found", "the ", "reading", "writing"] {
+            assert!(!got_ru.contains(english), "{name}: {english:?} in {got_ru}");
+        }
     }
     // (the parser's own ScriptCode names must stay one of `ALL`)
     assert!(ScriptCode::ALL.contains(&Refused));
