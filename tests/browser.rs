@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use inbox_lab::core::db::{self, Mode};
-use inbox_lab::wasm::{event_from_js, install_opfs, Lab, RaceLab};
+use inbox_lab::wasm::{event_from_js, install_opfs, judge_handler, Lab, RaceLab};
 use inbox_lab::{
     apply, core::schema, core::tables, labs::tools::scenario, Error, Event, Fault, Field, Outcome,
 };
@@ -581,4 +581,52 @@ async fn console_memory_is_bounded_by_the_heap_limit() {
 
     lab.close();
     remove("console-heap.sqlite3").await;
+}
+
+/// The judge in the worker (`judgeHandler`): the article's handler text is
+/// correct with every count 0, `check_then_act`'s is broken with a race
+/// schedule to replay, a typo comes back with its line, column and both
+/// languages' sentences — and the crash sweep is said to run natively only.
+#[test]
+fn the_judge_runs_a_handler_text_in_the_worker() {
+    use inbox_lab::labs::race::Handler;
+    use inbox_lab::labs::script::builtin;
+    let two = JsValue::from_f64(2.0);
+    let judged = |text: &str| judge_handler(JsValue::from_str(text), two.clone()).expect("judged");
+    let ok = judged(builtin(Handler::Atomic));
+    assert_eq!(text(&ok, "result").as_deref(), Some("report"));
+    assert_eq!(text(&ok, "crash_sweep").as_deref(), Some("native_only"));
+    let report = get(&ok, "report");
+    assert_eq!(text(&report, "verdict").as_deref(), Some("correct"));
+    let race = get(&report, "race");
+    assert!(get(&race, "interleavings").as_f64() > Some(1.0));
+    assert_eq!(get(&race, "double_credits").as_f64(), Some(0.0));
+    assert!(get(&report, "first_failure").is_null());
+    assert!(
+        get(&report, "crash").is_undefined(),
+        "no crash counts claimed"
+    );
+
+    let bad = judged(builtin(Handler::CheckThenAct));
+    let report = get(&bad, "report");
+    assert_eq!(text(&report, "verdict").as_deref(), Some("broken"));
+    assert!(get(&get(&report, "race"), "double_credits").as_f64() > Some(0.0));
+    let first = get(&report, "first_failure");
+    assert_eq!(text(&first, "check").as_deref(), Some("race"));
+    let schedule = js_sys::Array::from(&get(&first, "schedule"));
+    assert!(schedule.length() >= 2);
+
+    let typo = judged("SELECT 1\nIF CHANGED 0\nEND\nANSWER applied\n");
+    assert_eq!(text(&typo, "result").as_deref(), Some("parse_error"));
+    assert_eq!(get(&typo, "line").as_f64(), Some(2.0));
+    assert_eq!(get(&typo, "column").as_f64(), Some(12.0));
+    assert_eq!(text(&typo, "code").as_deref(), Some("expected"));
+    let ru = text(&typo, "ru").expect("ru");
+    assert!(ru.starts_with("ожидалось"), "{ru}");
+
+    let four = judge_handler(
+        JsValue::from_str("SELECT 1\nANSWER applied"),
+        JsValue::from_f64(4.0),
+    );
+    assert!(four.is_err(), "4 deliveries are refused");
 }

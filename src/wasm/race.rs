@@ -75,3 +75,76 @@ struct RaceStep {
     next: Option<&'static [&'static str]>,
     verdict: Option<lab::Verdict>,
 }
+
+/// The judge's answer in the browser: the report, or why the text does not
+/// parse (an outcome of judging a text, not an error of the lab).
+#[derive(Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+enum Judged {
+    /// `crash_sweep` says where the crash sweep runs: natively only
+    /// (`inbox-lab judge`); the report carries no crash counts here.
+    Report {
+        report: crate::labs::script::judge::Report,
+        crash_sweep: &'static str,
+    },
+    /// Line and column (1-based), the code, and the sentence in both
+    /// languages.
+    ParseError {
+        code: crate::labs::script::ScriptCode,
+        line: usize,
+        column: usize,
+        en: String,
+        ru: String,
+    },
+}
+
+/// Judges a handler `text` with `deliveries` (2 or 3; both when undefined)
+/// on a fresh shared in-memory database of its own (never the reader's):
+/// `{result: "report", report, crash_sweep: "native_only"}` or
+/// `{result: "parse_error", code, line, column, en, ru}`.
+#[wasm_bindgen(js_name = judgeHandler)]
+pub fn judge_handler(text: JsValue, deliveries: JsValue) -> Result<JsValue, JsValue> {
+    use crate::labs::script::{self, judge, Lang};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let text = string_from_js(crate::labs::race::HANDLER, &text)?;
+    let deliveries = if deliveries.is_undefined() {
+        vec![2, 3]
+    } else {
+        match number_from_js(lab::DELIVERIES, &deliveries)? {
+            k @ (2 | 3) => vec![usize::try_from(k).unwrap_or(2)],
+            _ => return Err(Error::invalid(lab::DELIVERIES, "must be 2 or 3").into()),
+        }
+    };
+    let program = match script::parse(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            return to_value(&Judged::ParseError {
+                code: e.code,
+                line: e.line,
+                column: e.column,
+                en: e.text(Lang::En),
+                ru: e.text(Lang::Ru),
+            })
+        }
+    };
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "file:/judge-{}?vfs=memdb",
+        RUN.fetch_add(1, Ordering::Relaxed)
+    );
+    let contender = crate::labs::race::handlers::Contender::Script {
+        name: "handler".to_owned(),
+        program,
+    };
+    let report = judge::judge(
+        &contender,
+        &deliveries,
+        || db::open(&name, Mode::Create, Duration::ZERO),
+        judge::JUDGE_BUDGET,
+        || Ok(None),
+    )?;
+    to_value(&Judged::Report {
+        report,
+        crash_sweep: "native_only",
+    })
+}

@@ -109,6 +109,11 @@
 //     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}
+//     op "judge"       args {text, deliveries?: 2 | 3}  a handler text (docs/handler-language.md)
+//                      judged on an in-memory database of its own (never the reader's):
+//                      result {result: "report", report: {handler, verdict, race, faults,
+//                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
+//                      {result: "parse_error", code, line, column, en, ru}
 //
 //   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
 //   src/retention.rs). The worker keeps one simulated receiver of notifications, a
@@ -208,7 +213,7 @@
 // Requests that arrive while the database is still opening wait, and are
 // handled, in order, once it is open.
 
-import init, { Lab, Notifier, RaceLab } from '../pkg/inbox_lab.js';
+import init, { Lab, Notifier, RaceLab, judgeHandler } from '../pkg/inbox_lab.js';
 import { asErrorObject, isErrorObject, opfsMissing, problem } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 
@@ -261,6 +266,7 @@ const OPS = new Map([
   ['raceStart', (args) => race().start(args?.handler)],
   ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (args) => race().explore(args?.handler)],
+  ['judge', (args) => judgeHandler(args?.text, args?.deliveries)],
   ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
   // Rust's `None` arrives as undefined; the protocol says null.
   ['dispatchOne', (args) => notifier().dispatchOne(lab, args?.crash) ?? null],
