@@ -148,3 +148,59 @@ pub fn judge_handler(text: JsValue, deliveries: JsValue) -> Result<JsValue, JsVa
         crash_sweep: "native_only",
     })
 }
+
+/// The text of a built-in handler (`atomic`, `check_then_act`, …), to show
+/// read-only and copy.
+#[wasm_bindgen(js_name = builtinHandler)]
+pub fn builtin_handler(name: JsValue) -> Result<JsValue, JsValue> {
+    let handler = handler_from_js(&name)?;
+    Ok(JsValue::from_str(crate::labs::script::builtin(handler)))
+}
+
+/// One step of a replayed schedule.
+#[derive(Serialize)]
+struct Replayed {
+    steps: Vec<lab::StepLog>,
+    verdict: Option<lab::Verdict>,
+}
+
+/// Replays `schedule` (the delivery index of each statement, as the judge
+/// reports a race failure) of `deliveries` deliveries of handler `text`, on
+/// a fresh `memdb` database: `{steps: [{delivery, statements, result, …}],
+/// verdict}` (`verdict` null while a delivery is still waiting: a
+/// deadlock).
+#[wasm_bindgen(js_name = replayHandler)]
+pub fn replay_handler(
+    text: JsValue,
+    deliveries: JsValue,
+    schedule: Vec<u32>,
+) -> Result<JsValue, JsValue> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let text = string_from_js(crate::labs::race::HANDLER, &text)?;
+    let program = crate::labs::script::parse(&text)
+        .map_err(|e| Error::invalid(crate::labs::race::HANDLER, e.to_string()))?;
+    let k = number_from_js(lab::DELIVERIES, &deliveries)?;
+    let k = usize::try_from(k)
+        .map_err(|_| JsValue::from(Error::invalid(lab::DELIVERIES, "must be positive")))?;
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "file:/replay-{}?vfs=memdb",
+        RUN.fetch_add(1, Ordering::Relaxed)
+    );
+    let arena = Arena::new(k, || db::open(&name, Mode::Create, Duration::ZERO))?;
+    let contender = crate::labs::race::handlers::Contender::Script {
+        name: "handler".to_owned(),
+        program,
+    };
+    let mut race = Race::new(&arena, contender)?;
+    let mut steps = Vec::with_capacity(schedule.len());
+    for i in schedule {
+        steps.push(race.step(&arena, i as usize)?);
+    }
+    let verdict = if race.finished() {
+        Some(race.verdict(&arena)?)
+    } else {
+        None
+    };
+    to_value(&Replayed { steps, verdict })
+}

@@ -126,6 +126,9 @@ const READS = new Set([
   'raceStart',
   'raceStep',
   'raceExplore',
+  'judge',
+  'judgeBuiltin',
+  'judgeReplay',
   'shown',
   'outbox',
   'clock',
@@ -314,6 +317,16 @@ export const inboxLab = Object.freeze({
     start: (handler) => request('raceStart', { handler }),
     step: (delivery) => request('raceStep', { delivery }),
     explore: (handler) => request('raceExplore', { handler }),
+  }),
+
+  /**
+   * Write your own handler: `judge.run(text, deliveries)`, `judge.builtin(name)`,
+   * `judge.replay(text, deliveries, schedule)` (worker ops "judge", "judgeBuiltin", "judgeReplay").
+   */
+  judge: Object.freeze({
+    run: (text, deliveries) => request('judge', { text, deliveries }),
+    builtin: (name) => request('judgeBuiltin', { name }),
+    replay: (text, deliveries, schedule) => request('judgeReplay', { text, deliveries, schedule }),
   }),
 
   /**

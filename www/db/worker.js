@@ -114,6 +114,10 @@
 //                      result {result: "report", report: {handler, verdict, race, faults,
 //                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
 //                      {result: "parse_error", code, line, column, en, ru}
+//     op "judgeBuiltin" args {name}  a built-in handler's text: result a string
+//     op "judgeReplay" args {text, deliveries, schedule: [delivery index, …]}  a schedule the
+//                      judge reported, replayed on fresh connections: result {steps: [as
+//                      "raceStep" without next/verdict], verdict (null: a delivery still waits)}
 //
 //   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
 //   src/retention.rs). The worker keeps one simulated receiver of notifications, a
@@ -213,7 +217,7 @@
 // Requests that arrive while the database is still opening wait, and are
 // handled, in order, once it is open.
 
-import init, { Lab, Notifier, RaceLab, judgeHandler } from '../pkg/inbox_lab.js';
+import init, { Lab, Notifier, RaceLab, builtinHandler, judgeHandler, replayHandler } from '../pkg/inbox_lab.js';
 import { asErrorObject, isErrorObject, opfsMissing, problem } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 
@@ -267,6 +271,8 @@ const OPS = new Map([
   ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (args) => race().explore(args?.handler)],
   ['judge', (args) => judgeHandler(args?.text, args?.deliveries)],
+  ['judgeBuiltin', (args) => builtinHandler(args?.name)],
+  ['judgeReplay', (args) => replayHandler(args?.text, args?.deliveries, scheduleOf(args?.schedule))],
   ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
   // Rust's `None` arrives as undefined; the protocol says null.
   ['dispatchOne', (args) => notifier().dispatchOne(lab, args?.crash) ?? null],
@@ -337,6 +343,15 @@ function forgetNotifier() {
     notifierInstance.free();
     notifierInstance = null;
   }
+}
+
+/** A schedule as Rust takes it: delivery indexes 0..2, at most 10,000 of them. */
+function scheduleOf(value) {
+  if (!Array.isArray(value) || value.length > 10_000 || !value.every((i) => i === 0 || i === 1 || i === 2)) {
+    const text = 'a schedule is a list of delivery indexes 0, 1 or 2';
+    throw problem('invalid_input', 'other', text, { text }, 'schedule');
+  }
+  return Uint32Array.from(value);
 }
 
 function race() {

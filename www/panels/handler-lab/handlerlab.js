@@ -1,0 +1,305 @@
+// Write your own handler: a handler text (docs/handler-language.md) judged by
+// the race explorer, the fault points and the article's cases — in the
+// database worker, on an in-memory database of its own (Rust
+// `judgeHandler`), never the reader's:
+//
+//   judge.builtin(name)                   → a built-in handler's text (shown read-only)
+//   judge.run(text, 2 | 3)                → {result: "report", report, crash_sweep}
+//                                           | {result: "parse_error", line, column, en, ru}
+//   judge.replay(text, deliveries, schedule) → {steps, verdict}: the first failing
+//                                           race schedule, one statement per row
+//
+// The crash sweep kills a process at every storage operation; the browser
+// cannot do that to this worker, so the result says "run natively" and shows
+// no crash count. The handler's text travels in a share link
+// (www/lib/share.js, "#s=…"); opening one fills the editor.
+//
+// Everything shown is rendered with textContent (dom.js): the text is
+// whatever someone typed or pasted.
+
+import { inboxLab } from '../../db/client.js';
+import { el, whileBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
+import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
+import { decodeShare, encodeShare, isShare } from '../../lib/share.js';
+
+register({
+  en: {
+    'handlerlab.title': 'Write your own handler, and let the lab judge it',
+    'handlerlab.intro':
+      'One SQL statement or one control word (IF, ELSE, END, ANSWER) per line; parameters :source, :event_id, :account_id, :amount. The judge runs every interleaving of 2 or 3 deliveries, a fault after every statement with the retry, and the article’s cases, on a scratch database.',
+    'handlerlab.builtin': 'Built-in handler (read-only)',
+    'handlerlab.copy': 'Copy and edit',
+    'handlerlab.text': 'Your handler',
+    'handlerlab.deliveries': 'Deliveries in the race',
+    'handlerlab.judge': 'Judge',
+    'handlerlab.judging': 'Judging: every interleaving on real connections…',
+    'handlerlab.share': 'Share link',
+    'handlerlab.shared': 'The link to this handler is in the address bar.',
+    'handlerlab.opened': 'Opened a shared handler. Judge it to see its verdict.',
+    'handlerlab.verdict.correct': 'Verdict: correct',
+    'handlerlab.verdict.broken': 'Verdict: broken',
+    'handlerlab.parse': 'Line {line}, column {column}: {text}',
+    'handlerlab.stopped': 'Stopped: {text}',
+    'handlerlab.col.check': 'Check',
+    'handlerlab.col.counts': 'What it counted',
+    'handlerlab.check.race': 'Race',
+    'handlerlab.check.faults': 'Faults',
+    'handlerlab.check.crash': 'Crash sweep',
+    'handlerlab.check.cases': 'Article’s cases',
+    'handlerlab.race':
+      '{interleavings} interleavings: {double_credits} double credits, {lost_credits} lost credits, {wrong_answers} wrong answers, {deadlocks} deadlocks',
+    'handlerlab.faults':
+      '{points} fault points: {lost_credits} lost credits, {double_credits} double credits, {wrong_answers} wrong answers',
+    'handlerlab.crash.native': 'not run in the browser — run natively: inbox-lab judge --handler FILE',
+    'handlerlab.cases.ok': 'all {n} ok',
+    'handlerlab.first': 'First failure',
+    'handlerlab.first.none': 'No failure found.',
+    'handlerlab.first.race': 'A race of {deliveries} deliveries, schedule {schedule} (delivery of each statement)',
+    'handlerlab.first.faults': 'A fault after statement {n}: {what}',
+    'handlerlab.first.case': 'Case {case}: {what}',
+    'handlerlab.first.crash': 'A crash after storage operation {k} ({mode})',
+    'handlerlab.replay': 'Replay it step by step',
+    'handlerlab.replay.deadlock': 'Every unfinished delivery now waits for a lock another one holds: a deadlock.',
+    'handlerlab.replay.verdict':
+      'End: balance {balance}, double credit {double_credit}, lost credit {lost_credit}, wrong answer {wrong_answer}',
+    'share.too_long': 'Too long to share as a link.',
+    'share.not_base64': 'This share link is damaged (not base64url).',
+    'share.not_json': 'This share link is damaged (not JSON).',
+    'share.not_object': 'This share link holds no handler.',
+    'share.version': 'This share link was made by another version of the page.',
+    'share.field': 'This share link holds no handler text.',
+    'handlerlab.yes': 'yes',
+    'handlerlab.no': 'no',
+  },
+  ru: {
+    'handlerlab.title': 'Напишите свой обработчик — и пусть лаборатория его проверит',
+    'handlerlab.intro':
+      'Одна SQL-инструкция или одно управляющее слово (IF, ELSE, END, ANSWER) на строку; параметры :source, :event_id, :account_id, :amount. Судья прогоняет все чередования 2 или 3 доставок, сбой после каждой инструкции с повтором и случаи из статьи — на черновой базе.',
+    'handlerlab.builtin': 'Встроенный обработчик (только чтение)',
+    'handlerlab.copy': 'Скопировать и править',
+    'handlerlab.text': 'Ваш обработчик',
+    'handlerlab.deliveries': 'Доставок в гонке',
+    'handlerlab.judge': 'Проверить',
+    'handlerlab.judging': 'Проверяем: все чередования на настоящих соединениях…',
+    'handlerlab.share': 'Ссылка, чтобы поделиться',
+    'handlerlab.shared': 'Ссылка на этот обработчик — в адресной строке.',
+    'handlerlab.opened': 'Открыт присланный обработчик. Нажмите «Проверить», чтобы увидеть вердикт.',
+    'handlerlab.verdict.correct': 'Вердикт: верно',
+    'handlerlab.verdict.broken': 'Вердикт: есть ошибки',
+    'handlerlab.parse': 'Строка {line}, столбец {column}: {text}',
+    'handlerlab.stopped': 'Остановлено: {text}',
+    'handlerlab.col.check': 'Проверка',
+    'handlerlab.col.counts': 'Что насчитали',
+    'handlerlab.check.race': 'Гонка',
+    'handlerlab.check.faults': 'Сбои',
+    'handlerlab.check.crash': 'Обрывы записи',
+    'handlerlab.check.cases': 'Случаи из статьи',
+    'handlerlab.race':
+      'чередований: {interleavings}; двойных зачислений: {double_credits}, потерянных: {lost_credits}, неверных ответов: {wrong_answers}, взаимных блокировок: {deadlocks}',
+    'handlerlab.faults':
+      'точек сбоя: {points}; потерянных зачислений: {lost_credits}, двойных: {double_credits}, неверных ответов: {wrong_answers}',
+    'handlerlab.crash.native': 'в браузере не запускается — запустите локально: inbox-lab judge --handler ФАЙЛ',
+    'handlerlab.cases.ok': 'все {n} в порядке',
+    'handlerlab.first': 'Первая ошибка',
+    'handlerlab.first.none': 'Ошибок не найдено.',
+    'handlerlab.first.race': 'Гонка из {deliveries} доставок, порядок {schedule} (чья инструкция по очереди)',
+    'handlerlab.first.faults': 'Сбой после инструкции {n}: {what}',
+    'handlerlab.first.case': 'Случай {case}: {what}',
+    'handlerlab.first.crash': 'Обрыв после операции записи {k} ({mode})',
+    'handlerlab.replay': 'Повторить по шагам',
+    'handlerlab.replay.deadlock': 'Каждая незавершённая доставка ждёт блокировку, которую держит другая: взаимная блокировка.',
+    'handlerlab.replay.verdict':
+      'Итог: баланс {balance}; двойное зачисление — {double_credit}, потерянное — {lost_credit}, неверный ответ — {wrong_answer}',
+    'share.too_long': 'Слишком длинно, чтобы поделиться ссылкой.',
+    'share.not_base64': 'Ссылка повреждена (это не base64url).',
+    'share.not_json': 'Ссылка повреждена (это не JSON).',
+    'share.not_object': 'В ссылке нет обработчика.',
+    'share.version': 'Ссылку сделала другая версия страницы.',
+    'share.field': 'В ссылке нет текста обработчика.',
+    'handlerlab.yes': 'да',
+    'handlerlab.no': 'нет',
+  },
+});
+
+const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
+const LETTERS = ['A', 'B', 'C'];
+
+export function mount() {
+  const section = document.querySelector('#handler-lab');
+  if (section !== null) {
+    build(section);
+  }
+}
+
+function build(root) {
+  const label = (key, target) => el('label', { text: t(key), data: { i18n: key }, attrs: { for: target } });
+  const button = (key, id, className) => el('button', { className, text: t(key), data: { i18n: key }, attrs: { type: 'button', id } });
+  const ui = {
+    builtin: el('select', { attrs: { id: 'handler-builtin' } }),
+    builtinText: el('pre', { className: 'handler-builtin-text', attrs: { id: 'handler-builtin-text', tabindex: '0' } }),
+    copy: button('handlerlab.copy', 'handler-copy', 'secondary'),
+    text: el('textarea', {
+      className: 'handler-text',
+      attrs: { id: 'handler-text', rows: '16', spellcheck: 'false', autocomplete: 'off', autocapitalize: 'off' },
+    }),
+    deliveries: el('select', { attrs: { id: 'handler-deliveries' } }),
+    judge: button('handlerlab.judge', 'handler-judge'),
+    share: button('handlerlab.share', 'handler-share', 'secondary'),
+    status: el('p', { className: 'handler-status', attrs: { id: 'handler-status', role: 'status' } }),
+    progress: el('progress', { attrs: { id: 'handler-progress', hidden: '' } }),
+    result: el('div', { className: 'handler-result', attrs: { id: 'handler-result', 'aria-live': 'polite' } }),
+  };
+  for (const name of HANDLERS) {
+    ui.builtin.append(el('option', { text: name, attrs: { value: name } }));
+  }
+  for (const n of [2, 3]) {
+    ui.deliveries.append(el('option', { text: String(n), attrs: { value: String(n) } }));
+  }
+  root.append(
+    el('p', { text: t('handlerlab.intro'), data: { i18n: 'handlerlab.intro' } }),
+    el('div', { className: 'handler-field' }, label('handlerlab.builtin', 'handler-builtin'), ui.builtin),
+    ui.builtinText,
+    el('div', { className: 'actions' }, ui.copy),
+    el('div', { className: 'handler-field' }, label('handlerlab.text', 'handler-text'), ui.text),
+    el('div', { className: 'handler-field' }, label('handlerlab.deliveries', 'handler-deliveries'), ui.deliveries),
+    el('div', { className: 'actions' }, ui.judge, ui.share),
+    ui.progress,
+    ui.status,
+    ui.result,
+  );
+
+  let last = null; // {text, answer} of the last judgement, redrawn on a language change
+  const showBuiltin = async () => {
+    try {
+      ui.builtinText.textContent = await inboxLab.judge.builtin(ui.builtin.value);
+    } catch (error) {
+      ui.builtinText.textContent = errorMessage(error);
+    }
+  };
+  ui.builtin.addEventListener('change', showBuiltin);
+  ui.copy.addEventListener('click', () => {
+    ui.text.value = ui.builtinText.textContent;
+    ui.text.focus();
+  });
+  ui.judge.addEventListener('click', async () => {
+    const text = ui.text.value;
+    const deliveries = Number(ui.deliveries.value);
+    ui.judge.disabled = true;
+    ui.progress.hidden = false;
+    ui.status.textContent = t('handlerlab.judging');
+    ui.result.replaceChildren();
+    try {
+      const answer = await whileBusy(() => inboxLab.judge.run(text, deliveries));
+      last = { text, answer };
+      ui.status.textContent = '';
+      draw(ui, last);
+    } catch (error) {
+      ui.status.textContent = errorMessage(error);
+    } finally {
+      ui.judge.disabled = false;
+      ui.progress.hidden = true;
+    }
+  });
+  ui.share.addEventListener('click', () => {
+    const made = encodeShare({ handler: ui.text.value });
+    if (made.error) {
+      ui.status.textContent = t(made.error);
+      return;
+    }
+    history.replaceState(null, '', made.fragment);
+    ui.status.textContent = t('handlerlab.shared');
+  });
+  onLanguageChange(() => {
+    if (last !== null) {
+      draw(ui, last);
+    }
+  });
+
+  showBuiltin();
+  if (isShare(location.hash)) {
+    const opened = decodeShare(location.hash, ['handler']);
+    if (opened.error) {
+      ui.status.textContent = t(opened.error);
+    } else {
+      ui.text.value = opened.state.handler;
+      ui.status.textContent = t('handlerlab.opened');
+      root.scrollIntoView();
+    }
+  }
+}
+
+function draw(ui, { text, answer }) {
+  const out = [];
+  if (answer.result === 'parse_error') {
+    const sentence = currentLanguage() === 'ru' ? answer.ru : answer.en;
+    out.push(el('p', { className: 'handler-verdict broken', text: t('handlerlab.parse', { line: answer.line, column: answer.column, text: sentence }) }));
+    ui.result.replaceChildren(...out);
+    return;
+  }
+  const r = answer.report;
+  out.push(el('p', { className: `handler-verdict ${r.verdict}`, attrs: { id: 'handler-verdict' }, text: t(`handlerlab.verdict.${r.verdict}`) }));
+  if (r.stopped) {
+    out.push(el('p', { text: t('handlerlab.stopped', { text: r.stopped }) }));
+  }
+  const cases = Object.entries(r.cases ?? {});
+  const bad = cases.filter(([, what]) => what !== 'ok');
+  const rows = [
+    ['handlerlab.check.race', t('handlerlab.race', r.race)],
+    ['handlerlab.check.faults', t('handlerlab.faults', r.faults)],
+    ['handlerlab.check.crash', t('handlerlab.crash.native')],
+    ['handlerlab.check.cases', bad.length === 0 ? t('handlerlab.cases.ok', { n: cases.length }) : bad.map(([c, w]) => `${c}: ${w}`).join('; ')],
+  ];
+  const table = el(
+    'table',
+    { className: 'handler-table', attrs: { id: 'handler-table' } },
+    el('thead', {}, el('tr', {}, el('th', { text: t('handlerlab.col.check'), attrs: { scope: 'col' } }), el('th', { text: t('handlerlab.col.counts'), attrs: { scope: 'col' } }))),
+    el('tbody', {}, ...rows.map(([key, value]) => el('tr', {}, el('th', { text: t(key), attrs: { scope: 'row' } }), el('td', { text: value })))),
+  );
+  out.push(table, el('h3', { text: t('handlerlab.first') }));
+  const f = r.first_failure;
+  if (f === null || f === undefined) {
+    out.push(el('p', { text: t('handlerlab.first.none') }));
+  } else if (f.check === 'race') {
+    out.push(el('p', { attrs: { id: 'handler-first' }, text: t('handlerlab.first.race', { deliveries: f.deliveries, schedule: f.schedule.map((i) => LETTERS[i]).join(' ') }) }));
+    const replay = el('button', { text: t('handlerlab.replay'), attrs: { type: 'button', id: 'handler-replay' } });
+    const steps = el('ol', { className: 'handler-steps', attrs: { id: 'handler-steps' } });
+    replay.addEventListener('click', async () => {
+      replay.disabled = true;
+      try {
+        const run = await whileBusy(() => inboxLab.judge.replay(text, f.deliveries, f.schedule));
+        steps.replaceChildren(...run.steps.map((s) => el('li', { text: `${LETTERS[s.delivery]}: ${(s.statements ?? []).join('; ')} → ${stepResult(s)}` })));
+        const end = run.verdict
+          ? t('handlerlab.replay.verdict', {
+              balance: run.verdict.balance,
+              double_credit: yes(run.verdict.double_credit),
+              lost_credit: yes(run.verdict.lost_credit),
+              wrong_answer: yes(run.verdict.wrong_answer),
+            })
+          : t('handlerlab.replay.deadlock');
+        steps.append(el('li', { className: 'handler-end', text: end }));
+      } catch (error) {
+        steps.replaceChildren(el('li', { text: errorMessage(error) }));
+      } finally {
+        replay.disabled = false;
+      }
+    });
+    out.push(replay, steps);
+  } else if (f.check === 'faults') {
+    out.push(el('p', { text: t('handlerlab.first.faults', { n: f.after_statements, what: f.what }) }));
+  } else if (f.check === 'crash') {
+    out.push(el('p', { text: t('handlerlab.first.crash', { k: f.k, mode: f.mode }) }));
+  } else {
+    out.push(el('p', { text: t('handlerlab.first.case', { case: f.case, what: f.what }) }));
+  }
+  ui.result.replaceChildren(...out);
+}
+
+/** What a step did, in the race lab's words (racelab.js registers them). */
+function stepResult(step) {
+  return t(`racelab.result.${step.result}`, { answer: step.answer, kind: step.kind, message: step.message });
+}
+
+function yes(flag) {
+  return t(flag ? 'handlerlab.yes' : 'handlerlab.no');
+}
