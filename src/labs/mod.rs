@@ -26,6 +26,7 @@ pub mod race;
 pub mod scheme_ends;
 pub mod script;
 pub mod tools;
+pub mod verdicts;
 pub mod webhooks;
 
 /// Every `(kind, code)` pair a report can carry — the core's
