@@ -11,12 +11,15 @@
 //! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control]
 //!                     [--workload apply|dispatch] [--no-dedup]
 //! inbox-lab judge --handler FILE [--deliveries 2|3]
+//! inbox-lab judge --workshop [--deliveries 2|3]
 //! inbox-lab judge --print-builtin NAME
 //! ```
 //!
 //! `judge` exits 0 for a correct handler, 1 for a broken one (or an error
 //! of the lab, as JSON), 2 when the file does not parse (the error on
-//! stderr, with line and column).
+//! stderr, with line and column). `--workshop` judges the handler written
+//! in Rust in `workshop/handler.rs` (a binary built with the feature
+//! `workshop`, as `cargo xtask workshop` does; without it, exit 2).
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
 //! error (a missing or unknown option, from clap). Values arrive as text and
@@ -138,14 +141,21 @@ enum Command {
         /// Deliver with this handler program instead of the article's.
         #[arg(long)]
         handler_file: Option<String>,
+        /// Deliver with the workshop's handler (feature `workshop`).
+        #[arg(long)]
+        workshop: bool,
     },
     /// Judge a handler written in the handler language: the article's
     /// cases, a fault after every statement, every race interleaving, the
     /// crash sweep in DELETE and WAL mode. Prints one JSON line.
-    #[command(group(ArgGroup::new("what").args(["handler", "print_builtin"]).required(true)))]
+    #[command(group(ArgGroup::new("what").args(["handler", "workshop", "print_builtin"]).required(true)))]
     Judge {
         #[arg(long, value_name = "FILE")]
         handler: Option<String>,
+        /// Judge the workshop's handler in Rust (`workshop/handler.rs`; a
+        /// binary built with the feature `workshop`).
+        #[arg(long)]
+        workshop: bool,
         /// 2 or 3; both when not given.
         #[arg(long, allow_hyphen_values = true)]
         deliveries: Option<String>,
@@ -196,9 +206,11 @@ pub fn main() -> ExitCode {
         } => print_result(race(&handler, &deliveries)),
         Command::Judge {
             handler,
+            workshop,
             deliveries,
             print_builtin,
         } => match (handler, print_builtin) {
+            (None, None) if workshop => judge_workshop(deliveries.as_deref()),
             (_, Some(name)) => match name.parse::<Handler>() {
                 Ok(h) => {
                     print!("{}", script::builtin(h));
@@ -228,6 +240,7 @@ pub fn main() -> ExitCode {
             receiver,
             no_dedup,
             handler_file,
+            workshop,
         } => match crash_child(
             &db,
             &mode,
@@ -239,7 +252,11 @@ pub fn main() -> ExitCode {
                 Workload::Apply
             },
             &receiver,
-            handler_file.as_deref(),
+            match (handler_file.as_deref(), workshop) {
+                (Some(file), _) => Some(Judged::File(file)),
+                (None, true) => Some(Judged::Workshop),
+                (None, false) => None,
+            },
         ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -420,10 +437,10 @@ fn crash_child(
     crash_after: Option<usize>,
     workload: Workload,
     receiver: &str,
-    handler_file: Option<&str>,
+    handler: Option<Judged<'_>>,
 ) -> Result<(), Error> {
     let mode: JournalMode = mode.parse().map_err(Error::storage)?;
-    let handler = handler_file.map(read_handler).transpose()?;
+    let handler = handler.map(Judged::contender).transpose()?;
     iolog::install()?;
     let conn = open_counted(path, mode)?;
     iolog::arm(crash_after, die);
@@ -447,8 +464,25 @@ pub fn crash_sweep(
     crash_sweep_with(mode, n, control, workload, None)
 }
 
-/// [`crash_sweep`] delivering with the handler program in `handler_file`
-/// (each child reads and parses it again).
+/// A handler the judge's crash sweep delivers with, as its children find
+/// it: a handler program's file (each child reads and parses it again), or
+/// the workshop's handler compiled into this binary.
+#[derive(Debug, Clone, Copy)]
+pub enum Judged<'a> {
+    File(&'a str),
+    Workshop,
+}
+
+impl Judged<'_> {
+    fn contender(self) -> Result<Contender, Error> {
+        match self {
+            Judged::File(path) => read_handler(path),
+            Judged::Workshop => workshop_contender(),
+        }
+    }
+}
+
+/// [`crash_sweep`] delivering with `handler`.
 ///
 /// # Errors
 /// As [`crash_sweep`]; the file not parsing is an `invalid_input` error.
@@ -457,9 +491,10 @@ pub fn crash_sweep_with(
     n: usize,
     control: bool,
     workload: Workload,
-    handler_file: Option<&str>,
+    handler: Option<Judged<'_>>,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
-    let handler = handler_file.map(read_handler).transpose()?;
+    let judged = handler;
+    let handler = handler.map(Judged::contender).transpose()?;
     let events = crash::events(n)?;
     let dir = temp_dir()?;
     let path = |name: &str| utf8(&dir.path().join(name)).map(str::to_owned);
@@ -521,8 +556,14 @@ pub fn crash_sweep_with(
         if !dedup {
             cmd.arg("--no-dedup");
         }
-        if let Some(file) = handler_file {
-            cmd.args(["--handler-file", file]);
+        match judged {
+            Some(Judged::File(file)) => {
+                cmd.args(["--handler-file", file]);
+            }
+            Some(Judged::Workshop) => {
+                cmd.arg("--workshop");
+            }
+            None => {}
         }
         let out = cmd
             .output()
@@ -671,24 +712,67 @@ fn judge_file(path: &str, deliveries: Option<&str>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let deliveries: Vec<usize> = match deliveries {
-        None => vec![2, 3],
-        Some("2") => vec![2],
-        Some("3") => vec![3],
-        Some(other) => {
-            eprintln!("inbox-lab: --deliveries must be 2 or 3, got {other:?}");
+    let deliveries = match deliveries_of(deliveries) {
+        Ok(d) => d,
+        Err(reason) => {
+            eprintln!("inbox-lab: {reason}");
             return ExitCode::from(2);
         }
     };
     let name = Path::new(path)
         .file_name()
         .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
-    let contender = Contender::Script { name, program };
+    judge_contender(
+        &Contender::Script { name, program },
+        &deliveries,
+        Judged::File(path),
+    )
+}
+
+/// `--deliveries`: both when not given.
+fn deliveries_of(deliveries: Option<&str>) -> Result<Vec<usize>, String> {
+    match deliveries {
+        None => Ok(vec![2, 3]),
+        Some("2") => Ok(vec![2]),
+        Some("3") => Ok(vec![3]),
+        Some(other) => Err(format!("--deliveries must be 2 or 3, got {other:?}")),
+    }
+}
+
+/// The workshop's handler, if this binary has it.
+fn workshop_contender() -> Result<Contender, Error> {
+    crate::labs::workshop::handler()
+        .map(Contender::Rust)
+        .ok_or_else(|| Error::invalid(race::HANDLER, crate::labs::workshop::MISSING))
+}
+
+/// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
+/// Rust compiled in with the feature `workshop`; exit 2 without it.
+fn judge_workshop(deliveries: Option<&str>) -> ExitCode {
+    let deliveries = match deliveries_of(deliveries) {
+        Ok(d) => d,
+        Err(reason) => {
+            eprintln!("inbox-lab: {reason}");
+            return ExitCode::from(2);
+        }
+    };
+    match workshop_contender() {
+        Ok(contender) => judge_contender(&contender, &deliveries, Judged::Workshop),
+        Err(_) => {
+            eprintln!("inbox-lab: {}", crate::labs::workshop::MISSING);
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Judges `contender` (the crash sweep's children deliver with `judged`) and
+/// prints the report: exit 0 correct, 1 broken or a lab error (as JSON).
+fn judge_contender(contender: &Contender, deliveries: &[usize], judged: Judged<'_>) -> ExitCode {
     let sweep = || -> Result<Option<(judge::CrashCounts, Option<judge::Failure>)>, Error> {
         let mut counts = judge::CrashCounts::default();
         let mut failure = None;
         for mode in [JournalMode::Delete, JournalMode::Wal] {
-            let (rows, summary) = crash_sweep_with(mode, 1, false, Workload::Apply, Some(path))?;
+            let (rows, summary) = crash_sweep_with(mode, 1, false, Workload::Apply, Some(judged))?;
             counts.add(&summary);
             if failure.is_none() {
                 failure = rows
@@ -707,8 +791,8 @@ fn judge_file(path: &str, deliveries: Option<&str>) -> ExitCode {
         let db = dir.path().join("judge.sqlite3");
         let db = utf8(&db)?;
         judge::judge(
-            &contender,
-            &deliveries,
+            contender,
+            deliveries,
             || judge::open_scratch(db),
             judge::JUDGE_BUDGET,
             sweep,

@@ -185,3 +185,31 @@ fn every_builtin_prints_a_text_that_parses() {
         );
     }
 }
+
+/// `--workshop` judges the handler in Rust the feature compiles in: the
+/// starter as shipped (`workshop/handler.rs`, "SELECT, then act") is broken
+/// by a race, with the crash sweep run by children that deliver with it too.
+#[cfg(feature = "workshop")]
+#[test]
+fn the_workshop_starter_is_judged_broken_by_a_race_with_every_check_run() {
+    let run = inbox_lab(&["judge", "--workshop", "--deliveries", "2"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let r: Value = serde_json::from_str(&run.stdout).expect("one JSON line");
+    assert_eq!(r["handler"], "workshop");
+    assert_eq!(r["verdict"], "broken");
+    assert!(r["race"]["double_credits"].as_u64() > Some(0), "{r}");
+    assert_eq!(r["first_failure"]["check"], "race", "{r}");
+    assert!(r["crash"]["crash_points"].as_u64() > Some(0), "{r}");
+    assert_eq!(r["cases"].as_object().map(|c| c.len()), Some(6), "{r}");
+}
+
+/// Without the feature there is no workshop handler: a usage error that
+/// says how to get one, nothing judged.
+#[cfg(not(feature = "workshop"))]
+#[test]
+fn without_the_feature_judge_workshop_says_how_to_build_it() {
+    let run = inbox_lab(&["judge", "--workshop"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("feature `workshop`"), "{}", run.stderr);
+}

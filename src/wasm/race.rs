@@ -2,7 +2,9 @@
 //! one shared `memdb` database in the worker.
 
 use super::*;
+use crate::labs::race::handlers::Contender;
 use crate::labs::race::{self as lab, Arena, Race};
+use crate::labs::workshop;
 
 /// The race lab in the browser: several real connections to one shared
 /// in-memory database (SQLite's `memdb` VFS, with real locks between
@@ -30,7 +32,7 @@ impl RaceLab {
     /// Starts a race: every connection delivers the same event by `handler`.
     /// Returns the first statement of each delivery.
     pub fn start(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler)?;
+        let handler = contender_from_js(&handler)?;
         let race = Race::new(&self.arena, handler)?;
         let next: Vec<_> = (0..self.arena.deliveries())
             .map(|i| race.next_statements(i))
@@ -62,10 +64,34 @@ impl RaceLab {
     /// `{handler, deliveries, interleavings, double_credits, lost_credits,
     /// wrong_answers, failing_schedule}`. Ends any race in progress.
     pub fn explore(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler)?;
+        let handler = contender_from_js(&handler)?;
         self.race = None;
         to_value(&lab::explore(&self.arena, handler)?)
     }
+}
+
+/// A race's handler: a built-in by name, or `"workshop"` (the workshop's
+/// handler in Rust, in a build with the feature `workshop`).
+fn contender_from_js(value: &JsValue) -> Result<Contender, Error> {
+    if let Some(name) = value.as_string() {
+        if name == workshop::NAME {
+            return workshop::named(&name)
+                .map(Contender::Rust)
+                .ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING));
+        }
+    }
+    Ok(Contender::Builtin(handler_from_js(value)?))
+}
+
+/// The handlers a race can be started with: the six built-ins, then
+/// `"workshop"` when this build has the workshop's handler.
+#[wasm_bindgen(js_name = handlerNames)]
+pub fn handler_names() -> Vec<String> {
+    Handler::ALL
+        .iter()
+        .map(|h| h.as_str().to_owned())
+        .chain(workshop::handler().map(|_| workshop::NAME.to_owned()))
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -104,17 +130,9 @@ enum Judged {
 /// `{result: "parse_error", code, line, column, en, ru}`.
 #[wasm_bindgen(js_name = judgeHandler)]
 pub fn judge_handler(text: JsValue, deliveries: JsValue) -> Result<JsValue, JsValue> {
-    use crate::labs::script::{self, judge, Lang};
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use crate::labs::script::{self, Lang};
     let text = string_from_js(crate::labs::race::HANDLER, &text)?;
-    let deliveries = if deliveries.is_undefined() {
-        vec![2, 3]
-    } else {
-        match number_from_js(lab::DELIVERIES, &deliveries)? {
-            k @ (2 | 3) => vec![usize::try_from(k).unwrap_or(2)],
-            _ => return Err(Error::invalid(lab::DELIVERIES, "must be 2 or 3").into()),
-        }
-    };
+    let deliveries = judged_deliveries(&deliveries)?;
     let program = match script::parse(&text) {
         Ok(p) => p,
         Err(e) => {
@@ -127,17 +145,37 @@ pub fn judge_handler(text: JsValue, deliveries: JsValue) -> Result<JsValue, JsVa
             })
         }
     };
+    judge_contender(
+        &Contender::Script {
+            name: "handler".to_owned(),
+            program,
+        },
+        deliveries,
+    )
+}
+
+/// `deliveries` of the judge: 2 or 3; both when undefined.
+fn judged_deliveries(deliveries: &JsValue) -> Result<Vec<usize>, Error> {
+    if deliveries.is_undefined() {
+        return Ok(vec![2, 3]);
+    }
+    match number_from_js(lab::DELIVERIES, deliveries)? {
+        k @ (2 | 3) => Ok(vec![usize::try_from(k).unwrap_or(2)]),
+        _ => Err(Error::invalid(lab::DELIVERIES, "must be 2 or 3")),
+    }
+}
+
+/// Judges `contender` on a fresh shared in-memory database of its own.
+fn judge_contender(contender: &Contender, deliveries: Vec<usize>) -> Result<JsValue, JsValue> {
+    use crate::labs::script::judge;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     static RUN: AtomicUsize = AtomicUsize::new(0);
     let name = format!(
         "file:/judge-{}?vfs=memdb",
         RUN.fetch_add(1, Ordering::Relaxed)
     );
-    let contender = crate::labs::race::handlers::Contender::Script {
-        name: "handler".to_owned(),
-        program,
-    };
     let report = judge::judge(
-        &contender,
+        contender,
         &deliveries,
         || db::open(&name, Mode::Create, Duration::ZERO),
         judge::JUDGE_BUDGET,
@@ -147,6 +185,16 @@ pub fn judge_handler(text: JsValue, deliveries: JsValue) -> Result<JsValue, JsVa
         report,
         crash_sweep: "native_only",
     })
+}
+
+/// Judges the workshop's handler in Rust (a build with the feature
+/// `workshop`) as [`judge_handler`] judges a text: `{result: "report", …}`.
+#[wasm_bindgen(js_name = judgeWorkshop)]
+pub fn judge_workshop(deliveries: JsValue) -> Result<JsValue, JsValue> {
+    let deliveries = judged_deliveries(&deliveries)?;
+    let handler = workshop::handler()
+        .ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+    judge_contender(&Contender::Rust(handler), deliveries)
 }
 
 /// The text of a built-in handler (`atomic`, `check_then_act`, …), to show
@@ -175,11 +223,35 @@ pub fn replay_handler(
     deliveries: JsValue,
     schedule: Vec<u32>,
 ) -> Result<JsValue, JsValue> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let text = string_from_js(crate::labs::race::HANDLER, &text)?;
     let program = crate::labs::script::parse(&text)
         .map_err(|e| Error::invalid(crate::labs::race::HANDLER, e.to_string()))?;
-    let k = number_from_js(lab::DELIVERIES, &deliveries)?;
+    replay_contender(
+        Contender::Script {
+            name: "handler".to_owned(),
+            program,
+        },
+        &deliveries,
+        schedule,
+    )
+}
+
+/// Replays `schedule` of the workshop's handler in Rust, as
+/// [`replay_handler`] does a text's.
+#[wasm_bindgen(js_name = replayWorkshop)]
+pub fn replay_workshop(deliveries: JsValue, schedule: Vec<u32>) -> Result<JsValue, JsValue> {
+    let handler = workshop::handler()
+        .ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+    replay_contender(Contender::Rust(handler), &deliveries, schedule)
+}
+
+fn replay_contender(
+    contender: Contender,
+    deliveries: &JsValue,
+    schedule: Vec<u32>,
+) -> Result<JsValue, JsValue> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let k = number_from_js(lab::DELIVERIES, deliveries)?;
     let k = usize::try_from(k)
         .map_err(|_| JsValue::from(Error::invalid(lab::DELIVERIES, "must be positive")))?;
     static RUN: AtomicUsize = AtomicUsize::new(0);
@@ -188,10 +260,6 @@ pub fn replay_handler(
         RUN.fetch_add(1, Ordering::Relaxed)
     );
     let arena = Arena::new(k, || db::open(&name, Mode::Create, Duration::ZERO))?;
-    let contender = crate::labs::race::handlers::Contender::Script {
-        name: "handler".to_owned(),
-        program,
-    };
     let mut race = Race::new(&arena, contender)?;
     let mut steps = Vec::with_capacity(schedule.len());
     for i in schedule {

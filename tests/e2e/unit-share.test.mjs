@@ -18,6 +18,16 @@ describe('share links', () => {
     assert.deepEqual(decodeShare(fragment, ['handler']), { state: { handler: text } });
   });
 
+  test('an optional field comes back when it is there and a string, and is refused otherwise', () => {
+    const { fragment } = encodeShare({ handler: 'h', race: '2:ABBA' });
+    assert.deepEqual(decodeShare(fragment, ['handler'], ['race']), { state: { handler: 'h', race: '2:ABBA' } });
+    assert.deepEqual(decodeShare(encodeShare({ handler: 'h' }).fragment, ['handler'], ['race']), { state: { handler: 'h' } });
+    assert.deepEqual(decodeShare(`#s=${b64url('{"v":1,"handler":"h","race":[0,1]}')}`, ['handler'], ['race']), {
+      error: 'share.field',
+      field: 'race',
+    });
+  });
+
   test('a route is not a share link, and the two never look alike', () => {
     assert.equal(isShare('#/race-lab'), false);
     assert.equal(isShare(''), false);

@@ -129,6 +129,7 @@ const READS = new Set([
   'judge',
   'judgeBuiltin',
   'judgeReplay',
+  'judgeHandlers',
   'shown',
   'outbox',
   'clock',
@@ -321,12 +322,18 @@ export const inboxLab = Object.freeze({
 
   /**
    * Write your own handler: `judge.run(text, deliveries)`, `judge.builtin(name)`,
-   * `judge.replay(text, deliveries, schedule)` (worker ops "judge", "judgeBuiltin", "judgeReplay").
+   * `judge.replay(text, deliveries, schedule)` (worker ops "judge", "judgeBuiltin", "judgeReplay");
+   * the workshop's handler in Rust (a build with the feature `workshop`):
+   * `judge.runWorkshop(deliveries)`, `judge.replayWorkshop(deliveries, schedule)`;
+   * `judge.handlers()`: the six built-ins' names, then "workshop" when the build has it.
    */
   judge: Object.freeze({
     run: (text, deliveries) => request('judge', { text, deliveries }),
     builtin: (name) => request('judgeBuiltin', { name }),
     replay: (text, deliveries, schedule) => request('judgeReplay', { text, deliveries, schedule }),
+    runWorkshop: (deliveries) => request('judge', { workshop: true, deliveries }),
+    replayWorkshop: (deliveries, schedule) => request('judgeReplay', { workshop: true, deliveries, schedule }),
+    handlers: () => request('judgeHandlers'),
   }),
 
   /**

@@ -125,7 +125,9 @@
 //     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}
-//     op "judge"       args {text, deliveries?: 2 | 3}  a handler text (docs/handler-language.md)
+//     op "judge"       args {text, deliveries?: 2 | 3}  a handler text (docs/handler-language.md),
+//                      or {workshop: true, deliveries?} the workshop's handler in Rust (a build
+//                      with the feature `workshop`; otherwise an invalid_input error),
 //                      judged on an in-memory database of its own (never the reader's):
 //                      result {result: "report", report: {handler, verdict, race, faults,
 //                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
@@ -133,7 +135,10 @@
 //     op "judgeBuiltin" args {name}  a built-in handler's text: result a string
 //     op "judgeReplay" args {text, deliveries, schedule: [delivery index, …]}  a schedule the
 //                      judge reported, replayed on fresh connections: result {steps: [as
-//                      "raceStep" without next/verdict], verdict (null: a delivery still waits)}
+//                      "raceStep" without next/verdict], verdict (null: a delivery still waits)};
+//                      {workshop: true, deliveries, schedule} replays the workshop's handler
+//     op "judgeHandlers" no args  the handlers a race can be started with: the six built-ins,
+//                      then "workshop" when this build has the workshop's handler
 //
 //   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
 //   src/retention.rs). The worker keeps one simulated receiver of notifications, a
@@ -233,7 +238,17 @@
 // Requests that arrive while the database is still opening wait, and are
 // handled, in order, once it is open.
 
-import init, { Lab, Notifier, RaceLab, builtinHandler, judgeHandler, replayHandler } from '../pkg/inbox_lab.js';
+import init, {
+  Lab,
+  Notifier,
+  RaceLab,
+  builtinHandler,
+  handlerNames,
+  judgeHandler,
+  judgeWorkshop,
+  replayHandler,
+  replayWorkshop,
+} from '../pkg/inbox_lab.js';
 import { asErrorObject, isErrorObject, opfsMissing, problem } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 
@@ -286,9 +301,13 @@ const OPS = new Map([
   ['raceStart', (args) => race().start(args?.handler)],
   ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (args) => race().explore(args?.handler)],
-  ['judge', (args) => judgeHandler(args?.text, args?.deliveries)],
+  ['judge', (args) => (args?.workshop === true ? judgeWorkshop(args?.deliveries) : judgeHandler(args?.text, args?.deliveries))],
   ['judgeBuiltin', (args) => builtinHandler(args?.name)],
-  ['judgeReplay', (args) => replayHandler(args?.text, args?.deliveries, scheduleOf(args?.schedule))],
+  ['judgeReplay', (args) =>
+    args?.workshop === true
+      ? replayWorkshop(args?.deliveries, scheduleOf(args?.schedule))
+      : replayHandler(args?.text, args?.deliveries, scheduleOf(args?.schedule))],
+  ['judgeHandlers', () => handlerNames()],
   ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
   // Rust's `None` arrives as undefined; the protocol says null.
   ['dispatchOne', (args) => notifier().dispatchOne(lab, args?.crash) ?? null],

@@ -45,9 +45,10 @@ export function isShare(hash) {
 
 /**
  * Decodes a fragment "#s=…" whose state must hold the string fields
- * `fields` (others are dropped). Returns {state} or {error}.
+ * `fields` and may hold the string fields `optional` (others are dropped).
+ * Returns {state} or {error}.
  */
-export function decodeShare(hash, fields) {
+export function decodeShare(hash, fields, optional = []) {
   if (!isShare(hash)) {
     return { error: 'share.not_base64' };
   }
@@ -78,6 +79,14 @@ export function decodeShare(hash, fields) {
       return { error: 'share.field', field: name };
     }
     state[name] = value;
+  }
+  for (const name of optional) {
+    if (Object.hasOwn(parsed, name)) {
+      if (typeof parsed[name] !== 'string') {
+        return { error: 'share.field', field: name };
+      }
+      state[name] = parsed[name];
+    }
   }
   return { state };
 }

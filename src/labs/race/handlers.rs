@@ -34,6 +34,7 @@ use crate::core::error::Error;
 use crate::core::event::{Event, Field};
 use crate::core::fault::Fault;
 use crate::core::trace::Trace;
+use crate::labs::script::rust::StepHandler;
 use crate::labs::script::{Program, Script};
 
 /// The input naming the handler (the race lab, the handler selector).
@@ -255,12 +256,14 @@ pub enum Run {
     Script(Script),
 }
 
-/// Who handles a race's or a judge's deliveries: a built-in handler, or a
-/// handler program (with the name it is shown by).
+/// Who handles a race's or a judge's deliveries: a built-in handler, a
+/// handler program (with the name it is shown by), or a handler written in
+/// Rust (the workshop's, [`crate::labs::workshop`]).
 #[derive(Debug, Clone)]
 pub enum Contender {
     Builtin(Handler),
     Script { name: String, program: Arc<Program> },
+    Rust(&'static dyn StepHandler),
 }
 
 impl Contender {
@@ -268,6 +271,7 @@ impl Contender {
         match self {
             Contender::Builtin(h) => h.as_str().to_owned(),
             Contender::Script { name, .. } => name.clone(),
+            Contender::Rust(h) => h.name().to_owned(),
         }
     }
 
@@ -283,6 +287,7 @@ impl Contender {
                 program.clone(),
                 payload.to_event()?,
             ))),
+            Contender::Rust(h) => Ok(Run::Script(Script::rust(*h, payload.to_event()?))),
         }
     }
 }

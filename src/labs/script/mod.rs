@@ -24,7 +24,9 @@
 //! * [`judge`](mod@judge) — the cases, the faults, the race (and the crash
 //!   sweep its caller runs), counted;
 //! * [`builtin`] — the six built-in handlers as texts (`builtin/*.inbox`),
-//!   checked equal to their Rust versions by the tests.
+//!   checked equal to their Rust versions by the tests;
+//! * [`rust`] — a handler written in Rust as a step program
+//!   ([`rust::StepHandler`], the workshop's), run by the same [`Script`].
 //!
 //! Invariant: a handler text runs only after it parsed and passed every
 //! check, only on scratch connections, and under a budget.
@@ -33,6 +35,7 @@ pub mod judge;
 pub mod message;
 mod parse;
 mod run;
+pub mod rust;
 // Natively: they judge on scratch files.
 #[cfg(all(test, not(target_family = "wasm")))]
 mod tests;

@@ -155,7 +155,7 @@ pub enum Instr {
 #[derive(Debug)]
 pub struct Program {
     pub(super) code: Vec<Instr>,
-    pub(super) statements: Vec<Statement>,
+    pub(super) statements: Vec<Arc<Statement>>,
     pub(super) on_busy: Option<AnswerKind>,
     pub(super) text: String,
 }
@@ -194,7 +194,7 @@ pub fn parse(text: &str) -> Result<Arc<Program>, ParseError> {
 #[derive(Default)]
 struct Parser {
     code: Vec<Instr>,
-    statements: Vec<Statement>,
+    statements: Vec<Arc<Statement>>,
     on_busy: Option<AnswerKind>,
     frames: Vec<Frame>,
     /// The current path has answered, on this line.
@@ -344,12 +344,12 @@ impl Parser {
         }
         let params = scan_params(sql, line, col0)?;
         let kind = checker.check(sql, line, col0)?;
-        self.statements.push(Statement {
+        self.statements.push(Arc::new(Statement {
             line,
             kind,
             shown: intern(sql),
             params,
-        });
+        }));
         self.code.push(Instr::Sql(self.statements.len() - 1));
         Ok(())
     }
@@ -432,6 +432,42 @@ fn scan_params(sql: &str, line: usize, col0: usize) -> Result<Vec<Param>, ParseE
         i += 1;
     }
     Ok(out)
+}
+
+/// One statement of a handler written in Rust ([`super::rust::StepHandler`]),
+/// checked as a text's line is (known parameters, one allowed statement,
+/// prepared under the authorizer), once per process: the answer is kept.
+///
+/// # Errors
+/// The reason in English (a Rust handler has no line and column).
+pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, String> {
+    type Checked = HashMap<&'static str, Result<Arc<Statement>, String>>;
+    static CHECKED: Mutex<Option<Checked>> = Mutex::new(None);
+    if let Some(known) = CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .get(sql)
+    {
+        return known.clone();
+    }
+    let text = |e: ParseError| e.text(super::message::Lang::En);
+    let checked = (|| {
+        let params = scan_params(sql, 0, 1).map_err(text)?;
+        let kind = Checker::new().and_then(|c| c.check(sql, 0, 1)).map_err(text)?;
+        Ok(Arc::new(Statement {
+            line: 0,
+            kind,
+            shown: intern(sql),
+            params,
+        }))
+    })();
+    CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(sql, checked.clone());
+    checked
 }
 
 /// Every statement text is stored once for the life of the process, so a

@@ -21,26 +21,52 @@ use std::sync::Arc;
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
-use super::parse::{AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program};
+use super::parse::{
+    check_statement, AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program,
+    Statement,
+};
+use super::rust::{Last, Next, StepHandler};
 use crate::core::apply::is_foreign_key;
 use crate::core::error::Error;
 use crate::core::event::Event;
 use crate::core::trace::Trace;
 use crate::labs::race::handlers::Answer;
 
-/// What the last statement did, for the conditions.
-#[derive(Debug, Clone, Default)]
-struct Last {
-    changed: i64,
-    row: Option<Vec<(String, Value)>>,
+/// Where the steps come from: a parsed text, or a handler in Rust.
+#[derive(Debug, Clone)]
+enum Source {
+    /// A text; `pc` indexes its code.
+    Text { program: Arc<Program>, pc: usize },
+    /// A [`StepHandler`]; `ahead` is what it said comes next.
+    Rust {
+        handler: &'static dyn StepHandler,
+        ahead: Ahead,
+    },
 }
 
-/// One delivery of an event by a handler program.
+/// What a Rust handler does next, its statement checked.
+#[derive(Debug, Clone)]
+enum Ahead {
+    Sql(Arc<Statement>, u32),
+    Answer(AnswerKind, u32),
+    /// Its statement did not pass the checks: the reason.
+    Refused(String),
+}
+
+/// What comes next, whatever the source.
+enum Upcoming {
+    Sql(Arc<Statement>),
+    /// The answer, and where it is given ("on line 7", "at step 6").
+    Answer(AnswerKind, String),
+    /// The delivery cannot go on: why.
+    Stuck(String),
+}
+
+/// One delivery of an event by a handler program (a text or Rust).
 #[derive(Debug, Clone)]
 pub struct Script {
-    program: Arc<Program>,
+    source: Source,
     event: Event,
-    pc: usize,
     finished: bool,
     last: Last,
     trace: Trace,
@@ -50,11 +76,23 @@ impl Script {
     /// A delivery not yet started.
     pub fn new(program: Arc<Program>, event: Event) -> Script {
         Script {
-            program,
+            source: Source::Text { program, pc: 0 },
             event,
-            pc: 0,
             finished: false,
             last: Last::default(),
+            trace: Trace::default(),
+        }
+    }
+
+    /// A delivery by a handler written in Rust, not yet started.
+    pub fn rust(handler: &'static dyn StepHandler, event: Event) -> Script {
+        let last = Last::default();
+        let ahead = ahead(handler, 0, &last, &event);
+        Script {
+            source: Source::Rust { handler, ahead },
+            event,
+            finished: false,
+            last,
             trace: Trace::default(),
         }
     }
@@ -76,17 +114,61 @@ impl Script {
         if self.finished {
             return None;
         }
-        match self.program.code.get(self.pc) {
-            Some(Instr::Sql(i)) => self.program.statements.get(*i).map(|s| s.shown),
+        match self.upcoming() {
+            Upcoming::Sql(s) => Some(s.shown),
             _ => None,
         }
     }
 
-    /// The line of the next statement (1-based), for messages.
+    /// The line of the next statement (1-based; 0 for a handler in Rust),
+    /// for messages.
     pub fn next_line(&self) -> Option<usize> {
-        match self.program.code.get(self.pc) {
-            Some(Instr::Sql(i)) => self.program.statements.get(*i).map(|s| s.line),
+        match self.upcoming() {
+            Upcoming::Sql(s) => Some(s.line),
             _ => None,
+        }
+    }
+
+    fn upcoming(&self) -> Upcoming {
+        match &self.source {
+            Source::Text { program, pc } => match program.code.get(*pc) {
+                Some(Instr::Sql(i)) => match program.statements.get(*i) {
+                    Some(s) => Upcoming::Sql(s.clone()),
+                    None => Upcoming::Stuck("no such statement".into()),
+                },
+                Some(Instr::Answer(kind, line)) => {
+                    Upcoming::Answer(*kind, format!("on line {line}"))
+                }
+                _ => Upcoming::Stuck("the handler ended without ANSWER".into()),
+            },
+            Source::Rust { ahead, .. } => match ahead {
+                Ahead::Sql(s, _) => Upcoming::Sql(s.clone()),
+                Ahead::Answer(kind, step) => Upcoming::Answer(*kind, format!("at step {step}")),
+                Ahead::Refused(why) => Upcoming::Stuck(why.clone()),
+            },
+        }
+    }
+
+    /// Moves past the statement that just ran, to the next statement or
+    /// answer.
+    fn advance(&mut self) {
+        match &mut self.source {
+            Source::Text { program, pc } => {
+                *pc += 1;
+                settle(program, pc, &self.last, &self.event);
+            }
+            Source::Rust { handler, ahead } => {
+                if let Ahead::Sql(_, then) = *ahead {
+                    *ahead = self::ahead(*handler, then, &self.last, &self.event);
+                }
+            }
+        }
+    }
+
+    fn on_busy(&self) -> Option<AnswerKind> {
+        match &self.source {
+            Source::Text { program, .. } => program.on_busy,
+            Source::Rust { handler, .. } => handler.on_busy(),
         }
     }
 
@@ -97,12 +179,15 @@ impl Script {
     /// Anything else: the delivery failed and is finished (its transaction
     /// rolled back).
     pub fn step(&mut self, conn: &Connection) -> Result<Option<Answer>, Error> {
-        let Some(Instr::Sql(i)) = self.program.code.get(self.pc).cloned() else {
+        if self.finished {
             return Err(Error::storage("this delivery has already finished"));
-        };
-        let program = self.program.clone();
-        let Some(stmt) = program.statements.get(i) else {
-            return Err(Error::storage("no such statement"));
+        }
+        let stmt = match self.upcoming() {
+            Upcoming::Sql(stmt) => stmt,
+            Upcoming::Stuck(why) => return Err(self.end(conn, Error::storage(why))),
+            Upcoming::Answer(..) => {
+                return Err(Error::storage("this delivery has already finished"))
+            }
         };
         let in_transaction = !conn.is_autocommit();
         if stmt.kind == Kind::Rollback && in_transaction {
@@ -132,12 +217,11 @@ impl Script {
                 }
             }
         }
-        self.pc += 1;
-        self.settle();
-        match self.program.code.get(self.pc).cloned() {
-            Some(Instr::Answer(kind, line)) => self.answer(conn, kind, line).map(Some),
-            Some(Instr::Sql(_)) => Ok(None),
-            _ => Err(self.end(conn, Error::storage("the handler ended without ANSWER"))),
+        self.advance();
+        match self.upcoming() {
+            Upcoming::Answer(kind, at) => self.answer(conn, kind, &at).map(Some),
+            Upcoming::Sql(_) => Ok(None),
+            Upcoming::Stuck(why) => Err(self.end(conn, Error::storage(why))),
         }
     }
 
@@ -148,10 +232,8 @@ impl Script {
         if self.finished {
             return err;
         }
-        if let Some(Instr::Sql(i)) = self.program.code.get(self.pc) {
-            if let Some(s) = self.program.statements.get(*i) {
-                self.trace.failed(s.kind.op(), s.shown, 0);
-            }
+        if let Upcoming::Sql(s) = self.upcoming() {
+            self.trace.failed(s.kind.op(), s.shown, 0);
         }
         self.end(conn, err)
     }
@@ -163,7 +245,7 @@ impl Script {
     /// [`Error::Busy`], or what the `ON BUSY` answer means.
     pub fn time_out(&mut self, conn: &Connection) -> Result<Answer, Error> {
         let err = self.give_up(conn, Error::Busy);
-        match self.program.on_busy {
+        match self.on_busy() {
             None => Err(err),
             Some(kind) => self.verdict(kind),
         }
@@ -183,33 +265,10 @@ impl Script {
         self.trace.roll_back(conn, err)
     }
 
-    /// Follows jumps and conditions to the next statement or answer.
-    fn settle(&mut self) {
-        // Every jump goes forward, so this ends.
-        while let Some(instr) = self.program.code.get(self.pc) {
-            match instr {
-                Instr::Jump(target) => self.pc = *target,
-                Instr::Unless(cond, target) => {
-                    if self.holds(cond) {
-                        self.pc += 1;
-                    } else {
-                        self.pc = *target;
-                    }
-                }
-                Instr::Sql(_) | Instr::Answer(..) => return,
-            }
-        }
-    }
-
-    fn answer(
-        &mut self,
-        conn: &Connection,
-        kind: AnswerKind,
-        line: usize,
-    ) -> Result<Answer, Error> {
+    fn answer(&mut self, conn: &Connection, kind: AnswerKind, at: &str) -> Result<Answer, Error> {
         if !conn.is_autocommit() {
             let err = Error::storage(format!(
-                "the handler answered on line {line} with its transaction still open; \
+                "the handler answered {at} with its transaction still open; \
                  it was rolled back"
             ));
             return Err(self.end(conn, err));
@@ -236,62 +295,8 @@ impl Script {
         }
     }
 
-    fn column(&self, name: &str) -> Option<&Value> {
-        self.last
-            .row
-            .as_ref()?
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    }
-
     fn column_int(&self, name: &str) -> Option<i64> {
-        match self.column(name) {
-            Some(Value::Integer(i)) => Some(*i),
-            _ => None,
-        }
-    }
-
-    fn param(&self, p: Param) -> Value {
-        let e = &self.event;
-        match p {
-            Param::Source => Value::Text(e.source().to_owned()),
-            Param::EventId => Value::Text(e.event_id().to_owned()),
-            Param::AccountId => Value::Integer(e.account_id()),
-            Param::Amount => Value::Integer(e.amount()),
-        }
-    }
-
-    fn holds(&self, cond: &Cond) -> bool {
-        let mut results = cond.atoms.iter().map(|a| self.atom(a));
-        if cond.any {
-            results.any(|b| b)
-        } else {
-            results.all(|b| b)
-        }
-    }
-
-    fn atom(&self, atom: &Atom) -> bool {
-        match atom {
-            Atom::Changed(op, n) => compare(*op, self.last.changed.cmp(n)),
-            Atom::Row(wanted) => self.last.row.is_some() == *wanted,
-            Atom::Column(name, op, operand) => {
-                let Some(have) = self.column(name) else {
-                    return false;
-                };
-                let want = match operand {
-                    Operand::Param(p) => self.param(*p),
-                    Operand::Int(n) => Value::Integer(*n),
-                    Operand::Text(t) => Value::Text(t.clone()),
-                };
-                match (have, &want) {
-                    (Value::Integer(a), Value::Integer(b)) => compare(*op, a.cmp(b)),
-                    (Value::Text(a), Value::Text(b)) => compare(*op, a.cmp(b)),
-                    // NULL or another type: only "not equal" holds.
-                    _ => *op == CmpOp::Ne,
-                }
-            }
-        }
+        self.last.int(name)
     }
 
     /// Runs one statement with its parameters bound; what it did.
@@ -299,7 +304,7 @@ impl Script {
         let run = || -> Result<Last, rusqlite::Error> {
             let mut stmt = conn.prepare_cached(sql)?;
             for (i, p) in params.iter().enumerate() {
-                stmt.raw_bind_parameter(i + 1, self.param(*p))?;
+                stmt.raw_bind_parameter(i + 1, param(&self.event, *p))?;
             }
             let readonly = stmt.readonly();
             let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
@@ -337,6 +342,79 @@ impl Script {
                 _ => Error::from(err),
             }
         })
+    }
+}
+
+/// What a Rust handler does at `step`, its statement checked.
+fn ahead(handler: &dyn StepHandler, step: u32, last: &Last, event: &Event) -> Ahead {
+    match handler.next(step, last, event) {
+        Next::Answer(kind) => Ahead::Answer(kind, step),
+        Next::Sql { sql, then } => match check_statement(sql) {
+            Ok(stmt) => Ahead::Sql(stmt, then),
+            Err(why) => Ahead::Refused(format!(
+                "{}: the statement of step {step} is refused: {why}",
+                handler.name()
+            )),
+        },
+    }
+}
+
+/// Follows a text's jumps and conditions to the next statement or answer.
+fn settle(program: &Program, pc: &mut usize, last: &Last, event: &Event) {
+    // Every jump goes forward, so this ends.
+    while let Some(instr) = program.code.get(*pc) {
+        match instr {
+            Instr::Jump(target) => *pc = *target,
+            Instr::Unless(cond, target) => {
+                if holds(cond, last, event) {
+                    *pc += 1;
+                } else {
+                    *pc = *target;
+                }
+            }
+            Instr::Sql(_) | Instr::Answer(..) => return,
+        }
+    }
+}
+
+fn param(e: &Event, p: Param) -> Value {
+    match p {
+        Param::Source => Value::Text(e.source().to_owned()),
+        Param::EventId => Value::Text(e.event_id().to_owned()),
+        Param::AccountId => Value::Integer(e.account_id()),
+        Param::Amount => Value::Integer(e.amount()),
+    }
+}
+
+fn holds(cond: &Cond, last: &Last, event: &Event) -> bool {
+    let mut results = cond.atoms.iter().map(|a| atom(a, last, event));
+    if cond.any {
+        results.any(|b| b)
+    } else {
+        results.all(|b| b)
+    }
+}
+
+fn atom(atom: &Atom, last: &Last, event: &Event) -> bool {
+    match atom {
+        Atom::Changed(op, n) => compare(*op, last.changed.cmp(n)),
+        Atom::Row(wanted) => last.row.is_some() == *wanted,
+        Atom::Column(name, op, operand) => {
+            let Some(have) = last.value(name) else {
+                return false;
+            };
+            let want = match operand {
+                Operand::Param(p) => param(event, *p),
+                Operand::Int(n) => Value::Integer(*n),
+                Operand::Text(t) => Value::Text(t.clone()),
+            };
+            match (have, &want) {
+                (Value::Integer(a), Value::Integer(b)) => compare(*op, a.cmp(b)),
+                (Value::Text(a), Value::Text(b)) => compare(*op, a.cmp(b)),
+                // NULL or another type: only "not equal" holds.
+                _ => *op == CmpOp::Ne,
+            }
+        }
     }
 }
 

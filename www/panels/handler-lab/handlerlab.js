@@ -8,11 +8,17 @@
 //                                           | {result: "parse_error", line, column, en, ru}
 //   judge.replay(text, deliveries, schedule) → {steps, verdict}: the first failing
 //                                           race schedule, one statement per row
+//   judge.handlers()                      → includes "workshop" in a build with the
+//                                           workshop's handler in Rust (cargo xtask
+//                                           workshop): then a button judges it
+//                                           (judge.runWorkshop, judge.replayWorkshop)
 //
 // The crash sweep kills a process at every storage operation; the browser
 // cannot do that to this worker, so the result says "run natively" and shows
 // no crash count. The handler's text travels in a share link
-// (www/lib/share.js, "#s=…"); opening one fills the editor.
+// (www/lib/share.js, "#s=…"), with its first failing race schedule once the
+// judge found one ("race": "2:ABAB"); opening one fills the editor and
+// replays that schedule step by step.
 //
 // Everything shown is rendered with textContent (dom.js): the text is
 // whatever someone typed or pasted.
@@ -34,6 +40,11 @@ register({
     'handlerlab.deliveries': 'Deliveries in the race',
     'handlerlab.judge': 'Judge',
     'handlerlab.judging': 'Judging: every interleaving on real connections…',
+    'handlerlab.judge.workshop': 'Judge the workshop’s handler (Rust)',
+    'handlerlab.crash.workshop': 'not run in the browser — run natively: cargo xtask workshop',
+    'handlerlab.shared.race': 'The link to this handler and its first failing schedule is in the address bar.',
+    'handlerlab.opened.race': 'Opened a shared handler and its failing schedule, replayed below. Judge it to see its verdict.',
+    'share.race': 'The schedule in this share link is damaged; the handler is opened without it.',
     'handlerlab.share': 'Share link',
     'handlerlab.shared': 'The link to this handler is in the address bar.',
     'handlerlab.opened': 'Opened a shared handler. Judge it to see its verdict.',
@@ -82,6 +93,11 @@ register({
     'handlerlab.deliveries': 'Доставок в гонке',
     'handlerlab.judge': 'Проверить',
     'handlerlab.judging': 'Проверяем: все чередования на настоящих соединениях…',
+    'handlerlab.judge.workshop': 'Проверить обработчик воркшопа (Rust)',
+    'handlerlab.crash.workshop': 'в браузере не запускается — запустите локально: cargo xtask workshop',
+    'handlerlab.shared.race': 'Ссылка на этот обработчик и его первый ошибочный порядок — в адресной строке.',
+    'handlerlab.opened.race': 'Открыт присланный обработчик и его ошибочный порядок — он повторён ниже. Нажмите «Проверить», чтобы увидеть вердикт.',
+    'share.race': 'Порядок в ссылке повреждён; обработчик открыт без него.',
     'handlerlab.share': 'Ссылка, чтобы поделиться',
     'handlerlab.shared': 'Ссылка на этот обработчик — в адресной строке.',
     'handlerlab.opened': 'Открыт присланный обработчик. Нажмите «Проверить», чтобы увидеть вердикт.',
@@ -145,6 +161,7 @@ function build(root) {
     }),
     deliveries: el('select', { attrs: { id: 'handler-deliveries' } }),
     judge: button('handlerlab.judge', 'handler-judge'),
+    judgeWorkshop: button('handlerlab.judge.workshop', 'handler-judge-workshop', 'secondary'),
     share: button('handlerlab.share', 'handler-share', 'secondary'),
     status: el('p', { className: 'handler-status', attrs: { id: 'handler-status', role: 'status' } }),
     progress: el('progress', { attrs: { id: 'handler-progress', hidden: '' } }),
@@ -163,13 +180,15 @@ function build(root) {
     el('div', { className: 'actions' }, ui.copy),
     el('div', { className: 'handler-field' }, label('handlerlab.text', 'handler-text'), ui.text),
     el('div', { className: 'handler-field' }, label('handlerlab.deliveries', 'handler-deliveries'), ui.deliveries),
-    el('div', { className: 'actions' }, ui.judge, ui.share),
+    el('div', { className: 'actions' }, ui.judge, ui.judgeWorkshop, ui.share),
     ui.progress,
     ui.status,
     ui.result,
   );
 
-  let last = null; // {text, answer} of the last judgement, redrawn on a language change
+  // The last judgement, redrawn on a language change: {source, answer}, where
+  // source is {text} or {workshop: true} (the workshop's handler in Rust).
+  let last = null;
   const showBuiltin = async () => {
     try {
       ui.builtinText.textContent = await inboxLab.judge.builtin(ui.builtin.value);
@@ -182,33 +201,49 @@ function build(root) {
     ui.text.value = ui.builtinText.textContent;
     ui.text.focus();
   });
-  ui.judge.addEventListener('click', async () => {
-    const text = ui.text.value;
+  const judge = async (source) => {
     const deliveries = Number(ui.deliveries.value);
     ui.judge.disabled = true;
+    ui.judgeWorkshop.disabled = true;
     ui.progress.hidden = false;
     ui.status.textContent = t('handlerlab.judging');
     ui.result.replaceChildren();
     try {
-      const answer = await whileBusy(() => inboxLab.judge.run(text, deliveries));
-      last = { text, answer };
+      const answer = await whileBusy(() =>
+        source.workshop ? inboxLab.judge.runWorkshop(deliveries) : inboxLab.judge.run(source.text, deliveries),
+      );
+      last = { source, answer };
       ui.status.textContent = '';
       draw(ui, last);
     } catch (error) {
       ui.status.textContent = errorMessage(error);
     } finally {
       ui.judge.disabled = false;
+      ui.judgeWorkshop.disabled = false;
       ui.progress.hidden = true;
     }
-  });
+  };
+  ui.judge.addEventListener('click', () => judge({ text: ui.text.value }));
+  ui.judgeWorkshop.hidden = true;
+  ui.judgeWorkshop.addEventListener('click', () => judge({ workshop: true }));
+  inboxLab.judge.handlers().then(
+    (names) => {
+      ui.judgeWorkshop.hidden = !names.includes('workshop');
+    },
+    () => {}, // no worker: Judge says so when pressed
+  );
   ui.share.addEventListener('click', () => {
-    const made = encodeShare({ handler: ui.text.value });
+    // The first failing race schedule travels too, when the judge found one
+    // for exactly this text.
+    const failure = last?.source.text === ui.text.value ? last.answer.report?.first_failure : null;
+    const race = failure?.check === 'race' ? `${failure.deliveries}:${failure.schedule.map((i) => LETTERS[i]).join('')}` : null;
+    const made = encodeShare(race === null ? { handler: ui.text.value } : { handler: ui.text.value, race });
     if (made.error) {
       ui.status.textContent = t(made.error);
       return;
     }
     history.replaceState(null, '', made.fragment);
-    ui.status.textContent = t('handlerlab.shared');
+    ui.status.textContent = t(race === null ? 'handlerlab.shared' : 'handlerlab.shared.race');
   });
   onLanguageChange(() => {
     if (last !== null) {
@@ -218,18 +253,27 @@ function build(root) {
 
   showBuiltin();
   if (isShare(location.hash)) {
-    const opened = decodeShare(location.hash, ['handler']);
+    const opened = decodeShare(location.hash, ['handler'], ['race']);
     if (opened.error) {
       ui.status.textContent = t(opened.error);
     } else {
-      ui.text.value = opened.state.handler;
-      ui.status.textContent = t('handlerlab.opened');
+      const text = opened.state.handler;
+      ui.text.value = text;
+      const race = opened.state.race === undefined ? null : raceOf(opened.state.race);
+      if (race === null) {
+        ui.status.textContent = t(opened.state.race === undefined ? 'handlerlab.opened' : 'share.race');
+      } else {
+        ui.status.textContent = t('handlerlab.opened.race');
+        const view = replayView({ text }, race.deliveries, race.schedule);
+        ui.result.replaceChildren(el('h3', { text: t('handlerlab.first') }), ...view.nodes);
+        view.replay();
+      }
       root.scrollIntoView();
     }
   }
 }
 
-function draw(ui, { text, answer }) {
+function draw(ui, { source, answer }) {
   const out = [];
   if (answer.result === 'parse_error') {
     const sentence = currentLanguage() === 'ru' ? answer.ru : answer.en;
@@ -247,7 +291,7 @@ function draw(ui, { text, answer }) {
   const rows = [
     ['handlerlab.check.race', t('handlerlab.race', r.race)],
     ['handlerlab.check.faults', t('handlerlab.faults', r.faults)],
-    ['handlerlab.check.crash', t('handlerlab.crash.native')],
+    ['handlerlab.check.crash', t(source.workshop ? 'handlerlab.crash.workshop' : 'handlerlab.crash.native')],
     ['handlerlab.check.cases', bad.length === 0 ? t('handlerlab.cases.ok', { n: cases.length }) : bad.map(([c, w]) => `${c}: ${w}`).join('; ')],
   ];
   const table = el(
@@ -261,30 +305,7 @@ function draw(ui, { text, answer }) {
   if (f === null || f === undefined) {
     out.push(el('p', { text: t('handlerlab.first.none') }));
   } else if (f.check === 'race') {
-    out.push(el('p', { attrs: { id: 'handler-first' }, text: t('handlerlab.first.race', { deliveries: f.deliveries, schedule: f.schedule.map((i) => LETTERS[i]).join(' ') }) }));
-    const replay = el('button', { text: t('handlerlab.replay'), attrs: { type: 'button', id: 'handler-replay' } });
-    const steps = el('ol', { className: 'handler-steps', attrs: { id: 'handler-steps' } });
-    replay.addEventListener('click', async () => {
-      replay.disabled = true;
-      try {
-        const run = await whileBusy(() => inboxLab.judge.replay(text, f.deliveries, f.schedule));
-        steps.replaceChildren(...run.steps.map((s) => el('li', { text: `${LETTERS[s.delivery]}: ${(s.statements ?? []).join('; ')} → ${stepResult(s)}` })));
-        const end = run.verdict
-          ? t('handlerlab.replay.verdict', {
-              balance: run.verdict.balance,
-              double_credit: yes(run.verdict.double_credit),
-              lost_credit: yes(run.verdict.lost_credit),
-              wrong_answer: yes(run.verdict.wrong_answer),
-            })
-          : t('handlerlab.replay.deadlock');
-        steps.append(el('li', { className: 'handler-end', text: end }));
-      } catch (error) {
-        steps.replaceChildren(el('li', { text: errorMessage(error) }));
-      } finally {
-        replay.disabled = false;
-      }
-    });
-    out.push(replay, steps);
+    out.push(...replayView(source, f.deliveries, f.schedule).nodes);
   } else if (f.check === 'faults') {
     out.push(el('p', { text: t('handlerlab.first.faults', { n: f.after_statements, what: f.what }) }));
   } else if (f.check === 'crash') {
@@ -293,6 +314,56 @@ function draw(ui, { text, answer }) {
     out.push(el('p', { text: t('handlerlab.first.case', { case: f.case, what: f.what }) }));
   }
   ui.result.replaceChildren(...out);
+}
+
+/**
+ * A race schedule of `source` ({text} or {workshop: true}) with a button that
+ * replays it on fresh connections, one statement per row: {nodes, replay}.
+ */
+function replayView(source, deliveries, schedule) {
+  const first = el('p', {
+    attrs: { id: 'handler-first' },
+    text: t('handlerlab.first.race', { deliveries, schedule: schedule.map((i) => LETTERS[i]).join(' ') }),
+  });
+  const button = el('button', { text: t('handlerlab.replay'), attrs: { type: 'button', id: 'handler-replay' } });
+  const steps = el('ol', { className: 'handler-steps', attrs: { id: 'handler-steps' } });
+  const replay = async () => {
+    button.disabled = true;
+    try {
+      const run = await whileBusy(() =>
+        source.workshop
+          ? inboxLab.judge.replayWorkshop(deliveries, schedule)
+          : inboxLab.judge.replay(source.text, deliveries, schedule),
+      );
+      steps.replaceChildren(...run.steps.map((s) => el('li', { text: `${LETTERS[s.delivery]}: ${(s.statements ?? []).join('; ')} → ${stepResult(s)}` })));
+      const end = run.verdict
+        ? t('handlerlab.replay.verdict', {
+            balance: run.verdict.balance,
+            double_credit: yes(run.verdict.double_credit),
+            lost_credit: yes(run.verdict.lost_credit),
+            wrong_answer: yes(run.verdict.wrong_answer),
+          })
+        : t('handlerlab.replay.deadlock');
+      steps.append(el('li', { className: 'handler-end', text: end }));
+    } catch (error) {
+      steps.replaceChildren(el('li', { text: errorMessage(error) }));
+    } finally {
+      button.disabled = false;
+    }
+  };
+  button.addEventListener('click', replay);
+  return { nodes: [first, button, steps], replay };
+}
+
+/** A shared schedule "2:ABAB" → {deliveries, schedule: [0, 1, 0, 1]}, or null. */
+function raceOf(text) {
+  const m = /^([23]):([ABC]{1,10000})$/.exec(text);
+  if (m === null) {
+    return null;
+  }
+  const deliveries = Number(m[1]);
+  const schedule = [...m[2]].map((letter) => LETTERS.indexOf(letter));
+  return schedule.every((i) => i < deliveries) ? { deliveries, schedule } : null;
 }
 
 /** What a step did, in the race lab's words (racelab.js registers them). */
