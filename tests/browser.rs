@@ -9,7 +9,10 @@
 use std::time::Duration;
 
 use inbox_lab::core::db::{self, Mode};
-use inbox_lab::wasm::{event_from_js, install_opfs, judge_handler, Lab, RaceLab};
+use inbox_lab::wasm::{
+    event_from_js, handler_names, install_opfs, judge_handler, judge_workshop, replay_workshop,
+    Lab, RaceLab,
+};
 use inbox_lab::{
     apply, core::schema, core::tables, labs::tools::scenario, Error, Event, Fault, Field, Outcome,
 };
@@ -629,4 +632,36 @@ fn the_judge_runs_a_handler_text_in_the_worker() {
         JsValue::from_f64(4.0),
     );
     assert!(four.is_err(), "4 deliveries are refused");
+}
+
+/// The page's module is built without the feature `workshop`: it lists the
+/// six built-ins only, and judging, replaying or racing "workshop" is an
+/// invalid_input error that says how to get it (`cargo xtask workshop`).
+#[cfg(not(feature = "workshop"))]
+#[test]
+fn without_the_feature_the_workshop_handler_is_not_listed_and_asking_for_it_says_why() {
+    assert_eq!(
+        handler_names(),
+        [
+            "atomic",
+            "no_dedup",
+            "check_then_act",
+            "two_transactions",
+            "insert_or_ignore",
+            "insert_or_replace"
+        ]
+    );
+    let two = JsValue::from_f64(2.0);
+    for err in [
+        judge_workshop(two.clone()).expect_err("no workshop handler"),
+        replay_workshop(two.clone(), vec![0, 1]).expect_err("no workshop handler"),
+        RaceLab::new(two.clone())
+            .expect("race lab")
+            .start(JsValue::from_str("workshop"))
+            .expect_err("no workshop handler"),
+    ] {
+        assert_eq!(text(&err, "kind").as_deref(), Some("invalid_input"));
+        let message = text(&err, "message").unwrap_or_default();
+        assert!(message.contains("cargo xtask workshop"), "{message}");
+    }
 }

@@ -39,7 +39,10 @@ mod bench;
 pub use bench::Bench;
 pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
 pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
-pub use race::{builtin_handler, judge_handler, replay_handler, RaceLab};
+pub use race::{
+    builtin_handler, handler_names, judge_handler, judge_workshop, replay_handler, replay_workshop,
+    RaceLab,
+};
 pub use scheme_ends::Notifier;
 
 use rusqlite::Connection;

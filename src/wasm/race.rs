@@ -192,8 +192,8 @@ fn judge_contender(contender: &Contender, deliveries: Vec<usize>) -> Result<JsVa
 #[wasm_bindgen(js_name = judgeWorkshop)]
 pub fn judge_workshop(deliveries: JsValue) -> Result<JsValue, JsValue> {
     let deliveries = judged_deliveries(&deliveries)?;
-    let handler = workshop::handler()
-        .ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+    let handler =
+        workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
     judge_contender(&Contender::Rust(handler), deliveries)
 }
 
@@ -240,8 +240,8 @@ pub fn replay_handler(
 /// [`replay_handler`] does a text's.
 #[wasm_bindgen(js_name = replayWorkshop)]
 pub fn replay_workshop(deliveries: JsValue, schedule: Vec<u32>) -> Result<JsValue, JsValue> {
-    let handler = workshop::handler()
-        .ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+    let handler =
+        workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
     replay_contender(Contender::Rust(handler), &deliveries, schedule)
 }
 

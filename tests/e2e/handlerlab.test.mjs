@@ -71,6 +71,39 @@ describe('write your own handler', { timeout: 300_000 }, () => {
     assert.match(rows[3], /all 6 ok/);
   });
 
+  test('a share link made after a race failure carries its schedule, and opening it replays it', async () => {
+    await page.selectOption('#handler-builtin', 'check_then_act');
+    await page.waitForFunction(() => document.querySelector('#handler-builtin-text').textContent.includes('# check_then_act'));
+    await page.click('#handler-copy');
+    const text = await page.inputValue('#handler-text');
+    await judge(page, text);
+    const first = await body(page, '#handler-first');
+    const letters = /schedule ((?:[AB] ?)+)/.exec(first)[1].replaceAll(' ', '');
+    await page.click('#handler-share');
+    assert.equal(await body(page, '#handler-status'), 'The link to this handler and its first failing schedule is in the address bar.');
+    const hash = await page.evaluate(() => location.hash);
+    const state = JSON.parse(Buffer.from(hash.slice('#s='.length), 'base64url').toString('utf8'));
+    assert.deepEqual(state, { handler: text, race: `2:${letters}`, v: 1 });
+
+    const fresh = await launch();
+    try {
+      fresh.page.setDefaultTimeout(60_000);
+      await openPage(fresh.page, `?storage=memory${hash}`);
+      assert.equal(await fresh.page.inputValue('#handler-text'), text);
+      await fresh.page.waitForSelector('#handler-steps li.handler-end');
+      assert.equal(
+        await fresh.page.textContent('#handler-status'),
+        'Opened a shared handler and its failing schedule, replayed below. Judge it to see its verdict.',
+      );
+      const steps = await fresh.page.$$eval('#handler-steps li', (items) => items.map((li) => li.textContent));
+      assert.equal(steps.length, letters.length + 1, steps.join('\n'));
+      assert.match(steps.at(-1), /double credit yes/, steps.join('\n'));
+      assert.deepEqual(fresh.problems, []);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test('a share link opens the handler in a fresh profile', async () => {
     const mine = '# mine <b>not markup</b>\nBEGIN IMMEDIATE\nCOMMIT\nANSWER applied\n';
     await page.fill('#handler-text', mine);

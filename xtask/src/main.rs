@@ -54,7 +54,7 @@ commands:
                                 FILE): judge it natively (the JSON line of `inbox-lab
                                 judge`), then build the page with it (feature workshop)
                                 and serve it at http://127.0.0.1:8080/, listed as
-                                "workshop" in the race lab and the handler panel
+                                \"workshop\" in the race lab and the handler panel
                                 (--judge-only: exit 0 correct, 1 broken, serve nothing)
   help                          this text
 ";

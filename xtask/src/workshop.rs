@@ -63,7 +63,11 @@ pub fn run(options: &Options) -> Result<()> {
         options.dev,
         &util::root().join(build::Module::Workshop.out_dir()),
     )?;
-    if !util::root().join(build::BENCH_OUT_DIR).join("inbox_lab_bg.wasm").is_file() {
+    if !util::root()
+        .join(build::BENCH_OUT_DIR)
+        .join("inbox_lab_bg.wasm")
+        .is_file()
+    {
         build::module(
             build::Module::Bench,
             options.dev,
@@ -171,8 +175,10 @@ mod tests {
     /// crash sweep run. Builds the crate with that file (a rebuild of `inbox-lab` alone).
     #[test]
     fn the_judge_step_reports_a_broken_handler_as_broken() {
-        let file = handler_file(Some(Path::new("tests/fixtures/workshop_two_transactions.rs")))
-            .expect("the fixture exists");
+        let file = handler_file(Some(Path::new(
+            "tests/fixtures/workshop_two_transactions.rs",
+        )))
+        .expect("the fixture exists");
         let judged = judge(&file, Some("2")).expect("the judge runs");
         assert!(!judged.correct, "{}", judged.line);
         let report: serde_json::Value = serde_json::from_str(&judged.line).expect("JSON");

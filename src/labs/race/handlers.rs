@@ -287,7 +287,7 @@ impl Contender {
                 program.clone(),
                 payload.to_event()?,
             ))),
-            Contender::Rust(h) => Ok(Run::Script(Script::rust(*h, payload.to_event()?))),
+            Contender::Rust(h) => Ok(Run::Script(Script::rust(*h, payload.to_event()?)?)),
         }
     }
 }

