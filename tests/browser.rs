@@ -9,10 +9,7 @@
 use std::time::Duration;
 
 use inbox_lab::core::db::{self, Mode};
-use inbox_lab::wasm::{
-    event_from_js, handler_names, install_opfs, judge_handler, judge_workshop, replay_workshop,
-    Lab, RaceLab,
-};
+use inbox_lab::wasm::{event_from_js, install_opfs, judge_handler, Lab, RaceLab};
 use inbox_lab::{
     apply, core::schema, core::tables, labs::tools::scenario, Error, Event, Fault, Field, Outcome,
 };
@@ -640,6 +637,7 @@ fn the_judge_runs_a_handler_text_in_the_worker() {
 #[cfg(not(feature = "workshop"))]
 #[test]
 fn without_the_feature_the_workshop_handler_is_not_listed_and_asking_for_it_says_why() {
+    use inbox_lab::wasm::{handler_names, judge_workshop, replay_workshop};
     assert_eq!(
         handler_names(),
         [
