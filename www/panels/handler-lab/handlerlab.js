@@ -41,6 +41,7 @@ register({
     'handlerlab.judge': 'Judge',
     'handlerlab.judging': 'Judging: every interleaving on real connections…',
     'handlerlab.judge.workshop': 'Judge the workshop’s handler (Rust)',
+    'handlerlab.judged.workshop': 'Judged: the workshop’s handler in Rust (workshop/handler.rs), not the text above.',
     'handlerlab.crash.workshop': 'not run in the browser — run natively: cargo xtask workshop',
     'handlerlab.shared.race': 'The link to this handler and its first failing schedule is in the address bar.',
     'handlerlab.opened.race': 'Opened a shared handler and its failing schedule, replayed below. Judge it to see its verdict.',
@@ -94,6 +95,7 @@ register({
     'handlerlab.judge': 'Проверить',
     'handlerlab.judging': 'Проверяем: все чередования на настоящих соединениях…',
     'handlerlab.judge.workshop': 'Проверить обработчик воркшопа (Rust)',
+    'handlerlab.judged.workshop': 'Проверен обработчик воркшопа на Rust (workshop/handler.rs), а не текст выше.',
     'handlerlab.crash.workshop': 'в браузере не запускается — запустите локально: cargo xtask workshop',
     'handlerlab.shared.race': 'Ссылка на этот обработчик и его первый ошибочный порядок — в адресной строке.',
     'handlerlab.opened.race': 'Открыт присланный обработчик и его ошибочный порядок — он повторён ниже. Нажмите «Проверить», чтобы увидеть вердикт.',
@@ -282,6 +284,9 @@ function draw(ui, { source, answer }) {
     return;
   }
   const r = answer.report;
+  if (source.workshop) {
+    out.push(el('p', { attrs: { id: 'handler-judged' }, text: t('handlerlab.judged.workshop') }));
+  }
   out.push(el('p', { className: `handler-verdict ${r.verdict}`, attrs: { id: 'handler-verdict' }, text: t(`handlerlab.verdict.${r.verdict}`) }));
   if (r.stopped) {
     out.push(el('p', { text: t('handlerlab.stopped', { text: r.stopped }) }));
