@@ -183,6 +183,7 @@ fn lint() -> Result<Outcome> {
     let mut fmt = util::cargo();
     fmt.args(["fmt", "--all", "--", "--check"]);
     commands.push(("rustfmt", fmt));
+    commands.push(("clippy native", clippy(&[])));
     commands.push((
         "clippy native + bench + workshop",
         clippy(&["--features", "bench,workshop"]),
@@ -250,7 +251,7 @@ fn lint() -> Result<Outcome> {
     }
     Ok(Outcome {
         passed: total as u64,
-        note: "rustfmt; clippy -D warnings: native (+bench+workshop, core alone), wasm32 \
+        note: "rustfmt; clippy -D warnings: native (default, +bench+workshop, core alone), wasm32 \
                (+bench+workshop), xtask; \
                core tests without labs; doc paths"
             .into(),

@@ -6,7 +6,7 @@
 //! with their reason, never a panic.
 
 use crate::labs::race::handlers::{Contender, Handler};
-use crate::labs::script::judge::{judge, open_scratch, Failure, Report, JUDGE_BUDGET};
+use crate::labs::script::judge::{judge, open_scratch, Report, JUDGE_BUDGET};
 use crate::labs::script::rust::{AnswerKind, Event, Last, Next, StepHandler};
 use crate::labs::script::{builtin, parse};
 
@@ -74,7 +74,7 @@ fn the_workshop_starter_as_shipped_is_judged_exactly_as_check_then_act() {
     assert!(
         matches!(
             rust.first_failure,
-            Some(Failure::Race { deliveries: 2, .. })
+            Some(crate::labs::script::judge::Failure::Race { deliveries: 2, .. })
         ),
         "{:?}",
         rust.first_failure
