@@ -592,7 +592,9 @@ fn the_judge_runs_a_handler_text_in_the_worker() {
     use inbox_lab::labs::race::Handler;
     use inbox_lab::labs::script::builtin;
     let two = JsValue::from_f64(2.0);
-    let judged = |text: &str| judge_handler(JsValue::from_str(text), two.clone()).expect("judged");
+    let judged = |text: &str| {
+        judge_handler(JsValue::from_str(text), two.clone(), JsValue::UNDEFINED).expect("judged")
+    };
     let ok = judged(builtin(Handler::Atomic));
     assert_eq!(text(&ok, "result").as_deref(), Some("report"));
     assert_eq!(text(&ok, "crash_sweep").as_deref(), Some("native_only"));
@@ -627,8 +629,39 @@ fn the_judge_runs_a_handler_text_in_the_worker() {
     let four = judge_handler(
         JsValue::from_str("SELECT 1\nANSWER applied"),
         JsValue::from_f64(4.0),
+        JsValue::UNDEFINED,
     );
     assert!(four.is_err(), "4 deliveries are refused");
+}
+
+/// The judge tells the worker each check as it starts, for the page's
+/// progress bar: cases, faults, the race of 2, then done.
+#[test]
+fn the_judge_tells_its_progress_to_a_listener() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use wasm_bindgen::closure::Closure;
+    let told: Rc<RefCell<Vec<String>>> = Rc::default();
+    let sink = told.clone();
+    let listener = Closure::wrap(Box::new(move |p: JsValue| {
+        let check = text(&p, "check").unwrap_or_default();
+        let done = get(&p, "done").as_f64().unwrap_or(-1.0);
+        let total = get(&p, "total").as_f64().unwrap_or(-1.0);
+        sink.borrow_mut().push(format!("{check} {done}/{total}"));
+    }) as Box<dyn FnMut(JsValue)>);
+    let judged = judge_handler(
+        JsValue::from_str(inbox_lab::labs::script::builtin(
+            inbox_lab::labs::race::Handler::Atomic,
+        )),
+        JsValue::from_f64(2.0),
+        listener.as_ref().clone(),
+    )
+    .expect("judged");
+    assert_eq!(text(&judged, "result").as_deref(), Some("report"));
+    assert_eq!(
+        *told.borrow(),
+        ["cases 0/3", "faults 1/3", "race_2 2/3", "done 3/3"]
+    );
 }
 
 /// The page's module is built without the feature `workshop`: it lists the
@@ -651,7 +684,7 @@ fn without_the_feature_the_workshop_handler_is_not_listed_and_asking_for_it_says
     );
     let two = JsValue::from_f64(2.0);
     for err in [
-        judge_workshop(two.clone()).expect_err("no workshop handler"),
+        judge_workshop(two.clone(), JsValue::UNDEFINED).expect_err("no workshop handler"),
         replay_workshop(two.clone(), vec![0, 1]).expect_err("no workshop handler"),
         RaceLab::new(two.clone())
             .expect("race lab")

@@ -127,9 +127,14 @@ enum Judged {
 /// Judges a handler `text` with `deliveries` (2 or 3; both when undefined)
 /// on a fresh shared in-memory database of its own (never the reader's):
 /// `{result: "report", report, crash_sweep: "native_only"}` or
-/// `{result: "parse_error", code, line, column, en, ru}`.
+/// `{result: "parse_error", code, line, column, en, ru}`. `progress`, if a
+/// function, is called with `{done, total, check}` as each check starts.
 #[wasm_bindgen(js_name = judgeHandler)]
-pub fn judge_handler(text: JsValue, deliveries: JsValue) -> Result<JsValue, JsValue> {
+pub fn judge_handler(
+    text: JsValue,
+    deliveries: JsValue,
+    progress: JsValue,
+) -> Result<JsValue, JsValue> {
     use crate::labs::script::{self, Lang};
     let text = string_from_js(crate::labs::race::HANDLER, &text)?;
     let deliveries = judged_deliveries(&deliveries)?;
@@ -151,6 +156,7 @@ pub fn judge_handler(text: JsValue, deliveries: JsValue) -> Result<JsValue, JsVa
             program,
         },
         deliveries,
+        &progress,
     )
 }
 
@@ -165,8 +171,13 @@ fn judged_deliveries(deliveries: &JsValue) -> Result<Vec<usize>, Error> {
     }
 }
 
-/// Judges `contender` on a fresh shared in-memory database of its own.
-fn judge_contender(contender: &Contender, deliveries: Vec<usize>) -> Result<JsValue, JsValue> {
+/// Judges `contender` on a fresh shared in-memory database of its own,
+/// telling `progress` (if a function) as each check starts.
+fn judge_contender(
+    contender: &Contender,
+    deliveries: Vec<usize>,
+    progress: &JsValue,
+) -> Result<JsValue, JsValue> {
     use crate::labs::script::judge;
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RUN: AtomicUsize = AtomicUsize::new(0);
@@ -174,12 +185,19 @@ fn judge_contender(contender: &Contender, deliveries: Vec<usize>) -> Result<JsVa
         "file:/judge-{}?vfs=memdb",
         RUN.fetch_add(1, Ordering::Relaxed)
     );
-    let report = judge::judge(
+    let progress = progress.dyn_ref::<js_sys::Function>();
+    let report = judge::judge_reporting(
         contender,
         &deliveries,
         || db::open(&name, Mode::Create, Duration::ZERO),
         judge::JUDGE_BUDGET,
         || Ok(None),
+        &mut |p| {
+            if let (Some(f), Ok(value)) = (progress, to_value(&p)) {
+                // A listener that throws changes nothing about the judge.
+                let _ = f.call1(&JsValue::NULL, &value);
+            }
+        },
     )?;
     to_value(&Judged::Report {
         report,
@@ -190,11 +208,11 @@ fn judge_contender(contender: &Contender, deliveries: Vec<usize>) -> Result<JsVa
 /// Judges the workshop's handler in Rust (a build with the feature
 /// `workshop`) as [`judge_handler`] judges a text: `{result: "report", …}`.
 #[wasm_bindgen(js_name = judgeWorkshop)]
-pub fn judge_workshop(deliveries: JsValue) -> Result<JsValue, JsValue> {
+pub fn judge_workshop(deliveries: JsValue, progress: JsValue) -> Result<JsValue, JsValue> {
     let deliveries = judged_deliveries(&deliveries)?;
     let handler =
         workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
-    judge_contender(&Contender::Rust(handler), deliveries)
+    judge_contender(&Contender::Rust(handler), deliveries, &progress)
 }
 
 /// The text of a built-in handler (`atomic`, `check_then_act`, …), to show

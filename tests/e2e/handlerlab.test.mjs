@@ -71,6 +71,43 @@ describe('write your own handler', { timeout: 300_000 }, () => {
     assert.match(rows[3], /all 6 ok/);
   });
 
+  test('the judge tells its progress as each check starts, and the panel shows it', async () => {
+    const text = await page.evaluate(() => window.inboxLab.judge.builtin('atomic'));
+    const told = await page.evaluate(async (handler) => {
+      const seen = [];
+      const stop = window.inboxLab.judge.onProgress((p) => seen.push(`${p.check} ${p.done}/${p.total}`));
+      await window.inboxLab.judge.run(handler, 3);
+      stop();
+      return seen;
+    }, text);
+    assert.deepEqual(told, ['cases 0/3', 'faults 1/3', 'race_3 2/3', 'done 3/3']);
+
+    // The panel: the status says which check runs while the progress bar fills.
+    await page.fill('#handler-text', text);
+    await page.selectOption('#handler-deliveries', '3');
+    const statuses = page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const seen = [];
+          const status = document.querySelector('#handler-status');
+          const watch = new MutationObserver(() => {
+            seen.push(status.textContent);
+            if (document.querySelector('#handler-verdict') !== null) {
+              watch.disconnect();
+              resolve(seen);
+            }
+          });
+          watch.observe(document.querySelector('#handler-lab'), { childList: true, subtree: true, characterData: true });
+        }),
+    );
+    await page.click('#handler-judge');
+    const seen = await statuses;
+    assert.ok(seen.includes('Judging (2 of 3 checks done): every interleaving of 3 deliveries…'), seen.join('\n'));
+    await page.waitForSelector('#handler-judge:not([disabled])');
+    assert.equal(await body(page, '#handler-verdict'), 'Verdict: correct');
+    assert.equal(await page.getAttribute('#handler-progress', 'hidden'), '');
+  });
+
   test('a share link made after a race failure carries its schedule, and opening it replays it', async () => {
     await page.selectOption('#handler-builtin', 'check_then_act');
     await page.waitForFunction(() => document.querySelector('#handler-builtin-text').textContent.includes('# check_then_act'));

@@ -127,7 +127,9 @@
 //                      failing_schedule}
 //     op "judge"       args {text, deliveries?: 2 | 3}  a handler text (docs/handler-language.md),
 //                      or {workshop: true, deliveries?} the workshop's handler in Rust (a build
-//                      with the feature `workshop`; otherwise an invalid_input error),
+//                      with the feature `workshop`; otherwise an invalid_input error); while it
+//                      runs, the announcement {type: "judgeProgress", done, total, check}
+//                      as each check ("cases", "faults", "race_2", "race_3", then "done") starts,
 //                      judged on an in-memory database of its own (never the reader's):
 //                      result {result: "report", report: {handler, verdict, race, faults,
 //                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
@@ -301,7 +303,10 @@ const OPS = new Map([
   ['raceStart', (args) => race().start(args?.handler)],
   ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (args) => race().explore(args?.handler)],
-  ['judge', (args) => (args?.workshop === true ? judgeWorkshop(args?.deliveries) : judgeHandler(args?.text, args?.deliveries))],
+  ['judge', (args) =>
+    args?.workshop === true
+      ? judgeWorkshop(args?.deliveries, judgeProgress)
+      : judgeHandler(args?.text, args?.deliveries, judgeProgress)],
   ['judgeBuiltin', (args) => builtinHandler(args?.name)],
   ['judgeReplay', (args) =>
     args?.workshop === true
@@ -381,6 +386,11 @@ function forgetNotifier() {
 }
 
 /** A schedule as Rust takes it: delivery indexes 0..2, at most 10,000 of them. */
+/** The judge's progress, as each check starts: an announcement to the page. */
+function judgeProgress({ done, total, check }) {
+  self.postMessage({ type: 'judgeProgress', done, total, check });
+}
+
 function scheduleOf(value) {
   if (!Array.isArray(value) || value.length > 10_000 || !value.every((i) => i === 0 || i === 1 || i === 2)) {
     const text = 'a schedule is a list of delivery indexes 0, 1 or 2';

@@ -146,6 +146,35 @@ pub fn judge(
     budget: Budget,
     crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
 ) -> Result<Report, Error> {
+    judge_reporting(contender, deliveries, open, budget, crash, &mut |_| {})
+}
+
+/// Where the judge is: `done` of `total` checks finished, and the one it
+/// starts now (`cases`, `faults`, `race_2`, `race_3`; `done` once they all
+/// ran — the crash sweep, which its caller runs, is not counted), for a
+/// progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+    pub check: &'static str,
+}
+
+/// [`judge`], telling `progress` as each check starts.
+///
+/// # Errors
+/// As [`judge`].
+pub fn judge_reporting(
+    contender: &Contender,
+    deliveries: &[usize],
+    open: impl Fn() -> Result<Connection, Error>,
+    budget: Budget,
+    crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, Error> {
+    let total = 2 + deliveries.len();
+    let mut done = 0;
+    let mut tell = |check: &'static str, done: usize| progress(Progress { done, total, check });
     let meter = Meter::new(budget);
     let metered = || -> Result<Connection, Error> {
         let mut c = open()?;
@@ -166,6 +195,7 @@ pub fn judge(
         stopped: None,
     };
     let single = Arena::new(1, metered)?;
+    tell("cases", done);
     let mut case_failure = None;
     for case in CASES {
         let what = run_case(&single, contender, case, &meter)?;
@@ -181,7 +211,10 @@ pub fn judge(
         }
         report.cases.insert(case, what);
     }
+    done += 1;
+    tell("faults", done);
     let fault_failure = faults(&single, contender, &mut report.faults)?;
+    done += 1;
     if let Some(stop) = stopped(&meter, "") {
         report.stopped = Some(stop);
         return Ok(report);
@@ -189,6 +222,7 @@ pub fn judge(
     drop(single);
     let mut race_failure = None;
     for &k in deliveries {
+        tell(if k == 3 { "race_3" } else { "race_2" }, done);
         let arena = Arena::new(k, metered)?;
         let explored = explore(&arena, contender.clone());
         // Once the budget interrupts a statement, a replayed schedule no
@@ -211,7 +245,9 @@ pub fn judge(
                 schedule,
             });
         }
+        done += 1;
     }
+    tell("done", done);
     let mut crash_failure = None;
     // Last, and only for a handler that stayed within the budget: the
     // sweep's tries run it where no budget reaches.

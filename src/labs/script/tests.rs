@@ -443,3 +443,32 @@ fn size_limits_are_errors_not_work() {
         ScriptCode::TextTooLong
     );
 }
+
+#[test]
+fn the_judge_tells_each_check_as_it_starts_for_a_progress_bar() {
+    use super::judge::{judge_reporting, Progress};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("judge.sqlite3");
+    let path = path.to_str().expect("utf-8");
+    let mut told = Vec::new();
+    let report = judge_reporting(
+        &script("atomic", builtin(Handler::Atomic)),
+        &[2, 3],
+        || open_scratch(path),
+        JUDGE_BUDGET,
+        || Ok(None),
+        &mut |p: Progress| told.push((p.check, p.done, p.total)),
+    )
+    .expect("the judge runs");
+    assert_eq!(report.verdict, "correct");
+    assert_eq!(
+        told,
+        [
+            ("cases", 0, 4),
+            ("faults", 1, 4),
+            ("race_2", 2, 4),
+            ("race_3", 3, 4),
+            ("done", 4, 4)
+        ]
+    );
+}

@@ -41,6 +41,12 @@ register({
     'handlerlab.judge': 'Judge',
     'handlerlab.judging': 'Judging: every interleaving on real connections…',
     'handlerlab.judge.workshop': 'Judge the workshop’s handler (Rust)',
+    'handlerlab.progress': 'Judging ({done} of {total} checks done): {check}…',
+    'handlerlab.progress.cases': 'the article’s cases',
+    'handlerlab.progress.faults': 'a fault after every statement',
+    'handlerlab.progress.race_2': 'every interleaving of 2 deliveries',
+    'handlerlab.progress.race_3': 'every interleaving of 3 deliveries',
+    'handlerlab.progress.done': 'counting',
     'handlerlab.judged.workshop': 'Judged: the workshop’s handler in Rust (workshop/handler.rs), not the text above.',
     'handlerlab.crash.workshop': 'not run in the browser — run natively: cargo xtask workshop',
     'handlerlab.shared.race': 'The link to this handler and its first failing schedule is in the address bar.',
@@ -95,6 +101,12 @@ register({
     'handlerlab.judge': 'Проверить',
     'handlerlab.judging': 'Проверяем: все чередования на настоящих соединениях…',
     'handlerlab.judge.workshop': 'Проверить обработчик воркшопа (Rust)',
+    'handlerlab.progress': 'Проверяем (готово проверок: {done} из {total}): {check}…',
+    'handlerlab.progress.cases': 'случаи из статьи',
+    'handlerlab.progress.faults': 'сбой после каждой инструкции',
+    'handlerlab.progress.race_2': 'все чередования 2 доставок',
+    'handlerlab.progress.race_3': 'все чередования 3 доставок',
+    'handlerlab.progress.done': 'подсчёт',
     'handlerlab.judged.workshop': 'Проверен обработчик воркшопа на Rust (workshop/handler.rs), а не текст выше.',
     'handlerlab.crash.workshop': 'в браузере не запускается — запустите локально: cargo xtask workshop',
     'handlerlab.shared.race': 'Ссылка на этот обработчик и его первый ошибочный порядок — в адресной строке.',
@@ -208,8 +220,14 @@ function build(root) {
     ui.judge.disabled = true;
     ui.judgeWorkshop.disabled = true;
     ui.progress.hidden = false;
+    ui.progress.removeAttribute('value'); // indeterminate until the worker tells
     ui.status.textContent = t('handlerlab.judging');
     ui.result.replaceChildren();
+    const stop = inboxLab.judge.onProgress(({ done, total, check }) => {
+      ui.progress.max = total;
+      ui.progress.value = done;
+      ui.status.textContent = t('handlerlab.progress', { done, total, check: t(`handlerlab.progress.${check}`) });
+    });
     try {
       const answer = await whileBusy(() =>
         source.workshop ? inboxLab.judge.runWorkshop(deliveries) : inboxLab.judge.run(source.text, deliveries),
@@ -220,6 +238,7 @@ function build(root) {
     } catch (error) {
       ui.status.textContent = errorMessage(error);
     } finally {
+      stop();
       ui.judge.disabled = false;
       ui.judgeWorkshop.disabled = false;
       ui.progress.hidden = true;
