@@ -10,7 +10,16 @@
 //! inbox-lab race  --handler NAME [--deliveries K]
 //! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control]
 //!                     [--workload apply|dispatch] [--no-dedup]
+//! inbox-lab judge --handler FILE [--deliveries 2|3]
+//! inbox-lab judge --workshop [--deliveries 2|3]
+//! inbox-lab judge --print-builtin NAME
 //! ```
+//!
+//! `judge` exits 0 for a correct handler, 1 for a broken one (or an error
+//! of the lab, as JSON), 2 when the file does not parse (the error on
+//! stderr, with line and column). `--workshop` judges the handler written
+//! in Rust in `workshop/handler.rs` (a binary built with the feature
+//! `workshop`, as `cargo xtask workshop` does; without it, exit 2).
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
 //! error (a missing or unknown option, from clap). Values arrive as text and
@@ -33,8 +42,9 @@ use crate::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use crate::core::tables;
 use crate::labs::crash::{self, JournalMode, Workload};
 use crate::labs::race;
-use crate::labs::race::handlers::Handler;
+use crate::labs::race::handlers::{Contender, Handler, Payload};
 use crate::labs::scheme_ends::outbox::{self, Receiver};
+use crate::labs::script::{self, judge};
 use crate::labs::tools::scenario;
 use crate::storage::iolog::{self, IoOp};
 use crate::{apply, Error, Event, Fault, Outcome};
@@ -128,6 +138,30 @@ enum Command {
         receiver: String,
         #[arg(long)]
         no_dedup: bool,
+        /// Deliver with this handler program instead of the article's.
+        #[arg(long)]
+        handler_file: Option<String>,
+        /// Deliver with the workshop's handler (feature `workshop`).
+        #[arg(long)]
+        workshop: bool,
+    },
+    /// Judge a handler written in the handler language: the article's
+    /// cases, a fault after every statement, every race interleaving, the
+    /// crash sweep in DELETE and WAL mode. Prints one JSON line.
+    #[command(group(ArgGroup::new("what").args(["handler", "workshop", "print_builtin"]).required(true)))]
+    Judge {
+        #[arg(long, value_name = "FILE")]
+        handler: Option<String>,
+        /// Judge the workshop's handler in Rust (`workshop/handler.rs`; a
+        /// binary built with the feature `workshop`).
+        #[arg(long)]
+        workshop: bool,
+        /// 2 or 3; both when not given.
+        #[arg(long, allow_hyphen_values = true)]
+        deliveries: Option<String>,
+        /// Print a built-in handler's text instead.
+        #[arg(long, value_name = "NAME")]
+        print_builtin: Option<String>,
     },
     /// Explore every interleaving of K deliveries of one event by one
     /// handler, on real connections to a temporary file database.
@@ -170,6 +204,26 @@ pub fn main() -> ExitCode {
             handler,
             deliveries,
         } => print_result(race(&handler, &deliveries)),
+        Command::Judge {
+            handler,
+            workshop,
+            deliveries,
+            print_builtin,
+        } => match (handler, print_builtin) {
+            (None, None) if workshop => judge_workshop(deliveries.as_deref()),
+            (_, Some(name)) => match name.parse::<Handler>() {
+                Ok(h) => {
+                    print!("{}", script::builtin(h));
+                    ExitCode::SUCCESS
+                }
+                Err(reason) => {
+                    eprintln!("inbox-lab: {reason}");
+                    ExitCode::from(2)
+                }
+            },
+            (Some(file), None) => judge_file(&file, deliveries.as_deref()),
+            (None, None) => ExitCode::from(2),
+        },
         Command::CrashLab {
             mode,
             events,
@@ -185,6 +239,8 @@ pub fn main() -> ExitCode {
             workload,
             receiver,
             no_dedup,
+            handler_file,
+            workshop,
         } => match crash_child(
             &db,
             &mode,
@@ -196,6 +252,11 @@ pub fn main() -> ExitCode {
                 Workload::Apply
             },
             &receiver,
+            match (handler_file.as_deref(), workshop) {
+                (Some(file), _) => Some(Judged::File(file)),
+                (None, true) => Some(Judged::Workshop),
+                (None, false) => None,
+            },
         ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -270,7 +331,7 @@ fn show(path: &str) -> Result<tables::Tables, Error> {
 /// `{"handler":…,"interleavings":N,"double_credits":…,"lost_credits":…,"wrong_answers":…}`
 #[derive(Serialize)]
 struct RaceLine {
-    handler: Handler,
+    handler: String,
     interleavings: u64,
     double_credits: u64,
     lost_credits: u64,
@@ -343,10 +404,20 @@ fn run_workload(
     workload: Workload,
     n: usize,
     receiver_path: &str,
+    handler: Option<&Contender>,
     mut ack: impl FnMut(usize),
 ) -> Result<(), Error> {
     match workload {
-        Workload::Apply => crash::workload(conn, &crash::events(n)?, ack),
+        Workload::Apply => match handler {
+            None => crash::workload(conn, &crash::events(n)?, ack),
+            Some(h) => {
+                for (i, e) in crash::events(n)?.iter().enumerate() {
+                    judge::deliver(conn, h, &Payload::from(e))?;
+                    ack(i);
+                }
+                Ok(())
+            }
+        },
         Workload::Dispatch { dedup } => {
             let receiver = open_receiver(receiver_path, dedup)?;
             let mut i = 0;
@@ -366,13 +437,15 @@ fn crash_child(
     crash_after: Option<usize>,
     workload: Workload,
     receiver: &str,
+    handler: Option<Judged<'_>>,
 ) -> Result<(), Error> {
     let mode: JournalMode = mode.parse().map_err(Error::storage)?;
+    let handler = handler.map(Judged::contender).transpose()?;
     iolog::install()?;
     let conn = open_counted(path, mode)?;
     iolog::arm(crash_after, die);
     let mut out = std::io::stdout().lock();
-    run_workload(&conn, workload, n, receiver, |i| {
+    run_workload(&conn, workload, n, receiver, handler.as_ref(), |i| {
         // The sender hears "200" only once this line is out of the process.
         let _ = writeln!(out, "ACK {i}").and_then(|()| out.flush());
     })
@@ -388,6 +461,40 @@ pub fn crash_sweep(
     control: bool,
     workload: Workload,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
+    crash_sweep_with(mode, n, control, workload, None)
+}
+
+/// A handler the judge's crash sweep delivers with, as its children find
+/// it: a handler program's file (each child reads and parses it again), or
+/// the workshop's handler compiled into this binary.
+#[derive(Debug, Clone, Copy)]
+pub enum Judged<'a> {
+    File(&'a str),
+    Workshop,
+}
+
+impl Judged<'_> {
+    fn contender(self) -> Result<Contender, Error> {
+        match self {
+            Judged::File(path) => read_handler(path),
+            Judged::Workshop => workshop_contender(),
+        }
+    }
+}
+
+/// [`crash_sweep`] delivering with `handler`.
+///
+/// # Errors
+/// As [`crash_sweep`]; the file not parsing is an `invalid_input` error.
+pub fn crash_sweep_with(
+    mode: JournalMode,
+    n: usize,
+    control: bool,
+    workload: Workload,
+    handler: Option<Judged<'_>>,
+) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
+    let judged = handler;
+    let handler = handler.map(Judged::contender).transpose()?;
     let events = crash::events(n)?;
     let dir = temp_dir()?;
     let path = |name: &str| utf8(&dir.path().join(name)).map(str::to_owned);
@@ -449,6 +556,15 @@ pub fn crash_sweep(
         if !dedup {
             cmd.arg("--no-dedup");
         }
+        match judged {
+            Some(Judged::File(file)) => {
+                cmd.args(["--handler-file", file]);
+            }
+            Some(Judged::Workshop) => {
+                cmd.arg("--workshop");
+            }
+            None => {}
+        }
         let out = cmd
             .output()
             .map_err(|e| Error::storage(format!("child: {e}")))?;
@@ -464,7 +580,7 @@ pub fn crash_sweep(
     let log = {
         let conn = open_counted(&trial, mode)?;
         iolog::arm(None, die);
-        let result = run_workload(&conn, workload, n, &receiver, |_| {})
+        let result = run_workload(&conn, workload, n, &receiver, handler.as_ref(), |_| {})
             .map_err(|e| Error::storage(format!("counting the operations: {e}")));
         let log = iolog::disarm();
         result?;
@@ -557,6 +673,139 @@ fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: 
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
+            }
+        }
+        Err(e) => print_result(Err::<(), _>(e)),
+    }
+}
+
+/// Reads and parses a handler file (the crash sweep's children).
+fn read_handler(path: &str) -> Result<Contender, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid(race::HANDLER, format!("cannot read {path}: {e}")))?;
+    let program = script::parse(&text).map_err(|e| Error::invalid(race::HANDLER, e.to_string()))?;
+    Ok(Contender::Script {
+        name: path.to_owned(),
+        program,
+    })
+}
+
+/// `inbox-lab judge --handler FILE`: exit 0 correct, 1 broken (or a lab
+/// error, as JSON), 2 unreadable or not parsing (on stderr).
+fn judge_file(path: &str, deliveries: Option<&str>) -> ExitCode {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("inbox-lab: cannot read {path}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let program = match script::parse(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "{path}:{}:{}: {}",
+                e.line,
+                e.column,
+                e.text(script::Lang::En)
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let deliveries = match deliveries_of(deliveries) {
+        Ok(d) => d,
+        Err(reason) => {
+            eprintln!("inbox-lab: {reason}");
+            return ExitCode::from(2);
+        }
+    };
+    let name = Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
+    judge_contender(
+        &Contender::Script { name, program },
+        &deliveries,
+        Judged::File(path),
+    )
+}
+
+/// `--deliveries`: both when not given.
+fn deliveries_of(deliveries: Option<&str>) -> Result<Vec<usize>, String> {
+    match deliveries {
+        None => Ok(vec![2, 3]),
+        Some("2") => Ok(vec![2]),
+        Some("3") => Ok(vec![3]),
+        Some(other) => Err(format!("--deliveries must be 2 or 3, got {other:?}")),
+    }
+}
+
+/// The workshop's handler, if this binary has it.
+fn workshop_contender() -> Result<Contender, Error> {
+    crate::labs::workshop::handler()
+        .map(Contender::Rust)
+        .ok_or_else(|| Error::invalid(race::HANDLER, crate::labs::workshop::MISSING))
+}
+
+/// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
+/// Rust compiled in with the feature `workshop`; exit 2 without it.
+fn judge_workshop(deliveries: Option<&str>) -> ExitCode {
+    let deliveries = match deliveries_of(deliveries) {
+        Ok(d) => d,
+        Err(reason) => {
+            eprintln!("inbox-lab: {reason}");
+            return ExitCode::from(2);
+        }
+    };
+    match workshop_contender() {
+        Ok(contender) => judge_contender(&contender, &deliveries, Judged::Workshop),
+        Err(_) => {
+            eprintln!("inbox-lab: {}", crate::labs::workshop::MISSING);
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Judges `contender` (the crash sweep's children deliver with `judged`) and
+/// prints the report: exit 0 correct, 1 broken or a lab error (as JSON).
+fn judge_contender(contender: &Contender, deliveries: &[usize], judged: Judged<'_>) -> ExitCode {
+    let sweep = || -> Result<Option<(judge::CrashCounts, Option<judge::Failure>)>, Error> {
+        let mut counts = judge::CrashCounts::default();
+        let mut failure = None;
+        for mode in [JournalMode::Delete, JournalMode::Wal] {
+            let (rows, summary) = crash_sweep_with(mode, 1, false, Workload::Apply, Some(judged))?;
+            counts.add(&summary);
+            if failure.is_none() {
+                failure = rows
+                    .iter()
+                    .find(|r| r.outcome != crash::Verdict::Atomic)
+                    .map(|r| judge::Failure::Crash {
+                        mode: mode.as_str().to_owned(),
+                        k: r.k,
+                    });
+            }
+        }
+        Ok(Some((counts, failure)))
+    };
+    let run = || -> Result<judge::Report, Error> {
+        let dir = temp_dir()?;
+        let db = dir.path().join("judge.sqlite3");
+        let db = utf8(&db)?;
+        judge::judge(
+            contender,
+            deliveries,
+            || judge::open_scratch(db),
+            judge::JUDGE_BUDGET,
+            sweep,
+        )
+    };
+    match run() {
+        Ok(report) => {
+            let broken = report.verdict != "correct";
+            let code = print_result(Ok::<_, Error>(&report));
+            if broken || code != ExitCode::SUCCESS {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
             }
         }
         Err(e) => print_result(Err::<(), _>(e)),

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use inbox_lab::core::db::{self, Mode};
-use inbox_lab::wasm::{event_from_js, install_opfs, Lab, RaceLab};
+use inbox_lab::wasm::{event_from_js, install_opfs, judge_handler, Lab, RaceLab};
 use inbox_lab::{
     apply, core::schema, core::tables, labs::tools::scenario, Error, Event, Fault, Field, Outcome,
 };
@@ -581,4 +581,118 @@ async fn console_memory_is_bounded_by_the_heap_limit() {
 
     lab.close();
     remove("console-heap.sqlite3").await;
+}
+
+/// The judge in the worker (`judgeHandler`): the article's handler text is
+/// correct with every count 0, `check_then_act`'s is broken with a race
+/// schedule to replay, a typo comes back with its line, column and both
+/// languages' sentences — and the crash sweep is said to run natively only.
+#[test]
+fn the_judge_runs_a_handler_text_in_the_worker() {
+    use inbox_lab::labs::race::Handler;
+    use inbox_lab::labs::script::builtin;
+    let two = JsValue::from_f64(2.0);
+    let judged = |text: &str| {
+        judge_handler(JsValue::from_str(text), two.clone(), JsValue::UNDEFINED).expect("judged")
+    };
+    let ok = judged(builtin(Handler::Atomic));
+    assert_eq!(text(&ok, "result").as_deref(), Some("report"));
+    assert_eq!(text(&ok, "crash_sweep").as_deref(), Some("native_only"));
+    let report = get(&ok, "report");
+    assert_eq!(text(&report, "verdict").as_deref(), Some("correct"));
+    let race = get(&report, "race");
+    assert!(get(&race, "interleavings").as_f64() > Some(1.0));
+    assert_eq!(get(&race, "double_credits").as_f64(), Some(0.0));
+    assert!(get(&report, "first_failure").is_null());
+    assert!(
+        get(&report, "crash").is_undefined(),
+        "no crash counts claimed"
+    );
+
+    let bad = judged(builtin(Handler::CheckThenAct));
+    let report = get(&bad, "report");
+    assert_eq!(text(&report, "verdict").as_deref(), Some("broken"));
+    assert!(get(&get(&report, "race"), "double_credits").as_f64() > Some(0.0));
+    let first = get(&report, "first_failure");
+    assert_eq!(text(&first, "check").as_deref(), Some("race"));
+    let schedule = js_sys::Array::from(&get(&first, "schedule"));
+    assert!(schedule.length() >= 2);
+
+    let typo = judged("SELECT 1\nIF CHANGED 0\nEND\nANSWER applied\n");
+    assert_eq!(text(&typo, "result").as_deref(), Some("parse_error"));
+    assert_eq!(get(&typo, "line").as_f64(), Some(2.0));
+    assert_eq!(get(&typo, "column").as_f64(), Some(12.0));
+    assert_eq!(text(&typo, "code").as_deref(), Some("expected"));
+    let ru = text(&typo, "ru").expect("ru");
+    assert!(ru.starts_with("ожидалось"), "{ru}");
+
+    let four = judge_handler(
+        JsValue::from_str("SELECT 1\nANSWER applied"),
+        JsValue::from_f64(4.0),
+        JsValue::UNDEFINED,
+    );
+    assert!(four.is_err(), "4 deliveries are refused");
+}
+
+/// The judge tells the worker each check as it starts, for the page's
+/// progress bar: cases, faults, the race of 2, then done.
+#[test]
+fn the_judge_tells_its_progress_to_a_listener() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use wasm_bindgen::closure::Closure;
+    let told: Rc<RefCell<Vec<String>>> = Rc::default();
+    let sink = told.clone();
+    let listener = Closure::wrap(Box::new(move |p: JsValue| {
+        let check = text(&p, "check").unwrap_or_default();
+        let done = get(&p, "done").as_f64().unwrap_or(-1.0);
+        let total = get(&p, "total").as_f64().unwrap_or(-1.0);
+        sink.borrow_mut().push(format!("{check} {done}/{total}"));
+    }) as Box<dyn FnMut(JsValue)>);
+    let judged = judge_handler(
+        JsValue::from_str(inbox_lab::labs::script::builtin(
+            inbox_lab::labs::race::Handler::Atomic,
+        )),
+        JsValue::from_f64(2.0),
+        listener.as_ref().clone(),
+    )
+    .expect("judged");
+    assert_eq!(text(&judged, "result").as_deref(), Some("report"));
+    assert_eq!(
+        *told.borrow(),
+        ["cases 0/3", "faults 1/3", "race_2 2/3", "done 3/3"]
+    );
+}
+
+/// The page's module is built without the feature `workshop`: it lists the
+/// six built-ins only, and judging, replaying or racing "workshop" is an
+/// invalid_input error that says how to get it (`cargo xtask workshop`).
+#[cfg(not(feature = "workshop"))]
+#[test]
+fn without_the_feature_the_workshop_handler_is_not_listed_and_asking_for_it_says_why() {
+    use inbox_lab::wasm::{handler_names, judge_workshop, replay_workshop};
+    assert_eq!(
+        handler_names(),
+        [
+            "atomic",
+            "no_dedup",
+            "check_then_act",
+            "two_transactions",
+            "insert_or_ignore",
+            "insert_or_replace"
+        ]
+    );
+    let two = JsValue::from_f64(2.0);
+    for err in [
+        judge_workshop(two.clone(), JsValue::UNDEFINED).expect_err("no workshop handler"),
+        replay_workshop(two.clone(), vec![0, 1]).expect_err("no workshop handler"),
+        RaceLab::new(two.clone())
+            .expect("race lab")
+            .start(JsValue::from_str("workshop"))
+            .expect_err("no workshop handler"),
+    ] {
+        assert_eq!(text(&err, "kind").as_deref(), Some("invalid_input"));
+        let message = text(&err, "message").unwrap_or_default();
+        assert!(message.contains("cargo xtask workshop"), "{message}");
+    }
 }

@@ -30,6 +30,7 @@
 //                 `cargo xtask serve` (relay.js), the dedup-poisoning level
 //   bench/        a short benchmark in this browser (its own worker, benchworker.js)
 //   race-lab/     deliveries interleaved statement by statement on real connections
+//   handler-lab/  write your own handler; the judge's verdict, its first failure replayed, a share link
 //   crash-lab/    a worker killed at every storage operation of a commit
 //                 (crashdriver.js starts and kills crashworker.js)
 //
@@ -51,6 +52,7 @@ import * as sqlconsole from './panels/console/sqlconsole.js';
 import * as crashLab from './panels/crash-lab/crashlab.js';
 import * as data from './panels/data/data.js';
 import * as header from './panels/header/header.js';
+import * as handlerLab from './panels/handler-lab/handlerlab.js';
 import * as hooks from './panels/hooks/hooks.js';
 import * as relay from './panels/hooks/relay.js';
 import * as banner from './panels/notices/banner.js';
@@ -85,6 +87,7 @@ const PANELS = [
   hooks,
   bench,
   raceLab,
+  handlerLab,
   crashLab,
 ];
 

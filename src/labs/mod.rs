@@ -13,6 +13,8 @@
 //!   authenticity.
 //! * [`tools`] — the reader's tools around the tables: the SQL console,
 //!   export and import, the article's scenario, query budgets.
+//! * [`workshop`] — the workshop's handler in Rust (feature `workshop`),
+//!   judged and listed like the built-ins.
 //! * `bench` (feature `bench`) — the benchmark's settings and runs; not in
 //!   the page's wasm.
 //!
@@ -24,9 +26,11 @@ pub mod bench;
 pub mod crash;
 pub mod race;
 pub mod scheme_ends;
+pub mod script;
 pub mod tools;
 pub mod verdicts;
 pub mod webhooks;
+pub mod workshop;
 
 /// Every `(kind, code)` pair a report can carry — the core's
 /// ([`crate::core::error::codes`]) and every lab's refusal codes (all under

@@ -6,7 +6,8 @@
 //! * [`Lab`] (`lab.rs`) — the reader's database, for `www/worker.js`: open
 //!   on OPFS or in memory, deliver with any handler, step mode, tables,
 //!   console, export and import, the article's scenario.
-//! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections.
+//! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections, and
+//!   [`judge_handler`], the judge of a handler text (no crash sweep here).
 //! * [`CrashLab`] (`crash.rs`) — the crash lab, for `www/crashworker.js`,
 //!   in its own OPFS pool.
 //! * [`Notifier`] and the scheme-ends calls on [`Lab`] (`scheme_ends.rs`).
@@ -38,7 +39,10 @@ mod bench;
 pub use bench::Bench;
 pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
 pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
-pub use race::RaceLab;
+pub use race::{
+    builtin_handler, handler_names, judge_handler, judge_workshop, replay_handler, replay_workshop,
+    RaceLab,
+};
 pub use scheme_ends::Notifier;
 
 use rusqlite::Connection;

@@ -2,7 +2,9 @@
 //! one shared `memdb` database in the worker.
 
 use super::*;
+use crate::labs::race::handlers::Contender;
 use crate::labs::race::{self as lab, Arena, Race};
+use crate::labs::workshop;
 
 /// The race lab in the browser: several real connections to one shared
 /// in-memory database (SQLite's `memdb` VFS, with real locks between
@@ -30,7 +32,7 @@ impl RaceLab {
     /// Starts a race: every connection delivers the same event by `handler`.
     /// Returns the first statement of each delivery.
     pub fn start(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler)?;
+        let handler = contender_from_js(&handler)?;
         let race = Race::new(&self.arena, handler)?;
         let next: Vec<_> = (0..self.arena.deliveries())
             .map(|i| race.next_statements(i))
@@ -62,10 +64,34 @@ impl RaceLab {
     /// `{handler, deliveries, interleavings, double_credits, lost_credits,
     /// wrong_answers, failing_schedule}`. Ends any race in progress.
     pub fn explore(&mut self, handler: JsValue) -> Result<JsValue, JsValue> {
-        let handler = handler_from_js(&handler)?;
+        let handler = contender_from_js(&handler)?;
         self.race = None;
         to_value(&lab::explore(&self.arena, handler)?)
     }
+}
+
+/// A race's handler: a built-in by name, or `"workshop"` (the workshop's
+/// handler in Rust, in a build with the feature `workshop`).
+fn contender_from_js(value: &JsValue) -> Result<Contender, Error> {
+    if let Some(name) = value.as_string() {
+        if name == workshop::NAME {
+            return workshop::named(&name)
+                .map(Contender::Rust)
+                .ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING));
+        }
+    }
+    Ok(Contender::Builtin(handler_from_js(value)?))
+}
+
+/// The handlers a race can be started with: the six built-ins, then
+/// `"workshop"` when this build has the workshop's handler.
+#[wasm_bindgen(js_name = handlerNames)]
+pub fn handler_names() -> Vec<String> {
+    Handler::ALL
+        .iter()
+        .map(|h| h.as_str().to_owned())
+        .chain(workshop::handler().map(|_| workshop::NAME.to_owned()))
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -74,4 +100,193 @@ struct RaceStep {
     log: lab::StepLog,
     next: Option<&'static [&'static str]>,
     verdict: Option<lab::Verdict>,
+}
+
+/// The judge's answer in the browser: the report, or why the text does not
+/// parse (an outcome of judging a text, not an error of the lab).
+#[derive(Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+enum Judged {
+    /// `crash_sweep` says where the crash sweep runs: natively only
+    /// (`inbox-lab judge`); the report carries no crash counts here.
+    Report {
+        report: crate::labs::script::judge::Report,
+        crash_sweep: &'static str,
+    },
+    /// Line and column (1-based), the code, and the sentence in both
+    /// languages.
+    ParseError {
+        code: crate::labs::script::ScriptCode,
+        line: usize,
+        column: usize,
+        en: String,
+        ru: String,
+    },
+}
+
+/// Judges a handler `text` with `deliveries` (2 or 3; both when undefined)
+/// on a fresh shared in-memory database of its own (never the reader's):
+/// `{result: "report", report, crash_sweep: "native_only"}` or
+/// `{result: "parse_error", code, line, column, en, ru}`. `progress`, if a
+/// function, is called with `{done, total, check}` as each check starts.
+#[wasm_bindgen(js_name = judgeHandler)]
+pub fn judge_handler(
+    text: JsValue,
+    deliveries: JsValue,
+    progress: JsValue,
+) -> Result<JsValue, JsValue> {
+    use crate::labs::script::{self, Lang};
+    let text = string_from_js(crate::labs::race::HANDLER, &text)?;
+    let deliveries = judged_deliveries(&deliveries)?;
+    let program = match script::parse(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            return to_value(&Judged::ParseError {
+                code: e.code,
+                line: e.line,
+                column: e.column,
+                en: e.text(Lang::En),
+                ru: e.text(Lang::Ru),
+            })
+        }
+    };
+    judge_contender(
+        &Contender::Script {
+            name: "handler".to_owned(),
+            program,
+        },
+        deliveries,
+        &progress,
+    )
+}
+
+/// `deliveries` of the judge: 2 or 3; both when undefined.
+fn judged_deliveries(deliveries: &JsValue) -> Result<Vec<usize>, Error> {
+    if deliveries.is_undefined() {
+        return Ok(vec![2, 3]);
+    }
+    match number_from_js(lab::DELIVERIES, deliveries)? {
+        k @ (2 | 3) => Ok(vec![usize::try_from(k).unwrap_or(2)]),
+        _ => Err(Error::invalid(lab::DELIVERIES, "must be 2 or 3")),
+    }
+}
+
+/// Judges `contender` on a fresh shared in-memory database of its own,
+/// telling `progress` (if a function) as each check starts.
+fn judge_contender(
+    contender: &Contender,
+    deliveries: Vec<usize>,
+    progress: &JsValue,
+) -> Result<JsValue, JsValue> {
+    use crate::labs::script::judge;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "file:/judge-{}?vfs=memdb",
+        RUN.fetch_add(1, Ordering::Relaxed)
+    );
+    let progress = progress.dyn_ref::<js_sys::Function>();
+    let report = judge::judge_reporting(
+        contender,
+        &deliveries,
+        || db::open(&name, Mode::Create, Duration::ZERO),
+        judge::JUDGE_BUDGET,
+        || Ok(None),
+        &mut |p| {
+            if let (Some(f), Ok(value)) = (progress, to_value(&p)) {
+                // A listener that throws changes nothing about the judge.
+                let _ = f.call1(&JsValue::NULL, &value);
+            }
+        },
+    )?;
+    to_value(&Judged::Report {
+        report,
+        crash_sweep: "native_only",
+    })
+}
+
+/// Judges the workshop's handler in Rust (a build with the feature
+/// `workshop`) as [`judge_handler`] judges a text: `{result: "report", …}`.
+#[wasm_bindgen(js_name = judgeWorkshop)]
+pub fn judge_workshop(deliveries: JsValue, progress: JsValue) -> Result<JsValue, JsValue> {
+    let deliveries = judged_deliveries(&deliveries)?;
+    let handler =
+        workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+    judge_contender(&Contender::Rust(handler), deliveries, &progress)
+}
+
+/// The text of a built-in handler (`atomic`, `check_then_act`, …), to show
+/// read-only and copy.
+#[wasm_bindgen(js_name = builtinHandler)]
+pub fn builtin_handler(name: JsValue) -> Result<JsValue, JsValue> {
+    let handler = handler_from_js(&name)?;
+    Ok(JsValue::from_str(crate::labs::script::builtin(handler)))
+}
+
+/// One step of a replayed schedule.
+#[derive(Serialize)]
+struct Replayed {
+    steps: Vec<lab::StepLog>,
+    verdict: Option<lab::Verdict>,
+}
+
+/// Replays `schedule` (the delivery index of each statement, as the judge
+/// reports a race failure) of `deliveries` deliveries of handler `text`, on
+/// a fresh `memdb` database: `{steps: [{delivery, statements, result, …}],
+/// verdict}` (`verdict` null while a delivery is still waiting: a
+/// deadlock).
+#[wasm_bindgen(js_name = replayHandler)]
+pub fn replay_handler(
+    text: JsValue,
+    deliveries: JsValue,
+    schedule: Vec<u32>,
+) -> Result<JsValue, JsValue> {
+    let text = string_from_js(crate::labs::race::HANDLER, &text)?;
+    let program = crate::labs::script::parse(&text)
+        .map_err(|e| Error::invalid(crate::labs::race::HANDLER, e.to_string()))?;
+    replay_contender(
+        Contender::Script {
+            name: "handler".to_owned(),
+            program,
+        },
+        &deliveries,
+        schedule,
+    )
+}
+
+/// Replays `schedule` of the workshop's handler in Rust, as
+/// [`replay_handler`] does a text's.
+#[wasm_bindgen(js_name = replayWorkshop)]
+pub fn replay_workshop(deliveries: JsValue, schedule: Vec<u32>) -> Result<JsValue, JsValue> {
+    let handler =
+        workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+    replay_contender(Contender::Rust(handler), &deliveries, schedule)
+}
+
+fn replay_contender(
+    contender: Contender,
+    deliveries: &JsValue,
+    schedule: Vec<u32>,
+) -> Result<JsValue, JsValue> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let k = number_from_js(lab::DELIVERIES, deliveries)?;
+    let k = usize::try_from(k)
+        .map_err(|_| JsValue::from(Error::invalid(lab::DELIVERIES, "must be positive")))?;
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "file:/replay-{}?vfs=memdb",
+        RUN.fetch_add(1, Ordering::Relaxed)
+    );
+    let arena = Arena::new(k, || db::open(&name, Mode::Create, Duration::ZERO))?;
+    let mut race = Race::new(&arena, contender)?;
+    let mut steps = Vec::with_capacity(schedule.len());
+    for i in schedule {
+        steps.push(race.step(&arena, i as usize)?);
+    }
+    let verdict = if race.finished() {
+        Some(race.verdict(&arena)?)
+    } else {
+        None
+    };
+    to_value(&Replayed { steps, verdict })
 }

@@ -126,6 +126,10 @@ const READS = new Set([
   'raceStart',
   'raceStep',
   'raceExplore',
+  'judge',
+  'judgeBuiltin',
+  'judgeReplay',
+  'judgeHandlers',
   'shown',
   'outbox',
   'clock',
@@ -155,6 +159,8 @@ const SERVED_MEMORY = 1000;
 
 const statusListeners = new Set();
 const changeListeners = new Set();
+// The judge's progress announcements (judge.onProgress).
+const judgeListeners = new Set();
 let nextId = 1;
 // This tab's worker, as an rpc.js Caller.
 let worker = null;
@@ -314,6 +320,28 @@ export const inboxLab = Object.freeze({
     start: (handler) => request('raceStart', { handler }),
     step: (delivery) => request('raceStep', { delivery }),
     explore: (handler) => request('raceExplore', { handler }),
+  }),
+
+  /**
+   * Write your own handler: `judge.run(text, deliveries)`, `judge.builtin(name)`,
+   * `judge.replay(text, deliveries, schedule)` (worker ops "judge", "judgeBuiltin", "judgeReplay");
+   * the workshop's handler in Rust (a build with the feature `workshop`):
+   * `judge.runWorkshop(deliveries)`, `judge.replayWorkshop(deliveries, schedule)`;
+   * `judge.handlers()`: the six built-ins' names, then "workshop" when the build has it;
+   * `judge.onProgress(listener)`: {done, total, check} as each of the judge's checks starts
+   * (this tab's worker only); returns an unsubscribe function.
+   */
+  judge: Object.freeze({
+    run: (text, deliveries) => request('judge', { text, deliveries }),
+    builtin: (name) => request('judgeBuiltin', { name }),
+    replay: (text, deliveries, schedule) => request('judgeReplay', { text, deliveries, schedule }),
+    runWorkshop: (deliveries) => request('judge', { workshop: true, deliveries }),
+    onProgress: (listener) => {
+      judgeListeners.add(listener);
+      return () => judgeListeners.delete(listener);
+    },
+    replayWorkshop: (deliveries, schedule) => request('judgeReplay', { workshop: true, deliveries, schedule }),
+    handlers: () => request('judgeHandlers'),
   }),
 
   /**
@@ -632,6 +660,10 @@ function start() {
       setStatus({ waiting: { attempt: data.attempt, attempts: data.attempts } });
     } else if (data.type === 'crashed') {
       restart(data.error);
+    } else if (data.type === 'judgeProgress') {
+      for (const listener of judgeListeners) {
+        listener({ done: data.done, total: data.total, check: data.check });
+      }
     } else if (data.type === 'busy') {
       setStatus({ busy: data.busy });
       if (!data.busy && dirty) {

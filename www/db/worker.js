@@ -125,6 +125,22 @@
 //     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}
+//     op "judge"       args {text, deliveries?: 2 | 3}  a handler text (docs/handler-language.md),
+//                      or {workshop: true, deliveries?} the workshop's handler in Rust (a build
+//                      with the feature `workshop`; otherwise an invalid_input error); while it
+//                      runs, the announcement {type: "judgeProgress", done, total, check}
+//                      as each check ("cases", "faults", "race_2", "race_3", then "done") starts,
+//                      judged on an in-memory database of its own (never the reader's):
+//                      result {result: "report", report: {handler, verdict, race, faults,
+//                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
+//                      {result: "parse_error", code, line, column, en, ru}
+//     op "judgeBuiltin" args {name}  a built-in handler's text: result a string
+//     op "judgeReplay" args {text, deliveries, schedule: [delivery index, …]}  a schedule the
+//                      judge reported, replayed on fresh connections: result {steps: [as
+//                      "raceStep" without next/verdict], verdict (null: a delivery still waits)};
+//                      {workshop: true, deliveries, schedule} replays the workshop's handler
+//     op "judgeHandlers" no args  the handlers a race can be started with: the six built-ins,
+//                      then "workshop" when this build has the workshop's handler
 //
 //   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
 //   src/retention.rs). The worker keeps one simulated receiver of notifications, a
@@ -224,7 +240,17 @@
 // Requests that arrive while the database is still opening wait, and are
 // handled, in order, once it is open.
 
-import init, { Lab, Notifier, RaceLab } from '../pkg/inbox_lab.js';
+import init, {
+  Lab,
+  Notifier,
+  RaceLab,
+  builtinHandler,
+  handlerNames,
+  judgeHandler,
+  judgeWorkshop,
+  replayHandler,
+  replayWorkshop,
+} from '../pkg/inbox_lab.js';
 import { asErrorObject, isErrorObject, opfsMissing, problem } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 
@@ -277,6 +303,16 @@ const OPS = new Map([
   ['raceStart', (args) => race().start(args?.handler)],
   ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (args) => race().explore(args?.handler)],
+  ['judge', (args) =>
+    args?.workshop === true
+      ? judgeWorkshop(args?.deliveries, judgeProgress)
+      : judgeHandler(args?.text, args?.deliveries, judgeProgress)],
+  ['judgeBuiltin', (args) => builtinHandler(args?.name)],
+  ['judgeReplay', (args) =>
+    args?.workshop === true
+      ? replayWorkshop(args?.deliveries, scheduleOf(args?.schedule))
+      : replayHandler(args?.text, args?.deliveries, scheduleOf(args?.schedule))],
+  ['judgeHandlers', () => handlerNames()],
   ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
   // Rust's `None` arrives as undefined; the protocol says null.
   ['dispatchOne', (args) => notifier().dispatchOne(lab, args?.crash) ?? null],
@@ -347,6 +383,20 @@ function forgetNotifier() {
     notifierInstance.free();
     notifierInstance = null;
   }
+}
+
+/** A schedule as Rust takes it: delivery indexes 0..2, at most 10,000 of them. */
+/** The judge's progress, as each check starts: an announcement to the page. */
+function judgeProgress({ done, total, check }) {
+  self.postMessage({ type: 'judgeProgress', done, total, check });
+}
+
+function scheduleOf(value) {
+  if (!Array.isArray(value) || value.length > 10_000 || !value.every((i) => i === 0 || i === 1 || i === 2)) {
+    const text = 'a schedule is a list of delivery indexes 0, 1 or 2';
+    throw problem('invalid_input', 'other', text, { text }, 'schedule');
+  }
+  return Uint32Array.from(value);
 }
 
 function race() {

@@ -22,13 +22,16 @@ pub enum Module {
     Page,
     /// The benchmark worker's: `--features bench` (the benchmark and its storage shims too).
     Bench,
+    /// The page's with the workshop's handler in Rust (`--features workshop`, `cargo xtask
+    /// workshop`), into the page's place.
+    Workshop,
 }
 
 impl Module {
     /// Its place under the repository root.
     pub fn out_dir(self) -> &'static str {
         match self {
-            Module::Page => OUT_DIR,
+            Module::Page | Module::Workshop => OUT_DIR,
             Module::Bench => BENCH_OUT_DIR,
         }
     }
@@ -38,6 +41,7 @@ impl Module {
         match self {
             Module::Page => &[],
             Module::Bench => &["--features", "bench"],
+            Module::Workshop => &["--features", "workshop"],
         }
     }
 }

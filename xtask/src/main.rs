@@ -9,6 +9,7 @@ mod serve;
 mod setup;
 mod test;
 mod util;
+mod workshop;
 
 use anyhow::{bail, Context, Result};
 use std::process::ExitCode;
@@ -48,6 +49,13 @@ commands:
                                 the worker at every storage operation, recover, check; one
                                 JSON summary line per mode (default: both); exit 1 on any
                                 partial or lost commit (--control: unless partials are found)
+  workshop [--handler FILE] [--deliveries 2|3] [--judge-only] [--port N] [--host H] [--dev]
+                                the workshop's handler in Rust (workshop/handler.rs, or
+                                FILE): judge it natively (the JSON line of `inbox-lab
+                                judge`), then build the page with it (feature workshop)
+                                and serve it at http://127.0.0.1:8080/, listed as
+                                \"workshop\" in the race lab and the handler panel
+                                (--judge-only: exit 0 correct, 1 broken, serve nothing)
   help                          this text
 ";
 
@@ -163,6 +171,25 @@ fn run(args: Vec<String>) -> Result<()> {
             };
             args.finish()?;
             crashlab::run(&options)
+        }
+        "workshop" => {
+            let options = workshop::Options {
+                handler: args.value("--handler")?.map(std::path::PathBuf::from),
+                deliveries: args.value("--deliveries")?,
+                judge_only: args.flag("--judge-only"),
+                dev: args.flag("--dev"),
+                host: args
+                    .value("--host")?
+                    .unwrap_or_else(|| "127.0.0.1".to_string()),
+                port: match args.value("--port")? {
+                    Some(p) => p
+                        .parse::<u16>()
+                        .with_context(|| format!("--port {p:?} is not a port number"))?,
+                    None => 8080,
+                },
+            };
+            args.finish()?;
+            workshop::run(&options)
         }
         "help" | "--help" | "-h" => {
             print!("{USAGE}");

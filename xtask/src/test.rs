@@ -183,15 +183,19 @@ fn lint() -> Result<Outcome> {
     let mut fmt = util::cargo();
     fmt.args(["fmt", "--all", "--", "--check"]);
     commands.push(("rustfmt", fmt));
-    commands.push(("clippy native", clippy(&["--features", "bench"])));
+    commands.push(("clippy native", clippy(&[])));
+    commands.push((
+        "clippy native + bench + workshop",
+        clippy(&["--features", "bench,workshop"]),
+    ));
     commands.push((
         "clippy native, core alone",
         clippy(&["--no-default-features"]),
     ));
     commands.push(("clippy wasm32", clippy(&["--target", WASM_TARGET])));
     commands.push((
-        "clippy wasm32 + bench",
-        clippy(&["--target", WASM_TARGET, "--features", "bench"]),
+        "clippy wasm32 + bench + workshop",
+        clippy(&["--target", WASM_TARGET, "--features", "bench,workshop"]),
     ));
     let mut clippy_xtask = util::cargo();
     clippy_xtask.args([
@@ -247,7 +251,8 @@ fn lint() -> Result<Outcome> {
     }
     Ok(Outcome {
         passed: total as u64,
-        note: "rustfmt; clippy -D warnings: native (+bench, core alone), wasm32 (+bench), xtask; \
+        note: "rustfmt; clippy -D warnings: native (default, +bench+workshop, core alone), wasm32 \
+               (+bench+workshop), xtask; \
                core tests without labs; doc paths"
             .into(),
     })
@@ -267,8 +272,9 @@ fn core_alone() -> Result<()> {
 
 fn native() -> Result<Outcome> {
     // Plain `cargo test` (not --all-targets, which would leave out the doc tests), with the
-    // benchmark's code too (its settings and shims have unit tests).
-    let main = cargo_test(MAIN_PACKAGE, &["--features", "bench"])?;
+    // benchmark's code too (its settings and shims have unit tests), and the workshop's
+    // handler in Rust (the starter as shipped is judged).
+    let main = cargo_test(MAIN_PACKAGE, &["--features", "bench,workshop"])?;
     let xtask = cargo_test(XTASK_PACKAGE, &[])?;
     if main == 0 {
         bail!("`cargo test --package {MAIN_PACKAGE}` ran 0 tests");
@@ -276,7 +282,7 @@ fn native() -> Result<Outcome> {
     Ok(Outcome {
         passed: main + xtask,
         note: format!(
-            "{MAIN_PACKAGE} --features bench {main} (unit, integration, doc), xtask {xtask}"
+            "{MAIN_PACKAGE} --features bench,workshop {main} (unit, integration, doc), xtask {xtask}"
         ),
     })
 }
@@ -445,8 +451,8 @@ fn e2e() -> Result<Outcome> {
 /// * `crashlab`, `worker`, `hardening-fallback`, `hardening-recovery`, `unit-i18n`: they also
 ///   start a worker or load a module by its source path (`www/...`), which that server serves
 ///   beside dist/ for them (`serve::start_beside_source`) and a static host of dist/ lacks;
-/// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-timeline`: no page at all (node
-///   only), so a second run would test nothing new.
+/// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-share`, `unit-timeline`: no page at
+///   all (node only), so a second run would test nothing new.
 pub const NEEDS_OWN_SERVER: &[&str] = &[
     "hooks.test.mjs",
     "hardening-csp.test.mjs",
@@ -458,6 +464,7 @@ pub const NEEDS_OWN_SERVER: &[&str] = &[
     "unit-changes.test.mjs",
     "unit-exercises.test.mjs",
     "unit-retry.test.mjs",
+    "unit-share.test.mjs",
     "unit-timeline.test.mjs",
 ];
 

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::core::error::Error;
 use crate::core::event::Field;
 use crate::core::schema;
-use crate::labs::race::handlers::{Answer, Handler, Payload, Run};
+use crate::labs::race::handlers::{Answer, Contender, Payload, Run};
 
 /// The input saying how many concurrent deliveries the race lab runs.
 pub const DELIVERIES: Field = Field::new("deliveries");
@@ -64,6 +64,10 @@ impl Arena {
         }
         let mut observer = open()?;
         schema::init(&mut observer, &[1])?;
+        // Never wait either: a read a writer's lock keeps out is "not
+        // readable just now" ([`Arena::committed`]), and a wait there would
+        // only stall every schedule (by the busy timeout, each time).
+        observer.busy_timeout(std::time::Duration::ZERO)?;
         let conns = (0..deliveries)
             .map(|_| {
                 let c = open()?;
@@ -79,6 +83,17 @@ impl Arena {
 
     pub fn deliveries(&self) -> usize {
         self.conns.len()
+    }
+
+    /// Delivery `i`'s connection.
+    pub fn conn(&self, i: usize) -> Option<&Connection> {
+        self.conns.get(i)
+    }
+
+    /// The observer's connection (the judge holds the write lock on it to
+    /// make a delivery wait past its timeout).
+    pub fn observer(&self) -> &Connection {
+        &self.observer
     }
 
     /// Back to the start: account 1 at balance 0, empty inbox.
@@ -188,7 +203,7 @@ pub struct Verdict {
 /// One race in progress on an [`Arena`] (passed to each call, so a race and
 /// its arena can live side by side, as in the browser worker).
 pub struct Race {
-    handler: Handler,
+    contender: Contender,
     payload: Payload,
     runs: Vec<Run>,
     applied: usize,
@@ -202,14 +217,15 @@ impl Race {
     ///
     /// # Errors
     /// Storage errors.
-    pub fn new(arena: &Arena, handler: Handler) -> Result<Race, Error> {
+    pub fn new(arena: &Arena, contender: impl Into<Contender>) -> Result<Race, Error> {
         arena.reset()?;
+        let contender = contender.into();
         let payload = race_payload();
         let runs = (0..arena.deliveries())
-            .map(|_| handler.run(&payload, None))
+            .map(|_| contender.run(&payload))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Race {
-            handler,
+            contender,
             payload,
             runs,
             applied: 0,
@@ -227,8 +243,9 @@ impl Race {
         self.runs.iter().all(Run::finished)
     }
 
-    pub fn handler(&self) -> Handler {
-        self.handler
+    /// Who handles the deliveries.
+    pub fn contender(&self) -> &Contender {
+        &self.contender
     }
 
     /// Advances delivery `i` by one statement.
@@ -312,12 +329,17 @@ impl Race {
 /// The explorer's count over every schedule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Summary {
-    pub handler: Handler,
+    pub handler: String,
     pub deliveries: usize,
     pub interleavings: u64,
     pub double_credits: u64,
     pub lost_credits: u64,
     pub wrong_answers: u64,
+    /// Schedules that ended with every unfinished delivery waiting for a
+    /// lock another one holds (a deferred `BEGIN` read by two, then both
+    /// writing): SQLite would answer busy, so each counts as a wrong answer
+    /// too. The built-ins never get here.
+    pub deadlocks: u64,
     /// The first schedule that ended badly, as the delivery index of each
     /// statement, to replay step by step.
     pub failing_schedule: Option<Vec<usize>>,
@@ -332,18 +354,20 @@ pub struct Summary {
 ///
 /// # Errors
 /// Storage errors.
-pub fn explore(arena: &Arena, handler: Handler) -> Result<Summary, Error> {
+pub fn explore(arena: &Arena, handler: impl Into<Contender>) -> Result<Summary, Error> {
+    let handler = handler.into();
     let mut summary = Summary {
-        handler,
+        handler: handler.name(),
         deliveries: arena.deliveries(),
         interleavings: 0,
         double_credits: 0,
         lost_credits: 0,
         wrong_answers: 0,
+        deadlocks: 0,
         failing_schedule: None,
     };
     let mut prefix = Vec::new();
-    dfs(arena, handler, &mut prefix, &mut summary)?;
+    dfs(arena, &handler, &mut prefix, &mut summary)?;
     Ok(summary)
 }
 
@@ -351,7 +375,11 @@ pub fn explore(arena: &Arena, handler: Handler) -> Result<Summary, Error> {
 ///
 /// # Errors
 /// Storage errors; [`Error::InvalidInput`] for a step of a finished delivery.
-pub fn replay(arena: &Arena, handler: Handler, schedule: &[usize]) -> Result<Race, Error> {
+pub fn replay(
+    arena: &Arena,
+    handler: impl Into<Contender>,
+    schedule: &[usize],
+) -> Result<Race, Error> {
     let mut race = Race::new(arena, handler)?;
     for &i in schedule {
         race.step(arena, i)?;
@@ -361,18 +389,20 @@ pub fn replay(arena: &Arena, handler: Handler, schedule: &[usize]) -> Result<Rac
 
 fn dfs(
     arena: &Arena,
-    handler: Handler,
+    handler: &Contender,
     prefix: &mut Vec<usize>,
     summary: &mut Summary,
 ) -> Result<(), Error> {
+    let mut moved = false;
     for i in 0..arena.deliveries() {
-        let mut race = replay(arena, handler, prefix)?;
+        let mut race = replay(arena, handler.clone(), prefix)?;
         if race.next_statements(i).is_none() {
             continue;
         }
         if race.step(arena, i)?.result == StepResult::Waiting {
             continue; // blocked here: this order is not possible now
         }
+        moved = true;
         prefix.push(i);
         if race.finished() {
             let v = race.verdict(arena)?;
@@ -389,6 +419,15 @@ fn dfs(
             dfs(arena, handler, prefix, summary)?;
         }
         prefix.pop();
+    }
+    if !moved {
+        // Nobody can go on, and not everyone has answered: a deadlock.
+        summary.interleavings += 1;
+        summary.deadlocks += 1;
+        summary.wrong_answers += 1;
+        if summary.failing_schedule.is_none() {
+            summary.failing_schedule = Some(prefix.clone());
+        }
     }
     Ok(())
 }

@@ -24,6 +24,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,8 @@ use crate::core::error::Error;
 use crate::core::event::{Event, Field};
 use crate::core::fault::Fault;
 use crate::core::trace::Trace;
+use crate::labs::script::rust::StepHandler;
+use crate::labs::script::{Program, Script};
 
 /// The input naming the handler (the race lab, the handler selector).
 pub const HANDLER: Field = Field::new("handler");
@@ -249,6 +252,50 @@ impl Answer {
 pub enum Run {
     Atomic(Delivery),
     Mistake(Mistake),
+    /// A handler written in the handler language ([`crate::labs::script`]).
+    Script(Script),
+}
+
+/// Who handles a race's or a judge's deliveries: a built-in handler, a
+/// handler program (with the name it is shown by), or a handler written in
+/// Rust (the workshop's, [`crate::labs::workshop`]).
+#[derive(Debug, Clone)]
+pub enum Contender {
+    Builtin(Handler),
+    Script { name: String, program: Arc<Program> },
+    Rust(&'static dyn StepHandler),
+}
+
+impl Contender {
+    pub fn name(&self) -> String {
+        match self {
+            Contender::Builtin(h) => h.as_str().to_owned(),
+            Contender::Script { name, .. } => name.clone(),
+            Contender::Rust(h) => h.name().to_owned(),
+        }
+    }
+
+    /// A delivery of `payload`, not yet started (validated first, as
+    /// [`Handler::run`] does).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if the payload is not a valid [`Event`].
+    pub fn run(&self, payload: &Payload) -> Result<Run, Error> {
+        match self {
+            Contender::Builtin(h) => h.run(payload, None),
+            Contender::Script { program, .. } => Ok(Run::Script(Script::new(
+                program.clone(),
+                payload.to_event()?,
+            ))),
+            Contender::Rust(h) => Ok(Run::Script(Script::rust(*h, payload.to_event()?)?)),
+        }
+    }
+}
+
+impl From<Handler> for Contender {
+    fn from(h: Handler) -> Self {
+        Contender::Builtin(h)
+    }
 }
 
 impl Run {
@@ -257,6 +304,7 @@ impl Run {
         match self {
             Run::Atomic(d) => d.next_step().map(|s| s.statements()),
             Run::Mistake(m) => m.next_op().map(Op::statements),
+            Run::Script(s) => s.next_statements(),
         }
     }
 
@@ -277,6 +325,7 @@ impl Run {
                 }),
             }),
             Run::Mistake(m) => m.step(conn),
+            Run::Script(s) => s.step(conn),
         }
     }
 
@@ -285,6 +334,7 @@ impl Run {
         match self {
             Run::Atomic(d) => d.trace(),
             Run::Mistake(m) => &m.trace,
+            Run::Script(s) => s.trace(),
         }
     }
 
@@ -292,6 +342,7 @@ impl Run {
         match self {
             Run::Atomic(d) => d.into_trace(),
             Run::Mistake(m) => m.trace,
+            Run::Script(s) => s.into_trace(),
         }
     }
 
@@ -310,6 +361,20 @@ impl Run {
                 }
                 m.end(conn, err)
             }
+            Run::Script(s) => s.give_up(conn, err),
+        }
+    }
+
+    /// The next statement waited past the lock timeout: the delivery ends.
+    /// A built-in answers [`Error::Busy`] (503, never "duplicate"); a
+    /// handler program answers what its `ON BUSY` line says, if it has one.
+    ///
+    /// # Errors
+    /// [`Error::Busy`], or the error its `ON BUSY` answer means.
+    pub fn time_out(&mut self, conn: &Connection) -> Result<Answer, Error> {
+        match self {
+            Run::Script(s) => s.time_out(conn),
+            other => Err(other.give_up(conn, Error::Busy)),
         }
     }
 
@@ -318,6 +383,7 @@ impl Run {
         match self {
             Run::Atomic(d) => d.next_step().is_none(),
             Run::Mistake(m) => m.next_op().is_none(),
+            Run::Script(s) => s.finished(),
         }
     }
 
@@ -332,6 +398,7 @@ impl Run {
                 m.pc = FINISHED;
                 m.trace.abort(conn)
             }
+            Run::Script(s) => s.abort(conn),
         }
     }
 }

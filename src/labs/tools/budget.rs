@@ -148,6 +148,92 @@ where
     }
 }
 
+/// One budget shared by every connection of a long run (the handler
+/// judge: thousands of deliveries on several connections). Each connection
+/// gets a progress handler ([`Meter::install`]) that counts into the same
+/// meter; once the steps or the time are spent, or [`Meter::cancel`] was
+/// called, every statement on every metered connection is interrupted.
+#[derive(Debug, Clone)]
+pub struct Meter {
+    inner: Arc<MeterState>,
+}
+
+#[derive(Debug)]
+struct MeterState {
+    budget: Budget,
+    start: Instant,
+    steps: AtomicU64,
+    fired: AtomicBool,
+    spent_time: AtomicBool,
+    cancelled: AtomicBool,
+}
+
+impl Meter {
+    pub fn new(budget: Budget) -> Meter {
+        Meter {
+            inner: Arc::new(MeterState {
+                budget,
+                start: Instant::now(),
+                steps: AtomicU64::new(0),
+                fired: AtomicBool::new(false),
+                spent_time: AtomicBool::new(false),
+                cancelled: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Meters `conn` from now on (and limits the length of its values).
+    ///
+    /// # Errors
+    /// SQLite refusing the handler or the limit.
+    pub fn install(&self, conn: &mut Connection) -> Result<(), rusqlite::Error> {
+        let m = self.inner.clone();
+        conn.progress_handler(
+            CHECK_EVERY as i32,
+            Some(move || {
+                let done = m.steps.fetch_add(u64::from(CHECK_EVERY), Ordering::Relaxed)
+                    + u64::from(CHECK_EVERY);
+                let over_time = m.start.elapsed() >= m.budget.time;
+                if done >= m.budget.steps || over_time || m.cancelled.load(Ordering::Relaxed) {
+                    m.spent_time.store(over_time, Ordering::Relaxed);
+                    m.fired.store(true, Ordering::Relaxed);
+                    return true;
+                }
+                false
+            }),
+        )?;
+        conn.set_limit(
+            Limit::SQLITE_LIMIT_LENGTH,
+            self.inner.budget.max_value_bytes,
+        )?;
+        Ok(())
+    }
+
+    /// Stops every metered statement at its next check.
+    pub fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the run was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// `Some` once the budget interrupted a statement.
+    pub fn exceeded(&self) -> Option<Exceeded> {
+        let m = &self.inner;
+        m.fired.load(Ordering::Relaxed).then(|| Exceeded {
+            spent: if m.spent_time.load(Ordering::Relaxed) {
+                Spent::Time
+            } else {
+                Spent::Steps
+            },
+            steps: m.steps.load(Ordering::Relaxed),
+            elapsed: m.start.elapsed(),
+        })
+    }
+}
+
 /// The most memory SQLite may hold at once in the browser's database worker:
 /// 512 MiB, set by the wasm facade when it opens the database.
 ///

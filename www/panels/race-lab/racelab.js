@@ -3,7 +3,9 @@
 //
 // The connections live in the database worker (Rust `RaceLab`, over SQLite's
 // `memdb` VFS, which gives real locks between connections in one worker);
-// this module only calls `inboxLab.race` (client.js) and draws the answers:
+// this module only calls `inboxLab.race` (client.js) and draws the answers
+// (and `inboxLab.judge.handlers()` once: a build with the workshop's handler in
+// Rust, `cargo xtask workshop`, lists it as "workshop"):
 //
 //   race.reset(2 | 3)   fresh connections
 //   race.start(handler) → the first statement of each delivery
@@ -51,6 +53,9 @@ register({
     'racelab.h.two_transactions': 'two_transactions — register, then credit',
     'racelab.h.insert_or_ignore': 'insert_or_ignore — INSERT OR IGNORE',
     'racelab.h.insert_or_replace': 'insert_or_replace — INSERT OR REPLACE',
+    'racelab.h.workshop': 'workshop — yours, in Rust (workshop/handler.rs)',
+    'racelab.why.workshop':
+      'The workshop’s handler, written in Rust in workshop/handler.rs and compiled into this build (cargo xtask workshop). Race it and see whether it holds.',
     'racelab.why.atomic':
       'Correct: the unique key decides who is first, and the INSERT, the credit and the receipt commit in one transaction; BEGIN IMMEDIATE takes the write lock before anything is read.',
     'racelab.why.no_dedup': 'Mistake: no deduplication at all — every delivery credits again.',
@@ -140,6 +145,9 @@ register({
     'racelab.stopped': 'Остановлено здесь: соединения заняты перебором. Начните заново, чтобы устроить новую гонку.',
     'racelab.exploring': 'Перебираю все порядки на настоящих соединениях…',
     'racelab.h.atomic': 'atomic — обработчик из статьи',
+    'racelab.h.workshop': 'workshop — ваш, на Rust (workshop/handler.rs)',
+    'racelab.why.workshop':
+      'Обработчик воркшопа: написан на Rust в workshop/handler.rs и собран в эту сборку (cargo xtask workshop). Устройте гонку и посмотрите, выдержит ли он.',
     'racelab.h.no_dedup': 'no_dedup — без дедупликации',
     'racelab.h.check_then_act': 'check_then_act — сначала SELECT, потом действие',
     'racelab.h.two_transactions': 'two_transactions — регистрация, потом зачисление',
@@ -273,6 +281,15 @@ function build(root) {
   for (const handler of HANDLERS) {
     ui.handler.append(el('option', { text: t(`racelab.h.${handler}`), data: { i18n: `racelab.h.${handler}` }, attrs: { value: handler } }));
   }
+  // The workshop's handler in Rust, when this build has it (`cargo xtask workshop`).
+  inboxLab.judge.handlers().then(
+    (names) => {
+      if (names.includes('workshop')) {
+        ui.handler.append(el('option', { text: t('racelab.h.workshop'), data: { i18n: 'racelab.h.workshop' }, attrs: { value: 'workshop' } }));
+      }
+    },
+    () => {}, // no worker: the lab's own controls say so when used
+  );
   ui.why = el('p', { className: 'race-why', attrs: { id: 'race-why' } });
   ui.deliveryRadios = [2, 3].map((n) =>
     el('input', { attrs: { type: 'radio', name: 'race-deliveries', value: String(n), id: `race-deliveries-${n}` } }),

@@ -1,0 +1,487 @@
+//! The judge: everything the lab knows, run against one handler on scratch
+//! connections, counted.
+//!
+//! * **cases** — the article's: a replay, another payload, a missing
+//!   account, amount 0, the same id from provider-b, a lock held past the
+//!   timeout (never "duplicate");
+//! * **faults** — the handler dies after its 1st, 2nd, … statement (what is
+//!   uncommitted is lost), then the sender retries;
+//! * **race** — every interleaving of 2 and 3 deliveries ([`explore`]);
+//! * **crash** — every storage operation of its commits, DELETE and WAL:
+//!   run by the caller (natively a child process per try, `crate::cli`)
+//!   and passed in.
+//!
+//! Invariant: every count comes from deliveries that really ran on real
+//! SQLite; the first failure is replayable (a race schedule goes to
+//! [`crate::labs::race::replay`] as it is).
+
+use std::collections::BTreeMap;
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::core::error::Error;
+use crate::labs::crash::Summary as CrashSummary;
+use crate::labs::race::handlers::{Answer, Contender, Payload};
+use crate::labs::race::{explore, race_payload, Arena};
+use crate::labs::tools::budget::{Budget, Meter, Spent};
+
+/// The judge's whole budget: every statement of every delivery it runs.
+pub const JUDGE_BUDGET: Budget = Budget {
+    steps: 300_000_000,
+    time: std::time::Duration::from_secs(120),
+    max_value_bytes: 1 << 20,
+};
+
+/// A connection to the judge's scratch database file at `path` (created on
+/// first use): no fsync and the rollback journal in memory — nothing there
+/// must survive a crash, and SQLite's locks, which the race is about, are
+/// the file's own all the same.
+///
+/// # Errors
+/// Storage errors.
+pub fn open_scratch(path: &str) -> Result<Connection, Error> {
+    let conn = crate::core::db::open(
+        path,
+        crate::core::db::Mode::Create,
+        crate::core::schema::DEFAULT_BUSY_TIMEOUT,
+    )?;
+    conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY")?;
+    Ok(conn)
+}
+
+/// The race check's counts, over every deliveries setting judged.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RaceCounts {
+    pub deliveries: Vec<usize>,
+    pub interleavings: u64,
+    pub double_credits: u64,
+    pub lost_credits: u64,
+    pub wrong_answers: u64,
+    pub deadlocks: u64,
+}
+
+/// The fault check's counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FaultCounts {
+    pub points: u64,
+    pub lost_credits: u64,
+    pub double_credits: u64,
+    pub wrong_answers: u64,
+}
+
+/// The crash sweep's counts, both journal modes together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CrashCounts {
+    pub crash_points: usize,
+    pub atomic: usize,
+    pub partial: usize,
+    pub lost_acknowledged: usize,
+}
+
+impl CrashCounts {
+    pub fn add(&mut self, s: &CrashSummary) {
+        self.crash_points += s.crash_points;
+        self.atomic += s.atomic;
+        self.partial += s.partial;
+        self.lost_acknowledged += s.lost_acknowledged;
+    }
+}
+
+/// The first thing that went wrong, replayable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "check", rename_all = "snake_case")]
+pub enum Failure {
+    /// A race schedule: the delivery index of each statement.
+    Race {
+        deliveries: usize,
+        schedule: Vec<usize>,
+    },
+    /// The handler died after this many statements; the retry then did
+    /// `what`.
+    Faults { after_statements: u64, what: String },
+    /// A crash after storage operation `k`.
+    Crash { mode: String, k: usize },
+    /// One of the article's cases.
+    Case { case: String, what: String },
+}
+
+/// The judge's report: the CLI's one JSON line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub handler: String,
+    pub verdict: &'static str,
+    pub race: RaceCounts,
+    pub faults: FaultCounts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashCounts>,
+    pub cases: BTreeMap<&'static str, String>,
+    pub first_failure: Option<Failure>,
+    /// Why the judge stopped early (its budget ran out), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+/// What a case expects, and the name it is reported by.
+pub const CASES: [&str; 6] = [
+    "replay",
+    "other_payload",
+    "missing_account",
+    "amount_0",
+    "provider_b",
+    "lock_timeout",
+];
+
+/// Judges `contender`: the cases, the faults, the race with each number of
+/// `deliveries`, then the caller's crash sweep `crash` (its counts and its
+/// first failing crash point; `None` where it cannot run). `open` must return a new connection to one shared
+/// scratch database each call.
+///
+/// # Errors
+/// Storage errors of the scratch database itself.
+pub fn judge(
+    contender: &Contender,
+    deliveries: &[usize],
+    open: impl Fn() -> Result<Connection, Error>,
+    budget: Budget,
+    crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
+) -> Result<Report, Error> {
+    judge_reporting(contender, deliveries, open, budget, crash, &mut |_| {})
+}
+
+/// Where the judge is: `done` of `total` checks finished, and the one it
+/// starts now (`cases`, `faults`, `race_2`, `race_3`; `done` once they all
+/// ran — the crash sweep, which its caller runs, is not counted), for a
+/// progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+    pub check: &'static str,
+}
+
+/// [`judge`], telling `progress` as each check starts.
+///
+/// # Errors
+/// As [`judge`].
+pub fn judge_reporting(
+    contender: &Contender,
+    deliveries: &[usize],
+    open: impl Fn() -> Result<Connection, Error>,
+    budget: Budget,
+    crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, Error> {
+    let total = 2 + deliveries.len();
+    let mut done = 0;
+    let mut tell = |check: &'static str, done: usize| progress(Progress { done, total, check });
+    let meter = Meter::new(budget);
+    let metered = || -> Result<Connection, Error> {
+        let mut c = open()?;
+        meter.install(&mut c)?;
+        Ok(c)
+    };
+    let mut report = Report {
+        handler: contender.name(),
+        verdict: "broken",
+        race: RaceCounts {
+            deliveries: deliveries.to_vec(),
+            ..RaceCounts::default()
+        },
+        faults: FaultCounts::default(),
+        crash: None,
+        cases: BTreeMap::new(),
+        first_failure: None,
+        stopped: None,
+    };
+    let single = Arena::new(1, metered)?;
+    tell("cases", done);
+    let mut case_failure = None;
+    for case in CASES {
+        let what = run_case(&single, contender, case, &meter)?;
+        if let Some(stop) = stopped(&meter, &what) {
+            report.stopped = Some(stop);
+            return Ok(report);
+        }
+        if what != "ok" && case_failure.is_none() {
+            case_failure = Some(Failure::Case {
+                case: case.to_owned(),
+                what: what.clone(),
+            });
+        }
+        report.cases.insert(case, what);
+    }
+    done += 1;
+    tell("faults", done);
+    let fault_failure = faults(&single, contender, &mut report.faults)?;
+    done += 1;
+    if let Some(stop) = stopped(&meter, "") {
+        report.stopped = Some(stop);
+        return Ok(report);
+    }
+    drop(single);
+    let mut race_failure = None;
+    for &k in deliveries {
+        tell(if k == 3 { "race_3" } else { "race_2" }, done);
+        let arena = Arena::new(k, metered)?;
+        let explored = explore(&arena, contender.clone());
+        // Once the budget interrupts a statement, a replayed schedule no
+        // longer runs as it first did (the explorer may then fail): the
+        // budget is what is reported.
+        if let Some(stop) = stopped(&meter, "") {
+            report.stopped = Some(stop);
+            return Ok(report);
+        }
+        let s = explored?;
+        let r = &mut report.race;
+        r.interleavings += s.interleavings;
+        r.double_credits += s.double_credits;
+        r.lost_credits += s.lost_credits;
+        r.wrong_answers += s.wrong_answers;
+        r.deadlocks += s.deadlocks;
+        if race_failure.is_none() {
+            race_failure = s.failing_schedule.map(|schedule| Failure::Race {
+                deliveries: k,
+                schedule,
+            });
+        }
+        done += 1;
+    }
+    tell("done", done);
+    let mut crash_failure = None;
+    // Last, and only for a handler that stayed within the budget: the
+    // sweep's tries run it where no budget reaches.
+    if let Some((counts, failure)) = crash()? {
+        report.crash = Some(counts);
+        crash_failure = failure;
+    }
+    report.first_failure = race_failure
+        .or(fault_failure)
+        .or(crash_failure)
+        .or(case_failure);
+    if report.first_failure.is_none() {
+        report.verdict = "correct";
+    }
+    Ok(report)
+}
+
+/// The budget's message once it ran out (`what` may already say where).
+fn stopped(meter: &Meter, what: &str) -> Option<String> {
+    let spent = meter.exceeded()?;
+    let how = match spent.spent {
+        Spent::Steps => format!("{} SQLite steps", spent.steps),
+        Spent::Time => format!("{:.1} s", spent.elapsed.as_secs_f64()),
+    };
+    let cancelled = meter.cancelled();
+    Some(if cancelled {
+        "cancelled".to_owned()
+    } else if what.is_empty() || what == "ok" {
+        format!("stopped by the judge's budget after {how}: a statement runs far too long")
+    } else {
+        format!("stopped by the judge's budget after {how}: {what}")
+    })
+}
+
+/// One whole delivery on `conn`; a lock it cannot have ends it as the
+/// handler answers a lock timeout.
+pub fn deliver(
+    conn: &Connection,
+    contender: &Contender,
+    payload: &Payload,
+) -> Result<Answer, Error> {
+    let mut run = contender.run(payload)?;
+    loop {
+        match run.step(conn) {
+            Ok(None) => {}
+            Ok(Some(answer)) => return Ok(answer),
+            Err(Error::Busy) => return run.time_out(conn),
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+fn said(result: &Result<Answer, Error>) -> String {
+    match result {
+        Ok(a) => format!("{} (200)", a.as_str()),
+        Err(e) => format!("{} ({}): {e}", e.kind(), e.http_status()),
+    }
+}
+
+fn kind(result: &Result<Answer, Error>) -> &str {
+    match result {
+        Ok(a) => a.as_str(),
+        Err(e) => e.kind(),
+    }
+}
+
+/// Runs one of the article's cases on a fresh database: `"ok"`, or what
+/// went wrong.
+fn run_case(
+    arena: &Arena,
+    contender: &Contender,
+    case: &str,
+    _meter: &Meter,
+) -> Result<String, Error> {
+    arena.reset()?;
+    let conn = arena
+        .conn(0)
+        .ok_or_else(|| Error::storage("no delivery connection"))?;
+    let p = race_payload();
+    let amount = p.amount;
+    let settled = |arena: &Arena| -> Result<(i64, i64), Error> {
+        let c = arena
+            .committed()?
+            .ok_or_else(|| Error::storage("a lock is still held after the case"))?;
+        Ok((c.balance, c.inbox_rows))
+    };
+    let expect = |what: &str, got: &Result<Answer, Error>, want: &str| -> Option<String> {
+        (kind(got) != want).then(|| format!("{what}: answered {}; expected {want}", said(got)))
+    };
+    let wrong = match case {
+        "replay" => {
+            let first = deliver(conn, contender, &p);
+            let second = deliver(conn, contender, &p);
+            let (balance, _) = settled(arena)?;
+            expect("first delivery", &first, "applied")
+                .or_else(|| expect("the replay", &second, "duplicate"))
+                .or_else(|| {
+                    (balance != amount)
+                        .then(|| format!("balance {balance} after a replay; expected {amount}"))
+                })
+        }
+        "other_payload" => {
+            let _ = deliver(conn, contender, &p);
+            let other = Payload {
+                amount: amount + 200,
+                ..p.clone()
+            };
+            let second = deliver(conn, contender, &other);
+            let (balance, _) = settled(arena)?;
+            expect(
+                "the same key with another amount",
+                &second,
+                "payload_conflict",
+            )
+            .or_else(|| {
+                (balance != amount)
+                    .then(|| format!("balance {balance} after another payload; expected {amount}"))
+            })
+        }
+        "missing_account" => {
+            let p99 = Payload {
+                account_id: 99,
+                ..p.clone()
+            };
+            let got = deliver(conn, contender, &p99);
+            let (balance, rows) = settled(arena)?;
+            expect("account 99", &got, "unknown_account").or_else(|| {
+                (balance != 0 || rows != 0)
+                    .then(|| format!("left balance {balance} and {rows} inbox rows behind"))
+            })
+        }
+        "amount_0" => {
+            let p0 = Payload {
+                amount: 0,
+                ..p.clone()
+            };
+            let got = deliver(conn, contender, &p0);
+            let (balance, rows) = settled(arena)?;
+            expect("amount 0", &got, "invalid_input").or_else(|| {
+                (balance != 0 || rows != 0)
+                    .then(|| format!("left balance {balance} and {rows} inbox rows behind"))
+            })
+        }
+        "provider_b" => {
+            let _ = deliver(conn, contender, &p);
+            let b = Payload {
+                source: "provider-b".into(),
+                ..p.clone()
+            };
+            let got = deliver(conn, contender, &b);
+            let (balance, _) = settled(arena)?;
+            expect("the same event id from provider-b", &got, "applied").or_else(|| {
+                (balance != 2 * amount)
+                    .then(|| format!("balance {balance}; expected {} (two events)", 2 * amount))
+            })
+        }
+        _ => {
+            // lock_timeout: another connection holds the write lock.
+            arena.observer().execute_batch("BEGIN IMMEDIATE")?;
+            let got = deliver(conn, contender, &p);
+            arena.observer().execute_batch("ROLLBACK")?;
+            let (balance, _) = settled(arena)?;
+            let retry = deliver(conn, contender, &p);
+            let (after, _) = settled(arena)?;
+            expect("a delivery that waited past the lock timeout", &got, "busy")
+                .or_else(|| {
+                    (balance != 0).then(|| format!("balance {balance} while the lock was held"))
+                })
+                .or_else(|| expect("the retry after the lock was freed", &retry, "applied"))
+                .or_else(|| {
+                    (after != amount).then(|| format!("balance {after}; expected {amount}"))
+                })
+        }
+    };
+    Ok(wrong.unwrap_or_else(|| "ok".to_owned()))
+}
+
+/// The fault check: for n = 1, 2, …, the delivery dies after n statements
+/// (its open transaction rolled back, as when a process dies), then the
+/// sender retries. Counts into `counts`; returns the first failure.
+fn faults(
+    arena: &Arena,
+    contender: &Contender,
+    counts: &mut FaultCounts,
+) -> Result<Option<Failure>, Error> {
+    let conn = arena
+        .conn(0)
+        .ok_or_else(|| Error::storage("no delivery connection"))?;
+    let p = race_payload();
+    let mut first = None;
+    for n in 1u64.. {
+        arena.reset()?;
+        let mut run = contender.run(&p)?;
+        let mut ran = 0;
+        while ran < n && !run.finished() {
+            match run.step(conn) {
+                Err(Error::Busy) => {
+                    let _ = run.time_out(conn);
+                }
+                _ => ran += 1,
+            }
+        }
+        if ran < n {
+            break; // the delivery ended before n statements: every point done
+        }
+        let answered = run.finished();
+        // The process dies here: whatever is not committed is lost (and a
+        // finished delivery's answer never reaches the sender).
+        run.abort(conn)?;
+        let retry = deliver(conn, contender, &p);
+        let c = arena
+            .committed()?
+            .ok_or_else(|| Error::storage("a lock is still held after a fault"))?;
+        counts.points += 1;
+        let double = c.balance > p.amount;
+        let lost = c.balance < p.amount;
+        let wrong = !matches!(retry, Ok(Answer::Applied | Answer::Duplicate));
+        counts.double_credits += u64::from(double);
+        counts.lost_credits += u64::from(lost);
+        counts.wrong_answers += u64::from(wrong);
+        if (double || lost || wrong) && first.is_none() {
+            first = Some(Failure::Faults {
+                after_statements: n,
+                what: format!(
+                    "the retry answered {}; balance {} (expected {})",
+                    said(&retry),
+                    c.balance,
+                    p.amount
+                ),
+            });
+        }
+        if answered {
+            break; // the last point: after the answer, which was lost
+        }
+    }
+    Ok(first)
+}

@@ -1,0 +1,839 @@
+//! From text to a [`Program`]: one line at a time, every line either a
+//! control word (`IF`, `ELSE`, `END`, `ANSWER`, `ON BUSY ANSWER`), a comment
+//! (`#` or `--`), or one SQL statement.
+//!
+//! Invariant: a [`Program`] exists only for a text that passed every check:
+//! known parameters only, one allowed statement per line (SQLite itself
+//! prepares each one, under an authorizer, on a scratch copy of the schema),
+//! every path ends in `ANSWER`, nothing after an `ANSWER`, within the size
+//! limits. A refusal names the line and the column.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::Connection;
+
+use super::message::{ParseError, ScriptCode};
+use crate::core::schema;
+
+/// The longest handler text, in bytes.
+pub const MAX_TEXT_BYTES: usize = 16 * 1024;
+/// The longest line, in bytes.
+pub const MAX_LINE_BYTES: usize = 2000;
+/// The most SQL statements a handler may hold.
+pub const MAX_STATEMENTS: usize = 40;
+/// The deepest nesting of IFs.
+pub const MAX_DEPTH: usize = 8;
+
+/// A parameter a statement or a condition may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    Source,
+    EventId,
+    AccountId,
+    Amount,
+}
+
+impl Param {
+    fn named(name: &str) -> Option<Param> {
+        Some(match name {
+            "source" => Param::Source,
+            "event_id" => Param::EventId,
+            "account_id" => Param::AccountId,
+            "amount" => Param::Amount,
+            _ => return None,
+        })
+    }
+}
+
+/// What a delivery answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// 200, the event was applied now.
+    Applied,
+    /// 200, it had been applied before.
+    Duplicate,
+    /// 422, the key is known with another payload.
+    Conflict,
+    /// 422, no such account.
+    UnknownAccount,
+}
+
+/// A comparison in a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// A value a column is compared with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operand {
+    Param(Param),
+    Int(i64),
+    Text(String),
+}
+
+/// One test on what the last statement did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Atom {
+    /// `CHANGED op N`: the rows it changed.
+    Changed(CmpOp, i64),
+    /// `ROW` / `NO ROW`: whether it returned a row.
+    Row(bool),
+    /// `ROW.col op value`: a column of the first row it returned (false
+    /// when it returned none).
+    Column(String, CmpOp, Operand),
+}
+
+/// A condition: one atom, or several joined by one of AND / OR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cond {
+    pub any: bool,
+    pub atoms: Vec<Atom>,
+}
+
+/// The kind of a statement, by its first word; the name it has in a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Begin,
+    Commit,
+    Rollback,
+    Select,
+    Insert,
+    Update,
+    Delete,
+}
+
+impl Kind {
+    pub fn op(self) -> &'static str {
+        match self {
+            Kind::Begin => "begin",
+            Kind::Commit => "commit",
+            Kind::Rollback => "rollback",
+            Kind::Select => "select",
+            Kind::Insert => "insert",
+            Kind::Update => "update",
+            Kind::Delete => "delete",
+        }
+    }
+}
+
+/// One SQL line.
+#[derive(Debug, Clone)]
+pub struct Statement {
+    pub line: usize,
+    pub kind: Kind,
+    /// The SQL as written (trimmed), shared with every trace that shows it.
+    pub shown: &'static [&'static str],
+    /// The parameters in SQLite's order (index = position + 1).
+    pub params: Vec<Param>,
+}
+
+impl Statement {
+    pub fn sql(&self) -> &'static str {
+        self.shown.first().copied().unwrap_or("")
+    }
+}
+
+/// One instruction of the compiled program.
+#[derive(Debug, Clone)]
+pub enum Instr {
+    Sql(usize),
+    /// Jump to the target unless the condition holds.
+    Unless(Cond, usize),
+    Jump(usize),
+    Answer(AnswerKind, usize),
+}
+
+/// A checked handler, ready to run.
+#[derive(Debug)]
+pub struct Program {
+    pub(super) code: Vec<Instr>,
+    pub(super) statements: Vec<Arc<Statement>>,
+    pub(super) on_busy: Option<AnswerKind>,
+    pub(super) text: String,
+}
+
+impl Program {
+    /// The text it was parsed from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// Parses and checks a handler text.
+///
+/// # Errors
+/// The first [`ParseError`], with its line and column.
+pub fn parse(text: &str) -> Result<Arc<Program>, ParseError> {
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(ParseError::new(ScriptCode::TextTooLong, 1, 1)
+            .with("bytes", text.len())
+            .with("max", MAX_TEXT_BYTES));
+    }
+    let checker = Checker::new()?;
+    let mut p = Parser::default();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.len() > MAX_LINE_BYTES {
+            return Err(ParseError::new(ScriptCode::LineTooLong, line, 1)
+                .with("bytes", raw.len())
+                .with("max", MAX_LINE_BYTES));
+        }
+        p.line(&checker, line, raw)?;
+    }
+    p.finish(text)
+}
+
+#[derive(Default)]
+struct Parser {
+    code: Vec<Instr>,
+    statements: Vec<Arc<Statement>>,
+    on_busy: Option<AnswerKind>,
+    frames: Vec<Frame>,
+    /// The current path has answered, on this line.
+    answered: Option<usize>,
+    last_line: usize,
+}
+
+struct Frame {
+    if_line: usize,
+    unless: usize,
+    /// Set at ELSE: the jump over the else branch, and whether the then
+    /// branch answered.
+    else_part: Option<(usize, Option<usize>)>,
+}
+
+const CONTROL: [&str; 5] = ["IF", "ELSE", "END", "ANSWER", "ON"];
+
+impl Parser {
+    fn line(&mut self, checker: &Checker, line: usize, raw: &str) -> Result<(), ParseError> {
+        self.last_line = line;
+        let indent = raw.chars().take_while(|c| c.is_whitespace()).count();
+        let body = raw.trim();
+        if body.is_empty() || body.starts_with('#') || body.starts_with("--") {
+            return Ok(());
+        }
+        let col0 = indent + 1;
+        let first = body
+            .split(|c: char| c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        // `ON` is a control word only as `ON BUSY`.
+        let is_control = CONTROL.contains(&first.as_str())
+            && (first != "ON" || body.to_ascii_uppercase().starts_with("ON BUSY"));
+        if !matches!(first.as_str(), "ELSE" | "END") {
+            if let Some(answer_line) = self.answered {
+                return Err(ParseError::new(ScriptCode::Unreachable, line, col0)
+                    .with("answer_line", answer_line));
+            }
+        }
+        if !is_control {
+            return self.statement(checker, line, col0, body);
+        }
+        let mut t = Tokens::new(body, col0, line);
+        let word = t.word()?;
+        match word.as_str() {
+            "ON" => {
+                t.keyword("BUSY")?;
+                t.keyword("ANSWER")?;
+                let kind = t.answer()?;
+                t.end()?;
+                if self.on_busy.is_some() || !self.statements.is_empty() || !self.frames.is_empty()
+                {
+                    return Err(ParseError::new(ScriptCode::OnBusyPlace, line, col0));
+                }
+                self.on_busy = Some(kind);
+            }
+            "ANSWER" => {
+                let kind = t.answer()?;
+                t.end()?;
+                if self.statements.is_empty() {
+                    return Err(ParseError::new(ScriptCode::BeforeStatement, line, col0)
+                        .with("word", "ANSWER"));
+                }
+                self.code.push(Instr::Answer(kind, line));
+                self.answered = Some(line);
+            }
+            "IF" => {
+                let cond = t.cond()?;
+                t.end()?;
+                if self.statements.is_empty() {
+                    return Err(
+                        ParseError::new(ScriptCode::BeforeStatement, line, col0).with("word", "IF")
+                    );
+                }
+                if self.frames.len() >= MAX_DEPTH {
+                    return Err(
+                        ParseError::new(ScriptCode::TooDeep, line, col0).with("max", MAX_DEPTH)
+                    );
+                }
+                self.code.push(Instr::Unless(cond, usize::MAX));
+                self.frames.push(Frame {
+                    if_line: line,
+                    unless: self.code.len() - 1,
+                    else_part: None,
+                });
+            }
+            "ELSE" => {
+                t.end()?;
+                let Some(frame) = self.frames.last_mut() else {
+                    return Err(
+                        ParseError::new(ScriptCode::WithoutIf, line, col0).with("word", "ELSE")
+                    );
+                };
+                if frame.else_part.is_some() {
+                    return Err(ParseError::new(ScriptCode::Expected, line, col0)
+                        .with("expected", "END")
+                        .with("found", "second_else"));
+                }
+                self.code.push(Instr::Jump(usize::MAX));
+                let jump = self.code.len() - 1;
+                let here = self.code.len();
+                if let Some(Instr::Unless(_, target)) = self.code.get_mut(frame.unless) {
+                    *target = here;
+                }
+                frame.else_part = Some((jump, self.answered.take()));
+            }
+            _ => {
+                // END
+                t.end()?;
+                let Some(frame) = self.frames.pop() else {
+                    return Err(
+                        ParseError::new(ScriptCode::WithoutIf, line, col0).with("word", "END")
+                    );
+                };
+                let here = self.code.len();
+                let patch = match frame.else_part {
+                    Some((jump, _)) => jump,
+                    None => frame.unless,
+                };
+                if let Some(Instr::Unless(_, target) | Instr::Jump(target)) =
+                    self.code.get_mut(patch)
+                {
+                    *target = here;
+                }
+                // Past END only if both branches answered (no ELSE: the
+                // false path always falls through).
+                self.answered = match frame.else_part {
+                    Some((_, Some(then_line))) => self.answered.map(|_| then_line),
+                    _ => None,
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn statement(
+        &mut self,
+        checker: &Checker,
+        line: usize,
+        col0: usize,
+        sql: &str,
+    ) -> Result<(), ParseError> {
+        if self.statements.len() >= MAX_STATEMENTS {
+            return Err(ParseError::new(ScriptCode::TooManyStatements, line, col0)
+                .with("max", MAX_STATEMENTS));
+        }
+        let params = scan_params(sql, line, col0)?;
+        let kind = checker.check(sql, line, col0)?;
+        self.statements.push(Arc::new(Statement {
+            line,
+            kind,
+            shown: intern(sql),
+            params,
+        }));
+        self.code.push(Instr::Sql(self.statements.len() - 1));
+        Ok(())
+    }
+
+    fn finish(self, text: &str) -> Result<Arc<Program>, ParseError> {
+        if let Some(frame) = self.frames.last() {
+            return Err(
+                ParseError::new(ScriptCode::MissingEnd, self.last_line + 1, 1)
+                    .with("if_line", frame.if_line),
+            );
+        }
+        if self.statements.is_empty() {
+            return Err(ParseError::new(
+                ScriptCode::NoStatements,
+                self.last_line.max(1),
+                1,
+            ));
+        }
+        if self.answered.is_none() {
+            return Err(ParseError::new(
+                ScriptCode::MissingAnswer,
+                self.last_line + 1,
+                1,
+            ));
+        }
+        Ok(Arc::new(Program {
+            code: self.code,
+            statements: self.statements,
+            on_busy: self.on_busy,
+            text: text.to_owned(),
+        }))
+    }
+}
+
+/// The named parameters of a statement, in order of first appearance (as
+/// SQLite numbers them), outside string literals and quoted names.
+fn scan_params(sql: &str, line: usize, col0: usize) -> Result<Vec<Param>, ParseError> {
+    let chars: Vec<char> = sql.chars().collect();
+    let mut out: Vec<Param> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\'' | '"' | '`' => {
+                i += 1;
+                while i < chars.len() && chars[i] != c {
+                    i += 1;
+                }
+            }
+            '-' if chars.get(i + 1) == Some(&'-') => break,
+            ':' | '@' | '$' | '?' => {
+                let start = i;
+                i += 1;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                let token: String = chars[start..i].iter().collect();
+                let column = col0 + start;
+                if c == '?' {
+                    return Err(
+                        ParseError::new(ScriptCode::PositionalParameter, line, column)
+                            .with("found", token),
+                    );
+                }
+                match (c, Param::named(&token[1..])) {
+                    (':', Some(p)) => {
+                        if !out.contains(&p) {
+                            out.push(p);
+                        }
+                    }
+                    _ => {
+                        return Err(ParseError::new(ScriptCode::UnknownParameter, line, column)
+                            .with("name", token))
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// One statement of a handler written in Rust ([`super::rust::StepHandler`]),
+/// checked as a text's line is (known parameters, one allowed statement,
+/// prepared under the authorizer), once per process: the answer is kept.
+///
+/// # Errors
+/// The reason in English (a Rust handler has no line and column).
+pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, String> {
+    type Checked = HashMap<&'static str, Result<Arc<Statement>, String>>;
+    static CHECKED: Mutex<Option<Checked>> = Mutex::new(None);
+    if let Some(known) = CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .get(sql)
+    {
+        return known.clone();
+    }
+    let text = |e: ParseError| e.text(super::message::Lang::En);
+    let checked = (|| {
+        let params = scan_params(sql, 0, 1).map_err(text)?;
+        let kind = Checker::new()
+            .and_then(|c| c.check(sql, 0, 1))
+            .map_err(text)?;
+        Ok(Arc::new(Statement {
+            line: 0,
+            kind,
+            shown: intern(sql),
+            params,
+        }))
+    })();
+    CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(sql, checked.clone());
+    checked
+}
+
+/// Every statement text is stored once for the life of the process, so a
+/// [`crate::Trace`] can show it like the built-ins' constant SQL. A text
+/// seen again (the same handler judged twice) is not stored again.
+fn intern(sql: &str) -> &'static [&'static str] {
+    static SEEN: Mutex<Option<HashMap<String, &'static [&'static str]>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    let map = seen.get_or_insert_with(HashMap::new);
+    if let Some(shown) = map.get(sql) {
+        return shown;
+    }
+    let text: &'static str = Box::leak(sql.to_owned().into_boxed_str());
+    let shown: &'static [&'static str] = Box::leak(vec![text].into_boxed_slice());
+    map.insert(sql.to_owned(), shown);
+    shown
+}
+
+/// Prepares statements on a scratch database with the lab's schema, under
+/// an authorizer that allows only what a handler may do.
+struct Checker {
+    conn: Connection,
+    denied: Arc<Mutex<Option<Denied>>>,
+}
+
+/// The tables a handler may read and write.
+const TABLES: [&str; 3] = ["inbox", "accounts", "receipt_counter"];
+
+impl Checker {
+    fn new() -> Result<Checker, ParseError> {
+        let fail =
+            |e: crate::Error| ParseError::new(ScriptCode::Sql, 1, 1).with("message", e.to_string());
+        let mut conn = Connection::open_in_memory().map_err(|e| fail(e.into()))?;
+        schema::init(&mut conn, &[1]).map_err(fail)?;
+        let denied = Arc::new(Mutex::new(None));
+        let log = denied.clone();
+        conn.authorizer(Some(move |ctx: AuthContext<'_>| {
+            match allowed(&ctx.action) {
+                Ok(()) => Authorization::Allow,
+                Err(what) => {
+                    *log.lock().unwrap_or_else(PoisonError::into_inner) = Some(what);
+                    Authorization::Deny
+                }
+            }
+        }))
+        .map_err(|e| fail(e.into()))?;
+        Ok(Checker { conn, denied })
+    }
+
+    fn check(&self, sql: &str, line: usize, column: usize) -> Result<Kind, ParseError> {
+        *self.denied.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let prepared = self.conn.prepare(sql);
+        let denied = self
+            .denied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let stmt = match prepared {
+            Ok(stmt) => stmt,
+            Err(rusqlite::Error::MultipleStatement) => {
+                return Err(ParseError::new(
+                    ScriptCode::MultipleStatements,
+                    line,
+                    column,
+                ))
+            }
+            Err(e) => {
+                return Err(match denied {
+                    Some((action, what)) => refused(line, column, action, what),
+                    None => ParseError::new(ScriptCode::Sql, line, column)
+                        .with("message", sqlite_message(&e)),
+                })
+            }
+        };
+        drop(stmt);
+        let first = sql
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        Ok(match first.as_str() {
+            "BEGIN" => Kind::Begin,
+            "COMMIT" | "END" => Kind::Commit,
+            "ROLLBACK" => Kind::Rollback,
+            "SELECT" | "WITH" | "VALUES" => Kind::Select,
+            "INSERT" | "REPLACE" => Kind::Insert,
+            "UPDATE" => Kind::Update,
+            "DELETE" => Kind::Delete,
+            other => return Err(refused(line, column, None, other.to_owned())),
+        })
+    }
+}
+
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What the authorizer allows: reading and changing the lab's tables,
+/// transactions, functions (SQLite's built-ins; no extension can be loaded)
+/// and recursive queries (the budget stops endless ones). An allow-list:
+/// `ATTACH`, `PRAGMA` (so `writable_schema`), every DDL and savepoints are
+/// refused, with their name.
+fn refused(line: usize, column: usize, action: Option<&str>, what: String) -> ParseError {
+    let e = ParseError::new(ScriptCode::Refused, line, column).with("what", what);
+    match action {
+        Some(a) => e.with("action", a),
+        None => e,
+    }
+}
+
+/// What the authorizer refused: the action on a table (`read`, `write`)
+/// or none, and the name (a table, or what the statement does).
+type Denied = (Option<&'static str>, String);
+
+fn allowed(action: &AuthAction<'_>) -> Result<(), Denied> {
+    let table_ok = |t: &str| TABLES.contains(&t.to_ascii_lowercase().as_str());
+    match action {
+        AuthAction::Select | AuthAction::Recursive | AuthAction::Transaction { .. } => Ok(()),
+        AuthAction::Function { function_name } => {
+            if function_name.eq_ignore_ascii_case("load_extension") {
+                Err((None, "load_extension".into()))
+            } else {
+                Ok(())
+            }
+        }
+        AuthAction::Read { table_name, .. } => {
+            // The clock the article's INSERT reads its time from, and a
+            // query's own CTEs (the scratch schema has no other tables, so
+            // any other name fails to prepare); never SQLite's own tables.
+            if !table_name.to_ascii_lowercase().starts_with("sqlite_") {
+                Ok(())
+            } else {
+                Err((Some("read"), table_name.to_string()))
+            }
+        }
+        AuthAction::Insert { table_name }
+        | AuthAction::Update { table_name, .. }
+        | AuthAction::Delete { table_name } => {
+            if table_ok(table_name) {
+                Ok(())
+            } else if table_name.to_ascii_lowercase().starts_with("sqlite_") {
+                // CREATE, DROP, ALTER: SQLite asks first to write its schema.
+                Err((Some("schema"), table_name.to_string()))
+            } else {
+                Err((Some("write"), table_name.to_string()))
+            }
+        }
+        AuthAction::Pragma { pragma_name, .. } => Err((None, format!("PRAGMA {pragma_name}"))),
+        AuthAction::Attach { .. } => Err((None, "ATTACH".into())),
+        AuthAction::Detach { .. } => Err((None, "DETACH".into())),
+        AuthAction::Savepoint { .. } => Err((None, "SAVEPOINT".into())),
+        other => Err((
+            None,
+            format!("{other:?}")
+                .split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or("this statement")
+                .to_owned(),
+        )),
+    }
+}
+
+/// The words of a control line, with their columns.
+struct Tokens {
+    toks: Vec<(String, usize)>,
+    pos: usize,
+    line: usize,
+    end_col: usize,
+}
+
+impl Tokens {
+    fn new(body: &str, col0: usize, line: usize) -> Tokens {
+        let chars: Vec<char> = body.chars().collect();
+        let mut toks = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c.is_whitespace() {
+                i += 1;
+                continue;
+            }
+            if c == '#' {
+                break; // a comment to the end of the line
+            }
+            let start = i;
+            if c == '\'' {
+                i += 1;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i = (i + 1).min(chars.len());
+            } else if "=!<>".contains(c) {
+                i += 1;
+                if i < chars.len() && "=>".contains(chars[i]) {
+                    i += 1;
+                }
+            } else {
+                while i < chars.len() && !chars[i].is_whitespace() && !"=!<>'#".contains(chars[i]) {
+                    i += 1;
+                }
+            }
+            toks.push((chars[start..i].iter().collect(), col0 + start));
+        }
+        Tokens {
+            toks,
+            pos: 0,
+            line,
+            end_col: col0 + chars.len(),
+        }
+    }
+
+    fn peek(&self) -> Option<&(String, usize)> {
+        self.toks.get(self.pos)
+    }
+
+    fn col(&self) -> usize {
+        self.peek().map_or(self.end_col, |t| t.1)
+    }
+
+    fn expected(&self, what: &str) -> ParseError {
+        let found = self
+            .peek()
+            .map_or_else(|| "end_of_line".to_owned(), |t| format!("{:?}", t.0));
+        ParseError::new(ScriptCode::Expected, self.line, self.col())
+            .with("expected", what)
+            .with("found", found)
+    }
+
+    fn next(&mut self, what: &str) -> Result<(String, usize), ParseError> {
+        let t = self.peek().cloned().ok_or_else(|| self.expected(what))?;
+        self.pos += 1;
+        Ok(t)
+    }
+
+    fn word(&mut self) -> Result<String, ParseError> {
+        Ok(self.next("word")?.0.to_ascii_uppercase())
+    }
+
+    fn keyword(&mut self, kw: &str) -> Result<(), ParseError> {
+        match self.peek() {
+            Some((w, _)) if w.eq_ignore_ascii_case(kw) => {
+                self.pos += 1;
+                Ok(())
+            }
+            _ => Err(self.expected(kw)),
+        }
+    }
+
+    fn end(&self) -> Result<(), ParseError> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => Err(self.expected("end_of_line")),
+        }
+    }
+
+    fn answer(&mut self) -> Result<AnswerKind, ParseError> {
+        let (w, col) = self.next("answer")?;
+        Ok(match w.to_ascii_lowercase().as_str() {
+            "applied" => AnswerKind::Applied,
+            "duplicate" => AnswerKind::Duplicate,
+            "conflict" => AnswerKind::Conflict,
+            "unknown_account" => AnswerKind::UnknownAccount,
+            _ => {
+                return Err(
+                    ParseError::new(ScriptCode::UnknownAnswer, self.line, col).with("found", w)
+                )
+            }
+        })
+    }
+
+    fn cond(&mut self) -> Result<Cond, ParseError> {
+        let mut atoms = vec![self.atom()?];
+        let mut joiner: Option<bool> = None;
+        while let Some((w, col)) = self.peek().cloned() {
+            let any = match w.to_ascii_uppercase().as_str() {
+                "AND" => false,
+                "OR" => true,
+                _ => return Err(self.expected("and_or_end")),
+            };
+            if joiner.is_some_and(|j| j != any) {
+                return Err(ParseError::new(ScriptCode::MixedAndOr, self.line, col));
+            }
+            joiner = Some(any);
+            self.pos += 1;
+            atoms.push(self.atom()?);
+        }
+        Ok(Cond {
+            any: joiner.unwrap_or(false),
+            atoms,
+        })
+    }
+
+    fn atom(&mut self) -> Result<Atom, ParseError> {
+        const WHAT: &str = "condition";
+        let (w, col) = self.next(WHAT)?;
+        let upper = w.to_ascii_uppercase();
+        if upper == "CHANGED" {
+            let op = self.op()?;
+            let (n, ncol) = self.next("whole_number")?;
+            let n = n.parse::<i64>().map_err(|_| {
+                ParseError::new(ScriptCode::Expected, self.line, ncol)
+                    .with("expected", "whole_number")
+                    .with("found", format!("{n:?}"))
+            })?;
+            return Ok(Atom::Changed(op, n));
+        }
+        if upper == "ROW" {
+            return Ok(Atom::Row(true));
+        }
+        if upper == "NO" {
+            self.keyword("ROW")?;
+            return Ok(Atom::Row(false));
+        }
+        if let Some(column) = upper.strip_prefix("ROW.") {
+            let valid = !column.is_empty()
+                && column
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if valid {
+                let op = self.op()?;
+                let value = self.operand()?;
+                return Ok(Atom::Column(w[4..].to_owned(), op, value));
+            }
+        }
+        self.pos -= 1;
+        let _ = col;
+        Err(self.expected(WHAT))
+    }
+
+    fn op(&mut self) -> Result<CmpOp, ParseError> {
+        const WHAT: &str = "comparison";
+        let (w, _) = self.next(WHAT)?;
+        Ok(match w.as_str() {
+            "=" | "==" => CmpOp::Eq,
+            "!=" | "<>" => CmpOp::Ne,
+            "<" => CmpOp::Lt,
+            "<=" => CmpOp::Le,
+            ">" => CmpOp::Gt,
+            ">=" => CmpOp::Ge,
+            _ => {
+                self.pos -= 1;
+                return Err(self.expected(WHAT));
+            }
+        })
+    }
+
+    fn operand(&mut self) -> Result<Operand, ParseError> {
+        const WHAT: &str = "operand";
+        let (w, col) = self.next(WHAT)?;
+        if let Some(name) = w.strip_prefix(':') {
+            return Param::named(name).map(Operand::Param).ok_or_else(|| {
+                ParseError::new(ScriptCode::UnknownParameter, self.line, col).with("name", &w)
+            });
+        }
+        if let Ok(n) = w.parse::<i64>() {
+            return Ok(Operand::Int(n));
+        }
+        if w.len() >= 2 && w.starts_with('\'') && w.ends_with('\'') {
+            return Ok(Operand::Text(w[1..w.len() - 1].to_owned()));
+        }
+        self.pos -= 1;
+        Err(self.expected(WHAT))
+    }
+}

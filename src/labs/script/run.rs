@@ -1,0 +1,446 @@
+//! A handler program's delivery, on the same step machine as the built-in
+//! handlers: [`Script::step`] runs exactly one SQL statement, records it in
+//! the [`Trace`], then follows the control words up to the next statement
+//! or the `ANSWER`.
+//!
+//! Invariants:
+//! * nothing is added implicitly: no `BEGIN`, no `COMMIT`. What the text
+//!   says is what runs.
+//! * a statement that fails ends the delivery with its error, and its open
+//!   transaction is rolled back (as every built-in does: the handler's
+//!   error unwinds, the connection's transaction ends);
+//! * an `ANSWER` given while the handler's own transaction is still open is
+//!   a failure ("answered with the transaction open"): that transaction is
+//!   rolled back, so nothing the answer promised is kept;
+//! * a lock that cannot be had is [`Error::Busy`], and the statement stays
+//!   next (the race lab waits); only [`Script::time_out`] turns it into the
+//!   `ON BUSY` answer, if the text has one.
+
+use std::sync::Arc;
+
+use rusqlite::types::Value;
+use rusqlite::Connection;
+
+use super::parse::{
+    check_statement, AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program, Statement,
+};
+use super::rust::{Last, Next, StepHandler};
+use crate::core::apply::is_foreign_key;
+use crate::core::error::Error;
+use crate::core::event::Event;
+use crate::core::trace::Trace;
+use crate::labs::race::handlers::Answer;
+
+/// Where the steps come from: a parsed text, or a handler in Rust.
+#[derive(Debug, Clone)]
+enum Source {
+    /// A text; `pc` indexes its code.
+    Text { program: Arc<Program>, pc: usize },
+    /// A [`StepHandler`]; `ahead` is what it said comes next.
+    Rust {
+        handler: &'static dyn StepHandler,
+        ahead: Ahead,
+    },
+}
+
+/// What a Rust handler does next, its statement checked.
+#[derive(Debug, Clone)]
+enum Ahead {
+    Sql(Arc<Statement>, u32),
+    Answer(AnswerKind, u32),
+    /// Its statement did not pass the checks: the reason.
+    Refused(String),
+}
+
+/// What comes next, whatever the source.
+enum Upcoming {
+    Sql(Arc<Statement>),
+    /// The answer, and where it is given ("on line 7", "at step 6").
+    Answer(AnswerKind, String),
+    /// The delivery cannot go on: why.
+    Stuck(String),
+}
+
+/// One delivery of an event by a handler program (a text or Rust).
+#[derive(Debug, Clone)]
+pub struct Script {
+    source: Source,
+    event: Event,
+    finished: bool,
+    last: Last,
+    trace: Trace,
+}
+
+impl Script {
+    /// A delivery not yet started.
+    pub fn new(program: Arc<Program>, event: Event) -> Script {
+        Script {
+            source: Source::Text { program, pc: 0 },
+            event,
+            finished: false,
+            last: Last::default(),
+            trace: Trace::default(),
+        }
+    }
+
+    /// A delivery by a handler written in Rust, not yet started.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if its first step is not a statement that
+    /// passes the checks (a handler answers only after running one).
+    pub fn rust(handler: &'static dyn StepHandler, event: Event) -> Result<Script, Error> {
+        let last = Last::default();
+        let ahead = match ahead(handler, 0, &last, &event) {
+            Ahead::Sql(stmt, then) => Ahead::Sql(stmt, then),
+            Ahead::Answer(..) => {
+                return Err(Error::invalid(
+                    crate::labs::race::HANDLER,
+                    format!(
+                        "{}: step 0 answers before any statement ran",
+                        handler.name()
+                    ),
+                ))
+            }
+            Ahead::Refused(why) => return Err(Error::invalid(crate::labs::race::HANDLER, why)),
+        };
+        Ok(Script {
+            source: Source::Rust { handler, ahead },
+            event,
+            finished: false,
+            last,
+            trace: Trace::default(),
+        })
+    }
+
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    pub fn into_trace(self) -> Trace {
+        self.trace
+    }
+
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The SQL the next step runs; `None` when finished.
+    pub fn next_statements(&self) -> Option<&'static [&'static str]> {
+        if self.finished {
+            return None;
+        }
+        match self.upcoming() {
+            Upcoming::Sql(s) => Some(s.shown),
+            _ => None,
+        }
+    }
+
+    /// The line of the next statement (1-based; 0 for a handler in Rust),
+    /// for messages.
+    pub fn next_line(&self) -> Option<usize> {
+        match self.upcoming() {
+            Upcoming::Sql(s) => Some(s.line),
+            _ => None,
+        }
+    }
+
+    fn upcoming(&self) -> Upcoming {
+        match &self.source {
+            Source::Text { program, pc } => match program.code.get(*pc) {
+                Some(Instr::Sql(i)) => match program.statements.get(*i) {
+                    Some(s) => Upcoming::Sql(s.clone()),
+                    None => Upcoming::Stuck("no such statement".into()),
+                },
+                Some(Instr::Answer(kind, line)) => {
+                    Upcoming::Answer(*kind, format!("on line {line}"))
+                }
+                _ => Upcoming::Stuck("the handler ended without ANSWER".into()),
+            },
+            Source::Rust { ahead, .. } => match ahead {
+                Ahead::Sql(s, _) => Upcoming::Sql(s.clone()),
+                Ahead::Answer(kind, step) => Upcoming::Answer(*kind, format!("at step {step}")),
+                Ahead::Refused(why) => Upcoming::Stuck(why.clone()),
+            },
+        }
+    }
+
+    /// Moves past the statement that just ran, to the next statement or
+    /// answer.
+    fn advance(&mut self) {
+        match &mut self.source {
+            Source::Text { program, pc } => {
+                *pc += 1;
+                settle(program, pc, &self.last, &self.event);
+            }
+            Source::Rust { handler, ahead } => {
+                if let Ahead::Sql(_, then) = *ahead {
+                    *ahead = self::ahead(*handler, then, &self.last, &self.event);
+                }
+            }
+        }
+    }
+
+    fn on_busy(&self) -> Option<AnswerKind> {
+        match &self.source {
+            Source::Text { program, .. } => program.on_busy,
+            Source::Rust { handler, .. } => handler.on_busy(),
+        }
+    }
+
+    /// Runs the next statement; `Ok(Some)` once the handler answered.
+    ///
+    /// # Errors
+    /// [`Error::Busy`]: nothing happened, the statement is still next.
+    /// Anything else: the delivery failed and is finished (its transaction
+    /// rolled back).
+    pub fn step(&mut self, conn: &Connection) -> Result<Option<Answer>, Error> {
+        if self.finished {
+            return Err(Error::storage("this delivery has already finished"));
+        }
+        let stmt = match self.upcoming() {
+            Upcoming::Sql(stmt) => stmt,
+            Upcoming::Stuck(why) => return Err(self.end(conn, Error::storage(why))),
+            Upcoming::Answer(..) => {
+                return Err(Error::storage("this delivery has already finished"))
+            }
+        };
+        let in_transaction = !conn.is_autocommit();
+        if stmt.kind == Kind::Rollback && in_transaction {
+            // The trace's own ROLLBACK: it marks what it undoes.
+            if let Err(e) = self.trace.abort(conn) {
+                self.trace.failed(stmt.kind.op(), stmt.shown, 0);
+                return Err(self.end(conn, e));
+            }
+            self.last = Last::default();
+        } else {
+            match self.run_sql(conn, stmt.sql(), &stmt.params) {
+                Ok(last) => {
+                    let rows = usize::try_from(last.changed).unwrap_or(0);
+                    if stmt.kind == Kind::Commit && in_transaction {
+                        self.trace.committed(stmt.kind.op(), stmt.shown);
+                    } else if conn.is_autocommit() {
+                        self.trace.autocommitted(stmt.kind.op(), stmt.shown, rows);
+                    } else {
+                        self.trace.ran(stmt.kind.op(), stmt.shown, rows);
+                    }
+                    self.last = last;
+                }
+                Err(Error::Busy) => return Err(Error::Busy),
+                Err(e) => {
+                    self.trace.failed(stmt.kind.op(), stmt.shown, 0);
+                    return Err(self.end(conn, e));
+                }
+            }
+        }
+        self.advance();
+        match self.upcoming() {
+            Upcoming::Answer(kind, at) => self.answer(conn, kind, &at).map(Some),
+            Upcoming::Sql(_) => Ok(None),
+            Upcoming::Stuck(why) => Err(self.end(conn, Error::storage(why))),
+        }
+    }
+
+    /// Ends the delivery after `err` (a lock it will not wait for any
+    /// more): the statement that could not run is recorded as failed, the
+    /// transaction rolled back. Returns `err`.
+    pub fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
+        if self.finished {
+            return err;
+        }
+        if let Upcoming::Sql(s) = self.upcoming() {
+            self.trace.failed(s.kind.op(), s.shown, 0);
+        }
+        self.end(conn, err)
+    }
+
+    /// The lock was not had within the timeout: the `ON BUSY` answer if the
+    /// text gives one, else [`Error::Busy`] (503, retry later).
+    ///
+    /// # Errors
+    /// [`Error::Busy`], or what the `ON BUSY` answer means.
+    pub fn time_out(&mut self, conn: &Connection) -> Result<Answer, Error> {
+        let err = self.give_up(conn, Error::Busy);
+        match self.on_busy() {
+            None => Err(err),
+            Some(kind) => self.verdict(kind),
+        }
+    }
+
+    /// Ends the delivery, rolling back an open transaction.
+    ///
+    /// # Errors
+    /// Storage errors from `ROLLBACK`.
+    pub fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
+        self.finished = true;
+        self.trace.abort(conn)
+    }
+
+    fn end(&mut self, conn: &Connection, err: Error) -> Error {
+        self.finished = true;
+        self.trace.roll_back(conn, err)
+    }
+
+    fn answer(&mut self, conn: &Connection, kind: AnswerKind, at: &str) -> Result<Answer, Error> {
+        if !conn.is_autocommit() {
+            let err = Error::storage(format!(
+                "the handler answered {at} with its transaction still open; \
+                 it was rolled back"
+            ));
+            return Err(self.end(conn, err));
+        }
+        self.finished = true;
+        self.verdict(kind)
+    }
+
+    fn verdict(&self, kind: AnswerKind) -> Result<Answer, Error> {
+        let e = &self.event;
+        match kind {
+            AnswerKind::Applied => Ok(Answer::Applied),
+            AnswerKind::Duplicate => Ok(Answer::Duplicate),
+            AnswerKind::Conflict => {
+                let stored = (
+                    self.column_int("account_id").unwrap_or(e.account_id()),
+                    self.column_int("amount").unwrap_or(e.amount()),
+                );
+                Err(Error::payload_conflict(e, stored))
+            }
+            AnswerKind::UnknownAccount => Err(Error::UnknownAccount {
+                account_id: e.account_id(),
+            }),
+        }
+    }
+
+    fn column_int(&self, name: &str) -> Option<i64> {
+        self.last.int(name)
+    }
+
+    /// Runs one statement with its parameters bound; what it did.
+    fn run_sql(&self, conn: &Connection, sql: &str, params: &[Param]) -> Result<Last, Error> {
+        let run = || -> Result<Last, rusqlite::Error> {
+            let mut stmt = conn.prepare_cached(sql)?;
+            for (i, p) in params.iter().enumerate() {
+                stmt.raw_bind_parameter(i + 1, param(&self.event, *p))?;
+            }
+            let readonly = stmt.readonly();
+            let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+            let mut rows = stmt.raw_query();
+            let row = match rows.next()? {
+                Some(r) => Some(
+                    names
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| Ok((n.clone(), r.get::<_, Value>(i)?)))
+                        .collect::<Result<Vec<_>, rusqlite::Error>>()?,
+                ),
+                None => None,
+            };
+            // Run it to the end (an UPDATE ... RETURNING finishes only then).
+            while rows.next()?.is_some() {}
+            drop(rows);
+            let changed = if readonly {
+                0
+            } else {
+                i64::try_from(conn.changes()).unwrap_or(i64::MAX)
+            };
+            Ok(Last { changed, row })
+        };
+        run().map_err(|err| {
+            if is_foreign_key(&err) {
+                return Error::UnknownAccount {
+                    account_id: self.event.account_id(),
+                };
+            }
+            match err.sqlite_error_code() {
+                // A constraint is the handler's mistake, not a damaged
+                // database: SQLite's own words.
+                Some(rusqlite::ErrorCode::ConstraintViolation) => Error::storage(err.to_string()),
+                _ => Error::from(err),
+            }
+        })
+    }
+}
+
+/// What a Rust handler does at `step`, its statement checked.
+fn ahead(handler: &dyn StepHandler, step: u32, last: &Last, event: &Event) -> Ahead {
+    match handler.next(step, last, event) {
+        Next::Answer(kind) => Ahead::Answer(kind, step),
+        Next::Sql { sql, then } => match check_statement(sql) {
+            Ok(stmt) => Ahead::Sql(stmt, then),
+            Err(why) => Ahead::Refused(format!(
+                "{}: the statement of step {step} is refused: {why}",
+                handler.name()
+            )),
+        },
+    }
+}
+
+/// Follows a text's jumps and conditions to the next statement or answer.
+fn settle(program: &Program, pc: &mut usize, last: &Last, event: &Event) {
+    // Every jump goes forward, so this ends.
+    while let Some(instr) = program.code.get(*pc) {
+        match instr {
+            Instr::Jump(target) => *pc = *target,
+            Instr::Unless(cond, target) => {
+                if holds(cond, last, event) {
+                    *pc += 1;
+                } else {
+                    *pc = *target;
+                }
+            }
+            Instr::Sql(_) | Instr::Answer(..) => return,
+        }
+    }
+}
+
+fn param(e: &Event, p: Param) -> Value {
+    match p {
+        Param::Source => Value::Text(e.source().to_owned()),
+        Param::EventId => Value::Text(e.event_id().to_owned()),
+        Param::AccountId => Value::Integer(e.account_id()),
+        Param::Amount => Value::Integer(e.amount()),
+    }
+}
+
+fn holds(cond: &Cond, last: &Last, event: &Event) -> bool {
+    let mut results = cond.atoms.iter().map(|a| atom(a, last, event));
+    if cond.any {
+        results.any(|b| b)
+    } else {
+        results.all(|b| b)
+    }
+}
+
+fn atom(atom: &Atom, last: &Last, event: &Event) -> bool {
+    match atom {
+        Atom::Changed(op, n) => compare(*op, last.changed.cmp(n)),
+        Atom::Row(wanted) => last.row.is_some() == *wanted,
+        Atom::Column(name, op, operand) => {
+            let Some(have) = last.value(name) else {
+                return false;
+            };
+            let want = match operand {
+                Operand::Param(p) => param(event, *p),
+                Operand::Int(n) => Value::Integer(*n),
+                Operand::Text(t) => Value::Text(t.clone()),
+            };
+            match (have, &want) {
+                (Value::Integer(a), Value::Integer(b)) => compare(*op, a.cmp(b)),
+                (Value::Text(a), Value::Text(b)) => compare(*op, a.cmp(b)),
+                // NULL or another type: only "not equal" holds.
+                _ => *op == CmpOp::Ne,
+            }
+        }
+    }
+}
+
+fn compare(op: CmpOp, ord: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        CmpOp::Eq => ord == Equal,
+        CmpOp::Ne => ord != Equal,
+        CmpOp::Lt => ord == Less,
+        CmpOp::Le => ord != Greater,
+        CmpOp::Gt => ord == Greater,
+        CmpOp::Ge => ord != Less,
+    }
+}

@@ -1,0 +1,474 @@
+//! The language's tests: the built-ins' texts equal their Rust versions,
+//! the mistake corpus is judged broken for the right reason, the correct
+//! variants correct, parser errors in both languages, the budget's stop.
+
+use std::time::Duration;
+
+use super::judge::{judge, open_scratch, Failure, Report, JUDGE_BUDGET};
+use super::*;
+use crate::labs::race::handlers::Contender;
+use crate::labs::race::{replay, Arena, StepResult};
+use crate::labs::tools::budget::Budget;
+
+/// Judges with `deliveries` on a fresh scratch file, as `inbox-lab judge`
+/// does (no crash sweep: that one needs child processes, `tests/judge.rs`).
+fn judged_with(contender: &Contender, deliveries: &[usize], budget: Budget) -> Report {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("judge.sqlite3");
+    let path = path.to_str().expect("utf-8");
+    judge(
+        contender,
+        deliveries,
+        || open_scratch(path),
+        budget,
+        || Ok(None),
+    )
+    .expect("the judge runs")
+}
+
+/// Judges with 2 deliveries (3 multiply the schedules by ~50).
+fn judged(contender: &Contender, budget: Budget) -> Report {
+    judged_with(contender, &[2], budget)
+}
+
+fn script(name: &str, text: &str) -> Contender {
+    let program = match parse(text) {
+        Ok(p) => p,
+        Err(e) => panic!("{name}: {e}"),
+    };
+    Contender::Script {
+        name: name.to_owned(),
+        program,
+    }
+}
+
+#[test]
+fn each_builtin_text_gives_exactly_the_verdicts_and_counts_of_its_rust_version() {
+    for h in Handler::ALL {
+        let rust = judged(&Contender::Builtin(h), JUDGE_BUDGET);
+        let text = judged(&script(h.as_str(), builtin(h)), JUDGE_BUDGET);
+        assert_eq!(rust.verdict, text.verdict, "{h}");
+        assert_eq!(rust.race, text.race, "{h}: race");
+        assert_eq!(rust.cases, text.cases, "{h}: cases");
+        let (mut r, t) = (rust.faults.clone(), text.faults.clone());
+        if h == Handler::Atomic {
+            // The Rust version stores its receipt in one step of two
+            // statements; the text in two lines: one more fault point.
+            assert_eq!(r.points + 1, t.points, "{h}: fault points");
+            r.points = t.points;
+        }
+        assert_eq!(r, t, "{h}: faults");
+        // The same first failing race schedule, statement for statement
+        // (atomic has none).
+        assert_eq!(rust.first_failure, text.first_failure, "{h}: first failure");
+        assert_eq!(
+            rust.verdict == "correct",
+            h == Handler::Atomic,
+            "{h}: only atomic is correct"
+        );
+    }
+}
+
+#[test]
+fn with_three_deliveries_a_builtin_text_gives_the_counts_of_its_rust_version() {
+    // One handler with every kind of count (double credits, wrong
+    // answers, a first failing schedule): 3 deliveries cost ~50 times 2.
+    let h = Handler::CheckThenAct;
+    let rust = judged_with(&Contender::Builtin(h), &[3], JUDGE_BUDGET);
+    let text = judged_with(&script(h.as_str(), builtin(h)), &[3], JUDGE_BUDGET);
+    assert!(rust.race.interleavings > 1000, "{:?}", rust.race);
+    assert!(rust.race.double_credits > 0, "{:?}", rust.race);
+    assert_eq!(rust.race, text.race);
+    assert_eq!(rust.first_failure, text.first_failure);
+}
+
+#[test]
+fn a_deadlock_is_counted_never_answered_and_its_schedule_replays_to_it() {
+    let h = script(
+        "deferred_begin",
+        include_str!("corpus/deferred_begin.inbox"),
+    );
+    let report = judged(&h, JUDGE_BUDGET);
+    assert!(report.race.deadlocks > 0, "{:?}", report.race);
+    assert!(report.race.wrong_answers >= report.race.deadlocks);
+    let Some(Failure::Race {
+        deliveries,
+        schedule,
+    }) = report.first_failure
+    else {
+        panic!("no race failure: {:?}", report.first_failure);
+    };
+    // The schedule, replayed as the race lab does: every delivery still
+    // running waits for a lock the other holds.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("replay.sqlite3");
+    let path = path.to_str().expect("utf-8");
+    let arena = Arena::new(deliveries, || open_scratch(path)).expect("arena");
+    let mut race = replay(&arena, h, &schedule).expect("the schedule replays");
+    assert!(!race.finished());
+    for i in 0..deliveries {
+        if race.next_statements(i).is_some() {
+            let log = race.step(&arena, i).expect("step");
+            assert_eq!(log.result, StepResult::Waiting, "delivery {i}");
+        }
+    }
+}
+
+#[test]
+fn the_mistake_corpus_is_broken_for_the_right_reason_and_the_variants_are_correct() {
+    let corpus: [(&str, &str); 11] = [
+        (
+            "no_transaction",
+            include_str!("corpus/no_transaction.inbox"),
+        ),
+        (
+            "deferred_begin",
+            include_str!("corpus/deferred_begin.inbox"),
+        ),
+        (
+            "select_then_insert",
+            include_str!("corpus/select_then_insert.inbox"),
+        ),
+        (
+            "update_before_insert",
+            include_str!("corpus/update_before_insert.inbox"),
+        ),
+        (
+            "commit_between",
+            include_str!("corpus/commit_between.inbox"),
+        ),
+        (
+            "no_rollback_path",
+            include_str!("corpus/no_rollback_path.inbox"),
+        ),
+        (
+            "duplicate_on_busy",
+            include_str!("corpus/duplicate_on_busy.inbox"),
+        ),
+        ("account_only", include_str!("corpus/account_only.inbox")),
+        (
+            "insert_or_ignore",
+            include_str!("corpus/insert_or_ignore.inbox"),
+        ),
+        (
+            "correct_returning",
+            include_str!("corpus/correct_returning.inbox"),
+        ),
+        (
+            "correct_check_inside",
+            include_str!("corpus/correct_check_inside.inbox"),
+        ),
+    ];
+    for (name, text) in corpus {
+        let expect = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# expect: "))
+            .unwrap_or_else(|| panic!("{name}: no '# expect:' line"));
+        let report = judged(&script(name, text), JUDGE_BUDGET);
+        let json = serde_json::to_value(&report).expect("json");
+        if expect == "correct" {
+            assert_eq!(report.verdict, "correct", "{name}: {json}");
+            continue;
+        }
+        assert_eq!(report.verdict, "broken", "{name}: {json}");
+        let (check, field) = expect.split_once('.').expect("check.field");
+        match check {
+            "case" => assert_ne!(json["cases"][field], "ok", "{name}: {json}"),
+            _ => assert!(
+                json[check][field].as_u64().unwrap_or(0) > 0,
+                "{name}: {check}.{field} is 0: {json}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_handler_that_runs_an_endless_query_is_stopped_by_the_budget() {
+    let endless = "BEGIN IMMEDIATE\n\
+        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c\n\
+        COMMIT\n\
+        ANSWER applied\n";
+    let budget = Budget {
+        steps: 2_000_000,
+        time: Duration::from_secs(30),
+        ..JUDGE_BUDGET
+    };
+    let report = judged(&script("endless", endless), budget);
+    assert_eq!(report.verdict, "broken");
+    let stopped = report.stopped.expect("stopped");
+    assert!(stopped.contains("budget"), "{stopped}");
+    assert!(stopped.contains("SQLite steps"), "{stopped}");
+}
+
+#[test]
+fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
+    use ScriptCode::*;
+    const INS: &str = "INSERT INTO inbox(source, event_id, account_id, amount) VALUES (:source, :event_id, :account_id, :amount)";
+    let attach = "ATTACH DATABASE 'x.db' AS x\nANSWER applied";
+    let pragma = "PRAGMA writable_schema = 1\nANSWER applied";
+    let ddl = "CREATE TABLE t(x)\nANSWER applied";
+    let two = "SELECT 1; SELECT 2\nANSWER applied";
+    let unknown = format!("{}\nANSWER applied", INS.replace(":amount)", ":amout)"));
+    let positional = "SELECT ?1\nANSWER applied";
+    let no_answer = "SELECT 1\nIF ROW\n  ANSWER applied\nEND";
+    let unreachable = "SELECT 1\nANSWER applied\nSELECT 2";
+    let missing_end = "SELECT 1\nIF ROW\n  ANSWER applied";
+    let bad_answer = "SELECT 1\nANSWER maybe";
+    let bad_cond = "SELECT 1\nIF CHANGED 0\nEND\nANSWER applied";
+    let mixed = "SELECT 1\nIF ROW AND CHANGED = 0 OR NO ROW\nEND\nANSWER applied";
+    let stray_end = "SELECT 1\nEND\nANSWER applied";
+    let early_if = "IF ROW\nEND\nSELECT 1\nANSWER applied";
+    let sql_error = "SELEC 1\nANSWER applied";
+    let other_table = "SELECT * FROM sqlite_master\nANSWER applied";
+    let other_write = "UPDATE lab_clock SET now = 0\nANSWER applied";
+    let junk = "SELECT 1\nIF ROW x\nEND\nANSWER applied";
+    let cut_short = "SELECT 1\nIF CHANGED\nEND\nANSWER applied";
+    let cases: Vec<(&str, &str, ScriptCode, usize, usize, &str, &str)> = vec![
+        (
+            "attach",
+            attach,
+            Refused,
+            1,
+            1,
+            "ATTACH is not allowed",
+            "ATTACH в обработчике запрещено",
+        ),
+        (
+            "pragma",
+            pragma,
+            Refused,
+            1,
+            1,
+            "PRAGMA writable_schema is not allowed",
+            "PRAGMA writable_schema в обработчике запрещено",
+        ),
+        (
+            "ddl",
+            ddl,
+            Refused,
+            1,
+            1,
+            "changing the schema (CREATE, DROP, ALTER) is not allowed",
+            "менять схему (CREATE, DROP, ALTER) в обработчике запрещено",
+        ),
+        (
+            "other table written",
+            other_write,
+            Refused,
+            1,
+            1,
+            "writing lab_clock is not allowed",
+            "запись в таблицу lab_clock в обработчике запрещена",
+        ),
+        (
+            "junk after a condition",
+            junk,
+            Expected,
+            2,
+            8,
+            "expected AND, OR or the end of the line, found \"x\"",
+            "ожидалось AND, OR или конец строки, а здесь \"x\"",
+        ),
+        (
+            "a condition cut short",
+            cut_short,
+            Expected,
+            2,
+            11,
+            "expected =, !=, <, <=, > or >=, found the end of the line",
+            "ожидалось =, !=, <, <=, > или >=, а здесь конец строки",
+        ),
+        (
+            "two statements",
+            two,
+            MultipleStatements,
+            1,
+            1,
+            "one statement per line",
+            "одна инструкция на строку",
+        ),
+        (
+            "unknown parameter",
+            &unknown,
+            UnknownParameter,
+            1,
+            98,
+            "unknown parameter :amout",
+            "неизвестный параметр :amout",
+        ),
+        (
+            "positional",
+            positional,
+            PositionalParameter,
+            1,
+            8,
+            "?1 is a positional parameter",
+            "?1 — позиционный параметр",
+        ),
+        (
+            "no answer",
+            no_answer,
+            MissingAnswer,
+            5,
+            1,
+            "without ANSWER",
+            "без ANSWER",
+        ),
+        (
+            "unreachable",
+            unreachable,
+            Unreachable,
+            3,
+            1,
+            "already answered on line 2",
+            "уже ответила в строке 2",
+        ),
+        (
+            "missing end",
+            missing_end,
+            MissingEnd,
+            4,
+            1,
+            "the IF of line 2 is never closed: expected END",
+            "IF из строки 2 не закрыт: нужен END",
+        ),
+        (
+            "bad answer",
+            bad_answer,
+            UnknownAnswer,
+            2,
+            8,
+            "unknown answer maybe",
+            "неизвестный ответ maybe",
+        ),
+        (
+            "bad condition",
+            bad_cond,
+            Expected,
+            2,
+            12,
+            "expected =, !=, <, <=, > or >=, found \"0\"",
+            "ожидалось =, !=, <, <=, > или >=, а здесь \"0\"",
+        ),
+        (
+            "mixed",
+            mixed,
+            MixedAndOr,
+            2,
+            24,
+            "AND and OR in one condition",
+            "AND и OR в одном условии",
+        ),
+        (
+            "stray end",
+            stray_end,
+            WithoutIf,
+            2,
+            1,
+            "END without an IF",
+            "END без IF",
+        ),
+        (
+            "early if",
+            early_if,
+            BeforeStatement,
+            1,
+            1,
+            "IF before any statement",
+            "IF до первой инструкции",
+        ),
+        (
+            "sql error",
+            sql_error,
+            Sql,
+            1,
+            1,
+            "SQLite does not accept this statement: near \"SELEC\"",
+            "SQLite не принимает эту инструкцию: near \"SELEC\"",
+        ),
+        (
+            "other table",
+            other_table,
+            Refused,
+            1,
+            1,
+            "reading sqlite_master is not allowed",
+            "чтение таблицы sqlite_master в обработчике запрещено",
+        ),
+    ];
+    for (name, text, code, line, column, en, ru) in cases {
+        let e = parse(text).map(|_| ()).expect_err(name);
+        assert_eq!(
+            (e.code, e.line, e.column),
+            (code, line, column),
+            "{name}: {e}"
+        );
+        let (got_en, got_ru) = (e.render(Lang::En), e.render(Lang::Ru));
+        assert!(
+            got_en.starts_with(&format!("line {line}, column {column}: ")),
+            "{name}: {got_en}"
+        );
+        assert!(got_en.contains(en), "{name}: {got_en}");
+        assert!(
+            got_ru.starts_with(&format!("строка {line}, столбец {column}: ")),
+            "{name}: {got_ru}"
+        );
+        assert!(got_ru.contains(ru), "{name}: {got_ru}");
+        // Russian through and through: no English phrase slips in.
+        for english in [" or ", "expected", "found", "the ", "reading", "writing"] {
+            assert!(!got_ru.contains(english), "{name}: {english:?} in {got_ru}");
+        }
+    }
+    // (the parser's own ScriptCode names must stay one of `ALL`)
+    assert!(ScriptCode::ALL.contains(&Refused));
+}
+
+#[test]
+fn size_limits_are_errors_not_work() {
+    let long = format!("SELECT '{}'\nANSWER applied", "x".repeat(MAX_LINE_BYTES));
+    assert_eq!(
+        parse(&long).map(|_| ()).unwrap_err().code,
+        ScriptCode::LineTooLong
+    );
+    let many = format!("{}ANSWER applied", "SELECT 1\n".repeat(MAX_STATEMENTS + 1));
+    let e = parse(&many).map(|_| ()).unwrap_err();
+    assert_eq!(
+        (e.code, e.line),
+        (ScriptCode::TooManyStatements, MAX_STATEMENTS + 1)
+    );
+    let huge = "#".repeat(MAX_TEXT_BYTES + 1);
+    assert_eq!(
+        parse(&huge).map(|_| ()).unwrap_err().code,
+        ScriptCode::TextTooLong
+    );
+}
+
+#[test]
+fn the_judge_tells_each_check_as_it_starts_for_a_progress_bar() {
+    use super::judge::{judge_reporting, Progress};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("judge.sqlite3");
+    let path = path.to_str().expect("utf-8");
+    let mut told = Vec::new();
+    let report = judge_reporting(
+        &script("atomic", builtin(Handler::Atomic)),
+        &[2, 3],
+        || open_scratch(path),
+        JUDGE_BUDGET,
+        || Ok(None),
+        &mut |p: Progress| told.push((p.check, p.done, p.total)),
+    )
+    .expect("the judge runs");
+    assert_eq!(report.verdict, "correct");
+    assert_eq!(
+        told,
+        [
+            ("cases", 0, 4),
+            ("faults", 1, 4),
+            ("race_2", 2, 4),
+            ("race_3", 3, 4),
+            ("done", 4, 4)
+        ]
+    );
+}

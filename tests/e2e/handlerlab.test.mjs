@@ -1,0 +1,174 @@
+// "Write your own handler" (www/panels/handler-lab/handlerlab.js) as a reader
+// uses it: copy a built-in and judge it, see its first failing race
+// replayed step by step, a typo answered with its line and column, the
+// article's handler judged correct (the crash sweep honestly said to run
+// natively), and a share link opened in a fresh profile.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { idle, launch, openPage, openPageRetrying, usePage } from './browser.mjs';
+
+const PANEL = '#handler-lab';
+
+async function judge(page, text, deliveries = '2') {
+  await page.fill('#handler-text', text);
+  await page.selectOption('#handler-deliveries', deliveries);
+  await page.click('#handler-judge');
+  await idle(page);
+  await page.waitForSelector('#handler-judge:not([disabled])');
+}
+
+const body = (page, selector) => page.textContent(selector);
+
+describe('write your own handler', { timeout: 300_000 }, () => {
+  let page;
+  usePage(
+    {
+      prepare: (opened) => opened.setDefaultTimeout(60_000), // a loaded machine is slow
+      open: (opened) => openPageRetrying(opened, '?storage=memory'),
+    },
+    (opened) => (page = opened),
+  );
+
+  test('a copied built-in is judged broken, and its first failing race replays step by step', async () => {
+    await page.selectOption('#handler-builtin', 'check_then_act');
+    await page.waitForFunction(() => document.querySelector('#handler-builtin-text').textContent.includes('# check_then_act'));
+    await page.click('#handler-copy');
+    const text = await page.inputValue('#handler-text');
+    assert.match(text, /^# check_then_act/);
+    await judge(page, text);
+    assert.equal(await body(page, '#handler-verdict'), 'Verdict: broken');
+    const race = await page.textContent(`${PANEL} #handler-table tbody tr:first-child td`);
+    const doubles = Number(/(\d+) double credits/.exec(race)?.[1]);
+    assert.ok(doubles > 0, race);
+    assert.match(await body(page, '#handler-first'), /^A race of 2 deliveries, schedule [AB]( [AB])+/);
+
+    await page.click('#handler-replay');
+    await idle(page);
+    const steps = await page.$$eval('#handler-steps li', (items) => items.map((li) => li.textContent));
+    assert.ok(steps.length >= 3, steps.join('\n'));
+    assert.match(steps[0], /^[AB]: SELECT account_id, amount FROM inbox/);
+    assert.match(steps.at(-1), /double credit yes/, steps.join('\n'));
+  });
+
+  test('a typo is answered with its line, column and what was expected', async () => {
+    await judge(page, 'SELECT 1\nIF CHANGED 0\nEND\nANSWER applied\n');
+    assert.equal(
+      await page.textContent(`${PANEL} .handler-verdict`),
+      'Line 2, column 12: expected =, !=, <, <=, > or >=, found "0"',
+    );
+  });
+
+  test('the article’s handler is correct; the crash sweep is said to run natively, not counted', async () => {
+    await page.selectOption('#handler-builtin', 'atomic');
+    await page.waitForFunction(() => document.querySelector('#handler-builtin-text').textContent.includes('# atomic'));
+    await page.click('#handler-copy');
+    await judge(page, await page.inputValue('#handler-text'));
+    assert.equal(await body(page, '#handler-verdict'), 'Verdict: correct');
+    const rows = await page.$$eval('#handler-table tbody tr', (trs) => trs.map((tr) => tr.textContent));
+    assert.match(rows[2], /not run in the browser — run natively: inbox-lab judge/);
+    assert.match(rows[3], /all 6 ok/);
+  });
+
+  test('the judge tells its progress as each check starts, and the panel shows it', async () => {
+    const text = await page.evaluate(() => window.inboxLab.judge.builtin('atomic'));
+    const told = await page.evaluate(async (handler) => {
+      const seen = [];
+      const stop = window.inboxLab.judge.onProgress((p) => seen.push(`${p.check} ${p.done}/${p.total}`));
+      await window.inboxLab.judge.run(handler, 3);
+      stop();
+      return seen;
+    }, text);
+    assert.deepEqual(told, ['cases 0/3', 'faults 1/3', 'race_3 2/3', 'done 3/3']);
+
+    // The panel: the status says which check runs while the progress bar fills.
+    await page.fill('#handler-text', text);
+    await page.selectOption('#handler-deliveries', '3');
+    const statuses = page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const seen = [];
+          const status = document.querySelector('#handler-status');
+          const watch = new MutationObserver(() => {
+            seen.push(status.textContent);
+            if (document.querySelector('#handler-verdict') !== null) {
+              watch.disconnect();
+              resolve(seen);
+            }
+          });
+          watch.observe(document.querySelector('#handler-lab'), { childList: true, subtree: true, characterData: true });
+        }),
+    );
+    await page.click('#handler-judge');
+    const seen = await statuses;
+    assert.ok(seen.includes('Judging (2 of 3 checks done): every interleaving of 3 deliveries…'), seen.join('\n'));
+    await page.waitForSelector('#handler-judge:not([disabled])');
+    assert.equal(await body(page, '#handler-verdict'), 'Verdict: correct');
+    assert.equal(await page.getAttribute('#handler-progress', 'hidden'), '');
+  });
+
+  test('a share link made after a race failure carries its schedule, and opening it replays it', async () => {
+    await page.selectOption('#handler-builtin', 'check_then_act');
+    await page.waitForFunction(() => document.querySelector('#handler-builtin-text').textContent.includes('# check_then_act'));
+    await page.click('#handler-copy');
+    const text = await page.inputValue('#handler-text');
+    await judge(page, text);
+    const first = await body(page, '#handler-first');
+    const letters = /schedule ((?:[AB] ?)+)/.exec(first)[1].replaceAll(' ', '');
+    await page.click('#handler-share');
+    assert.equal(await body(page, '#handler-status'), 'The link to this handler and its first failing schedule is in the address bar.');
+    const hash = await page.evaluate(() => location.hash);
+    const state = JSON.parse(Buffer.from(hash.slice('#s='.length), 'base64url').toString('utf8'));
+    assert.deepEqual(state, { handler: text, race: `2:${letters}`, v: 1 });
+
+    const fresh = await launch();
+    try {
+      fresh.page.setDefaultTimeout(60_000);
+      await openPage(fresh.page, `?storage=memory${hash}`);
+      assert.equal(await fresh.page.inputValue('#handler-text'), text);
+      await fresh.page.waitForSelector('#handler-steps li.handler-end');
+      assert.equal(
+        await fresh.page.textContent('#handler-status'),
+        'Opened a shared handler and its failing schedule, replayed below. Judge it to see its verdict.',
+      );
+      const steps = await fresh.page.$$eval('#handler-steps li', (items) => items.map((li) => li.textContent));
+      assert.equal(steps.length, letters.length + 1, steps.join('\n'));
+      assert.match(steps.at(-1), /double credit yes/, steps.join('\n'));
+      assert.deepEqual(fresh.problems, []);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  test('a share link opens the handler in a fresh profile', async () => {
+    const mine = '# mine <b>not markup</b>\nBEGIN IMMEDIATE\nCOMMIT\nANSWER applied\n';
+    await page.fill('#handler-text', mine);
+    await page.click('#handler-share');
+    const hash = await page.evaluate(() => location.hash);
+    assert.match(hash, /^#s=[A-Za-z0-9_-]+$/);
+
+    const fresh = await launch();
+    try {
+      fresh.page.setDefaultTimeout(60_000);
+      await openPage(fresh.page, `?storage=memory${hash}`);
+      assert.equal(await fresh.page.inputValue('#handler-text'), mine);
+      assert.equal(await fresh.page.textContent('#handler-status'), 'Opened a shared handler. Judge it to see its verdict.');
+      await fresh.page.click('#handler-judge');
+      await idle(fresh.page);
+      await fresh.page.waitForSelector('#handler-verdict');
+      assert.equal(await fresh.page.textContent('#handler-verdict'), 'Verdict: broken');
+      assert.equal(await fresh.page.$(`${PANEL} b`), null, 'the text is never markup');
+      assert.deepEqual(fresh.problems, []);
+
+      // A damaged link: a clear message, an empty editor, no error thrown.
+      await openPage(fresh.page, '?storage=memory#s=***');
+      await fresh.page.reload();
+      await idle(fresh.page);
+      assert.equal(await fresh.page.textContent('#handler-status'), 'This share link is damaged (not base64url).');
+      assert.deepEqual(fresh.problems, []);
+    } finally {
+      await fresh.close();
+    }
+  });
+});

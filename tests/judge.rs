@@ -1,0 +1,215 @@
+#![cfg(all(not(target_family = "wasm"), feature = "labs"))]
+//! `inbox-lab judge`, run as a process the way a workshop script runs it:
+//! exit 0 for a correct handler, 1 for a broken one, 2 for a file that does
+//! not parse (the error on stderr as `FILE:LINE:COLUMN: sentence`); one
+//! JSON line of the shape on stdout; `--print-builtin` prints the
+//! texts the judge is checked against. The crash sweep runs here (it needs
+//! child processes), so these judge with 2 deliveries only.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn inbox_lab(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_inbox-lab"))
+        .args(args)
+        .output()
+        .expect("run inbox-lab");
+    Run {
+        code: out.status.code().expect("exited, not killed"),
+        stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+/// Writes `text` as `name` in a fresh directory.
+fn handler_file(name: &str, text: &str) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write handler");
+    (dir, path)
+}
+
+fn builtin(name: &str) -> String {
+    let run = inbox_lab(&["judge", "--print-builtin", name]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
+}
+
+/// Judges `path` with 2 deliveries: the exit code and the one JSON line.
+fn judge(path: &std::path::Path) -> (i32, Value) {
+    let run = inbox_lab(&[
+        "judge",
+        "--handler",
+        path.to_str().expect("utf-8"),
+        "--deliveries",
+        "2",
+    ]);
+    assert_eq!(run.stdout.lines().count(), 1, "one line: {}", run.stdout);
+    let json = serde_json::from_str(&run.stdout).expect("JSON");
+    (run.code, json)
+}
+
+#[test]
+fn the_articles_handler_is_judged_correct_with_every_check_counted() {
+    let (_dir, path) = handler_file("mine.inbox", &builtin("atomic"));
+    let (code, r) = judge(&path);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["handler"], "mine.inbox");
+    assert_eq!(r["verdict"], "correct");
+    assert_eq!(r["race"]["deliveries"], serde_json::json!([2]));
+    assert!(r["race"]["interleavings"].as_u64() > Some(1), "{r}");
+    for (check, field) in [
+        ("race", "double_credits"),
+        ("race", "lost_credits"),
+        ("race", "wrong_answers"),
+        ("race", "deadlocks"),
+        ("faults", "lost_credits"),
+        ("faults", "double_credits"),
+        ("faults", "wrong_answers"),
+        ("crash", "partial"),
+        ("crash", "lost_acknowledged"),
+    ] {
+        assert_eq!(r[check][field], 0, "{check}.{field}: {r}");
+    }
+    assert!(r["faults"]["points"].as_u64() >= Some(5), "{r}");
+    let crash = &r["crash"];
+    assert!(crash["crash_points"].as_u64() > Some(10), "{r}");
+    assert_eq!(crash["atomic"], crash["crash_points"], "{r}");
+    let cases = r["cases"].as_object().expect("cases");
+    assert_eq!(cases.len(), 6, "{r}");
+    assert!(cases.values().all(|v| v == "ok"), "{r}");
+    assert!(r["first_failure"].is_null(), "{r}");
+}
+
+#[test]
+fn two_transactions_are_broken_by_the_race_the_faults_and_the_crash_sweep() {
+    let (_dir, path) = handler_file("split.inbox", &builtin("two_transactions"));
+    let (code, r) = judge(&path);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["verdict"], "broken");
+    assert!(r["race"]["wrong_answers"].as_u64() > Some(0), "{r}");
+    assert!(r["faults"]["lost_credits"].as_u64() > Some(0), "{r}");
+    assert!(r["crash"]["partial"].as_u64() > Some(0), "{r}");
+    // The first failure is a race schedule the race lab replays: a
+    // delivery index per statement, both deliveries in it.
+    let f = &r["first_failure"];
+    assert_eq!(f["check"], "race", "{r}");
+    assert_eq!(f["deliveries"], 2, "{r}");
+    let schedule: Vec<u64> = f["schedule"]
+        .as_array()
+        .expect("schedule")
+        .iter()
+        .map(|v| v.as_u64().expect("index"))
+        .collect();
+    assert!(schedule.contains(&0) && schedule.contains(&1), "{r}");
+    assert!(schedule.iter().all(|&i| i < 2), "{r}");
+}
+
+#[test]
+fn a_file_that_does_not_parse_exits_2_naming_line_and_column_on_stderr() {
+    let text = "BEGIN IMMEDIATE\nIF CHANGED 0\nEND\nCOMMIT\nANSWER applied\n";
+    let (_dir, path) = handler_file("typo.inbox", text);
+    let p = path.to_str().expect("utf-8");
+    let run = inbox_lab(&["judge", "--handler", p]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stdout, "", "nothing judged");
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!("{p}:2:12: expected =, !=, <, <=, > or >=, found \"0\"")
+    );
+    let refused = "ATTACH DATABASE '/tmp/x.db' AS x\nANSWER applied\n";
+    let (_dir2, path) = handler_file("attach.inbox", refused);
+    let run = inbox_lab(&["judge", "--handler", path.to_str().expect("utf-8")]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(":1:1: ATTACH is not allowed"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn bad_arguments_exit_2_with_a_reason() {
+    let (_dir, path) = handler_file("ok.inbox", &builtin("atomic"));
+    let p = path.to_str().expect("utf-8");
+    for (args, says) in [
+        (vec!["judge", "--handler", p, "--deliveries", "4"], "2 or 3"),
+        (vec!["judge", "--print-builtin", "nope"], "nope"),
+        (
+            vec!["judge", "--handler", "/no/such/handler.inbox"],
+            "cannot read",
+        ),
+        (vec!["judge"], "--handler"),
+    ] {
+        let run = inbox_lab(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+}
+
+#[test]
+fn every_builtin_prints_a_text_that_parses() {
+    for name in [
+        "atomic",
+        "no_dedup",
+        "check_then_act",
+        "two_transactions",
+        "insert_or_ignore",
+        "insert_or_replace",
+    ] {
+        let text = builtin(name);
+        assert!(text.contains("ANSWER"), "{name}: {text}");
+        let (_dir, path) = handler_file("b.inbox", &text);
+        // --deliveries 5 is refused only after the file parsed.
+        let run = inbox_lab(&[
+            "judge",
+            "--handler",
+            path.to_str().expect("utf-8"),
+            "--deliveries",
+            "5",
+        ]);
+        assert!(
+            run.stderr.contains("--deliveries"),
+            "{name}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// `--workshop` judges the handler in Rust the feature compiles in: the
+/// starter as shipped (`workshop/handler.rs`, "SELECT, then act") is broken
+/// by a race, with the crash sweep run by children that deliver with it too.
+#[cfg(feature = "workshop")]
+#[test]
+fn the_workshop_starter_is_judged_broken_by_a_race_with_every_check_run() {
+    let run = inbox_lab(&["judge", "--workshop", "--deliveries", "2"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let r: Value = serde_json::from_str(&run.stdout).expect("one JSON line");
+    assert_eq!(r["handler"], "workshop");
+    assert_eq!(r["verdict"], "broken");
+    assert!(r["race"]["double_credits"].as_u64() > Some(0), "{r}");
+    assert_eq!(r["first_failure"]["check"], "race", "{r}");
+    assert!(r["crash"]["crash_points"].as_u64() > Some(0), "{r}");
+    assert_eq!(r["cases"].as_object().map(|c| c.len()), Some(6), "{r}");
+}
+
+/// Without the feature there is no workshop handler: a usage error that
+/// says how to get one, nothing judged.
+#[cfg(not(feature = "workshop"))]
+#[test]
+fn without_the_feature_judge_workshop_says_how_to_build_it() {
+    let run = inbox_lab(&["judge", "--workshop"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("feature `workshop`"), "{}", run.stderr);
+}
