@@ -8,7 +8,7 @@
 //!                 [--fail-after-insert | --fail-after-update]
 //! inbox-lab show  --db PATH
 //! inbox-lab race  --handler NAME [--deliveries K]
-//! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control]
+//! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control | --control-coalescing]
 //!                     [--workload apply|dispatch] [--no-dedup]
 //! ```
 //!
@@ -102,6 +102,11 @@ enum Command {
         /// must then find partial commits; exit 0 only if it does.
         #[arg(long)]
         control: bool,
+        /// Write through the broken write coalescing, which lets a commit
+        /// return with its last bytes held back: the sweep must then find
+        /// acknowledged events lost (in WAL mode); exit 0 only if it does.
+        #[arg(long, conflicts_with = "control")]
+        control_coalescing: bool,
         /// `apply` (the handler's commit) or `dispatch` (the outbox
         /// dispatcher sending pending notifications to a receiver).
         #[arg(long, default_value = "apply")]
@@ -128,6 +133,8 @@ enum Command {
         receiver: String,
         #[arg(long)]
         no_dedup: bool,
+        #[arg(long, default_value = "none")]
+        control: String,
     },
     /// Explore every interleaving of K deliveries of one event by one
     /// handler, on real connections to a temporary file database.
@@ -174,9 +181,19 @@ pub fn main() -> ExitCode {
             mode,
             events,
             control,
+            control_coalescing,
             workload,
             no_dedup,
-        } => crash_lab(&mode, &events, control, &workload, no_dedup),
+        } => {
+            let control = if control {
+                crash::Control::BrokenLock
+            } else if control_coalescing {
+                crash::Control::HoldsCommits
+            } else {
+                crash::Control::None
+            };
+            crash_lab(&mode, &events, control, &workload, no_dedup)
+        }
         Command::CrashChild {
             db,
             mode,
@@ -185,6 +202,7 @@ pub fn main() -> ExitCode {
             workload,
             receiver,
             no_dedup,
+            control,
         } => match crash_child(
             &db,
             &mode,
@@ -196,6 +214,7 @@ pub fn main() -> ExitCode {
                 Workload::Apply
             },
             &receiver,
+            &control,
         ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -319,10 +338,11 @@ fn die(_: &IoOp) -> ! {
     std::process::exit(CRASHED)
 }
 
-/// Opens a try's database through the counting shim.
-fn open_counted(path: &str, mode: JournalMode) -> Result<rusqlite::Connection, Error> {
+/// Opens a try's database through `vfs`: the counting shim under write
+/// coalescing (or under a control's variant).
+fn open_counted(path: &str, mode: JournalMode, vfs: &str) -> Result<rusqlite::Connection, Error> {
     db::open_with(
-        &format!("file:{path}?vfs={}", iolog::VFS_NAME),
+        &format!("file:{path}?vfs={vfs}"),
         Mode::Existing,
         DEFAULT_BUSY_TIMEOUT,
         |c| crash::configure(c, mode),
@@ -366,10 +386,12 @@ fn crash_child(
     crash_after: Option<usize>,
     workload: Workload,
     receiver: &str,
+    control: &str,
 ) -> Result<(), Error> {
     let mode: JournalMode = mode.parse().map_err(Error::storage)?;
+    let control: crash::Control = control.parse().map_err(Error::storage)?;
     iolog::install()?;
-    let conn = open_counted(path, mode)?;
+    let conn = open_counted(path, mode, control.write_vfs())?;
     iolog::arm(crash_after, die);
     let mut out = std::io::stdout().lock();
     run_workload(&conn, workload, n, receiver, |i| {
@@ -378,7 +400,9 @@ fn crash_child(
     })
 }
 
-/// Runs the native sweep; returns the table and the summary.
+/// Runs the native sweep on the page's stack (write coalescing over the
+/// counting shim); `control`: recover through the broken lock check.
+/// Returns the table and the summary.
 ///
 /// # Errors
 /// Storage or process errors of the lab itself (not of a try).
@@ -386,6 +410,25 @@ pub fn crash_sweep(
     mode: JournalMode,
     n: usize,
     control: bool,
+    workload: Workload,
+) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
+    let control = if control {
+        crash::Control::BrokenLock
+    } else {
+        crash::Control::None
+    };
+    crash_sweep_with(mode, n, control, workload)
+}
+
+/// Runs the native sweep with any [`crash::Control`]; returns the table and
+/// the summary.
+///
+/// # Errors
+/// Storage or process errors of the lab itself (not of a try).
+pub fn crash_sweep_with(
+    mode: JournalMode,
+    n: usize,
+    control: crash::Control,
     workload: Workload,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
     let events = crash::events(n)?;
@@ -445,6 +488,8 @@ pub fn crash_sweep(
             workload_name,
             "--receiver",
             &receiver,
+            "--control",
+            control.as_str(),
         ]);
         if !dedup {
             cmd.arg("--no-dedup");
@@ -462,7 +507,7 @@ pub fn crash_sweep(
     fresh_copy()?;
     iolog::install()?;
     let log = {
-        let conn = open_counted(&trial, mode)?;
+        let conn = open_counted(&trial, mode, control.write_vfs())?;
         iolog::arm(None, die);
         let result = run_workload(&conn, workload, n, &receiver, |_| {})
             .map_err(|e| Error::storage(format!("counting the operations: {e}")));
@@ -470,11 +515,7 @@ pub fn crash_sweep(
         result?;
         log
     };
-    let recover_vfs = if control {
-        iolog::BROKEN_VFS_NAME
-    } else {
-        iolog::VFS_NAME
-    };
+    let recover_vfs = control.recover_vfs();
     let mut rows = Vec::new();
     for k in 1..=log.len() {
         fresh_copy()?;
@@ -508,7 +549,13 @@ pub fn crash_sweep(
     Ok((rows, summary))
 }
 
-fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: bool) -> ExitCode {
+fn crash_lab(
+    mode: &str,
+    events: &str,
+    control: crash::Control,
+    workload: &str,
+    no_dedup: bool,
+) -> ExitCode {
     let run = || -> Result<(Vec<crash::Row>, crash::Summary), Error> {
         let mode: JournalMode = mode
             .parse()
@@ -526,7 +573,7 @@ fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: 
                 ))
             }
         };
-        crash_sweep(mode, n, control, workload)
+        crash_sweep_with(mode, n, control, workload)
     };
     match run() {
         Ok((rows, summary)) => {
@@ -548,11 +595,7 @@ fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: 
                 }
             }
             let code = print_result(Ok::<_, Error>(&summary));
-            let good = if control {
-                summary.partial > 0
-            } else {
-                summary.partial == 0 && summary.lost_acknowledged == 0
-            };
+            let good = control.passed(&summary);
             if code == ExitCode::SUCCESS && good {
                 ExitCode::SUCCESS
             } else {
