@@ -31,7 +31,9 @@ pub const POOL_CAPACITY: usize = 16;
 /// Directory of the pool in the origin's OPFS root.
 pub const POOL_DIRECTORY: &str = ".inbox-lab";
 
-/// Installs the OPFS pool as SQLite's default VFS (idempotent per worker).
+/// Installs the OPFS pool, and write coalescing on top of it as SQLite's
+/// default VFS (idempotent per worker): the page's storage stack, the one
+/// the crash lab proves (`storage::coalesce`, `labs::crash`).
 ///
 /// # Errors
 /// A storage error naming why OPFS is unavailable (not a dedicated worker,
@@ -41,7 +43,22 @@ pub async fn install_opfs() -> Result<OpfsSAHPoolUtil, Error> {
         .directory(POOL_DIRECTORY)
         .initial_capacity(POOL_CAPACITY)
         .build();
-    install_pool(&cfg).await
+    let pool = install_pool(&cfg).await?;
+    crate::storage::coalesce::install(true)?;
+    Ok(pool)
+}
+
+/// What [`Lab::stack`] answers: the storage stack the database runs on,
+/// read from SQLite, not assumed.
+#[derive(Serialize)]
+struct Stack {
+    /// The VFS new connections open through (`"coalesce"`: write coalescing
+    /// over the OPFS pool), or `"memdb"` in memory.
+    vfs: String,
+    /// `PRAGMA journal_mode` of the open database (`"delete"`, ...).
+    journal_mode: String,
+    /// `PRAGMA synchronous`: `"off"`, `"normal"`, `"full"` or `"extra"`.
+    synchronous: String,
 }
 
 /// Where the database lives.
@@ -121,6 +138,47 @@ impl Lab {
             Storage::Opfs(_) => "opfs".into(),
             Storage::Memory => "memory".into(),
         }
+    }
+
+    /// The storage stack, as SQLite reports it: `{vfs, journal_mode,
+    /// synchronous}` (the header's status line shows it), or `null` while
+    /// the database cannot be used.
+    #[wasm_bindgen(getter)]
+    pub fn stack(&self) -> Result<JsValue, JsValue> {
+        let Some(conn) = &self.conn else {
+            return Ok(JsValue::NULL);
+        };
+        let vfs = match self.storage {
+            Storage::Memory => "memdb".to_owned(),
+            // SAFETY: a null name asks for the default VFS; its name is a
+            // NUL-terminated string that lives as long as the registration.
+            Storage::Opfs(_) => unsafe {
+                let vfs = rusqlite::ffi::sqlite3_vfs_find(std::ptr::null());
+                if vfs.is_null() || (*vfs).zName.is_null() {
+                    return Err(Error::storage("no default SQLite VFS").into());
+                }
+                std::ffi::CStr::from_ptr((*vfs).zName)
+                    .to_string_lossy()
+                    .into_owned()
+            },
+        };
+        let journal_mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(Error::from)?;
+        let level: i64 = conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .map_err(Error::from)?;
+        let synchronous = match level {
+            0 => "off",
+            1 => "normal",
+            2 => "full",
+            _ => "extra",
+        };
+        to_value(&Stack {
+            vfs,
+            journal_mode: journal_mode.to_lowercase(),
+            synchronous: synchronous.to_owned(),
+        })
     }
 
     /// Delivers one event. `event` is `{source, event_id, account_id,

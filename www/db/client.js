@@ -90,8 +90,9 @@
 //
 // ## Listening
 //
-// `onStatus(listener)` calls `listener({phase, storage, busy, error,
-// fallback, problem, waiting, role})` on every change: phase "opening" → "ready", or
+// `onStatus(listener)` calls `listener({phase, storage, stack, busy, error,
+// fallback, problem, waiting, role})` on every change (`stack`: the worker's
+// `{vfs, journal_mode, synchronous}`, or null): phase "opening" → "ready", or
 // "failed" (could not open), or "restarting" (the worker crashed; a new one
 // is opening the database); `waiting` is `{attempt, attempts}` while the
 // database file is still held by another worker (a reload racing the old
@@ -167,7 +168,7 @@ let ownerId = null;
 let stopped = null;
 // Whether writes were answered since the worker last said it is idle.
 let dirty = false;
-let status = { phase: 'opening', storage: STORAGE, busy: false, error: null, fallback: null, problem: null, waiting: null, role };
+let status = { phase: 'opening', storage: STORAGE, stack: null, busy: false, error: null, fallback: null, problem: null, waiting: null, role };
 let settleReady = null;
 
 const ready = new Promise((resolve, reject) => {
@@ -622,7 +623,7 @@ function start() {
       const fallback = missing ?? data.fallback ?? null;
       const databaseProblem = data.problem ?? null;
       settleReady.resolve(readyValue(data.storage, fallback, databaseProblem));
-      setStatus({ phase: 'ready', storage: data.storage, busy: false, error: null, fallback, problem: databaseProblem, waiting: null });
+      setStatus({ phase: 'ready', storage: data.storage, stack: data.stack ?? null, busy: false, error: null, fallback, problem: databaseProblem, waiting: null });
     } else if (data.type === 'problem') {
       setStatus({ problem: data.problem ?? null });
     } else if (data.type === 'fatal') {
@@ -766,14 +767,14 @@ function followOwner(from, ownerStatus) {
       }
     }
   }
-  const { phase, storage, busy, error, fallback, waiting } = ownerStatus;
+  const { phase, storage, stack, busy, error, fallback, waiting } = ownerStatus;
   const databaseProblem = ownerStatus.problem ?? null;
   if (phase === 'ready') {
     settleReady.resolve(readyValue(storage, fallback, databaseProblem));
   } else if (phase === 'failed') {
     settleReady.reject(error);
   }
-  setStatus({ phase, storage, busy, error, fallback, problem: databaseProblem, waiting });
+  setStatus({ phase, storage, stack: stack ?? null, busy, error, fallback, problem: databaseProblem, waiting });
 }
 
 // ---- Status and change notices ---------------------------------------------
@@ -796,8 +797,8 @@ function setStatus(change) {
 
 // What followers need of the owner's status.
 function sharedStatus() {
-  const { phase, storage, busy, error, fallback, problem: databaseProblem, waiting } = status;
-  return { phase, storage, busy, error, fallback, problem: databaseProblem, waiting };
+  const { phase, storage, stack, busy, error, fallback, problem: databaseProblem, waiting } = status;
+  return { phase, storage, stack, busy, error, fallback, problem: databaseProblem, waiting };
 }
 
 function tablesChanged(tellOthers) {

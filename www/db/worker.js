@@ -173,7 +173,9 @@
 //
 // Worker → page, announcements (no `id`):
 //
-//   {type: "ready", storage}      the database is open; `storage` is "opfs" or "memory"
+//   {type: "ready", storage, stack}  the database is open; `storage` is "opfs" or "memory";
+//                                 `stack` {vfs, journal_mode, synchronous} as SQLite reports
+//                                 them (null while the database cannot be used)
 //   {type: "ready", storage, problem: error}
 //                                 the worker runs, but the stored database cannot be used:
 //                                 `problem` says why (kind storage, code corrupt, unusable,
@@ -368,7 +370,7 @@ const opened = open().then(
   ({ opened: database, fallback }) => {
     lab = database;
     problemNow = lab.problem;
-    const ready = { type: 'ready', storage: lab.storage };
+    const ready = { type: 'ready', storage: lab.storage, stack: lab.stack };
     if (fallback) {
       ready.fallback = fallback;
     }
