@@ -14,8 +14,9 @@
 //
 // The panels, in page order:
 //   header/       the status line and the language switch
-//   notices/      the storage banner, the tab note (banner.js) and the notice for a
-//                 database that cannot be used (recovery.js)
+//   notices/      the storage banner, the tab note (banner.js), the notice for a
+//                 database that cannot be used (recovery.js), and the built site's
+//                 service worker and "updated since your last visit" (update.js)
 //   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
 //   timeline/     every delivery and the steps Rust says it ran (timeline-model.js)
 //   tables/       accounts and inbox, changed rows on top (changes.js)
@@ -40,9 +41,10 @@
 // Everything a user typed or the database returned is rendered with
 // textContent, never parsed as HTML (lib/dom.js).
 
-import { calling, inboxLab, onStatus } from './db/client.js';
+import { calling, inboxLab, onStatus, onTablesChanged } from './db/client.js';
 import { whileBusy } from './lib/dom.js';
-import { LANGUAGES, setLanguage, translatePage } from './lib/i18n.js';
+import { errorMessage } from './lib/errors.js';
+import { LANGUAGES, has, keys, setLanguage, t, translatePage } from './lib/i18n.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
 import * as sqlconsole from './panels/console/sqlconsole.js';
@@ -53,6 +55,7 @@ import * as hooks from './panels/hooks/hooks.js';
 import * as relay from './panels/hooks/relay.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
+import * as update from './panels/notices/update.js';
 import * as raceLab from './panels/race-lab/racelab.js';
 import * as schemeEnds from './panels/scheme-ends/schemeends.js';
 import * as paste from './panels/sender/paste.js';
@@ -68,6 +71,7 @@ const PANELS = [
   header,
   banner,
   recovery,
+  update,
   sender,
   paste,
   timeline,
@@ -83,11 +87,6 @@ const PANELS = [
   raceLab,
   crashLab,
 ];
-
-for (const panel of PANELS) {
-  panel.mount();
-}
-translatePage();
 
 // ---- Console API ------------------------------------------------------------
 
@@ -111,7 +110,15 @@ translatePage();
 //   .receive(relayed, {verify})   signed webhooks (db/client.js)
 //   inboxLab.hooks.requests()     the last requests the relay passed on, with their verdicts
 //   inboxLab.setLanguage("en" | "ru")
+//   inboxLab.onStatus(listener), inboxLab.onTablesChanged(listener)
+//       db/client.js's notices (the database's phase, storage and this tab's
+//       role; a write that may have changed the tables); each returns an
+//       unsubscribe function
+//   inboxLab.texts.keys(), .has(key), .t(key, params), .errorMessage(error)
+//       the page's texts in both languages (lib/i18n.js, lib/errors.js)
 //
+// The built site (dist/) bundles every module into one file, so these are
+// also how a test reaches the page's own instances of them.
 // client.js's object is frozen; this one is a frozen superset of it. Like
 // client.js's calls, these answer every mistake with a rejected promise:
 // options are read inside `calling`, which turns a getter that throws into
@@ -140,6 +147,9 @@ window.inboxLab = Object.freeze({
   setLoseResponse: sender.setLoseResponse,
   timeline: () => timeline.timeline.entries(),
   hooks: Object.freeze({ ...inboxLab.hooks, requests: relay.requests }),
+  onStatus,
+  onTablesChanged,
+  texts: Object.freeze({ languages: LANGUAGES, keys, has, t, errorMessage }),
   setLanguage: (lang) => {
     if (!LANGUAGES.includes(lang)) {
       throw new RangeError(`language must be one of ${LANGUAGES.join(', ')}`);
@@ -147,6 +157,19 @@ window.inboxLab = Object.freeze({
     setLanguage(lang);
   },
 });
+
+// ---- Mount --------------------------------------------------------------------
+
+// Importing db/client.js started the database worker. A module worker's script
+// is fetched from this thread, so building every panel first (one long task)
+// would hold that fetch back; one turn of the event loop lets it go out, and
+// the panels are built while the worker loads its wasm. `window.inboxLab` is
+// set above, before this wait: a script that awaits `inboxLab.ready` finds it.
+await new Promise((resolve) => setTimeout(resolve, 0));
+for (const panel of PANELS) {
+  panel.mount();
+}
+translatePage();
 
 // ---- Start ------------------------------------------------------------------
 

@@ -129,13 +129,16 @@ pub fn run(scope: Scope) -> Result<()> {
             )),
         }
     }
-    // binaryen (wasm-opt) does not come from Debian: its version 108 breaks wasm-bindgen output
-    // (see build.rs). The npm package `binaryen` (JS + wasm, from the registry, nothing
-    // downloaded at run time) is installed into xtask/tools instead. It is optional — the
-    // module works unoptimised, only larger — so a failure here is a warning.
+    // The build's npm tools, into xtask/tools: binaryen (wasm-opt) does not come from Debian,
+    // whose version 108 breaks wasm-bindgen output (see build.rs), so the npm package `binaryen`
+    // (JS + wasm, nothing downloaded at run time) is used; and esbuild (its platform binary is
+    // a package of the registry), which `cargo xtask dist` (and so `serve` and the e2e layer)
+    // bundles the page with. wasm-opt is optional — the module works unoptimised, only larger
+    // — so a failure here is a warning; `dist` stops and names this step if esbuild is missing.
     if let Err(e) = build_tools(&root) {
         say(format!(
-            "warning: wasm-opt from npm not installed ({e:#}); release builds stay unoptimised"
+            "warning: the build's npm tools (wasm-opt, esbuild) not installed ({e:#}); release \
+             builds stay unoptimised and `cargo xtask dist` cannot run"
         ));
     }
 
@@ -461,7 +464,8 @@ fn python_packages(root: &Path, apt: &mut Apt) -> Result<()> {
     util::run(&mut pip)
 }
 
-/// The npm tools of the build (`xtask/tools`: binaryen's wasm-opt), if Node.js and npm are here.
+/// The npm tools of the build (`xtask/tools`: binaryen's wasm-opt, esbuild), if Node.js and npm
+/// are here.
 fn build_tools(root: &Path) -> Result<()> {
     if output_of(Command::new("npm").arg("--version")).is_none() {
         bail!("npm is missing (install Node.js {MIN_NODE_MAJOR}+ with npm)");

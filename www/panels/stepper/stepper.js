@@ -19,6 +19,7 @@ import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { formEvent, formOptions, send } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
 import { stateOf } from '../timeline/timeline-model.js';
+import { verdictElement } from '../../lib/verdict.js';
 
 register({
   en: {
@@ -111,6 +112,8 @@ let killed = null;
 let session = null;
 // What the note says, kept to redraw it in another language.
 let shownNote = null;
+let shownVerdict = null;
+let verdictBox = null;
 
 async function start() {
   clearErrors(form);
@@ -127,6 +130,7 @@ async function start() {
   steps = [];
   upcoming = null;
   killed = null;
+  showVerdict(null);
   session = { before, settle, sending: null };
   setNote(null);
   draw();
@@ -154,7 +158,8 @@ async function next() {
     ({ steps, next: upcoming } = answer);
     if (answer.outcome) {
       setNote('step.committed', { outcome: answer.outcome.outcome });
-      await finish({ answer: answer.outcome, steps });
+      // The verdict comes with the step that finished the delivery.
+      await finish({ answer: { ...answer.outcome, verdict: answer.verdict }, steps });
       return;
     }
     setNote('step.open', { count: steps.length });
@@ -207,6 +212,7 @@ async function kill() {
 /** Hands attempt 1's result to the sender and waits for the rest of its send. */
 async function finish(result) {
   const { settle, sending } = session;
+  showVerdict(result.answer?.verdict ?? null);
   enable(false);
   showUncommitted(false);
   draw();
@@ -220,6 +226,13 @@ function enable(open) {
   buttons.next.disabled = !open;
   buttons.throw.disabled = !open;
   buttons.kill.disabled = !open;
+}
+
+// Rust's verdict on the stepped delivery, once it has ended (none after a
+// kill: nobody was left to judge it — the sender's retry is judged).
+function showVerdict(verdict) {
+  shownVerdict = verdict;
+  verdictBox.replaceChildren(...(verdict ? [verdictElement(verdict)] : []));
 }
 
 function setNote(key, params = {}) {
@@ -256,6 +269,8 @@ export function mount() {
   form = document.querySelector('#deliver-form');
   list = document.querySelector('#step-list');
   note = document.querySelector('#step-note');
+  verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
+  note.after(verdictBox);
   for (const name of ['start', 'next', 'throw', 'kill']) {
     buttons[name] = document.querySelector(`#step-${name}`);
   }
@@ -268,5 +283,6 @@ export function mount() {
     if (shownNote !== null) {
       setNote(shownNote.key, shownNote.params);
     }
+    showVerdict(shownVerdict);
   });
 }
