@@ -212,6 +212,24 @@ export const inboxLab = Object.freeze({
   },
 
   /**
+   * Delivers many events, one after another, each in its own transaction —
+   * what as many `deliver` calls would do, in one request to the worker.
+   * `events` is an array of at most 10,000 events; `options.handler` as for
+   * `deliver` (no fault). Resolves to `{delivered, outcomes, verdicts}`,
+   * counted by Rust: `outcomes` by what the sender heard ("applied",
+   * "duplicate" or an error kind), `verdicts` by verdict kind ("correct",
+   * "credited_twice", ...). "N different events" sends its events this way.
+   */
+  deliverMany(events, options = {}) {
+    return calling(() => {
+      if (typeof options !== 'object' || options === null) {
+        return Promise.reject(badOptions());
+      }
+      return request('deliverMany', { events, handler: options.handler });
+    });
+  },
+
+  /**
    * Delivers one event given as JSON text, e.g. pasted:
    * `inboxLab.deliverJson('{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}')`.
    * Exactly these four fields, numbers as plain integers. `options.fault`

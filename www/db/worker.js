@@ -67,6 +67,14 @@
 //                         (what this delivery committed), sent: {account_id, amount},
 //                         stored_before, stored_after: {account_id, amount, receipt} | null
 //                         (the event's inbox row), balance: {account, before, after}}
+//     op "deliverMany" args {events: [event, ...] (at most 10,000), handler}
+//                      each event delivered as by "deliver" (no fault), one after
+//                      another, each in its own transaction, each judged; result
+//                      {delivered, outcomes: {applied | duplicate | <error kind>: n},
+//                      verdicts: {correct | credited_twice | ...: n}}, counted by Rust.
+//                      One request for many deliveries: the burst of "N different
+//                      events" sends batches of them, so the worker's time goes to the
+//                      commits, not to a message per event.
 //     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
 //                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
 //                      exactly these four fields, plain integers. Result as "deliver".
@@ -249,6 +257,7 @@ let raceLab = null;
 
 const OPS = new Map([
   ['deliver', (args) => lab.deliver(args?.event, args?.fault, args?.handler)],
+  ['deliverMany', (args) => lab.deliverMany(args?.events, args?.handler)],
   ['deliverJson', (args) => lab.deliverJson(args?.text, args?.fault)],
   ['tables', () => lab.tables()],
   ['reset', () => {
