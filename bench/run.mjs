@@ -114,7 +114,9 @@ const READY_HOOK = () => {
 // changed during the burst), summary, balance_line}, or {error}.
 async function throughThePage(n) {
   try {
+    await window.inboxLab.ready;
     await window.inboxLab.reset();
+    const stack = document.querySelector('#status').textContent;
     document.querySelector('#deliver-form button[type=reset]').click();
     document.querySelector('#burst-count').value = String(n);
     const result = document.querySelector('#burst-result');
@@ -158,6 +160,7 @@ async function throughThePage(n) {
     const entry = window.inboxLab.timeline().at(-1);
     return {
       events: n,
+      stack,
       ms,
       burst_ms: entry?.tookMs ?? null,
       counts: entry?.counts ?? null,
@@ -257,11 +260,26 @@ async function main() {
       bursts.push(await page.evaluate((n) => window.inboxLabBench.burst(n), BURST));
     }
 
-    log(`through the page: ${PAGE_EVENTS} different events by the Burst panel's "N different events", OPFS`);
-    const throughPage = await page.evaluate(throughThePage, PAGE_EVENTS);
-    if (throughPage.error !== undefined) {
-      throw new Error(`"N different events" through the page: ${throughPage.error}`);
+    // The page as it opens by default (journal DELETE), then with
+    // `?journal=wal` (WAL, exclusive, synchronous=FULL: every commit still
+    // flushed), then back to the default (which turns the file back to DELETE).
+    const throughPage = {};
+    for (const [journal, query] of [['delete', ''], ['wal', '?journal=wal']]) {
+      log(`through the page: ${PAGE_EVENTS} different events by the Burst panel's "N different events", OPFS, journal ${journal}`);
+      await page.goto('about:blank');
+      await page.waitForTimeout(300);
+      await page.goto(`${args['cold-url']}${query}`);
+      await page.evaluate(() => window.__benchReady);
+      const result = await page.evaluate(throughThePage, PAGE_EVENTS);
+      if (result.error !== undefined) {
+        throw new Error(`"N different events" through the page (journal ${journal}): ${result.error}`);
+      }
+      throughPage[journal] = result;
     }
+    await page.goto('about:blank');
+    await page.waitForTimeout(300);
+    await page.goto(args['cold-url']);
+    await page.evaluate(() => window.__benchReady);
 
     const profiles = { browser: [], native: [] };
     for (const setting of SETTINGS) {

@@ -89,6 +89,8 @@ pub struct Lab {
     /// The signed-webhook secrets' own database (`hooks.rs`), opened on
     /// first use; never replaced by import or reset.
     pub(super) hooks: Option<Connection>,
+    /// Whether the database runs in WAL mode ([`Lab::open_with_journal`]).
+    wal: bool,
 }
 
 #[wasm_bindgen]
@@ -101,6 +103,33 @@ impl Lab {
     /// unknown `storage`). A stored database that cannot be used does not
     /// make it throw: see [`Lab::problem`].
     pub async fn open(name: String, storage: String) -> Result<Lab, JsValue> {
+        Lab::open_with_journal(name, storage, None).await
+    }
+
+    /// Like [`Lab::open`], with a choice of journal on OPFS: `"delete"` (the
+    /// default: a rollback journal, created and deleted by every commit) or
+    /// `"wal"` (opt-in, the page's `?journal=wal`: write-ahead log with
+    /// exclusive locking — this worker's connection is the only one — and
+    /// `synchronous=FULL`, so every commit is still flushed before it is
+    /// answered, with one flush instead of three). The crash lab proves both
+    /// (its sweeps and random kills run in DELETE and WAL mode, exclusive,
+    /// FULL, on the same write-coalescing stack). In memory the journal is
+    /// memdb's own, whatever is asked. Throws for any other value.
+    #[wasm_bindgen(js_name = openWithJournal)]
+    pub async fn open_with_journal(
+        name: String,
+        storage: String,
+        journal: Option<String>,
+    ) -> Result<Lab, JsValue> {
+        let wal = match journal.as_deref() {
+            None | Some("delete") => false,
+            Some("wal") => true,
+            Some(other) => {
+                return Err(JsValue::from(Error::storage(format!(
+                    "unknown journal {other:?}: expected \"delete\" or \"wal\""
+                ))))
+            }
+        };
         let storage = match storage.as_str() {
             "opfs" => Storage::Opfs(install_opfs().await?),
             "memory" => Storage::Memory,
@@ -123,6 +152,7 @@ impl Lab {
             stepping_before: None,
             referee: Referee::default(),
             hooks: None,
+            wal,
         };
         lab.open_database();
         Ok(lab)
@@ -564,9 +594,35 @@ impl Lab {
             // A named memdb database: lives as long as a connection to it.
             Storage::Memory => format!("file:/{}?vfs=memdb", self.name),
         };
+        let opfs = matches!(self.storage, Storage::Opfs(_));
         // A stored database that fails its check is the Lab's problem, not
-        // the page's end.
-        self.conn = Some(db::open_checked(&path, BUSY_TIMEOUT)?);
+        // the page's end. The OPFS pool has no shared memory, so a WAL database — asked for
+        // now, or left by an earlier `?journal=wal` — opens only with
+        // exclusive locking set before the first read.
+        let conn = db::open_checked(&path, BUSY_TIMEOUT, |conn| {
+            if opfs {
+                conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")?;
+            }
+            Ok(())
+        })?;
+        if opfs {
+            let wanted = if self.wal { "wal" } else { "delete" };
+            let got: String =
+                conn.query_row(&format!("PRAGMA journal_mode = {wanted}"), [], |r| r.get(0))?;
+            if !got.eq_ignore_ascii_case(wanted) {
+                return Err(Error::storage(format!(
+                    "journal_mode {wanted} refused (got {got})"
+                )));
+            }
+            if self.wal {
+                // Every commit flushed before it is answered, as in DELETE mode.
+                conn.execute_batch("PRAGMA synchronous = FULL")?;
+            } else {
+                // A rollback journal with normal locking, as the page always ran.
+                conn.execute_batch("PRAGMA locking_mode = NORMAL")?;
+            }
+        }
+        self.conn = Some(conn);
         Ok(())
     }
 

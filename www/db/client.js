@@ -114,6 +114,8 @@ const settings = new URLSearchParams(window.location.search);
 const STORAGE = settings.get('storage') ?? 'opfs';
 // A test switch passed on to the worker: `?simulate=opfs-failure` (worker.js).
 const SIMULATE = settings.get('simulate');
+// `?journal=wal`: the OPFS database in WAL mode (worker.js), passed on as is.
+const JOURNAL = settings.get('journal');
 
 // Calls that only read the database (or the race lab's own scratch
 // database): after anything else, every tab is told the tables may have
@@ -616,6 +618,9 @@ function start() {
   url.searchParams.set('storage', missing === null ? STORAGE : 'memory');
   if (SIMULATE !== null) {
     url.searchParams.set('simulate', SIMULATE);
+  }
+  if (JOURNAL !== null) {
+    url.searchParams.set('journal', JOURNAL);
   }
   let opened = false;
   // A worker that stops on its own (an uncaught error, a script that failed

@@ -9,7 +9,8 @@
 // ## Message protocol
 //
 // Start it with `new Worker(new URL('./worker.js?storage=opfs', import.meta.url),
-// {type: 'module'})` (www/db/client.js does). The messages have the one shape
+// {type: 'module'})` (www/db/client.js does; `&journal=wal` opens the OPFS
+// database in WAL mode, exclusive, synchronous=FULL — opt-in, see below). The messages have the one shape
 // of www/lib/rpc.js — a request `{id, op, args}`, exactly one reply
 // `{id, ok, result | error}`, announcements without an id — and rpc.js's
 // `serve` answers them; below are this worker's ops and announcements. `storage` is "opfs" (the default: persistent, in the
@@ -242,6 +243,10 @@ const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
 const storage = settings.get('storage') ?? 'opfs';
 const simulate = settings.get('simulate');
+// The journal on OPFS: "delete" (the default) or "wal" (opt-in, `?journal=wal`
+// on the page: one flush per commit instead of three; src/wasm/lab.rs,
+// Lab.openWithJournal). Anything else is a fatal storage error from Rust.
+const journal = settings.get('journal') ?? 'delete';
 
 // OPFS access handles are exclusive. After a reload, or after the page
 // replaced a crashed worker, the old worker may still hold them for a moment
@@ -446,7 +451,7 @@ async function open() {
   }
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return { opened: await Lab.open(DATABASE, 'opfs') };
+      return { opened: await Lab.openWithJournal(DATABASE, 'opfs', journal) };
     } catch (thrown) {
       if (heldByAnotherWorker(thrown)) {
         if (attempt === OPEN_ATTEMPTS) {

@@ -587,30 +587,39 @@ fn tables(r: &Value) -> String {
         ms(num(burst, "p99_ms"))
     );
 
-    let page = &r["browser"]["through_page"];
-    let _ = writeln!(
-        s,
-        "\n### {} different events through the page (the Burst panel's \"N different events\" on OPFS, each its own durable transaction)\n",
-        rate(num(page, "events"))
-    );
-    let _ = writeln!(
-        s,
-        "press → result drawn: {} ({}/s; the burst's own figure {} ms); longest gap between two frames: {} ({} gaps over 100 ms in {} frames); the accounts table redrawn {} times while it ran. The page said: “{}” “{}”",
-        verdict(num(page, "ms"), TARGET_PAGE_MS, false, " ms"),
-        rate(ratio(num(page, "events"), num(page, "ms").map(|v| v / 1000.0))),
-        rate(num(page, "burst_ms")),
-        verdict(
-            num(page, "longest_frame_gap_ms"),
-            TARGET_FRAME_GAP_MS,
-            false,
-            " ms"
+    for (journal, why) in [
+        ("delete", "as the page opens by default: journal DELETE, synchronous FULL"),
+        (
+            "wal",
+            "with `?journal=wal`: WAL, exclusive locking, synchronous FULL — every commit still flushed",
         ),
-        rate(num(page, "frame_gaps_over_100ms")),
-        rate(num(page, "frames")),
-        rate(num(page, "table_redraws")),
-        text(page, "summary"),
-        text(page, "balance_line"),
-    );
+    ] {
+        let page = &r["browser"]["through_page"][journal];
+        let _ = writeln!(
+            s,
+            "\n### {} different events through the page, {why} (the Burst panel's \"N different events\" on OPFS, each its own durable transaction)\n",
+            rate(num(page, "events"))
+        );
+        let _ = writeln!(
+            s,
+            "press → result drawn: {} ({}/s; the burst's own figure {} ms); longest gap between two frames: {} ({} gaps over 100 ms in {} frames); the accounts table redrawn {} times while it ran. The status line said: “{}” The page said: “{}” “{}”",
+            verdict(num(page, "ms"), TARGET_PAGE_MS, false, " ms"),
+            rate(ratio(num(page, "events"), num(page, "ms").map(|v| v / 1000.0))),
+            rate(num(page, "burst_ms")),
+            verdict(
+                num(page, "longest_frame_gap_ms"),
+                TARGET_FRAME_GAP_MS,
+                false,
+                " ms"
+            ),
+            rate(num(page, "frame_gaps_over_100ms")),
+            rate(num(page, "frames")),
+            rate(num(page, "table_redraws")),
+            text(page, "stack"),
+            text(page, "summary"),
+            text(page, "balance_line"),
+        );
+    }
 
     let cold = &r["browser"]["cold_start"];
     let _ = writeln!(
