@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, screenshotPath, usePage } from './browser.mjs';
+import { idle, openPage, screenshotPath, usePage } from './browser.mjs';
 import { balance, fillSender, freshPlayground, shownTimeline } from './playground.mjs';
 
 /** The burst result lines. */
@@ -187,5 +187,28 @@ describe('a burst of 10,000 different events (in-memory storage)', { timeout: 30
     assert.equal(await page.$$eval('#inbox tbody tr', (trs) => trs.length), 200);
     // On record in the test output.
     console.log(`# 10,000 distinct events: ${result.summary} Wall clock ${seconds.toFixed(1)} s, longest frame gap ${Math.round(result.longestFrameGap)} ms.`);
+  });
+});
+
+describe('the opt-in WAL journal (?journal=wal)', { timeout: 300_000 }, () => {
+  let page;
+  usePage({ query: '?journal=wal' }, (opened) => (page = opened));
+  const rows = (sql) => page.evaluate((sql) => window.inboxLab.query(sql).then((r) => r.rows), sql);
+
+  test('the page says it runs WAL; a burst survives a killed worker; the default page turns the file back to DELETE with every row', async () => {
+    assert.match(await page.textContent('#status'), /Journal WAL, synchronous FULL, writes coalesced \(proven by the crash lab\)\.$/);
+    assert.deepEqual(await rows('PRAGMA journal_mode'), [['wal']]);
+    await page.evaluate(() => window.inboxLab.reset());
+    await fillSender(page, { amount: '3' });
+    const result = await distinctBurst(page, 300);
+    assert.match(result.summary, /^300 different events in [\d.]+ s \([\d,]+ per second\): applied 300\.$/);
+    // Killed without a close: WAL recovery on reopen keeps every acknowledged commit.
+    await page.evaluate(() => window.inboxLab.killWorker());
+    assert.deepEqual(await rows('SELECT count(*), (SELECT balance FROM accounts WHERE id = 1) FROM inbox'), [[300, 900]]);
+    await page.goto('about:blank');
+    await openPage(page);
+    assert.match(await page.textContent('#status'), /Journal DELETE, synchronous FULL/);
+    assert.deepEqual(await rows('PRAGMA journal_mode'), [['delete']]);
+    assert.deepEqual(await rows('SELECT count(*), (SELECT balance FROM accounts WHERE id = 1) FROM inbox'), [[300, 900]]);
   });
 });
