@@ -216,6 +216,12 @@ async function main() {
       }
       loads.push(ready.ready_ms);
     }
+    // The engines run on the staged page (--url): it serves the official
+    // build's worker under www/official/, which dist/ does not have.
+    await page.goto('about:blank');
+    await page.waitForTimeout(300);
+    await page.goto(args.url);
+    await page.evaluate(() => window.__benchReady);
     const environment = await page.evaluate(() => ({
       user_agent: navigator.userAgent,
       hardware_concurrency: navigator.hardwareConcurrency,
@@ -278,7 +284,7 @@ async function main() {
     }
     await page.goto('about:blank');
     await page.waitForTimeout(300);
-    await page.goto(args['cold-url']);
+    await page.goto(args.url);
     await page.evaluate(() => window.__benchReady);
 
     const profiles = { browser: [], native: [] };
