@@ -115,8 +115,9 @@ const READY_HOOK = () => {
 async function throughThePage(n) {
   try {
     await window.inboxLab.ready;
-    await window.inboxLab.reset();
+    // The status line as the page opened (journal mode, durability, coalescing).
     const stack = document.querySelector('#status').textContent;
+    await window.inboxLab.reset();
     document.querySelector('#deliver-form button[type=reset]').click();
     document.querySelector('#burst-count').value = String(n);
     const result = document.querySelector('#burst-result');
