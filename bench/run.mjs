@@ -5,7 +5,7 @@
 //   node bench/run.mjs --url http://127.0.0.1:PORT/ --site DIR --profile DIR
 //                      --native-bin PATH --native-dir DIR --python-dir DIR
 //                      [--events 2000] [--rounds 3] [--loads 7] [--burst 1000]
-//                      [--profile-events 500] [--chromium /usr/bin/chromium]
+//                      [--profile-events 500] [--page-events 10000] [--chromium /usr/bin/chromium]
 //
 // Run it from the repository root (it runs bench/python_bench.py). --native-bin
 // is the built benches/native.rs; it and the Python runner write their
@@ -21,13 +21,16 @@
 //   compiled, OPFS pool installed, schema checked) on the built site
 //   (--cold-url, dist/): the first load, then the median of --loads loads;
 // * apply and duplicate throughput of our build (www/panels/bench/benchworker.js) as the
-//   page opens its database, of the same through the proposed
+//   page opened its database before write coalescing, of the same through the
 //   write-coalescing shim, of the official SQLite WASM build
 //   (bench/official-worker.mjs, served as www/official/worker.mjs), of native
 //   rusqlite and of the article's Python, per setting, interleaved, --rounds
 //   times;
 // * a burst of --burst concurrent deliveries of one event through the page's
 //   own worker (`window.inboxLab.deliver`);
+// * --page-events (10,000) different events through the page as a reader
+//   sends them (the Burst panel's "N different events", on OPFS): the time
+//   from the press to the result, and the longest gap between two frames;
 // * bytes shipped, raw and gzip;
 // * a profiled pass per setting through the timing VFS shim
 //   (src/storage/timing.rs), in the browser and natively: where a commit's
@@ -51,6 +54,7 @@ const args = parseArgs(process.argv.slice(2), {
   loads: '7',
   burst: '1000',
   'profile-events': '500',
+  'page-events': '10000',
   'native-bin': null,
   'native-dir': null,
   'python-dir': null,
@@ -66,6 +70,7 @@ const ROUNDS = positive('rounds');
 const LOADS = positive('loads');
 const BURST = positive('burst');
 const PROFILE_EVENTS = positive('profile-events');
+const PAGE_EVENTS = positive('page-events');
 const SETTINGS = ['delete-full', 'wal-full', 'wal-normal'];
 const ENGINES = ['ours', 'coalesce', 'official', 'native', 'python-kept', 'python-as-written'];
 
@@ -100,6 +105,77 @@ const READY_HOOK = () => {
     },
   });
 };
+
+// In the page: a fresh database, then the Burst panel's "N different events"
+// pressed for `n` events with the sender's example event, as a reader does,
+// while every animation frame is watched. Resolves to {events, ms (press →
+// result drawn), burst_ms (the burst's own figure), longest_frame_gap_ms,
+// frame_gaps_over_100ms, frames, table_redraws (times the accounts table
+// changed during the burst), summary, balance_line}, or {error}.
+async function throughThePage(n) {
+  try {
+    await window.inboxLab.ready;
+    // The status line as the page opened (journal mode, durability, coalescing).
+    const stack = document.querySelector('#status').textContent;
+    await window.inboxLab.reset();
+    document.querySelector('#deliver-form button[type=reset]').click();
+    document.querySelector('#burst-count').value = String(n);
+    const result = document.querySelector('#burst-result');
+    result.replaceChildren();
+    // Let the reset's table redraw settle before measuring.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const balanceCell = () => document.querySelector('#accounts tbody tr td:nth-child(2)')?.textContent;
+    const watch = { longest: 0, over100: 0, frames: 0, redraws: 0, balance: balanceCell(), running: true };
+    let last = performance.now();
+    const frame = (now) => {
+      const gap = now - last;
+      last = now;
+      watch.longest = Math.max(watch.longest, gap);
+      watch.over100 += gap > 100 ? 1 : 0;
+      watch.frames += 1;
+      const shown = balanceCell();
+      if (shown !== watch.balance) {
+        watch.redraws += 1;
+        watch.balance = shown;
+      }
+      if (watch.running) {
+        requestAnimationFrame(frame);
+      }
+    };
+    requestAnimationFrame(frame);
+    const started = performance.now();
+    const done = new Promise((resolve) => {
+      const observer = new MutationObserver(() => {
+        if (result.querySelector('p.summary') !== null) {
+          observer.disconnect();
+          resolve();
+        }
+      });
+      observer.observe(result, { childList: true });
+    });
+    document.querySelector('#burst-distinct').click();
+    await done;
+    const ms = performance.now() - started;
+    watch.running = false;
+    const [summary, balanceLine] = [...result.querySelectorAll('p')].map((p) => p.textContent);
+    const entry = window.inboxLab.timeline().at(-1);
+    return {
+      events: n,
+      stack,
+      ms,
+      burst_ms: entry?.tookMs ?? null,
+      counts: entry?.counts ?? null,
+      longest_frame_gap_ms: watch.longest,
+      frame_gaps_over_100ms: watch.over100,
+      frames: watch.frames,
+      table_redraws: watch.redraws,
+      summary,
+      balance_line: balanceLine ?? null,
+    };
+  } catch (error) {
+    return { error: String(error?.message ?? error) };
+  }
+}
 
 function log(message) {
   process.stderr.write(`bench: ${message}\n`);
@@ -141,6 +217,12 @@ async function main() {
       }
       loads.push(ready.ready_ms);
     }
+    // The engines run on the staged page (--url): it serves the official
+    // build's worker under www/official/, which dist/ does not have.
+    await page.goto('about:blank');
+    await page.waitForTimeout(300);
+    await page.goto(args.url);
+    await page.evaluate(() => window.__benchReady);
     const environment = await page.evaluate(() => ({
       user_agent: navigator.userAgent,
       hardware_concurrency: navigator.hardwareConcurrency,
@@ -185,6 +267,27 @@ async function main() {
       bursts.push(await page.evaluate((n) => window.inboxLabBench.burst(n), BURST));
     }
 
+    // The page as it opens by default (journal DELETE), then with
+    // `?journal=wal` (WAL, exclusive, synchronous=FULL: every commit still
+    // flushed), then back to the default (which turns the file back to DELETE).
+    const throughPage = {};
+    for (const [journal, query] of [['delete', ''], ['wal', '?journal=wal']]) {
+      log(`through the page: ${PAGE_EVENTS} different events by the Burst panel's "N different events", OPFS, journal ${journal}`);
+      await page.goto('about:blank');
+      await page.waitForTimeout(300);
+      await page.goto(`${args['cold-url']}${query}`);
+      await page.evaluate(() => window.__benchReady);
+      const result = await page.evaluate(throughThePage, PAGE_EVENTS);
+      if (result.error !== undefined) {
+        throw new Error(`"N different events" through the page (journal ${journal}): ${result.error}`);
+      }
+      throughPage[journal] = result;
+    }
+    await page.goto('about:blank');
+    await page.waitForTimeout(300);
+    await page.goto(args.url);
+    await page.evaluate(() => window.__benchReady);
+
     const profiles = { browser: [], native: [] };
     for (const setting of SETTINGS) {
       log(`profile: ${setting}, ${PROFILE_EVENTS} events through the timing shim, browser and native`);
@@ -211,6 +314,7 @@ async function main() {
       rounds,
       profiles,
       burst: { ...bursts.toSorted((a, b) => a.events_per_s - b.events_per_s)[1], runs: bursts },
+      through_page: throughPage,
       sizes: await sizes(args.site),
     };
   } finally {

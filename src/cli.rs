@@ -8,7 +8,7 @@
 //!                 [--fail-after-insert | --fail-after-update]
 //! inbox-lab show  --db PATH
 //! inbox-lab race  --handler NAME [--deliveries K]
-//! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control]
+//! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control | --control-coalescing]
 //!                     [--workload apply|dispatch] [--no-dedup]
 //! inbox-lab judge --handler FILE [--deliveries 2|3]
 //! inbox-lab judge --workshop [--deliveries 2|3]
@@ -112,6 +112,11 @@ enum Command {
         /// must then find partial commits; exit 0 only if it does.
         #[arg(long)]
         control: bool,
+        /// Write through the broken write coalescing, which lets a commit
+        /// return with its last bytes held back: the sweep must then find
+        /// acknowledged events lost (in WAL mode); exit 0 only if it does.
+        #[arg(long, conflicts_with = "control")]
+        control_coalescing: bool,
         /// `apply` (the handler's commit) or `dispatch` (the outbox
         /// dispatcher sending pending notifications to a receiver).
         #[arg(long, default_value = "apply")]
@@ -138,6 +143,8 @@ enum Command {
         receiver: String,
         #[arg(long)]
         no_dedup: bool,
+        #[arg(long, default_value = "none")]
+        control: String,
         /// Deliver with this handler program instead of the article's.
         #[arg(long)]
         handler_file: Option<String>,
@@ -228,9 +235,19 @@ pub fn main() -> ExitCode {
             mode,
             events,
             control,
+            control_coalescing,
             workload,
             no_dedup,
-        } => crash_lab(&mode, &events, control, &workload, no_dedup),
+        } => {
+            let control = if control {
+                crash::Control::BrokenLock
+            } else if control_coalescing {
+                crash::Control::HoldsCommits
+            } else {
+                crash::Control::None
+            };
+            crash_lab(&mode, &events, control, &workload, no_dedup)
+        }
         Command::CrashChild {
             db,
             mode,
@@ -239,25 +256,27 @@ pub fn main() -> ExitCode {
             workload,
             receiver,
             no_dedup,
+            control,
             handler_file,
             workshop,
-        } => match crash_child(
-            &db,
-            &mode,
-            events,
+        } => match crash_child(&ChildRun {
+            path: &db,
+            mode: &mode,
+            n: events,
             crash_after,
-            if workload == "dispatch" {
+            workload: if workload == "dispatch" {
                 Workload::Dispatch { dedup: !no_dedup }
             } else {
                 Workload::Apply
             },
-            &receiver,
-            match (handler_file.as_deref(), workshop) {
+            receiver: &receiver,
+            control: &control,
+            handler: match (handler_file.as_deref(), workshop) {
                 (Some(file), _) => Some(Judged::File(file)),
                 (None, true) => Some(Judged::Workshop),
                 (None, false) => None,
             },
-        ) {
+        }) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("crash-child: {e}");
@@ -380,10 +399,11 @@ fn die(_: &IoOp) -> ! {
     std::process::exit(CRASHED)
 }
 
-/// Opens a try's database through the counting shim.
-fn open_counted(path: &str, mode: JournalMode) -> Result<rusqlite::Connection, Error> {
+/// Opens a try's database through `vfs`: the counting shim under write
+/// coalescing (or under a control's variant).
+fn open_counted(path: &str, mode: JournalMode, vfs: &str) -> Result<rusqlite::Connection, Error> {
     db::open_with(
-        &format!("file:{path}?vfs={}", iolog::VFS_NAME),
+        &format!("file:{path}?vfs={vfs}"),
         Mode::Existing,
         DEFAULT_BUSY_TIMEOUT,
         |c| crash::configure(c, mode),
@@ -430,28 +450,42 @@ fn run_workload(
     }
 }
 
-fn crash_child(
-    path: &str,
-    mode: &str,
+/// One try of the sweep, as its parent process asked for it (`crash-child`).
+struct ChildRun<'a> {
+    path: &'a str,
+    mode: &'a str,
     n: usize,
     crash_after: Option<usize>,
     workload: Workload,
-    receiver: &str,
-    handler: Option<Judged<'_>>,
-) -> Result<(), Error> {
-    let mode: JournalMode = mode.parse().map_err(Error::storage)?;
-    let handler = handler.map(Judged::contender).transpose()?;
-    iolog::install()?;
-    let conn = open_counted(path, mode)?;
-    iolog::arm(crash_after, die);
-    let mut out = std::io::stdout().lock();
-    run_workload(&conn, workload, n, receiver, handler.as_ref(), |i| {
-        // The sender hears "200" only once this line is out of the process.
-        let _ = writeln!(out, "ACK {i}").and_then(|()| out.flush());
-    })
+    receiver: &'a str,
+    control: &'a str,
+    handler: Option<Judged<'a>>,
 }
 
-/// Runs the native sweep; returns the table and the summary.
+fn crash_child(run: &ChildRun<'_>) -> Result<(), Error> {
+    let mode: JournalMode = run.mode.parse().map_err(Error::storage)?;
+    let control: crash::Control = run.control.parse().map_err(Error::storage)?;
+    let handler = run.handler.map(Judged::contender).transpose()?;
+    iolog::install()?;
+    let conn = open_counted(run.path, mode, control.write_vfs())?;
+    iolog::arm(run.crash_after, die);
+    let mut out = std::io::stdout().lock();
+    run_workload(
+        &conn,
+        run.workload,
+        run.n,
+        run.receiver,
+        handler.as_ref(),
+        |i| {
+            // The sender hears "200" only once this line is out of the process.
+            let _ = writeln!(out, "ACK {i}").and_then(|()| out.flush());
+        },
+    )
+}
+
+/// Runs the native sweep on the page's stack (write coalescing over the
+/// counting shim); `control`: recover through the broken lock check.
+/// Returns the table and the summary.
 ///
 /// # Errors
 /// Storage or process errors of the lab itself (not of a try).
@@ -461,6 +495,11 @@ pub fn crash_sweep(
     control: bool,
     workload: Workload,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
+    let control = if control {
+        crash::Control::BrokenLock
+    } else {
+        crash::Control::None
+    };
     crash_sweep_with(mode, n, control, workload, None)
 }
 
@@ -489,7 +528,7 @@ impl Judged<'_> {
 pub fn crash_sweep_with(
     mode: JournalMode,
     n: usize,
-    control: bool,
+    control: crash::Control,
     workload: Workload,
     handler: Option<Judged<'_>>,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
@@ -552,6 +591,8 @@ pub fn crash_sweep_with(
             workload_name,
             "--receiver",
             &receiver,
+            "--control",
+            control.as_str(),
         ]);
         if !dedup {
             cmd.arg("--no-dedup");
@@ -578,7 +619,7 @@ pub fn crash_sweep_with(
     fresh_copy()?;
     iolog::install()?;
     let log = {
-        let conn = open_counted(&trial, mode)?;
+        let conn = open_counted(&trial, mode, control.write_vfs())?;
         iolog::arm(None, die);
         let result = run_workload(&conn, workload, n, &receiver, handler.as_ref(), |_| {})
             .map_err(|e| Error::storage(format!("counting the operations: {e}")));
@@ -586,11 +627,7 @@ pub fn crash_sweep_with(
         result?;
         log
     };
-    let recover_vfs = if control {
-        iolog::BROKEN_VFS_NAME
-    } else {
-        iolog::VFS_NAME
-    };
+    let recover_vfs = control.recover_vfs();
     let mut rows = Vec::new();
     for k in 1..=log.len() {
         fresh_copy()?;
@@ -624,7 +661,13 @@ pub fn crash_sweep_with(
     Ok((rows, summary))
 }
 
-fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: bool) -> ExitCode {
+fn crash_lab(
+    mode: &str,
+    events: &str,
+    control: crash::Control,
+    workload: &str,
+    no_dedup: bool,
+) -> ExitCode {
     let run = || -> Result<(Vec<crash::Row>, crash::Summary), Error> {
         let mode: JournalMode = mode
             .parse()
@@ -642,7 +685,7 @@ fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: 
                 ))
             }
         };
-        crash_sweep(mode, n, control, workload)
+        crash_sweep_with(mode, n, control, workload, None)
     };
     match run() {
         Ok((rows, summary)) => {
@@ -664,11 +707,7 @@ fn crash_lab(mode: &str, events: &str, control: bool, workload: &str, no_dedup: 
                 }
             }
             let code = print_result(Ok::<_, Error>(&summary));
-            let good = if control {
-                summary.partial > 0
-            } else {
-                summary.partial == 0 && summary.lost_acknowledged == 0
-            };
+            let good = control.passed(&summary);
             if code == ExitCode::SUCCESS && good {
                 ExitCode::SUCCESS
             } else {
@@ -772,7 +811,8 @@ fn judge_contender(contender: &Contender, deliveries: &[usize], judged: Judged<'
         let mut counts = judge::CrashCounts::default();
         let mut failure = None;
         for mode in [JournalMode::Delete, JournalMode::Wal] {
-            let (rows, summary) = crash_sweep_with(mode, 1, false, Workload::Apply, Some(judged))?;
+            let (rows, summary) =
+                crash_sweep_with(mode, 1, crash::Control::None, Workload::Apply, Some(judged))?;
             counts.add(&summary);
             if failure.is_none() {
                 failure = rows

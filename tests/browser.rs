@@ -696,3 +696,68 @@ fn without_the_feature_the_workshop_handler_is_not_listed_and_asking_for_it_says
         assert!(message.contains("cargo xtask workshop"), "{message}");
     }
 }
+
+/// A batch through the facade (`deliverMany`, what "N different events"
+/// sends): each event its own transaction, what they came to counted in
+/// Rust; a value that is not an array is refused. With the opt-in WAL
+/// journal every commit survives closing and reopening, and the default
+/// open turns the file back into a rollback journal, rows and all.
+#[test]
+async fn deliver_many_and_the_opt_in_wal_journal() {
+    let name = "many.sqlite3";
+    let mut lab = Lab::open_with_journal(name.into(), "opfs".into(), Some("wal".into()))
+        .await
+        .expect("open in WAL");
+    lab.reset().expect("reset");
+    assert_eq!(
+        text(&lab.stack().expect("stack"), "journal_mode").as_deref(),
+        Some("wal")
+    );
+    let events = js_sys::JSON::parse(
+        r#"[{"source":"m","event_id":"1","account_id":1,"amount":2},
+            {"source":"m","event_id":"2","account_id":1,"amount":2},
+            {"source":"m","event_id":"1","account_id":1,"amount":2},
+            {"source":"m","event_id":"3","account_id":9,"amount":2}]"#,
+    )
+    .expect("json");
+    let answer = lab.deliver_many(events, JsValue::UNDEFINED).expect("batch");
+    assert_eq!(
+        js_sys::JSON::stringify(&answer)
+            .expect("json")
+            .as_string()
+            .as_deref(),
+        Some(
+            r#"{"delivered":4,"outcomes":{"applied":2,"duplicate":1,"unknown_account":1},"verdicts":{"correct":4}}"#
+        )
+    );
+    let refused = lab
+        .deliver_many(JsValue::from_str("not a list"), JsValue::UNDEFINED)
+        .expect_err("not an array");
+    assert_eq!(text(&refused, "kind").as_deref(), Some("invalid_input"));
+    lab.close();
+
+    let balance = |lab: &Lab| {
+        let accounts = get(&lab.tables().expect("tables"), "accounts");
+        get(&js_sys::Array::from(&accounts).get(0), "balance").as_f64()
+    };
+    let mut lab = Lab::open_with_journal(name.into(), "opfs".into(), Some("wal".into()))
+        .await
+        .expect("reopen in WAL");
+    assert_eq!(balance(&lab), Some(4.0));
+    lab.close();
+    let mut lab = Lab::open(name.into(), "opfs".into())
+        .await
+        .expect("reopen by default");
+    assert_eq!(
+        text(&lab.stack().expect("stack"), "journal_mode").as_deref(),
+        Some("delete")
+    );
+    assert_eq!(balance(&lab), Some(4.0));
+    lab.close();
+    let err = Lab::open_with_journal(name.into(), "opfs".into(), Some("truncate".into()))
+        .await
+        .err()
+        .expect("an unknown journal is refused");
+    assert!(text(&err, "message").is_some_and(|m| m.contains("unknown journal")));
+    remove(name).await;
+}

@@ -3,6 +3,10 @@
 //! must leave it exactly "before" or exactly "after" — while the control
 //! (recovery with sahpool's old, broken lock check) must be caught leaving
 //! partial commits. A lab that cannot catch that bug would prove nothing.
+//!
+//! The sweeps run on the page's stack: write coalescing on top of the
+//! counting shim. The coalescing control (a variant that lets a commit
+//! return with its last bytes still held back) must be caught too.
 #![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 
 use std::process::Command;
@@ -28,8 +32,20 @@ fn number(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
 }
 
+/// The write lengths in a sweep's table (its `write` rows).
+fn write_lengths(table: &str) -> Vec<u64> {
+    table
+        .lines()
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            (cols.get(2) == Some(&"write")).then(|| cols[4].parse().expect("a length"))
+        })
+        .collect()
+}
+
 /// Every crash point of one apply and of a burst of three, in both journal
-/// modes: all atomic, nothing acknowledged lost, exit 0.
+/// modes, on the coalesced stack: all atomic, nothing acknowledged lost,
+/// exit 0.
 #[test]
 fn every_crash_point_recovers_atomically() {
     for mode in ["delete", "wal"] {
@@ -38,8 +54,22 @@ fn every_crash_point_recovers_atomically() {
             assert!(ok, "{mode}/{events}: {s}\n{table}");
             assert_eq!(s["mode"], mode);
             let points = number(&s, "crash_points");
-            // A commit touches the journal or WAL and the database several times.
-            assert!(points >= 10, "{mode}/{events}: only {points} operations");
+            // A rollback-journal commit touches the journal and the database
+            // several times; a WAL commit is (at least) a write and a sync.
+            let least = match mode {
+                "delete" => 10,
+                _ => 2 * events.parse::<u64>().unwrap() + 2,
+            };
+            assert!(points >= least, "{mode}/{events}: only {points} operations");
+            // Coalescing is under test: no write is a lone WAL frame header
+            // (24 bytes) or journal page number (4), which SQLite sends
+            // separately and coalescing merges with the page after it.
+            let writes = write_lengths(&table);
+            assert!(!writes.is_empty(), "{table}");
+            assert!(
+                writes.iter().all(|&len| len != 24 && len != 4),
+                "{mode}/{events}: uncoalesced writes {writes:?}"
+            );
             assert_eq!(number(&s, "atomic"), points, "{mode}/{events}: {s}");
             assert_eq!(number(&s, "partial"), 0);
             assert_eq!(number(&s, "lost_acknowledged"), 0);
@@ -61,6 +91,27 @@ fn the_control_with_a_broken_lock_check_is_caught() {
     );
     assert!(number(&s, "partial") > 0, "{s}");
     assert!(table.contains("Partial"), "{table}");
+}
+
+/// The coalescing control: a variant that lets syncs and file controls pass
+/// with a commit's last bytes still held back acknowledges events that a
+/// crash then loses. The sweep on a WAL burst must catch it (exit 0 means
+/// caught); the same sweep with the real coalescing found nothing above.
+#[test]
+fn the_control_holding_a_commit_past_its_sync_is_caught() {
+    let (s, caught, table) = crash_lab(&["--mode", "wal", "--events", "3", "--control-coalescing"]);
+    assert!(
+        caught,
+        "the control must lose acknowledged events: {s}\n{table}"
+    );
+    assert!(number(&s, "lost_acknowledged") > 0, "{s}");
+    assert!(table.contains("LostAcknowledged"), "{table}");
+    // The two controls are one or the other.
+    let out = Command::new(env!("CARGO_BIN_EXE_inbox-lab"))
+        .args(["crash-lab", "--control", "--control-coalescing"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "a usage error");
 }
 
 /// Bad arguments are reported as errors, not run.

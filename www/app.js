@@ -103,7 +103,8 @@ const PANELS = [
 //   inboxLab.burst(event, n, {handler})
 //       n deliveries of one event at once: {counts, balance, …}
 //   inboxLab.burstDistinct(event, n, {handler})
-//       n different events (event_id-<run>-1…n), 200 in flight: {counts, ms, balance, …}
+//       n different events (event_id-<run>-1…n), in batches of 100 (inboxLab.deliverMany):
+//       {counts, ms, balance, …}
 //   inboxLab.setFault(null | "after_insert" | "after_update")
 //   inboxLab.setHandler("atomic" | "no_dedup" | …)
 //   inboxLab.setLoseResponse(true | false)

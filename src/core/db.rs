@@ -77,13 +77,20 @@ pub fn open_with(
 /// Opens the reader's database at `path`, creating it if needed: the door
 /// the browser worker uses. A stored database is checked before anything
 /// uses it ([`health::check`]); a new one (no account yet) gets account 1,
-/// like `inbox-lab init`.
+/// like `inbox-lab init`. `before` runs before the first read, as for
+/// [`open_with`] (the worker sets `locking_mode = EXCLUSIVE` there for a WAL
+/// database).
 ///
 /// # Errors
-/// As [`open`] with [`Mode::Create`]; a stored database that fails
-/// [`health::check`] is that error (not retryable).
-pub fn open_checked(path: &str, busy_timeout: Duration) -> Result<Connection, Error> {
-    let mut conn = open(path, Mode::Create, busy_timeout)?;
+/// As [`open`] with [`Mode::Create`], and whatever `before` returns; a
+/// stored database that fails [`health::check`] is that error (not
+/// retryable).
+pub fn open_checked(
+    path: &str,
+    busy_timeout: Duration,
+    before: impl FnOnce(&Connection) -> Result<(), Error>,
+) -> Result<Connection, Error> {
+    let mut conn = open_with(path, Mode::Create, busy_timeout, before)?;
     health::check(&conn)?;
     let has_accounts: bool =
         conn.query_row("SELECT EXISTS (SELECT 1 FROM accounts)", [], |r| r.get(0))?;

@@ -32,6 +32,22 @@
 //!
 //! Pending bytes are capped ([`MAX_PENDING`]); a longer run is written in
 //! pieces of at most that size.
+//!
+//! ## Proven by the crash lab, with a control
+//!
+//! The page runs on this shim (`wasm::install_opfs` makes it the default
+//! VFS over the OPFS pool), and so does the crash lab: its counting shim
+//! sits *under* coalescing (`iolog::COALESCED_VFS_NAME`), so every crash
+//! point is a moment between two operations that really reached storage,
+//! and bytes still held back die with the process. The control,
+//! [`Variant::HoldsCommits`], is the bug this design avoids: it writes out
+//! only before a read, a write elsewhere, open, close, delete or truncate —
+//! not before a sync, a lock or a file control, and not at a WAL commit
+//! frame — so a commit can return (and be acknowledged) while its last
+//! bytes wait in memory. In WAL mode the sweep catches it: the crash after
+//! the acknowledgement loses the commit. (In DELETE mode the journal's
+//! deletion writes the pending bytes out first, so a killed process cannot
+//! tell; only a power cut could, which the lab does not simulate.)
 
 use std::ffi::c_int;
 use std::sync::Mutex;
@@ -137,18 +153,44 @@ fn flushed(call: impl FnOnce() -> c_int) -> c_int {
 /// # Errors
 /// [`Error::Storage`] if there is no default VFS or registration fails.
 pub fn install(make_default: bool) -> Result<(), Error> {
-    super::register(VFS_NAME, Coalesce, make_default)
+    super::register(VFS_NAME, Coalesce(Variant::Correct), make_default)
+}
+
+/// Which coalescing: the real one, or the crash lab's control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// Writes out before every call but a write, and at a WAL commit frame.
+    Correct,
+    /// The control (broken on purpose): lets syncs, locks and file controls
+    /// pass with bytes still waiting, so a commit can return before its
+    /// last bytes reached storage. The crash lab must catch it.
+    HoldsCommits,
+}
+
+/// Registers the shim as `name` on top of the VFS named `base` (the crash
+/// lab's counting shim). Idempotent.
+///
+/// # Errors
+/// [`Error::Storage`] if `base` is not registered or registration fails.
+pub fn install_on(name: &str, base: &str, variant: Variant) -> Result<(), Error> {
+    super::register_on(name, Coalesce(variant), Some(base), false)
 }
 
 /// The shim: holds writes back, and writes them out before any other call.
-struct Coalesce;
+struct Coalesce(Variant);
 
 impl Shim for Coalesce {
     /// Every call but a write first writes out what is waiting — reads,
     /// syncs, locks, file controls (`COMMIT_PHASETWO` included), open,
-    /// close, delete, even an existence check.
+    /// close, delete, even an existence check. (The control skips syncs,
+    /// locks and file controls.)
     fn around(&self, call: Call, forward: impl FnOnce() -> c_int) -> c_int {
-        if call.op == Op::Write {
+        let holds = self.0 == Variant::HoldsCommits
+            && matches!(
+                call.op,
+                Op::Sync | Op::Lock | Op::Unlock | Op::CheckReservedLock | Op::FileControl
+            );
+        if call.op == Op::Write || holds {
             forward()
         } else {
             flushed(forward)
@@ -188,7 +230,7 @@ impl Shim for Coalesce {
             return ffi::SQLITE_IOERR_WRITE;
         };
         p.bytes.extend_from_slice(bytes);
-        if commit_page {
+        if commit_page && self.0 == Variant::Correct {
             // The commit is complete: write it out now, so that a failure is
             // this write's, heard before SQLite publishes the commit.
             // SAFETY: see `flush`.
@@ -206,7 +248,7 @@ fn is_commit_frame_header(bytes: &[u8], offset: i64) -> bool {
     bytes.len() == 24 && offset >= 32 && bytes[4..8] != [0, 0, 0, 0]
 }
 
-#[cfg(all(test, not(target_family = "wasm")))]
+#[cfg(all(test, not(target_family = "wasm"), feature = "bench"))]
 mod tests {
     use super::*;
     use crate::labs::bench::{self, Setting};

@@ -31,6 +31,7 @@ use std::sync::Mutex;
 use rusqlite::ffi;
 use serde::Serialize;
 
+use super::coalesce::{self, Variant};
 use super::{Call, File, FileKind, Op, Shim};
 use crate::core::error::Error;
 
@@ -39,6 +40,16 @@ use crate::core::error::Error;
 pub const VFS_NAME: &str = "iolog";
 /// The control variant's VFS name.
 pub const BROKEN_VFS_NAME: &str = "iolog-broken-lock";
+
+/// The stack the page runs on, counted: write coalescing
+/// ([`coalesce`](super::coalesce)) on top of this shim. What the lab counts
+/// and crashes at is what coalescing lets through to storage; bytes it
+/// still holds back die with the process, as they would in the page.
+pub const COALESCED_VFS_NAME: &str = "iolog-coalesced";
+/// Coalescing on top of the broken lock check (the lock control's recovery).
+pub const COALESCED_BROKEN_LOCK_VFS_NAME: &str = "iolog-broken-lock-coalesced";
+/// The coalescing control: [`Variant::HoldsCommits`] on top of this shim.
+pub const HOLDING_VFS_NAME: &str = "iolog-coalesced-holding-commits";
 
 /// One counted operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -73,13 +84,21 @@ fn state() -> std::sync::MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Registers both shims on top of the current default VFS. Idempotent.
+/// Registers both shims on top of the current default VFS, and the three
+/// coalesced stacks on top of them. Idempotent.
 ///
 /// # Errors
 /// [`Error::Storage`] if there is no default VFS or registration fails.
 pub fn install() -> Result<(), Error> {
     super::register(VFS_NAME, CrashLab { broken_lock: false }, false)?;
-    super::register(BROKEN_VFS_NAME, CrashLab { broken_lock: true }, false)
+    super::register(BROKEN_VFS_NAME, CrashLab { broken_lock: true }, false)?;
+    coalesce::install_on(COALESCED_VFS_NAME, VFS_NAME, Variant::Correct)?;
+    coalesce::install_on(
+        COALESCED_BROKEN_LOCK_VFS_NAME,
+        BROKEN_VFS_NAME,
+        Variant::Correct,
+    )?;
+    coalesce::install_on(HOLDING_VFS_NAME, VFS_NAME, Variant::HoldsCommits)
 }
 
 /// Starts a fresh log. `crash_after = Some(k)`: let k operations through,

@@ -12,19 +12,19 @@
 //!   `xCheckReservedLock` wrongly on purpose.
 //! * `timing` (feature `bench`) — the benchmark's profile: counts and times every call that
 //!   touches a file.
-//! * `coalesce` (feature `bench`) — merges adjacent writes into one (measured, not adopted:
-//!   the page does not use it).
+//! * `coalesce` — merges adjacent writes into one: the page's storage (over the OPFS
+//!   pool), proven by the crash lab, which runs on it; its control twin holds a commit's
+//!   last bytes past the commit on purpose.
 //!
 //! Invariant: a shim changes no behaviour it does not state in its module
 //! documentation; with nothing overridden, SQLite cannot tell it is there.
 
 mod shim;
 
-#[cfg(feature = "bench")]
 pub mod coalesce;
 #[cfg(feature = "labs")]
 pub mod iolog;
 #[cfg(feature = "bench")]
 pub mod timing;
 
-pub use shim::{register, Call, File, FileKind, Op, Shim};
+pub use shim::{register, register_on, Call, File, FileKind, Op, Shim};

@@ -262,6 +262,22 @@ struct Layer<S> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn register<S: Shim>(name: &str, shim: S, make_default: bool) -> Result<(), Error> {
+    register_on(name, shim, None, make_default)
+}
+
+/// Like [`register`], on top of the VFS named `base` (`None`: the default
+/// VFS) — how shims stack: the crash lab puts write coalescing on top of
+/// its counting shim, so that what it counts and crashes at is what
+/// coalescing lets through to storage.
+///
+/// # Errors
+/// [`Error::Storage`] if `base` is not registered, or registration fails.
+pub fn register_on<S: Shim>(
+    name: &str,
+    shim: S,
+    base: Option<&str>,
+    make_default: bool,
+) -> Result<(), Error> {
     let cname = CString::new(name).map_err(|_| Error::storage("VFS name contains NUL"))?;
     // SAFETY: sqlite3_vfs_find only reads the global VFS list.
     let existing = unsafe { ffi::sqlite3_vfs_find(cname.as_ptr()) };
@@ -272,10 +288,18 @@ pub fn register<S: Shim>(name: &str, shim: S, make_default: bool) -> Result<(), 
         }
         return Ok(());
     }
-    // SAFETY: a null name asks for the default VFS.
-    let real = unsafe { ffi::sqlite3_vfs_find(std::ptr::null()) };
+    let base = base
+        .map(|b| CString::new(b).map_err(|_| Error::storage("VFS name contains NUL")))
+        .transpose()?;
+    // SAFETY: sqlite3_vfs_find only reads the global VFS list; a null name
+    // asks for the default VFS.
+    let real =
+        unsafe { ffi::sqlite3_vfs_find(base.as_ref().map_or(std::ptr::null(), |b| b.as_ptr())) };
     if real.is_null() {
-        return Err(Error::storage("no default SQLite VFS to wrap"));
+        return Err(Error::storage(match &base {
+            Some(b) => format!("no SQLite VFS named {b:?} to wrap"),
+            None => "no default SQLite VFS to wrap".to_owned(),
+        }));
     }
     // SAFETY: `real` is a registered VFS; its fields are read-only to us.
     let (real_size, max_path) = unsafe { ((*real).szOsFile, (*real).mxPathname) };

@@ -30,9 +30,9 @@ pub struct Bench {
 impl Bench {
     /// Installs the benchmark pool (emptied on first install in a worker)
     /// and opens a fresh database for `setting` (`"delete-full"`,
-    /// `"wal-full"` or `"wal-normal"`) on it, as the page's worker opens
-    /// its database; with `coalesce`, through the write-coalescing shim
-    /// (`storage::coalesce`) instead.
+    /// `"wal-full"` or `"wal-normal"`) on it, straight on the pool (as the
+    /// page's worker opened its database before); with `coalesce`, through
+    /// the write-coalescing shim (`storage::coalesce`), as the page runs.
     pub async fn open(setting: String, coalesce: bool) -> Result<Bench, JsValue> {
         let stack = if coalesce {
             Stack::Coalesced

@@ -82,6 +82,9 @@ pub struct CrashLab {
     pool: OpfsSAHPoolUtil,
     mode: JournalMode,
     events: Vec<Event>,
+    /// Which stack the tries write through: the page's (coalescing over the
+    /// counting shim) or the coalescing control's.
+    control: crash::Control,
     /// The random-kill stream's connection, once `killsOpen` ran.
     kills: Option<Connection>,
 }
@@ -89,10 +92,18 @@ pub struct CrashLab {
 #[wasm_bindgen]
 impl CrashLab {
     /// Installs the crash pool as this worker's default VFS, and the iolog
-    /// shims over it. `mode` is `"delete"` or `"wal"` (always with
-    /// `synchronous=FULL`); `events` (1 to 29) is the size of the workload;
-    /// `stop` is how the worker stops at a crash point: `"trap"` or `"spin"`.
-    pub async fn open(mode: String, events: JsValue, stop: String) -> Result<CrashLab, JsValue> {
+    /// shims over it with write coalescing on top (the page's stack). `mode`
+    /// is `"delete"` or `"wal"` (always with `synchronous=FULL`); `events`
+    /// (1 to 29) is the size of the workload; `stop` is how the worker
+    /// stops at a crash point: `"trap"` or `"spin"`; `control` (optional):
+    /// `"holds-commits"` writes through the coalescing control, which the
+    /// sweep must catch (`"none"`, the default: the page's stack).
+    pub async fn open(
+        mode: String,
+        events: JsValue,
+        stop: String,
+        control: Option<String>,
+    ) -> Result<CrashLab, JsValue> {
         let mode: JournalMode = mode
             .parse()
             .map_err(|reason: String| JsValue::from(Error::invalid(Field::EVENT, reason)))?;
@@ -103,6 +114,16 @@ impl CrashLab {
                 return Err(JsValue::from(Error::invalid(
                     Field::EVENT,
                     format!("unknown stop {other:?}: expected \"trap\" or \"spin\""),
+                )))
+            }
+        };
+        let control = match control.as_deref() {
+            None | Some("none") => crash::Control::None,
+            Some("holds-commits") => crash::Control::HoldsCommits,
+            Some(other) => {
+                return Err(JsValue::from(Error::invalid(
+                    Field::EVENT,
+                    format!("unknown control {other:?}: expected \"none\" or \"holds-commits\""),
                 )))
             }
         };
@@ -122,6 +143,7 @@ impl CrashLab {
             pool,
             mode,
             events,
+            control,
             kills: None,
         })
     }
@@ -139,7 +161,7 @@ impl CrashLab {
                 schema::init(&mut conn, &[1])?;
             } // closed: a WAL is checkpointed into the file and removed
             self.fresh_try()?;
-            let conn = self.open_try(iolog::VFS_NAME)?;
+            let conn = self.open_try(self.control.write_vfs())?;
             iolog::arm(None, crash_in_worker);
             let result = crash::workload(&conn, &self.events, |_| {});
             let log = iolog::disarm();
@@ -163,7 +185,7 @@ impl CrashLab {
         on_crash: js_sys::Function,
     ) -> Result<(), JsValue> {
         self.fresh_try()?;
-        let conn = self.open_try(iolog::VFS_NAME)?;
+        let conn = self.open_try(self.control.write_vfs())?;
         ON_CRASH.with(|hook| *hook.borrow_mut() = Some(on_crash));
         iolog::arm(Some(crash_after), crash_in_worker);
         let result = crash::workload(&conn, &self.events, |i| {
@@ -182,9 +204,9 @@ impl CrashLab {
     /// (`xCheckReservedLock` always 1), which must be caught.
     pub fn recover(&self, acknowledged: usize, control: bool) -> Result<JsValue, JsValue> {
         let vfs = if control {
-            iolog::BROKEN_VFS_NAME
+            crash::Control::BrokenLock.recover_vfs()
         } else {
-            iolog::VFS_NAME
+            self.control.recover_vfs()
         };
         let recovered = self
             .open_try(vfs)
@@ -223,7 +245,7 @@ impl CrashLab {
         let acknowledged = indexes_from_js(stream::ACKNOWLEDGED, &acknowledged)?;
         self.kills = None;
         let answer = (|| {
-            let path = format!("file:{KILLS_DB}?vfs={}", iolog::VFS_NAME);
+            let path = format!("file:{KILLS_DB}?vfs={}", iolog::COALESCED_VFS_NAME);
             let mut conn = db::open_with(&path, Mode::Create, BUSY_TIMEOUT, |c| {
                 crash::configure(c, self.mode)
             })?;

@@ -32,7 +32,9 @@ pub const POOL_CAPACITY: usize = 16;
 /// Directory of the pool in the origin's OPFS root.
 pub const POOL_DIRECTORY: &str = ".inbox-lab";
 
-/// Installs the OPFS pool as SQLite's default VFS (idempotent per worker).
+/// Installs the OPFS pool, and write coalescing on top of it as SQLite's
+/// default VFS (idempotent per worker): the page's storage stack, the one
+/// the crash lab proves (`storage::coalesce`, `labs::crash`).
 ///
 /// # Errors
 /// A storage error naming why OPFS is unavailable (not a dedicated worker,
@@ -42,7 +44,22 @@ pub async fn install_opfs() -> Result<OpfsSAHPoolUtil, Error> {
         .directory(POOL_DIRECTORY)
         .initial_capacity(POOL_CAPACITY)
         .build();
-    install_pool(&cfg).await
+    let pool = install_pool(&cfg).await?;
+    crate::storage::coalesce::install(true)?;
+    Ok(pool)
+}
+
+/// What [`Lab::stack`] answers: the storage stack the database runs on,
+/// read from SQLite, not assumed.
+#[derive(Serialize)]
+struct Stack {
+    /// The VFS new connections open through (`"coalesce"`: write coalescing
+    /// over the OPFS pool), or `"memdb"` in memory.
+    vfs: String,
+    /// `PRAGMA journal_mode` of the open database (`"delete"`, ...).
+    journal_mode: String,
+    /// `PRAGMA synchronous`: `"off"`, `"normal"`, `"full"` or `"extra"`.
+    synchronous: String,
 }
 
 /// Where the database lives.
@@ -72,6 +89,8 @@ pub struct Lab {
     /// The signed-webhook secrets' own database (`hooks.rs`), opened on
     /// first use; never replaced by import or reset.
     pub(super) hooks: Option<Connection>,
+    /// Whether the database runs in WAL mode ([`Lab::open_with_journal`]).
+    wal: bool,
 }
 
 #[wasm_bindgen]
@@ -84,6 +103,33 @@ impl Lab {
     /// unknown `storage`). A stored database that cannot be used does not
     /// make it throw: see [`Lab::problem`].
     pub async fn open(name: String, storage: String) -> Result<Lab, JsValue> {
+        Lab::open_with_journal(name, storage, None).await
+    }
+
+    /// Like [`Lab::open`], with a choice of journal on OPFS: `"delete"` (the
+    /// default: a rollback journal, created and deleted by every commit) or
+    /// `"wal"` (opt-in, the page's `?journal=wal`: write-ahead log with
+    /// exclusive locking — this worker's connection is the only one — and
+    /// `synchronous=FULL`, so every commit is still flushed before it is
+    /// answered, with one flush instead of three). The crash lab proves both
+    /// (its sweeps and random kills run in DELETE and WAL mode, exclusive,
+    /// FULL, on the same write-coalescing stack). In memory the journal is
+    /// memdb's own, whatever is asked. Throws for any other value.
+    #[wasm_bindgen(js_name = openWithJournal)]
+    pub async fn open_with_journal(
+        name: String,
+        storage: String,
+        journal: Option<String>,
+    ) -> Result<Lab, JsValue> {
+        let wal = match journal.as_deref() {
+            None | Some("delete") => false,
+            Some("wal") => true,
+            Some(other) => {
+                return Err(JsValue::from(Error::storage(format!(
+                    "unknown journal {other:?}: expected \"delete\" or \"wal\""
+                ))))
+            }
+        };
         let storage = match storage.as_str() {
             "opfs" => Storage::Opfs(install_opfs().await?),
             "memory" => Storage::Memory,
@@ -106,6 +152,7 @@ impl Lab {
             stepping_before: None,
             referee: Referee::default(),
             hooks: None,
+            wal,
         };
         lab.open_database();
         Ok(lab)
@@ -129,6 +176,47 @@ impl Lab {
             Storage::Opfs(_) => "opfs".into(),
             Storage::Memory => "memory".into(),
         }
+    }
+
+    /// The storage stack, as SQLite reports it: `{vfs, journal_mode,
+    /// synchronous}` (the header's status line shows it), or `null` while
+    /// the database cannot be used.
+    #[wasm_bindgen(getter)]
+    pub fn stack(&self) -> Result<JsValue, JsValue> {
+        let Some(conn) = &self.conn else {
+            return Ok(JsValue::NULL);
+        };
+        let vfs = match self.storage {
+            Storage::Memory => "memdb".to_owned(),
+            // SAFETY: a null name asks for the default VFS; its name is a
+            // NUL-terminated string that lives as long as the registration.
+            Storage::Opfs(_) => unsafe {
+                let vfs = rusqlite::ffi::sqlite3_vfs_find(std::ptr::null());
+                if vfs.is_null() || (*vfs).zName.is_null() {
+                    return Err(Error::storage("no default SQLite VFS").into());
+                }
+                std::ffi::CStr::from_ptr((*vfs).zName)
+                    .to_string_lossy()
+                    .into_owned()
+            },
+        };
+        let journal_mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(Error::from)?;
+        let level: i64 = conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .map_err(Error::from)?;
+        let synchronous = match level {
+            0 => "off",
+            1 => "normal",
+            2 => "full",
+            _ => "extra",
+        };
+        to_value(&Stack {
+            vfs,
+            journal_mode: journal_mode.to_lowercase(),
+            synchronous: synchronous.to_owned(),
+        })
     }
 
     /// Delivers one event. `event` is `{source, event_id, account_id,
@@ -178,6 +266,51 @@ impl Lab {
             &steps,
             Some(&verdict),
         )
+    }
+
+    /// Delivers every event of `events` (an array of at most
+    /// [`MAX_BATCH`] events) by `handler`, one after another, each in its own
+    /// transaction — exactly what as many [`Lab::deliver`] calls would do,
+    /// each judged by the referee — and answers what they came to, counted
+    /// here: `{delivered, outcomes, verdicts}`, `outcomes` by what the sender
+    /// heard (`applied`, `duplicate`, or the error's kind), `verdicts` by
+    /// verdict kind (`correct`, `credited_twice`, ...). The page's "N
+    /// different events" sends its events this way, a batch per request,
+    /// so the worker's time goes to the commits rather than to one message
+    /// per event. Throws (running nothing) if `events` is not such an array.
+    #[wasm_bindgen(js_name = deliverMany)]
+    pub fn deliver_many(&mut self, events: JsValue, handler: JsValue) -> Result<JsValue, JsValue> {
+        if !js_sys::Array::is_array(&events) {
+            return Err(Error::invalid(
+                Field::EVENT,
+                format!("expected an array of at most {MAX_BATCH} events"),
+            )
+            .into());
+        }
+        let events: js_sys::Array = events.unchecked_into();
+        if events.length() as usize > MAX_BATCH {
+            return Err(Error::invalid(
+                Field::EVENT,
+                format!(
+                    "{} events in one batch: expected at most {MAX_BATCH}",
+                    events.length()
+                ),
+            )
+            .into());
+        }
+        let mut batch = Batch::default();
+        for event in events.iter() {
+            let (answer, _steps, verdict) =
+                self.deliver_judged(&event, &JsValue::UNDEFINED, &handler);
+            let heard = match &answer {
+                Ok(answered) => answered.name(),
+                Err(err) => err.kind(),
+            };
+            batch.delivered += 1;
+            *batch.outcomes.entry(heard).or_default() += 1;
+            *batch.verdicts.entry(verdict.kind.as_str()).or_default() += 1;
+        }
+        to_value(&batch)
     }
 
     /// Step mode: starts a delivery without running anything. Returns the
@@ -461,9 +594,35 @@ impl Lab {
             // A named memdb database: lives as long as a connection to it.
             Storage::Memory => format!("file:/{}?vfs=memdb", self.name),
         };
+        let opfs = matches!(self.storage, Storage::Opfs(_));
         // A stored database that fails its check is the Lab's problem, not
-        // the page's end.
-        self.conn = Some(db::open_checked(&path, BUSY_TIMEOUT)?);
+        // the page's end. The OPFS pool has no shared memory, so a WAL database — asked for
+        // now, or left by an earlier `?journal=wal` — opens only with
+        // exclusive locking set before the first read.
+        let conn = db::open_checked(&path, BUSY_TIMEOUT, |conn| {
+            if opfs {
+                conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")?;
+            }
+            Ok(())
+        })?;
+        if opfs {
+            let wanted = if self.wal { "wal" } else { "delete" };
+            let got: String =
+                conn.query_row(&format!("PRAGMA journal_mode = {wanted}"), [], |r| r.get(0))?;
+            if !got.eq_ignore_ascii_case(wanted) {
+                return Err(Error::storage(format!(
+                    "journal_mode {wanted} refused (got {got})"
+                )));
+            }
+            if self.wal {
+                // Every commit flushed before it is answered, as in DELETE mode.
+                conn.execute_batch("PRAGMA synchronous = FULL")?;
+            } else {
+                // A rollback journal with normal locking, as the page always ran.
+                conn.execute_batch("PRAGMA locking_mode = NORMAL")?;
+            }
+        }
+        self.conn = Some(conn);
         Ok(())
     }
 
@@ -494,6 +653,21 @@ impl Lab {
         fault: &JsValue,
         handler: &JsValue,
     ) -> (Result<JsValue, JsValue>, Trace, Verdict) {
+        let (answer, steps, verdict) = self.deliver_judged(event, fault, handler);
+        let answer = answer
+            .map_err(JsValue::from)
+            .and_then(|answer| answer.to_js());
+        (answer, steps, verdict)
+    }
+
+    /// One delivery by any handler, in Rust's terms: what it answered (or
+    /// its error), the steps it ran and its verdict.
+    fn deliver_judged(
+        &mut self,
+        event: &JsValue,
+        fault: &JsValue,
+        handler: &JsValue,
+    ) -> (Result<Answered, Error>, Trace, Verdict) {
         let read = || -> Result<_, Error> {
             let handler = handler_from_js(handler)?;
             let fault = fault_from_js(fault)?;
@@ -505,20 +679,12 @@ impl Lab {
             Ok(read) => read,
             Err(refused) => {
                 let handler = handler_from_js(handler).unwrap_or(Handler::Atomic);
-                return (
-                    Err(refused.into()),
-                    Trace::default(),
-                    Verdict::refused(handler),
-                );
+                return (Err(refused), Trace::default(), Verdict::refused(handler));
             }
         };
         if handler == Handler::Atomic {
             let (outcome, steps, verdict) = self.atomic(&event, fault);
-            return (
-                outcome.map_err(JsValue::from).and_then(|o| to_value(&o)),
-                steps,
-                verdict,
-            );
+            return (outcome.map(Answered::Atomic), steps, verdict);
         }
         let (answer, steps, verdict) = self.judged(
             handler,
@@ -526,8 +692,8 @@ impl Lab {
             |a| *a,
             |conn| handler.deliver_traced(conn, &payload, fault),
         );
-        let answer = answer.map_err(JsValue::from).and_then(|answer| {
-            to_value(&MistakeAnswer {
+        let answer = answer.map(|answer| {
+            Answered::Mistake(MistakeAnswer {
                 outcome: answer,
                 http_status: 200,
                 receipt: None,
@@ -609,6 +775,40 @@ impl StepAnswer {
             ran: None,
             next: next.map(StepInfo::of),
             outcome: None,
+        }
+    }
+}
+
+/// The most events one [`Lab::deliver_many`] call takes.
+pub const MAX_BATCH: usize = 10_000;
+
+/// What [`Lab::deliver_many`] answers.
+#[derive(Serialize, Default)]
+struct Batch {
+    delivered: u32,
+    outcomes: std::collections::BTreeMap<&'static str, u32>,
+    verdicts: std::collections::BTreeMap<&'static str, u32>,
+}
+
+/// A delivery's answer before it becomes a JavaScript value.
+enum Answered {
+    Atomic(Outcome),
+    Mistake(MistakeAnswer),
+}
+
+impl Answered {
+    /// What the sender heard: `applied` or `duplicate`.
+    fn name(&self) -> &'static str {
+        match self {
+            Answered::Atomic(outcome) => outcome.kind(),
+            Answered::Mistake(answer) => answer.outcome.as_str(),
+        }
+    }
+
+    fn to_js(&self) -> Result<JsValue, JsValue> {
+        match self {
+            Answered::Atomic(outcome) => to_value(outcome),
+            Answered::Mistake(answer) => to_value(answer),
         }
     }
 }

@@ -30,6 +30,8 @@ describe('the page', { timeout: 180_000 }, () => {
 
   test('opens the database in OPFS and shows account 1 at balance 0', async () => {
     assert.match(await page.textContent('#status'), /Ready\. Stored in OPFS/);
+    // The stack as SQLite reports it: the page's journal mode and durability, through write coalescing.
+    assert.match(await page.textContent('#status'), /Journal DELETE, synchronous FULL, writes coalesced \(proven by the crash lab\)\./);
     assert.deepEqual(await shownTables(page), FRESH);
   });
 

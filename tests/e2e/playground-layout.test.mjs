@@ -39,7 +39,10 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     assert.equal(await page.getAttribute('[data-lang="en"]', 'aria-pressed'), 'false');
     assert.equal(await page.textContent('#sender-title'), 'Отправитель');
     assert.equal(await page.textContent('#deliver-form button[type=submit]'), 'Доставить');
-    assert.equal(await page.textContent('#status'), 'Готово. Хранится в OPFS: переживёт перезагрузку.');
+    assert.equal(
+      await page.textContent('#status'),
+      'Готово. Хранится в OPFS: переживёт перезагрузку. Журнал DELETE, synchronous FULL, записи объединяются (проверено лабораторией сбоев).',
+    );
     assert.equal(await page.textContent('#sender-summary'), 'Баланс счёта 1: 0 → 500 (+500): зачислено один раз.');
     assert.match((await senderLog(page))[0], /^t=0,0 с · попытка 1 → applied, 200 · ответ потерян/);
     assert.match(await page.textContent('#timeline'), /попытка 2 из 5 · atomic · отправитель/);

@@ -5,15 +5,18 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { ChangeTracker, accountKey, changedKeys, inboxKey } from '../../www/panels/tables/changes.js';
+import { ChangeTracker, accountKey, inboxKey } from '../../www/panels/tables/changes.js';
 
 const row = (source, event_id, seq) => ({ source, event_id, account_id: 1, amount: 5, receipt: seq === null ? null : { seq, balance_after: seq * 5 } });
 
 describe('changes', () => {
-  test('changedKeys: new rows and rows whose values differ', () => {
-    const before = [{ id: 1, balance: 0 }, { id: 2, balance: 0 }];
+  test('changed: new rows and rows whose values differ; the accounts keep their order', () => {
+    const tracker = new ChangeTracker(accountKey, { recentFirst: false });
+    tracker.update([{ id: 1, balance: 0 }, { id: 2, balance: 0 }]);
     const after = [{ id: 1, balance: 500 }, { id: 2, balance: 0 }, { id: 3, balance: 0 }];
-    assert.deepEqual([...changedKeys(before, after, accountKey)], ['1', '3']);
+    const { rows, changed } = tracker.update(after);
+    assert.deepEqual([...changed], ['1', '3']);
+    assert.equal(rows, after);
   });
 
   test('the first snapshot marks nothing changed and shows the newest receipt first', () => {

@@ -29,7 +29,8 @@ describe('the database worker', { timeout: 180_000 }, () => {
     const messages = await talkToWorker(page, 'memory', requests);
 
     assert.deepEqual(messages.slice(0, 2), [
-      { type: 'ready', storage: 'memory' },
+      // `stack`: the storage stack as SQLite reports it (memdb keeps its journal in memory).
+      { type: 'ready', storage: 'memory', stack: { vfs: 'memdb', journal_mode: 'memory', synchronous: 'full' } },
       { type: 'busy', busy: true },
     ]);
     assert.deepEqual(messages.at(-1), { type: 'busy', busy: false });

@@ -90,8 +90,9 @@
 //
 // ## Listening
 //
-// `onStatus(listener)` calls `listener({phase, storage, busy, error,
-// fallback, problem, waiting, role})` on every change: phase "opening" → "ready", or
+// `onStatus(listener)` calls `listener({phase, storage, stack, busy, error,
+// fallback, problem, waiting, role})` on every change (`stack`: the worker's
+// `{vfs, journal_mode, synchronous}`, or null): phase "opening" → "ready", or
 // "failed" (could not open), or "restarting" (the worker crashed; a new one
 // is opening the database); `waiting` is `{attempt, attempts}` while the
 // database file is still held by another worker (a reload racing the old
@@ -113,6 +114,8 @@ const settings = new URLSearchParams(window.location.search);
 const STORAGE = settings.get('storage') ?? 'opfs';
 // A test switch passed on to the worker: `?simulate=opfs-failure` (worker.js).
 const SIMULATE = settings.get('simulate');
+// `?journal=wal`: the OPFS database in WAL mode (worker.js), passed on as is.
+const JOURNAL = settings.get('journal');
 
 // Calls that only read the database (or the race lab's own scratch
 // database): after anything else, every tab is told the tables may have
@@ -173,7 +176,7 @@ let ownerId = null;
 let stopped = null;
 // Whether writes were answered since the worker last said it is idle.
 let dirty = false;
-let status = { phase: 'opening', storage: STORAGE, busy: false, error: null, fallback: null, problem: null, waiting: null, role };
+let status = { phase: 'opening', storage: STORAGE, stack: null, busy: false, error: null, fallback: null, problem: null, waiting: null, role };
 let settleReady = null;
 
 const ready = new Promise((resolve, reject) => {
@@ -213,6 +216,24 @@ export const inboxLab = Object.freeze({
         return Promise.reject(badOptions());
       }
       return request('deliver', { event, fault: options.fault, handler: options.handler });
+    });
+  },
+
+  /**
+   * Delivers many events, one after another, each in its own transaction —
+   * what as many `deliver` calls would do, in one request to the worker.
+   * `events` is an array of at most 10,000 events; `options.handler` as for
+   * `deliver` (no fault). Resolves to `{delivered, outcomes, verdicts}`,
+   * counted by Rust: `outcomes` by what the sender heard ("applied",
+   * "duplicate" or an error kind), `verdicts` by verdict kind ("correct",
+   * "credited_twice", ...). "N different events" sends its events this way.
+   */
+  deliverMany(events, options = {}) {
+    return calling(() => {
+      if (typeof options !== 'object' || options === null) {
+        return Promise.reject(badOptions());
+      }
+      return request('deliverMany', { events, handler: options.handler });
     });
   },
 
@@ -626,6 +647,9 @@ function start() {
   if (SIMULATE !== null) {
     url.searchParams.set('simulate', SIMULATE);
   }
+  if (JOURNAL !== null) {
+    url.searchParams.set('journal', JOURNAL);
+  }
   let opened = false;
   // A worker that stops on its own (an uncaught error, a script that failed
   // to load): before the database was ever opened, starting again would most
@@ -650,7 +674,7 @@ function start() {
       const fallback = missing ?? data.fallback ?? null;
       const databaseProblem = data.problem ?? null;
       settleReady.resolve(readyValue(data.storage, fallback, databaseProblem));
-      setStatus({ phase: 'ready', storage: data.storage, busy: false, error: null, fallback, problem: databaseProblem, waiting: null });
+      setStatus({ phase: 'ready', storage: data.storage, stack: data.stack ?? null, busy: false, error: null, fallback, problem: databaseProblem, waiting: null });
     } else if (data.type === 'problem') {
       setStatus({ problem: data.problem ?? null });
     } else if (data.type === 'fatal') {
@@ -798,14 +822,14 @@ function followOwner(from, ownerStatus) {
       }
     }
   }
-  const { phase, storage, busy, error, fallback, waiting } = ownerStatus;
+  const { phase, storage, stack, busy, error, fallback, waiting } = ownerStatus;
   const databaseProblem = ownerStatus.problem ?? null;
   if (phase === 'ready') {
     settleReady.resolve(readyValue(storage, fallback, databaseProblem));
   } else if (phase === 'failed') {
     settleReady.reject(error);
   }
-  setStatus({ phase, storage, busy, error, fallback, problem: databaseProblem, waiting });
+  setStatus({ phase, storage, stack: stack ?? null, busy, error, fallback, problem: databaseProblem, waiting });
 }
 
 // ---- Status and change notices ---------------------------------------------
@@ -828,8 +852,8 @@ function setStatus(change) {
 
 // What followers need of the owner's status.
 function sharedStatus() {
-  const { phase, storage, busy, error, fallback, problem: databaseProblem, waiting } = status;
-  return { phase, storage, busy, error, fallback, problem: databaseProblem, waiting };
+  const { phase, storage, stack, busy, error, fallback, problem: databaseProblem, waiting } = status;
+  return { phase, storage, stack, busy, error, fallback, problem: databaseProblem, waiting };
 }
 
 function tablesChanged(tellOthers) {

@@ -9,7 +9,8 @@
 // ## Message protocol
 //
 // Start it with `new Worker(new URL('./worker.js?storage=opfs', import.meta.url),
-// {type: 'module'})` (www/db/client.js does). The messages have the one shape
+// {type: 'module'})` (www/db/client.js does; `&journal=wal` opens the OPFS
+// database in WAL mode, exclusive, synchronous=FULL — opt-in, see below). The messages have the one shape
 // of www/lib/rpc.js — a request `{id, op, args}`, exactly one reply
 // `{id, ok, result | error}`, announcements without an id — and rpc.js's
 // `serve` answers them; below are this worker's ops and announcements. `storage` is "opfs" (the default: persistent, in the
@@ -67,6 +68,14 @@
 //                         (what this delivery committed), sent: {account_id, amount},
 //                         stored_before, stored_after: {account_id, amount, receipt} | null
 //                         (the event's inbox row), balance: {account, before, after}}
+//     op "deliverMany" args {events: [event, ...] (at most 10,000), handler}
+//                      each event delivered as by "deliver" (no fault), one after
+//                      another, each in its own transaction, each judged; result
+//                      {delivered, outcomes: {applied | duplicate | <error kind>: n},
+//                      verdicts: {correct | credited_twice | ...: n}}, counted by Rust.
+//                      One request for many deliveries: the burst of "N different
+//                      events" sends batches of them, so the worker's time goes to the
+//                      commits, not to a message per event.
 //     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
 //                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
 //                      exactly these four fields, plain integers. Result as "deliver".
@@ -205,7 +214,9 @@
 //
 // Worker → page, announcements (no `id`):
 //
-//   {type: "ready", storage}      the database is open; `storage` is "opfs" or "memory"
+//   {type: "ready", storage, stack}  the database is open; `storage` is "opfs" or "memory";
+//                                 `stack` {vfs, journal_mode, synchronous} as SQLite reports
+//                                 them (null while the database cannot be used)
 //   {type: "ready", storage, problem: error}
 //                                 the worker runs, but the stored database cannot be used:
 //                                 `problem` says why (kind storage, code corrupt, unusable,
@@ -258,6 +269,10 @@ const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
 const storage = settings.get('storage') ?? 'opfs';
 const simulate = settings.get('simulate');
+// The journal on OPFS: "delete" (the default) or "wal" (opt-in, `?journal=wal`
+// on the page: one flush per commit instead of three; src/wasm/lab.rs,
+// Lab.openWithJournal). Anything else is a fatal storage error from Rust.
+const journal = settings.get('journal') ?? 'delete';
 
 // OPFS access handles are exclusive. After a reload, or after the page
 // replaced a crashed worker, the old worker may still hold them for a moment
@@ -273,6 +288,7 @@ let raceLab = null;
 
 const OPS = new Map([
   ['deliver', (args) => lab.deliver(args?.event, args?.fault, args?.handler)],
+  ['deliverMany', (args) => lab.deliverMany(args?.events, args?.handler)],
   ['deliverJson', (args) => lab.deliverJson(args?.text, args?.fault)],
   ['tables', () => lab.tables()],
   ['reset', () => {
@@ -434,7 +450,7 @@ const opened = open().then(
   ({ opened: database, fallback }) => {
     lab = database;
     problemNow = lab.problem;
-    const ready = { type: 'ready', storage: lab.storage };
+    const ready = { type: 'ready', storage: lab.storage, stack: lab.stack };
     if (fallback) {
       ready.fallback = fallback;
     }
@@ -485,7 +501,7 @@ async function open() {
   }
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return { opened: await Lab.open(DATABASE, 'opfs') };
+      return { opened: await Lab.openWithJournal(DATABASE, 'opfs', journal) };
     } catch (thrown) {
       if (heldByAnotherWorker(thrown)) {
         if (attempt === OPEN_ATTEMPTS) {

@@ -33,5 +33,5 @@ pub use classify::{
     classify, classify_dispatch, integrity, Delivered, Recovered, Recovery, Verdict,
 };
 pub use stream::StreamCheck;
-pub use sweep::{Row, Summary};
+pub use sweep::{Control, Row, Summary};
 pub use workload::{configure, events, workload, JournalMode, Workload};

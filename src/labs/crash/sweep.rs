@@ -6,9 +6,78 @@ use serde::Serialize;
 use super::classify::{Recovery, Verdict};
 use super::workload::JournalMode;
 use crate::core::event::Field;
+use crate::storage::iolog;
 
 /// The input holding the verdicts a summary counts.
 pub const OUTCOMES: Field = Field::new("outcomes");
+
+/// What a sweep runs on: the page's stack (write coalescing over the
+/// counting shim), or one of the two controls — variants broken on purpose
+/// that a sweep which proves anything must catch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Control {
+    /// No control: the page's stack, every crash point must be atomic.
+    None,
+    /// Recovery with a lock check that always answers "someone else holds
+    /// RESERVED" (sahpool before 0.3): the hot journal is never rolled
+    /// back, so the sweep must find partial commits.
+    BrokenLock,
+    /// Coalescing that lets a commit return with its last bytes still held
+    /// back ([`Variant::HoldsCommits`](crate::storage::coalesce::Variant)):
+    /// in WAL mode the sweep must find acknowledged events lost.
+    HoldsCommits,
+}
+
+impl Control {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Control::None => "none",
+            Control::BrokenLock => "broken-lock",
+            Control::HoldsCommits => "holds-commits",
+        }
+    }
+
+    /// The VFS the workload writes through.
+    pub fn write_vfs(self) -> &'static str {
+        match self {
+            Control::None | Control::BrokenLock => iolog::COALESCED_VFS_NAME,
+            Control::HoldsCommits => iolog::HOLDING_VFS_NAME,
+        }
+    }
+
+    /// The VFS the database is reopened (recovered) through.
+    pub fn recover_vfs(self) -> &'static str {
+        match self {
+            Control::None | Control::HoldsCommits => iolog::COALESCED_VFS_NAME,
+            Control::BrokenLock => iolog::COALESCED_BROKEN_LOCK_VFS_NAME,
+        }
+    }
+
+    /// Did the sweep say what it must? No control: nothing partial, nothing
+    /// lost. A control: caught (something partial or lost).
+    pub fn passed(self, summary: &Summary) -> bool {
+        let clean = summary.partial == 0 && summary.lost_acknowledged == 0;
+        match self {
+            Control::None => clean,
+            Control::BrokenLock | Control::HoldsCommits => !clean,
+        }
+    }
+}
+
+impl std::str::FromStr for Control {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Control::None),
+            "broken-lock" => Ok(Control::BrokenLock),
+            "holds-commits" => Ok(Control::HoldsCommits),
+            other => Err(format!(
+                "unknown control {other:?}: expected none, broken-lock or holds-commits"
+            )),
+        }
+    }
+}
 
 /// One row of the sweep's table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -10,7 +10,7 @@
 // `window.inboxLabBench` exposes the same runs to the benchmark runner
 // (bench/run.mjs) and the end-to-end test:
 //   run({events, settings, coalesce, workerUrl, onProgress}) → [result per setting]
-//     (coalesce: through the proposed write-coalescing shim; workerUrl:
+//     (coalesce: through the write-coalescing shim, as the page runs; workerUrl:
 //     another worker speaking benchworker.js's protocol, e.g. the official
 //     SQLite WASM build's in `cargo xtask bench`)
 //   profile({setting, events}) → where each commit's time goes (the timing

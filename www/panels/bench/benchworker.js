@@ -22,9 +22,9 @@
 //       setting "delete-full" | "wal-full" | "wal-normal"; events 1..=1,000,000.
 //       Delivers events 0..events-1 (each applied), then every one again
 //       (each a duplicate), then checks what the database holds. The
-//       database is opened as the page's worker opens its own (straight on
-//       the OPFS pool), or with `coalesce: true` through the write-coalescing
-//       shim (src/storage/coalesce.rs), a proposed change measured side by side.
+//       database is opened straight on the OPFS pool (as the page's worker
+//       opened its own before), or with `coalesce: true` through the write-coalescing
+//       shim (src/storage/coalesce.rs), as the page runs since issue 16.
 //   {id, op: "profile", args: {setting, events}}
 //       The same new events through the timing shim (src/storage/timing.rs):
 //       where each commit's time goes, per file and storage call. Slower than

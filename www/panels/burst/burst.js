@@ -6,11 +6,13 @@
 //   balance grows once. (The worker has one connection, so it answers them one
 //   after another; real parallel connections are the race lab's subject and
 //   the native tests'.)
-// * N different events: throughput. Sending all N at once would make the page
-//   hold N promises and the worker queue N messages, so a window of
-//   `IN_FLIGHT` deliveries is kept going: each answer lets the next one go.
-//   The progress bar is drawn at most once per frame (requestAnimationFrame),
-//   not once per answer, so 10,000 answers never freeze the page.
+// * N different events: throughput. One message per delivery would cost the
+//   worker more than the commit itself, so the events go in batches
+//   (`inboxLab.deliverMany`: each delivery still its own transaction, judged
+//   and counted by Rust), a few batches in the worker at a time: each answer
+//   lets the next batch go, and Cancel stops sending. The progress bar is
+//   drawn at most once per frame (requestAnimationFrame) and the tables at
+//   most once a second, so 10,000 deliveries never freeze the page.
 
 import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
@@ -58,8 +60,16 @@ register({
   },
 });
 
-/** Deliveries kept in flight during a burst of different events. */
-const IN_FLIGHT = 200;
+/**
+ * A burst of different events goes to the worker in batches of this many
+ * deliveries (each its own transaction), so a message carries a hundred
+ * commits rather than one, and Cancel waits for at most a few batches.
+ */
+const BATCH = 100;
+/** Batches kept in the worker at once: one running, the next ones queued, so it never waits for the page. */
+const BATCHES_IN_FLIGHT = 3;
+/** How often the tables are redrawn during a burst of different events. */
+const TABLES_EVERY_MS = 1000;
 /** The largest N the form accepts. */
 const MAX_BURST = 20_000;
 
@@ -126,9 +136,12 @@ export async function burstSame(event, count, handler) {
 
 /**
  * Delivers `count` different events — the base event with event_ids
- * `<event_id>-<run>-1 … -count` — keeping `IN_FLIGHT` of them going. One
- * timeline entry for the whole burst. Resolves to `{kind: "distinct", event,
- * count, counts, ms, balance}`.
+ * `<event_id>-<run>-1 … -count` — in batches of `BATCH`, `BATCHES_IN_FLIGHT`
+ * batches at a time (each delivery still its own transaction; Rust counts
+ * what each batch's deliveries answered). The tables are redrawn while it
+ * runs, at most every `TABLES_EVERY_MS`. One timeline entry for the whole
+ * burst. Resolves to `{kind: "distinct", event, count, done, cancelled,
+ * counts, ms, balance}`.
  */
 export async function burstDistinct(event, count, handler) {
   const run = Date.now().toString(36); // a fresh key space for every run
@@ -146,25 +159,45 @@ export async function burstDistinct(event, count, handler) {
   paint();
   progressBox.hidden = false;
   const started = performance.now();
-  // Each of these loops is one slot of the window: it sends, waits for the
-  // answer, and sends the next event until none are left.
+  let tablesAt = -Infinity; // the first batch's answer redraws them at once
   cancelled = false;
   cancelButton.hidden = false;
   cancelButton.disabled = false;
+  // Each of these loops keeps one batch in the worker: it sends a batch,
+  // waits for Rust's counts, and sends the next until none are left or
+  // Cancel was pressed. Cancel therefore stops between transactions: the
+  // batches already sent finish, every delivery in them whole.
   const slot = async () => {
     while (next < count && !cancelled) {
-      next += 1;
-      const answer = await deliver({ ...event, event_id: `${event.event_id}-${run}-${next}` }, handler);
-      const outcome = answer.kind ?? answer.outcome;
-      counts[outcome] = (counts[outcome] ?? 0) + 1;
-      done += 1;
+      const first = next + 1;
+      next = Math.min(count, next + BATCH);
+      const events = [];
+      for (let i = first; i <= next; i += 1) {
+        events.push({ ...event, event_id: `${event.event_id}-${run}-${i}` });
+      }
+      const answer = await deliverMany(events, handler);
+      if (answer.outcomes) {
+        for (const [outcome, n] of Object.entries(answer.outcomes)) {
+          counts[outcome] = (counts[outcome] ?? 0) + n;
+        }
+      } else {
+        // The batch as a whole got no answer (the worker was restarted):
+        // none of its deliveries was confirmed, each counts under that error.
+        counts[answer.kind] = (counts[answer.kind] ?? 0) + events.length;
+      }
+      done += events.length;
       if (frame === 0) {
         frame = requestAnimationFrame(paint);
+      }
+      const now = performance.now();
+      if (now - tablesAt >= TABLES_EVERY_MS) {
+        tablesAt = now;
+        refreshTables(); // not awaited: drawn when read, the burst goes on
       }
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count) }, slot));
+    await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, Math.ceil(count / BATCH)) }, slot));
   } finally {
     cancelButton.hidden = true;
   }
@@ -174,6 +207,11 @@ export async function burstDistinct(event, count, handler) {
   timeline.add({ via: 'burst_distinct', count: done, counts, tookMs: ms });
   const after = balanceIn(await refreshTables(), event.account_id);
   return { kind: 'distinct', event, count, done, cancelled: done < count, counts, ms, balance: { before, after } };
+}
+
+/** A batch's counts, or the error object that answered the whole batch. */
+function deliverMany(events, handler) {
+  return inboxLab.deliverMany(events, { handler }).catch((error) => error);
 }
 
 /** The handler's answer, error objects included. */

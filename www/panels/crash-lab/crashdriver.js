@@ -6,7 +6,7 @@
 //
 // Two experiments:
 //
-// * `sweep({mode, events, control, stop})`: crash at EVERY storage operation
+// * `sweep({mode, events, control, writeControl, stop})`: crash at EVERY storage operation
 //   of a workload (one apply, or a burst), k = 1 … N. For each k: a worker
 //   runs the workload on a fresh copy of a template database and stops at
 //   operation k+1 (`stop: "trap"`, the default, or `"spin"` — the same
@@ -16,6 +16,12 @@
 //   counted by Rust from those verdicts, is the same line as
 //   `inbox-lab crash-lab` prints:
 //   {"mode":…,"crash_points":N,"atomic":N,"partial":0,"lost_acknowledged":0}
+//   The tries write through the page's stack: write coalescing over the
+//   counting shim over OPFS. The two controls, which must be caught:
+//   `control: true` recovers through a lock check that always says "held";
+//   `writeControl: "holds-commits"` writes through coalescing that keeps a
+//   commit's last bytes past its sync (caught in WAL mode as lost
+//   acknowledged events).
 //
 // * `randomKills({trials, mode, kill})`: a sender streams deliveries; the worker is
 //   terminated at a random moment, a new one reopens the database, and the
@@ -45,11 +51,11 @@ function wasmModule() {
 // experiment sets to hear the worker's "ack", "crashed" and "streaming".
 // `terminate()` is the kill: the thread stops wherever it is, and requests
 // still open are rejected.
-async function startWorker(mode, events, stop = 'trap') {
+async function startWorker(mode, events, stop = 'trap', writeControl = 'none') {
   const module = await wasmModule();
   const worker = new Caller(new Worker(WORKER_URL, { type: 'module' }), { name: 'the crash worker' });
   try {
-    await worker.call('open', { mode, events, stop, module });
+    await worker.call('open', { mode, events, stop, module, control: writeControl });
   } catch (error) {
     worker.terminate();
     throw error;
@@ -83,8 +89,8 @@ function runTry(worker, k) {
  * Resolves `{log, rows, summary}`; `summary` is Rust's count of the rows'
  * outcomes, in the shape and key order of `inbox-lab crash-lab`.
  */
-export async function sweep({ mode = 'delete', events = 1, control = false, stop = 'trap', onPlan, onRow } = {}) {
-  let worker = await startWorker(mode, events, stop);
+export async function sweep({ mode = 'delete', events = 1, control = false, writeControl = 'none', stop = 'trap', onPlan, onRow } = {}) {
+  let worker = await startWorker(mode, events, stop, writeControl);
   try {
     const log = await worker.call('prepare');
     onPlan?.(log);
@@ -93,7 +99,7 @@ export async function sweep({ mode = 'delete', events = 1, control = false, stop
       const { crashed, op, acks } = await runTry(worker, k);
       if (crashed) {
         worker.terminate();
-        worker = await startWorker(mode, events, stop);
+        worker = await startWorker(mode, events, stop, writeControl);
       }
       const { outcome, recovered } = await worker.call('recover', { acknowledged: acks, control });
       const row = { k, last: log[k - 1], next: op, crashed, acks, outcome, recovered };

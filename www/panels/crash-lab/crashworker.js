@@ -29,10 +29,12 @@
 // in order, and its reply; announcements without an id. The ops:
 //
 //   op "open"        args {mode: "delete" | "wal", events: 1..29, stop?: "trap" | "spin",
-//                          module?: WebAssembly.Module}
+//                          module?: WebAssembly.Module, control?: "none" | "holds-commits"}
 //                    Loads the wasm (from `module` if given, saving a compile per
-//                    worker), installs the crash pool as this worker's default VFS and
-//                    the iolog shims over it. Retries while the previous (killed)
+//                    worker), installs the crash pool as this worker's default VFS,
+//                    the iolog shims over it and write coalescing on top (the page's
+//                    stack; "holds-commits": the coalescing control, which keeps a
+//                    commit's last bytes past its sync). Retries while the previous (killed)
 //                    worker still holds the pool's access handles.
 //                    result {mode, events, attempts} (attempts: how many tries opening took)
 //   op "prepare"     A fresh template database (schema, account 1, journal mode,
@@ -125,7 +127,7 @@ async function open(args) {
   let wait = OPEN_RETRY_MS;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      lab = await CrashLab.open(args?.mode, args?.events, args?.stop ?? 'trap');
+      lab = await CrashLab.open(args?.mode, args?.events, args?.stop ?? 'trap', args?.control ?? 'none');
       return { mode: args.mode, events: args.events, attempts: attempt };
     } catch (thrown) {
       if (!heldByAnotherWorker(thrown) || attempt === OPEN_ATTEMPTS) {

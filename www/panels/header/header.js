@@ -23,6 +23,8 @@ register({
     'status.opfs': 'Ready. Stored in OPFS: it survives a reload.',
     'status.other': 'Ready. Stored in {storage}: a reload starts from scratch.',
     'status.problem': 'The stored database cannot be used: see the notice below.',
+    'status.stack': 'Journal {journal}, synchronous {synchronous}.',
+    'status.coalesced': 'Journal {journal}, synchronous {synchronous}, writes coalesced (proven by the crash lab).',
   },
   ru: {
     'page.title': 'inbox-lab: идемпотентная обработка событий на SQLite',
@@ -36,6 +38,8 @@ register({
     'status.opfs': 'Готово. Хранится в OPFS: переживёт перезагрузку.',
     'status.other': 'Готово. Хранится в {storage}: после перезагрузки всё начнётся заново.',
     'status.problem': 'Сохранённой базой данных пользоваться нельзя: см. сообщение ниже.',
+    'status.stack': 'Журнал {journal}, synchronous {synchronous}.',
+    'status.coalesced': 'Журнал {journal}, synchronous {synchronous}, записи объединяются (проверено лабораторией сбоев).',
   },
 });
 
@@ -98,9 +102,21 @@ function statusText(phase) {
       return t('status.working');
     case 'problem':
       return t('status.problem');
-    default:
-      return storage === 'opfs' ? t('status.opfs') : t('status.other', { storage });
+    default: {
+      const where = storage === 'opfs' ? t('status.opfs') : t('status.other', { storage });
+      return stackText(status.stack) === '' ? where : `${where} ${stackText(status.stack)}`;
+    }
   }
+}
+
+// The storage stack the worker reports (Rust reads it from SQLite): the
+// journal mode, the durability, and whether writes go through coalescing.
+function stackText(stack) {
+  if (!stack) {
+    return '';
+  }
+  const values = { journal: stack.journal_mode.toUpperCase(), synchronous: stack.synchronous.toUpperCase() };
+  return t(stack.vfs === 'coalesce' ? 'status.coalesced' : 'status.stack', values);
 }
 
 function showLanguage() {
