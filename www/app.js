@@ -14,12 +14,15 @@
 //
 // The panels, in page order:
 //   header/       the status line and the language switch
+//   nav/          one screen per section, chosen by the URL's hash (#/deliver);
+//                 the skip link
+//   start/        the start screen: the article's ideas, where to try them, their code
 //   notices/      the storage banner, the tab note (banner.js) and the notice for a
 //                 database that cannot be used (recovery.js)
 //   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
 //   timeline/     every delivery and the steps Rust says it ran (timeline-model.js)
 //   tables/       accounts and inbox, changed rows on top (changes.js)
-//   data/         export, import, reset
+//   data/         export, import, reset (on the tools screen)
 //   burst/        many deliveries at once, with a progress bar
 //   stepper/      one delivery statement by statement; kill the worker
 //   console/      the read-only SQL console
@@ -51,12 +54,14 @@ import * as data from './panels/data/data.js';
 import * as header from './panels/header/header.js';
 import * as hooks from './panels/hooks/hooks.js';
 import * as relay from './panels/hooks/relay.js';
+import * as nav from './panels/nav/nav.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
 import * as raceLab from './panels/race-lab/racelab.js';
 import * as schemeEnds from './panels/scheme-ends/schemeends.js';
 import * as paste from './panels/sender/paste.js';
 import * as sender from './panels/sender/sender.js';
+import * as start from './panels/start/start.js';
 import * as stepper from './panels/stepper/stepper.js';
 import * as tables from './panels/tables/tables.js';
 import * as timeline from './panels/timeline/timeline.js';
@@ -66,6 +71,8 @@ import * as workshop from './panels/workshop/workshop.js';
 
 const PANELS = [
   header,
+  start,
+  nav,
   banner,
   recovery,
   sender,
