@@ -6,7 +6,9 @@
 // The tree, in reading order:
 //   lib/          what every panel uses: dom.js (DOM helpers), i18n.js (EN/RU),
 //                 problem.js and errors.js (error objects and their texts), rpc.js
-//                 (the one request/answer shape between the page and its workers)
+//                 (the one request/answer shape between the page and its workers),
+//                 strip.js (the answer next to the action), focus.js (the keyboard's
+//                 place survives a button that disables itself)
 //   db/           the database: client.js (the page's side, tabs.js for several
 //                 tabs) and worker.js (the worker that owns the connection)
 //   panels/<p>/   one folder per panel: its JS, its strings (registered inline,
@@ -45,6 +47,7 @@
 
 import { calling, inboxLab, onStatus } from './db/client.js';
 import { whileBusy } from './lib/dom.js';
+import * as focus from './lib/focus.js';
 import { LANGUAGES, setLanguage, translatePage } from './lib/i18n.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
@@ -94,6 +97,7 @@ const PANELS = [
 for (const panel of PANELS) {
   panel.mount();
 }
+focus.mount();
 translatePage();
 
 // ---- Console API ------------------------------------------------------------

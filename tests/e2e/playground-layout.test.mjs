@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, reloadPage, screenshotPath, usePage } from './browser.mjs';
+import { idle, reloadPage, reveal, screenshotPath, usePage } from './browser.mjs';
 import { fillSender, freshPlayground, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
 
 /** Both sizes the page is designed for. */
@@ -95,6 +95,7 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     await page.keyboard.press('Space');
     assert.equal(await page.textContent('#sender-title'), 'Sender');
 
+    await reveal(page, '#source');
     await page.focus('#source');
     const order = ['source'];
     for (let i = 0; i < 9; i += 1) {

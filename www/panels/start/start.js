@@ -49,7 +49,7 @@ register({
 /** Each idea: its text, the route where it can be tried, and the files that hold it. */
 const IDEAS = [
   { key: 'idea.key', route: 'sender', section: 'nav.deliver', files: ['src/core/event.rs', 'src/core/schema.rs'] },
-  { key: 'idea.transaction', route: 'stepper', section: 'nav.race', files: ['src/core/apply.rs', 'src/core/trace.rs'] },
+  { key: 'idea.transaction', route: 'stepper', section: 'nav.deliver', files: ['src/core/apply.rs', 'src/core/trace.rs'] },
   { key: 'idea.duplicate', route: 'sender', section: 'nav.deliver', files: ['src/core/outcome.rs', 'src/core/error.rs'] },
   { key: 'idea.mistakes', route: 'race-lab', section: 'nav.race', files: ['src/labs/race/handlers.rs', 'src/labs/race/explorer.rs'] },
   { key: 'idea.crash', route: 'crash', section: 'nav.crash', files: ['src/storage/iolog.rs', 'src/labs/crash/'] },

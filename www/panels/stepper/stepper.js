@@ -16,6 +16,7 @@
 import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, showError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { resultStrip } from '../../lib/strip.js';
 import { formEvent, formOptions, send } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
 import { stateOf } from '../timeline/timeline-model.js';
@@ -94,6 +95,8 @@ register({
 let form = null;
 let list = null;
 let note = null;
+// The answer of the send step mode started (lib/strip.js), next to its buttons.
+let strip = null;
 // Start, next, throw, kill: `#step-<name>`.
 const buttons = {};
 
@@ -132,7 +135,7 @@ async function start() {
   draw();
   // Step mode runs the atomic handler (Rust's step API is the article's
   // transaction), and so do the sender's retries after it.
-  session.sending = send(event, { ...options, handler: 'atomic', firstAttempt: () => attempt });
+  session.sending = send(event, { ...options, handler: 'atomic', firstAttempt: () => attempt, strip });
   try {
     const answer = await inboxLab.step.start(event, { fault: options.fault ?? undefined });
     ({ steps, next: upcoming } = answer);
@@ -259,6 +262,9 @@ export function mount() {
   for (const name of ['start', 'next', 'throw', 'kill']) {
     buttons[name] = document.querySelector(`#step-${name}`);
   }
+  // The answer of the whole send (the stepped attempt and any retry) next to the buttons.
+  strip = resultStrip();
+  buttons.kill.after(strip.element);
   buttons.start.addEventListener('click', () => whileBusy(start));
   buttons.next.addEventListener('click', () => whileBusy(next));
   buttons.throw.addEventListener('click', () => whileBusy(throwHere));

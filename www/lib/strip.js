@@ -1,0 +1,151 @@
+// The answer next to the action: one line placed beside a control that acts
+// (Deliver, a burst, a step), so what happened shows where the reader is
+// looking — on a phone too, where the panels that explain it in detail are
+// further down.
+//
+//   const strip = resultStrip();           // a <p>, for the panel to place
+//   actions.append(strip.element);
+//   strip.working();                       // while it runs
+//   strip.show({ answer, balance: { account, before, after } });
+//
+// It reads:   applied · HTTP 200 · account 1: 0 → 500 · correct
+//             outcome   status     balance before → after   verdict
+//
+// Every part comes from what really ran: `answer` is the handler's answer
+// (or error object) as the worker returned it, null when no answer came
+// back; the balances are read from the database before and after; the
+// verdict is `answer.verdict.kind`, computed in Rust — the strip has words
+// for it and says nothing when an answer carries none. Like every text on
+// the page it is written with textContent.
+
+import { el, formatNumber } from './dom.js';
+import { onLanguageChange, register, t } from './i18n.js';
+
+register({
+  en: {
+    'strip.working': 'working…',
+    'strip.no_answer': 'no answer',
+    'strip.lost': 'response lost',
+    'strip.http': 'HTTP {status}',
+    'strip.balance': 'account {account}: {before} → {after}',
+    'strip.balance_none': 'no such account',
+    'verdict.correct': 'correct',
+    'verdict.credited_twice': 'credited twice',
+    'verdict.credit_lost': 'credit lost',
+    'verdict.false_duplicate': 'false duplicate',
+    'verdict.invalid_payload_stored': 'stored an invalid payload',
+    'verdict.wrong_receipt': 'wrong receipt',
+  },
+  ru: {
+    'strip.working': 'выполняется…',
+    'strip.no_answer': 'ответа нет',
+    'strip.lost': 'ответ потерян',
+    'strip.http': 'HTTP {status}',
+    'strip.balance': 'счёт {account}: {before} → {after}',
+    'strip.balance_none': 'такого счёта нет',
+    'verdict.correct': 'верно',
+    'verdict.credited_twice': 'зачислено дважды',
+    'verdict.credit_lost': 'зачисление потеряно',
+    'verdict.false_duplicate': 'ложный дубликат',
+    'verdict.invalid_payload_stored': 'сохранён неверный платёж',
+    'verdict.wrong_receipt': 'неверная квитанция',
+  },
+});
+
+const strips = new Set();
+onLanguageChange(() => strips.forEach((strip) => strip.redraw()));
+
+/**
+ * A result strip. `show({answer, lost, balance, outcome, http})`:
+ * `answer` an answer or error object (null: none came back), `lost` the
+ * answer was thrown away on the way back, `balance` `{account, before,
+ * after}` or null; `outcome` and `http` override what `answer` says (a
+ * burst's counts, for example).
+ */
+export function resultStrip() {
+  const element = el('p', { className: 'strip', attrs: { role: 'status' } });
+  element.hidden = true;
+  let shown = null;
+
+  const strip = {
+    element,
+    working() {
+      shown = { working: true };
+      strip.redraw();
+    },
+    show(result) {
+      shown = result;
+      strip.redraw();
+    },
+    clear() {
+      shown = null;
+      strip.redraw();
+    },
+    redraw() {
+      element.hidden = shown === null;
+      element.replaceChildren(...(shown === null ? [] : parts(shown)));
+      element.dataset.state = shown === null ? '' : stateOf(shown);
+    },
+  };
+  strips.add(strip);
+  return strip;
+}
+
+/** The words of a verdict kind, or the kind itself for one this page has no words for yet. */
+export function verdictWords(kind) {
+  const key = `verdict.${kind}`;
+  const words = t(key);
+  return words === key ? String(kind).replaceAll('_', ' ') : words;
+}
+
+function parts(result) {
+  if (result.working) {
+    return [el('span', { className: 'strip-part', text: t('strip.working') })];
+  }
+  const { answer = null, lost = false, balance = null } = result;
+  const texts = [];
+  const outcome =
+    result.outcome ?? (answer === null ? t('strip.no_answer') : (answer.outcome ?? answer.kind ?? ''));
+  texts.push({ className: 'strip-outcome', text: lost ? `${outcome} (${t('strip.lost')})` : outcome });
+  const http = result.http ?? (lost ? null : answer?.http_status);
+  if (typeof http === 'number') {
+    texts.push({ className: 'strip-http', text: t('strip.http', { status: http }) });
+  }
+  if (balance !== null && balance !== undefined) {
+    texts.push({
+      className: 'strip-balance',
+      text:
+        balance.before === null && balance.after === null
+          ? t('strip.balance_none')
+          : t('strip.balance', {
+              account: balance.account,
+              before: balance.before === null ? '—' : formatNumber(balance.before),
+              after: balance.after === null ? '—' : formatNumber(balance.after),
+            }),
+    });
+  }
+  const kind = answer?.verdict?.kind;
+  if (typeof kind === 'string') {
+    texts.push({ className: 'strip-verdict', text: verdictWords(kind), data: { verdict: kind } });
+  }
+  return texts.flatMap((part, i) => [
+    ...(i === 0 ? [] : [el('span', { className: 'strip-sep', text: ' · ', attrs: { 'aria-hidden': 'true' } })]),
+    el('span', part),
+  ]);
+}
+
+/** ok, refused (4xx), failed (5xx or no answer), wrong (a verdict other than correct), working. */
+function stateOf(result) {
+  if (result.working) {
+    return 'working';
+  }
+  const kind = result.answer?.verdict?.kind;
+  if (typeof kind === 'string' && kind !== 'correct') {
+    return 'wrong';
+  }
+  const http = result.http ?? result.answer?.http_status;
+  if (result.answer === null || result.lost || http >= 500) {
+    return 'failed';
+  }
+  return http >= 400 ? 'refused' : 'ok';
+}
