@@ -22,7 +22,10 @@
 //   notices/      the storage banner, the tab note (banner.js) and the notice for a
 //                 database that cannot be used (recovery.js)
 //   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
-//   timeline/     every delivery and the steps Rust says it ran (timeline-model.js)
+//   timeline/     every delivery and the steps Rust says it ran (timeline-model.js),
+//                 with a legend of its boxes
+//   flow/         the picture sender → handler → inbox, accounts in one transaction,
+//                 lit by the last delivery's steps
 //   tables/       accounts and inbox, changed rows on top (changes.js)
 //   data/         export, import, reset (on the tools screen)
 //   burst/        many deliveries at once, with a progress bar
@@ -54,6 +57,7 @@ import * as burst from './panels/burst/burst.js';
 import * as sqlconsole from './panels/console/sqlconsole.js';
 import * as crashLab from './panels/crash-lab/crashlab.js';
 import * as data from './panels/data/data.js';
+import * as flow from './panels/flow/flow.js';
 import * as header from './panels/header/header.js';
 import * as hooks from './panels/hooks/hooks.js';
 import * as relay from './panels/hooks/relay.js';
@@ -81,6 +85,7 @@ const PANELS = [
   sender,
   paste,
   timeline,
+  flow,
   tables,
   data,
   burst,

@@ -17,6 +17,7 @@ import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, showError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
+import { show as showFlow } from '../flow/flow.js';
 import { formEvent, formOptions, send } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
 import { stateOf } from '../timeline/timeline-model.js';
@@ -239,6 +240,11 @@ function draw() {
   }));
   const ahead = upcoming === null ? [] : [{ ...upcoming, state: 'next' }];
   const died = killed?.at ? [{ ...killed.at, state: killed.state }] : [];
+  // The picture of the flow lights up with each statement that ran.
+  showFlow([
+    ...steps.map((step) => ({ ...step, state: killed?.ran ?? stateOf(step) })),
+    ...(killed?.at ? [{ op: 'kill', state: killed.state }] : []),
+  ]);
   list.replaceChildren(
     ...[...ran, ...ahead, ...died].map(({ step, statements, state }) => {
       const item = el(
