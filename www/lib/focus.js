@@ -6,13 +6,14 @@
 // Written once for the whole page: when the focused control is disabled, the
 // focus moves to the nearest enabled control of its group (step mode's Start
 // → Next), or else to its panel's heading; and when the control is enabled
-// again while the focus is still parked on that heading, the focus goes back
-// to it.
+// again (or another control of its group is) while the focus is still parked
+// on that heading, the focus goes there.
 
 const CONTROLS = 'button, input, select, textarea, a[href]';
 
 let lastFocused = null;
-// {from, at}: the focus was moved from `from` (disabled) to the heading `at`.
+// {from, group, at}: the focus was moved from `from` (disabled) to the
+// heading `at`, as nothing else in `group` could take it.
 let parked = null;
 
 export function mount() {
@@ -21,9 +22,16 @@ export function mount() {
   });
   new MutationObserver((records) => {
     for (const { target } of records) {
-      if (target === lastFocused && target.disabled && !hasFocus()) {
+      // The browser drops the focus a little later (when it next renders),
+      // so "still on it" counts as lost too.
+      if (target === lastFocused && target.disabled && (document.activeElement === target || !hasFocus())) {
         moveNear(target);
-      } else if (parked !== null && target === parked.from && !target.disabled && document.activeElement === parked.at) {
+      } else if (
+        parked !== null &&
+        !target.disabled &&
+        document.activeElement === parked.at &&
+        (target === parked.from || parked.group?.contains(target))
+      ) {
         parked = null;
         target.focus();
       }
@@ -51,7 +59,7 @@ function moveNear(control) {
       heading.setAttribute('tabindex', '-1');
     }
     heading.focus();
-    parked = { from: control, at: heading };
+    parked = { from: control, group, at: heading };
   }
 }
 

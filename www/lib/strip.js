@@ -76,6 +76,11 @@ export function resultStrip() {
     show(result) {
       shown = result;
       strip.redraw();
+      // The button may sit at the window's edge: bring the answer in, as
+      // little as needed. Not while its section is hidden.
+      if (element.closest('[hidden]') === null) {
+        element.scrollIntoView({ block: 'nearest' });
+      }
     },
     clear() {
       shown = null;

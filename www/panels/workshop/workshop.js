@@ -26,6 +26,7 @@ register({
     'workshop.check': 'check',
     'workshop.expected': 'expected',
     'workshop.got': 'got',
+    'workshop.match': 'match',
     'workshop.check_button': 'Check',
     'workshop.passed': '✓ Done.',
     // The names of the scenario's checks, as Rust's src/scenario.rs calls them.
@@ -79,6 +80,7 @@ register({
     'workshop.check': 'проверка',
     'workshop.expected': 'ожидалось',
     'workshop.got': 'получено',
+    'workshop.match': 'совпало',
     'workshop.check_button': 'Проверить',
     'workshop.passed': '✓ Готово.',
     'scenario.evt-1 first delivery': 'evt-1: первая доставка',
@@ -170,8 +172,9 @@ function drawScenario() {
   const head = el(
     'tr',
     {},
-    ...['workshop.check', 'workshop.expected', 'workshop.got'].map((key) => el('th', { text: t(key), attrs: { scope: 'col' } })),
-    el('th', { text: '', attrs: { scope: 'col' } }),
+    ...['workshop.check', 'workshop.expected', 'workshop.got', 'workshop.match'].map((key) =>
+      el('th', { text: t(key), attrs: { scope: 'col' } }),
+    ),
   );
   const rows = scenario.checks.map(({ name, expected, got }) =>
     el(
