@@ -343,7 +343,7 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     const [again, purged] = await logLines();
     assert.equal(again[0], 'applied_again');
     assert.match(again[1], /^День 9: ret-2 → применено СНОВА \(HTTP 200\): одно и то же событие зачислено уже 2-й раз; баланс 400\./);
-    assert.equal(purged[1], 'День 9: очистка с окном 3 дн. — удалено строк inbox: 2.');
+    assert.equal(purged[1], 'День 9: очистка с окном 3 дня — удалено строк inbox: 2.');
     assert.match(await text(page, '#se-retention .se-fix'), /Правило: храните строки inbox дольше/);
     assert.match(await text(page, '#se-retention .se-fix'), /пачками по 100 строк, каждая пачка — своя транзакция/);
     await page.locator('#se-retention').screenshot({ path: await screenshotPath('schemeends-retention-ru.png') });

@@ -91,6 +91,9 @@ function show(hash) {
   for (const link of links) {
     if (link.dataset.route === screen.dataset.screen) {
       link.setAttribute('aria-current', 'page');
+      // On a phone the list scrolls sideways: keep the current section in it.
+      const list = link.closest('ul');
+      list.scrollLeft = link.offsetLeft - (list.clientWidth - link.offsetWidth) / 2;
     } else {
       link.removeAttribute('aria-current');
     }
