@@ -29,12 +29,12 @@ register({
     'strip.http': 'HTTP {status}',
     'strip.balance': 'account {account}: {before} → {after}',
     'strip.balance_none': 'no such account',
-    'verdict.correct': 'correct',
-    'verdict.credited_twice': 'credited twice',
-    'verdict.credit_lost': 'credit lost',
-    'verdict.false_duplicate': 'false duplicate',
-    'verdict.invalid_payload_stored': 'stored an invalid payload',
-    'verdict.wrong_receipt': 'wrong receipt',
+    'strip.verdict.correct': 'correct',
+    'strip.verdict.credited_twice': 'credited twice',
+    'strip.verdict.credit_lost': 'credit lost',
+    'strip.verdict.false_duplicate': 'false duplicate',
+    'strip.verdict.invalid_payload_stored': 'stored an invalid payload',
+    'strip.verdict.wrong_receipt': 'wrong receipt',
   },
   ru: {
     'strip.working': 'выполняется…',
@@ -43,12 +43,12 @@ register({
     'strip.http': 'HTTP {status}',
     'strip.balance': 'счёт {account}: {before} → {after}',
     'strip.balance_none': 'такого счёта нет',
-    'verdict.correct': 'верно',
-    'verdict.credited_twice': 'зачислено дважды',
-    'verdict.credit_lost': 'зачисление потеряно',
-    'verdict.false_duplicate': 'ложный дубликат',
-    'verdict.invalid_payload_stored': 'сохранён неверный платёж',
-    'verdict.wrong_receipt': 'неверная квитанция',
+    'strip.verdict.correct': 'верно',
+    'strip.verdict.credited_twice': 'зачислено дважды',
+    'strip.verdict.credit_lost': 'зачисление потеряно',
+    'strip.verdict.false_duplicate': 'ложный дубликат',
+    'strip.verdict.invalid_payload_stored': 'сохранено неверное содержимое',
+    'strip.verdict.wrong_receipt': 'неверная квитанция',
   },
 });
 
@@ -98,7 +98,7 @@ export function resultStrip() {
 
 /** The words of a verdict kind, or the kind itself for one this page has no words for yet. */
 export function verdictWords(kind) {
-  const key = `verdict.${kind}`;
+  const key = `strip.verdict.${kind}`;
   const words = t(key);
   return words === key ? String(kind).replaceAll('_', ' ') : words;
 }
