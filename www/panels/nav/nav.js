@@ -36,7 +36,7 @@ register({
     'nav.deliver': 'Доставка',
     'nav.race': 'Гонки',
     'nav.crash': 'Сбои',
-    'nav.scheme_ends': 'Где схема кончается',
+    'nav.scheme_ends': 'Где схема заканчивается',
     'nav.webhooks': 'Вебхуки',
     'nav.workshop': 'Практикум',
     'nav.tools': 'Инструменты',
