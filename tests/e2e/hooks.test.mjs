@@ -246,6 +246,7 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     test(`…and lost without them (${lang})`, async () => {
       await relayOn(page);
       await page.evaluate((l) => window.inboxLab.setLanguage(l), lang);
+      await reveal(page, '#hooks-verify');
       await page.uncheck('#hooks-verify');
       assert.equal(await page.isVisible('#hooks-verify-off'), true);
       await reveal(page, '#hooks-new');
