@@ -20,8 +20,10 @@ describe('the page', { timeout: 180_000 }, () => {
   let page;
   usePage(
     {
+      query: '#/deliver', // the section with the sender and the tables
       beforeEach: async (opened) => {
         await resetDatabase(opened);
+        await reveal(opened, '#attempts');
         await opened.fill('#attempts', '1');
       },
     },
@@ -158,6 +160,7 @@ describe('the page', { timeout: 180_000 }, () => {
     await deliver(page, EXAMPLE);
     const reset = page.getByRole('button', { name: 'Reset the database…' });
 
+    await reveal(page, '#reset'); // on the tools section
     page.once('dialog', (dialog) => dialog.dismiss());
     await reset.click();
     await idle(page);

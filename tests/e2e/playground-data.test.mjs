@@ -42,6 +42,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
 
   test('export downloads inbox-lab.sqlite3; importing it after a reset brings the data back', async () => {
     const before = await twoEvents(page);
+    await reveal(page, '#export');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
     await idle(page);
     assert.equal(download.suggestedFilename(), 'inbox-lab.sqlite3');
