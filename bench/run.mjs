@@ -18,7 +18,8 @@
 //
 // What it measures, in one browser and one run:
 // * cold start: navigation → `inboxLab.ready` resolved (wasm fetched and
-//   compiled, OPFS pool installed, schema checked), over --loads loads;
+//   compiled, OPFS pool installed, schema checked) on the built site
+//   (--cold-url, dist/): the first load, then the median of --loads loads;
 // * apply and duplicate throughput of our build (www/panels/bench/benchworker.js) as the
 //   page opens its database, of the same through the proposed
 //   write-coalescing shim, of the official SQLite WASM build
@@ -41,6 +42,8 @@ import { chromium } from 'playwright-core';
 
 const args = parseArgs(process.argv.slice(2), {
   url: null,
+  // The built site (dist/) whose cold start is measured; the rest runs at --url.
+  'cold-url': null,
   site: null,
   profile: null,
   events: '2000',
@@ -53,7 +56,7 @@ const args = parseArgs(process.argv.slice(2), {
   'python-dir': null,
   chromium: process.env.CHROMIUM || '/usr/bin/chromium',
 });
-for (const required of ['url', 'site', 'profile', 'native-bin', 'native-dir', 'python-dir']) {
+for (const required of ['url', 'cold-url', 'site', 'profile', 'native-bin', 'native-dir', 'python-dir']) {
   if (!args[required]) {
     throw new Error(`--${required} is required`);
   }
@@ -120,14 +123,18 @@ async function main() {
     });
     await page.addInitScript(READY_HOOK);
 
-    log(`cold start: ${LOADS} loads of ${args.url}`);
+    // The built site as a static host serves it (hashed assets cached for a
+    // year, index.html revalidated): the first load with an empty cache, then
+    // LOADS loads as a returning reader gets them (HTTP cache, and the
+    // service worker the first load installed).
+    log(`cold start: 1 + ${LOADS} loads of ${args['cold-url']}`);
     const loads = [];
-    for (let i = 0; i < LOADS; i += 1) {
+    for (let i = 0; i <= LOADS; i += 1) {
       // Start from a blank page and let the previous page's worker go, so
       // each load opens the database without waiting for its access handles.
       await page.goto('about:blank');
       await page.waitForTimeout(300);
-      await page.goto(args.url);
+      await page.goto(args['cold-url']);
       const ready = await page.evaluate(() => window.__benchReady);
       if (ready.error !== undefined) {
         throw new Error(`the page did not open its database: ${ready.error}`);
@@ -197,8 +204,8 @@ async function main() {
       cold_start: {
         loads_ms: loads,
         first_ms: loads[0],
-        median_ms: median(loads),
-        median_after_first_ms: median(loads.slice(1)),
+        // The target's figure: the median of the LOADS cached loads.
+        median_ms: median(loads.slice(1)),
       },
       engines: Object.fromEntries(ENGINES.map((engine) => [engine, pickMedianRounds(rounds, engine)])),
       rounds,

@@ -142,7 +142,7 @@ fn the_scenario_report_names_the_checks_that_failed() {
         "{summary}"
     );
     assert!(
-        summary.contains("balance of account 1: expected Some(1500), got Some(1000)"),
+        summary.contains("balance of account 1: expected 1500, got 1000"),
         "{summary}"
     );
 }

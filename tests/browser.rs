@@ -456,7 +456,7 @@ fn timed_query(lab: &mut Lab, sql: &str) -> (Result<JsValue, JsValue>, f64) {
 }
 
 /// Delivers a fresh event through the facade; it must apply.
-fn delivery_applies(lab: &Lab, event_id: &str) {
+fn delivery_applies(lab: &mut Lab, event_id: &str) {
     let ev = js_sys::JSON::parse(&format!(
         r#"{{"source":"console","event_id":"{event_id}","account_id":1,"amount":5}}"#
     ))
@@ -488,7 +488,7 @@ async fn console_queries_end_within_their_budget() {
     assert_eq!(text(&err, "field").as_deref(), Some("sql"));
     assert_eq!(get(&err, "retryable").as_bool(), Some(false));
     assert!(ms < 5_000.0, "took {ms} ms; the budget is 2 s");
-    delivery_applies(&lab, "after-endless");
+    delivery_applies(&mut lab, "after-endless");
 
     let (answer, ms) = timed_query(&mut lab, "SELECT randomblob(3e8)");
     let err = answer.expect_err("refused");
@@ -498,7 +498,7 @@ async fn console_queries_end_within_their_budget() {
         Some("1048576")
     );
     assert!(ms < 2_000.0, "took {ms} ms");
-    delivery_applies(&lab, "after-huge-value");
+    delivery_applies(&mut lab, "after-huge-value");
 
     lab.close();
     remove("console-budget.sqlite3").await;
@@ -550,7 +550,7 @@ async fn console_memory_is_bounded_by_the_heap_limit() {
         f64::from(bytes) < (inbox_lab::labs::tools::budget::HEAP_LIMIT_BYTES + (256 << 20)) as f64,
         "the worker holds {bytes} bytes"
     );
-    delivery_applies(&lab, "after-huge-sort");
+    delivery_applies(&mut lab, "after-huge-sort");
 
     // The heap limit alone, with time to spare: the same sort on a
     // connection of its own fails with SQLITE_NOMEM, not a trap.

@@ -85,7 +85,7 @@ fn json(v: &JsValue) -> String {
         .expect("a string")
 }
 
-fn deliver(lab: &Lab) -> Result<JsValue, JsValue> {
+fn deliver(lab: &mut Lab) -> Result<JsValue, JsValue> {
     let event = js_sys::JSON::parse(EVENT).expect("json");
     lab.deliver(event, JsValue::UNDEFINED, JsValue::UNDEFINED)
 }
@@ -114,18 +114,28 @@ async fn unusable_file_is_reported_exported_and_reset(
     assert_eq!(get(&problem, "http_status").as_f64(), Some(500.0), "{name}");
 
     // Every database call answers the problem, the same object each time.
-    let err = deliver(&lab).expect_err("deliver answers the problem");
+    let err = deliver(&mut lab).expect_err("deliver answers the problem");
     // A delivery's error also says what it ran: nothing.
     assert_eq!(
         json(&get(&err, "steps")),
         "[]",
         "{name}: deliver ran no SQL"
     );
-    js_sys::Reflect::delete_property(
-        err.unchecked_ref::<js_sys::Object>(),
-        &JsValue::from_str("steps"),
-    )
-    .expect("delete steps");
+    // And its verdict: refused before any SQL, nothing changed.
+    let verdict = get(&err, "verdict");
+    assert_eq!(
+        text(&verdict, "heard").as_deref(),
+        Some("refused"),
+        "{name}"
+    );
+    assert_eq!(text(&verdict, "kind").as_deref(), Some("correct"), "{name}");
+    for added in ["steps", "verdict"] {
+        js_sys::Reflect::delete_property(
+            err.unchecked_ref::<js_sys::Object>(),
+            &JsValue::from_str(added),
+        )
+        .expect("delete what a delivery adds");
+    }
     assert_eq!(json(&err), json(&problem), "{name}: deliver");
     let err = lab.tables().expect_err("tables answers the problem");
     assert_eq!(json(&err), json(&problem), "{name}: tables");
@@ -144,15 +154,15 @@ async fn unusable_file_is_reported_exported_and_reset(
     // Reset always works; then the database does.
     lab.reset().expect("reset");
     assert!(lab.problem().is_null(), "{name}: reset clears the problem");
-    let answer = deliver(&lab).expect("a delivery applies after reset");
+    let answer = deliver(&mut lab).expect("a delivery applies after reset");
     assert_eq!(text(&answer, "outcome").as_deref(), Some("applied"));
 
     // Persistence: closed and opened again, the fresh database is healthy
     // and holds the delivery.
     lab.close();
-    let lab = Lab::open(name.into(), "opfs".into()).await.expect("reopen");
+    let mut lab = Lab::open(name.into(), "opfs".into()).await.expect("reopen");
     assert!(lab.problem().is_null(), "{name}: healthy after reopen");
-    let answer = deliver(&lab).expect("replay");
+    let answer = deliver(&mut lab).expect("replay");
     assert_eq!(text(&answer, "outcome").as_deref(), Some("duplicate"));
     let tables = lab.tables().expect("tables");
     assert_eq!(
@@ -246,7 +256,7 @@ async fn a_healthy_database_has_no_problem() {
     remove(name).await;
     let mut lab = Lab::open(name.into(), "opfs".into()).await.expect("open");
     assert!(lab.problem().is_null());
-    deliver(&lab).expect("deliver");
+    deliver(&mut lab).expect("deliver");
     let raw = lab.export_raw().expect("export as is");
     assert_eq!(raw, lab.export().expect("export"));
     assert!(raw.starts_with(b"SQLite format 3\0"));
@@ -284,7 +294,7 @@ async fn a_damaged_secrets_database_is_reported_and_forgotten() {
         "{}",
         json(&err)
     );
-    deliver(&lab).expect("deliveries do not need the secrets");
+    deliver(&mut lab).expect("deliveries do not need the secrets");
 
     lab.hook_forget().expect("forget whatever the file holds");
     let answer = lab

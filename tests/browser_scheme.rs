@@ -338,7 +338,7 @@ async fn a_business_key_activates_an_order_once() {
 #[test]
 async fn a_redelivery_after_the_purge_is_applied_again() {
     let name = "scheme-retention.sqlite3";
-    let lab = fresh_lab(name).await;
+    let mut lab = fresh_lab(name).await;
     assert_eq!(lab.now().expect("now"), 0.0);
     let e = || credit("ret-1", 100);
     let first = lab
@@ -407,7 +407,7 @@ async fn a_version_1_database_keeps_working_after_reopening() {
         assert_eq!(v, 1);
     }
 
-    let lab = Lab::open(name.into(), "opfs".into())
+    let mut lab = Lab::open(name.into(), "opfs".into())
         .await
         .expect("migrating open");
     assert_eq!(balance(&lab), 500.0, "the v1 balance survived");

@@ -7,6 +7,7 @@
 //   lib/          what every panel uses: dom.js (DOM helpers), i18n.js (EN/RU),
 //                 problem.js and errors.js (error objects and their texts), rpc.js
 //                 (the one request/answer shape between the page and its workers),
+//                 verdict.js (Rust's verdict on a delivery, in words and colour),
 //                 strip.js (the answer next to the action), focus.js (the keyboard's
 //                 place survives a button that disables itself)
 //   db/           the database: client.js (the page's side, tabs.js for several
@@ -19,8 +20,9 @@
 //   nav/          one screen per section, chosen by the URL's hash (#/deliver);
 //                 the skip link
 //   start/        the start screen: the article's ideas, where to try them, their code
-//   notices/      the storage banner, the tab note (banner.js) and the notice for a
-//                 database that cannot be used (recovery.js)
+//   notices/      the storage banner, the tab note (banner.js), the notice for a
+//                 database that cannot be used (recovery.js), and the built site's
+//                 service worker and "updated since your last visit" (update.js)
 //   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
 //   timeline/     every delivery and the steps Rust says it ran (timeline-model.js),
 //                 with a legend of its boxes
@@ -48,10 +50,11 @@
 // Everything a user typed or the database returned is rendered with
 // textContent, never parsed as HTML (lib/dom.js).
 
-import { calling, inboxLab, onStatus } from './db/client.js';
+import { calling, inboxLab, onStatus, onTablesChanged } from './db/client.js';
 import { whileBusy } from './lib/dom.js';
+import { errorMessage } from './lib/errors.js';
 import * as focus from './lib/focus.js';
-import { LANGUAGES, setLanguage, translatePage } from './lib/i18n.js';
+import { LANGUAGES, has, keys, setLanguage, t, translatePage } from './lib/i18n.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
 import * as sqlconsole from './panels/console/sqlconsole.js';
@@ -64,6 +67,7 @@ import * as relay from './panels/hooks/relay.js';
 import * as nav from './panels/nav/nav.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
+import * as update from './panels/notices/update.js';
 import * as raceLab from './panels/race-lab/racelab.js';
 import * as schemeEnds from './panels/scheme-ends/schemeends.js';
 import * as paste from './panels/sender/paste.js';
@@ -82,6 +86,7 @@ const PANELS = [
   nav,
   banner,
   recovery,
+  update,
   sender,
   paste,
   timeline,
@@ -98,12 +103,6 @@ const PANELS = [
   raceLab,
   crashLab,
 ];
-
-for (const panel of PANELS) {
-  panel.mount();
-}
-focus.mount();
-translatePage();
 
 // ---- Console API ------------------------------------------------------------
 
@@ -127,7 +126,15 @@ translatePage();
 //   .receive(relayed, {verify})   signed webhooks (db/client.js)
 //   inboxLab.hooks.requests()     the last requests the relay passed on, with their verdicts
 //   inboxLab.setLanguage("en" | "ru")
+//   inboxLab.onStatus(listener), inboxLab.onTablesChanged(listener)
+//       db/client.js's notices (the database's phase, storage and this tab's
+//       role; a write that may have changed the tables); each returns an
+//       unsubscribe function
+//   inboxLab.texts.keys(), .has(key), .t(key, params), .errorMessage(error)
+//       the page's texts in both languages (lib/i18n.js, lib/errors.js)
 //
+// The built site (dist/) bundles every module into one file, so these are
+// also how a test reaches the page's own instances of them.
 // client.js's object is frozen; this one is a frozen superset of it. Like
 // client.js's calls, these answer every mistake with a rejected promise:
 // options are read inside `calling`, which turns a getter that throws into
@@ -156,6 +163,9 @@ window.inboxLab = Object.freeze({
   setLoseResponse: sender.setLoseResponse,
   timeline: () => timeline.timeline.entries(),
   hooks: Object.freeze({ ...inboxLab.hooks, requests: relay.requests }),
+  onStatus,
+  onTablesChanged,
+  texts: Object.freeze({ languages: LANGUAGES, keys, has, t, errorMessage }),
   setLanguage: (lang) => {
     if (!LANGUAGES.includes(lang)) {
       throw new RangeError(`language must be one of ${LANGUAGES.join(', ')}`);
@@ -163,6 +173,20 @@ window.inboxLab = Object.freeze({
     setLanguage(lang);
   },
 });
+
+// ---- Mount --------------------------------------------------------------------
+
+// Importing db/client.js started the database worker. A module worker's script
+// is fetched from this thread, so building every panel first (one long task)
+// would hold that fetch back; one turn of the event loop lets it go out, and
+// the panels are built while the worker loads its wasm. `window.inboxLab` is
+// set above, before this wait: a script that awaits `inboxLab.ready` finds it.
+await new Promise((resolve) => setTimeout(resolve, 0));
+for (const panel of PANELS) {
+  panel.mount();
+}
+focus.mount();
+translatePage();
 
 // ---- Start ------------------------------------------------------------------
 

@@ -111,7 +111,7 @@ pub enum Error {
     /// ([`crate::Delivery::THROWN`]), or a lab's own point; whether the
     /// transaction was still open when it fired is documented with each
     /// point. HTTP 500, retry.
-    #[error("simulated crash {point}: the transaction was rolled back")]
+    #[error("simulated crash {point}: the handler died here; whatever it had not yet committed is undone")]
     SimulatedCrash { point: &'static str },
 
     /// SQLite or the storage under it failed (disk full, I/O error, not an

@@ -25,6 +25,7 @@ pub mod crash;
 pub mod race;
 pub mod scheme_ends;
 pub mod tools;
+pub mod verdicts;
 pub mod webhooks;
 
 /// Every `(kind, code)` pair a report can carry — the core's

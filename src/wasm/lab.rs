@@ -22,6 +22,7 @@ use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 use super::*;
 use crate::labs::race::Answer;
 use crate::labs::tools::{console, scenario, transfer};
+use crate::labs::verdicts::{outcome_answer, Heard, Referee, Seen, Verdict};
 use crate::{apply_traced, core::schema, core::tables, Delivery, Outcome, Progress, Step, Trace};
 
 /// Slots in the OPFS pool. Each database takes one for itself and one for
@@ -63,6 +64,11 @@ pub struct Lab {
     /// A delivery run one statement at a time (step mode). While it is
     /// unfinished its transaction is open and holds the write lock.
     stepping: Option<Delivery>,
+    /// The tables as the stepped delivery's event saw them before it began
+    /// (`None` if they could not be read), for its verdict.
+    stepping_before: Option<Seen>,
+    /// Judges every delivery ([`Referee`]); forgets with the database.
+    referee: Referee,
     /// The signed-webhook secrets' own database (`hooks.rs`), opened on
     /// first use; never replaced by import or reset.
     pub(super) hooks: Option<Connection>,
@@ -97,6 +103,8 @@ impl Lab {
             conn: None,
             problem: None,
             stepping: None,
+            stepping_before: None,
+            referee: Referee::default(),
             hooks: None,
         };
         lab.open_database();
@@ -125,10 +133,12 @@ impl Lab {
 
     /// Delivers one event. `event` is `{source, event_id, account_id,
     /// amount}`; `fault` is `undefined`, `null`, `"after_insert"` or
-    /// `"after_update"`. Returns `{outcome, http_status, receipt, steps}`;
-    /// throws `{kind, message, http_status, retryable, field?, steps}`.
-    /// `steps` is what the handler ran ([`crate::Trace`]: `[{op, statements,
-    /// rows, effect}]`), empty when it was refused before any SQL.
+    /// `"after_update"`. Returns `{outcome, http_status, receipt, steps,
+    /// verdict}`; throws `{kind, message, http_status, retryable, field?,
+    /// steps, verdict}`. `steps` is what the handler ran ([`crate::Trace`]:
+    /// `[{op, statements, rows, effect}]`), empty when it was refused before
+    /// any SQL; `verdict` what it really did ([`Verdict`]: `correct`,
+    /// `credited_twice`, `credit_lost`, ... with the facts).
     ///
     /// `handler` (optional, default `"atomic"`) picks one of the mistaken
     /// handlers of the race lab instead; they answer `{outcome, http_status,
@@ -136,13 +146,13 @@ impl Lab {
     /// validated by the same rules first ([`Handler::run`]): an invalid one
     /// throws `invalid_input` before any SQL, whichever handler was asked for.
     pub fn deliver(
-        &self,
+        &mut self,
         event: JsValue,
         fault: JsValue,
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let (answer, steps) = self.deliver_traced(&event, &fault, &handler);
-        with_steps(answer, &steps)
+        let (answer, steps, verdict) = self.deliver_traced(&event, &fault, &handler);
+        with_steps(answer, &steps, Some(&verdict))
     }
 
     /// Delivers one event given as JSON text (the page's "paste JSON" box):
@@ -150,22 +160,23 @@ impl Lab {
     /// `"500"` or `5e2` is refused with the field at fault. Answers like
     /// [`Lab::deliver`].
     #[wasm_bindgen(js_name = deliverJson)]
-    pub fn deliver_json(&self, text: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
+    pub fn deliver_json(&mut self, text: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
         let read = || -> Result<_, Error> {
             let text = string_from_js(Field::EVENT, &text)?;
-            Ok((
-                Event::from_json(&text)?,
-                fault_from_js(&fault)?,
-                self.writer()?,
-            ))
+            Ok((Event::from_json(&text)?, fault_from_js(&fault)?))
         };
-        let (answer, steps) = match read() {
-            Ok((event, fault, conn)) => apply_traced(conn, &event, fault),
-            Err(refused) => (Err(refused), Trace::default()),
+        let (answer, steps, verdict) = match read() {
+            Ok((event, fault)) => self.atomic(&event, fault),
+            Err(refused) => (
+                Err(refused),
+                Trace::default(),
+                Verdict::refused(Handler::Atomic),
+            ),
         };
         with_steps(
             answer.map_err(JsValue::from).and_then(|o| to_value(&o)),
             &steps,
+            Some(&verdict),
         )
     }
 
@@ -175,11 +186,12 @@ impl Lab {
     pub fn step_start(&mut self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
         let event = event_from_js(&event)?;
         let fault = fault_from_js(&fault)?;
-        self.writer()?;
+        let conn = self.writer()?;
+        self.stepping_before = self.referee.look(conn, &event).ok();
         let delivery = Delivery::new(event, fault);
         let answer = StepAnswer::from_next(delivery.next_step());
         self.stepping = Some(delivery);
-        with_steps(to_value(&answer), &Trace::default())
+        with_steps(to_value(&answer), &Trace::default(), None)
     }
 
     /// Step mode: runs the next statement. Returns `{ran, next, outcome,
@@ -195,7 +207,29 @@ impl Lab {
             .take()
             .ok_or_else(|| JsValue::from(Error::storage("no delivery is being stepped")))?;
         let ran = delivery.next_step();
-        let answer = match delivery.step(conn) {
+        let result = match delivery.step(conn) {
+            // This worker holds the only connection, so nothing else can
+            // hold the lock; if something did, end the delivery cleanly.
+            Err(Error::Busy) => Err(delivery.give_up(conn, Error::Busy)),
+            other => other,
+        };
+        let steps = delivery.trace().clone();
+        // Finished (answered or failed): judged like any delivery.
+        let verdict = (delivery.next_step().is_none()).then(|| {
+            let heard = Heard::of(&result, |progress| match progress {
+                Progress::Done(outcome) => outcome_answer(outcome),
+                Progress::Next(_) => Answer::Applied, // unreachable: finished
+            });
+            self.referee.judge(
+                conn,
+                Handler::Atomic,
+                delivery.event(),
+                heard,
+                &steps,
+                self.stepping_before.take(),
+            )
+        });
+        let answer = match result {
             Ok(Progress::Next(step)) => to_value(&StepAnswer {
                 ran,
                 next: Some(StepInfo::of(step)),
@@ -206,16 +240,12 @@ impl Lab {
                 next: None,
                 outcome: Some(outcome),
             }),
-            // This worker holds the only connection, so nothing else can
-            // hold the lock; if something did, end the delivery cleanly.
-            Err(Error::Busy) => Err(delivery.give_up(conn, Error::Busy).into()),
             Err(err) => Err(err.into()),
         };
-        let steps = delivery.trace().clone();
         if delivery.next_step().is_some() {
             self.stepping = Some(delivery);
         }
-        with_steps(answer, &steps)
+        with_steps(answer, &steps, verdict.as_ref())
     }
 
     /// Step mode: "throw" — the handler fails here; the open transaction is
@@ -231,7 +261,16 @@ impl Lab {
             )));
         };
         let crash = delivery.throw(conn)?;
-        with_steps(Err(crash.into()), delivery.trace()).map(|_| ())
+        let heard = Heard::of::<()>(&Err(crash.clone()), |()| Answer::Applied);
+        let verdict = self.referee.judge(
+            conn,
+            Handler::Atomic,
+            delivery.event(),
+            heard,
+            delivery.trace(),
+            self.stepping_before.take(),
+        );
+        with_steps(Err(crash.into()), delivery.trace(), Some(&verdict)).map(|_| ())
     }
 
     /// Runs one read-only SQL statement: `{columns, rows, truncated}`.
@@ -255,7 +294,9 @@ impl Lab {
     pub fn import(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
         self.writer()?;
         let conn = self.conn.as_mut().ok_or_else(|| JsValue::from(closed()))?;
-        to_value(&transfer::import(conn, &bytes)?)
+        let imported = transfer::import(conn, &bytes)?;
+        self.referee.forget(); // another database: credits it never watched
+        to_value(&imported)
     }
 
     /// Runs the article's scenario on a fresh scratch database next to the
@@ -337,6 +378,7 @@ impl Lab {
     /// clears [`Lab::problem`].
     pub fn reset(&mut self) -> Result<(), JsValue> {
         self.stepping = None;
+        self.referee.forget();
         self.conn = None; // closes the connection, rolling back anything open
         self.problem = None;
         let removed = self.remove_files();
@@ -444,32 +486,46 @@ impl Lab {
     }
 
     /// One delivery by any handler: its answer (or error) as a JavaScript
-    /// value, and the steps it ran (none when it was refused first).
+    /// value, the steps it ran (none when it was refused first) and its
+    /// verdict.
     fn deliver_traced(
-        &self,
+        &mut self,
         event: &JsValue,
         fault: &JsValue,
         handler: &JsValue,
-    ) -> (Result<JsValue, JsValue>, Trace) {
+    ) -> (Result<JsValue, JsValue>, Trace, Verdict) {
         let read = || -> Result<_, Error> {
             let handler = handler_from_js(handler)?;
             let fault = fault_from_js(fault)?;
             let payload = payload_from_js(event)?;
             let event = payload.to_event()?; // the rules first, before the lock is even asked for
-            Ok((handler, fault, payload, event, self.writer()?))
+            Ok((handler, fault, payload, event))
         };
-        let (handler, fault, payload, event, conn) = match read() {
+        let (handler, fault, payload, event) = match read() {
             Ok(read) => read,
-            Err(refused) => return (Err(refused.into()), Trace::default()),
+            Err(refused) => {
+                let handler = handler_from_js(handler).unwrap_or(Handler::Atomic);
+                return (
+                    Err(refused.into()),
+                    Trace::default(),
+                    Verdict::refused(handler),
+                );
+            }
         };
         if handler == Handler::Atomic {
-            let (outcome, steps) = apply_traced(conn, &event, fault);
+            let (outcome, steps, verdict) = self.atomic(&event, fault);
             return (
                 outcome.map_err(JsValue::from).and_then(|o| to_value(&o)),
                 steps,
+                verdict,
             );
         }
-        let (answer, steps) = handler.deliver_traced(conn, &payload, fault);
+        let (answer, steps, verdict) = self.judged(
+            handler,
+            &event,
+            |a| *a,
+            |conn| handler.deliver_traced(conn, &payload, fault),
+        );
         let answer = answer.map_err(JsValue::from).and_then(|answer| {
             to_value(&MistakeAnswer {
                 outcome: answer,
@@ -478,7 +534,37 @@ impl Lab {
                 handler,
             })
         });
-        (answer, steps)
+        (answer, steps, verdict)
+    }
+
+    /// One delivery by the atomic handler ([`apply_traced`]), judged.
+    fn atomic(
+        &mut self,
+        event: &Event,
+        fault: Option<Fault>,
+    ) -> (Result<Outcome, Error>, Trace, Verdict) {
+        self.judged(Handler::Atomic, event, outcome_answer, |conn| {
+            apply_traced(conn, event, fault)
+        })
+    }
+
+    /// Runs `run` on the writer's connection, watched by the referee
+    /// ([`Referee::watch`]).
+    fn judged<T>(
+        &mut self,
+        handler: Handler,
+        event: &Event,
+        answer: impl Fn(&T) -> Answer,
+        run: impl FnOnce(&Connection) -> (Result<T, Error>, Trace),
+    ) -> (Result<T, Error>, Trace, Verdict) {
+        // The referee is taken out while the connection is borrowed.
+        let mut referee = std::mem::take(&mut self.referee);
+        let judged = match self.writer() {
+            Ok(conn) => referee.watch(conn, handler, event, answer, || run(conn)),
+            Err(err) => (Err(err), Trace::default(), Verdict::refused(handler)),
+        };
+        self.referee = referee;
+        judged
     }
 
     /// The connection, for something that writes: refused while a stepped

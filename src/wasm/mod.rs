@@ -50,6 +50,7 @@ use crate::core::db::{self, Mode};
 use crate::core::error::StorageCode;
 use crate::core::event::{self as rules, integer_from_js_number, Field, ValueType};
 use crate::labs::race::{Handler, Payload, HANDLER};
+use crate::labs::verdicts::Verdict;
 use crate::{apply, Error, Event, Fault, Trace};
 
 /// The browser has no other connection to wait for inside one worker; a
@@ -81,14 +82,26 @@ impl From<Error> for JsValue {
     }
 }
 
-/// Adds `steps` — what a delivery ran ([`Trace`]) — to its answer or to
-/// its error object, so the page draws what really ran either way.
-fn with_steps(answer: Result<JsValue, JsValue>, steps: &Trace) -> Result<JsValue, JsValue> {
+/// Adds `steps` — what a delivery ran ([`Trace`]) — and its `verdict`
+/// ([`Verdict`]: what it really did, judged in Rust) to its answer or to
+/// its error object, so the page draws and judges nothing itself.
+fn with_steps(
+    answer: Result<JsValue, JsValue>,
+    steps: &Trace,
+    verdict: Option<&Verdict>,
+) -> Result<JsValue, JsValue> {
     let steps = to_value(steps)?;
+    let verdict = match verdict {
+        Some(verdict) => Some(to_value(verdict)?),
+        None => None,
+    };
     let (Ok(object) | Err(object)) = &answer;
     if object.is_object() {
         // Setting a property of a plain object we just made cannot fail.
         let _ = js_sys::Reflect::set(object, &JsValue::from_str("steps"), &steps);
+        if let Some(verdict) = verdict {
+            let _ = js_sys::Reflect::set(object, &JsValue::from_str("verdict"), &verdict);
+        }
     }
     answer
 }

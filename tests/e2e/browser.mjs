@@ -27,6 +27,12 @@ if (!process.env.INBOX_LAB_URL) {
 /** The page under test, e.g. http://127.0.0.1:8080/ */
 export const BASE_URL = process.env.INBOX_LAB_URL;
 
+/**
+ * The URL of the database worker's script: www/db/worker.js in the source
+ * tree, assets/worker-<hash>.js in the built site (with its ?storage=...).
+ */
+export const DB_WORKER_SCRIPT = /\/(db\/worker|assets\/worker-[0-9a-f]+)\.js(\?|$)/;
+
 /** Where screenshots go: target/e2e/ at the top of the repository. */
 const SCREENSHOTS = fileURLToPath(new URL('../../target/e2e/', import.meta.url));
 

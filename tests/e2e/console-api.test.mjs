@@ -28,8 +28,13 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
   });
 
   test('a first delivery is applied (200) and its receipt is stored with the inbox row', async () => {
-    const { steps, ...answer } = await deliver(page, EVENT);
+    const { steps, verdict, ...answer } = await deliver(page, EVENT);
     assert.deepEqual(answer, { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } });
+    // And what it really did, judged in Rust: applied once.
+    assert.deepEqual(
+      [verdict.kind, verdict.heard, verdict.credits, verdict.kept, verdict.balance],
+      ['correct', 'applied', 1, { row: true, credit: true }, { account: 1, before: 0, after: 500 }],
+    );
     // With the answer, what the handler ran: five steps, all committed.
     assert.deepEqual(
       steps.map(({ op, rows, effect }) => `${op}:${rows}:${effect}`),
@@ -44,8 +49,9 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
   test('a repeat is a duplicate (200) with the first receipt, and changes nothing', async () => {
     const first = await deliver(page, EVENT);
     const snapshot = await tables(page);
-    const { steps, ...again } = await deliver(page, EVENT);
+    const { steps, verdict, ...again } = await deliver(page, EVENT);
     assert.deepEqual(again, { outcome: 'duplicate', http_status: 200, receipt: first.receipt });
+    assert.deepEqual([verdict.kind, verdict.heard, verdict.credits_before, verdict.credits], ['correct', 'duplicate', 1, 1]);
     assert.deepEqual(
       steps.map(({ op, rows }) => `${op}:${rows}`),
       ['begin:0', 'insert:0', 'read_stored:0', 'commit:0'],

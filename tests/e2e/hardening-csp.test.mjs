@@ -31,7 +31,12 @@ describe('page hardening', { timeout: 180_000 }, () => {
   });
 
   test('every response carries a strict policy that allows only what the page needs', async () => {
-    for (const path of ['', 'index.html', 'www/app.js', 'www/db/worker.js', 'www/pkg/inbox_lab_bg.wasm', 'www/style.css', 'nope']) {
+    // The built site's files: the page, its service worker, and every asset
+    // the page names (the entry bundle, the stylesheet, the preloaded wasm).
+    const html = await (await fetch(BASE_URL)).text();
+    const assets = [...html.matchAll(/(?:src|href)="(assets\/[^"]+)"/g)].map((m) => m[1]);
+    assert.ok(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.wasm')), assets.join(', '));
+    for (const path of ['', 'index.html', 'sw.js', ...assets, 'nope']) {
       const response = await fetch(new URL(path, BASE_URL));
       const policy = parsePolicy(response.headers.get('content-security-policy'));
       assert.deepEqual(
@@ -53,6 +58,16 @@ describe('page hardening', { timeout: 180_000 }, () => {
       assert.equal(response.headers.get('x-content-type-options'), 'nosniff', `/${path}`);
       await response.arrayBuffer();
     }
+  });
+
+  test('the page carries the same policy in its <meta> tag, for static hosts that send no header', async () => {
+    const html = await (await fetch(BASE_URL)).text();
+    const header = parsePolicy((await fetch(BASE_URL)).headers.get('content-security-policy'));
+    const meta = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/);
+    assert.ok(meta, 'a <meta http-equiv="Content-Security-Policy"> in the page');
+    // frame-ancestors cannot be said in a <meta> policy (browsers ignore it there).
+    const { 'frame-ancestors': _, ...rest } = header;
+    assert.deepEqual(parsePolicy(meta[1]), rest);
   });
 
   test('the served HTML has no inline script, style or event handler (parsed by the browser)', async () => {

@@ -81,15 +81,9 @@ describe('when OPFS cannot be used, the database is in memory and the page says 
     await reloadPage(page);
     assert.equal((await page.evaluate(() => window.inboxLab.tables())).inbox.length, 0);
     // The banner in Russian, from the same error object.
-    await page.evaluate(async () => {
-      const { setLanguage } = await import(new URL('www/lib/i18n.js', window.location.href).href);
-      setLanguage('ru');
-    });
+    await page.evaluate(() => window.inboxLab.setLanguage('ru'));
     assert.match((await banner(page)).text, /^Ничего не сохранится\..*Причина: хранилище OPFS недоступно/);
-    await page.evaluate(async () => {
-      const { setLanguage } = await import(new URL('www/lib/i18n.js', window.location.href).href);
-      setLanguage('en');
-    });
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
     await openPage(page);
     assert.deepEqual((await page.evaluate(() => window.inboxLab.tables())).inbox.map((r) => r.event_id), ['kept']);
   });
@@ -156,7 +150,9 @@ describe('a browser without OPFS (getDirectory missing)', { timeout: 120_000 }, 
 
 describe('an insecure origin (http, not localhost)', { timeout: 120_000 }, () => {
   let browser;
-  const port = new URL(BASE_URL).port;
+  // The page's own URL with another host name (the path kept: it may be under a sub-path).
+  const insecure = new URL(BASE_URL);
+  insecure.hostname = 'inbox-lab.test';
   before(async () => {
     browser = await launch({ args: ['--host-resolver-rules=MAP inbox-lab.test 127.0.0.1'] });
   });
@@ -164,7 +160,7 @@ describe('an insecure origin (http, not localhost)', { timeout: 120_000 }, () =>
 
   test('opens in memory with the banner: insecure_context; the tab keeps its own worker', async () => {
     const page = browser.page;
-    await page.goto(`http://inbox-lab.test:${port}/`);
+    await page.goto(insecure.href);
     assert.equal(await page.evaluate(() => window.isSecureContext), false);
     const ready = await page.evaluate(() => window.inboxLab.ready);
     assert.equal(ready.storage, 'memory');

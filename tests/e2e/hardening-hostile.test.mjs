@@ -175,8 +175,8 @@ describe('hostile input', { timeout: 300_000 }, () => {
       return { error, ...(await bothLanguages(error)) };
 
       async function bothLanguages(e) {
-        const { errorMessage } = await import(new URL('www/lib/errors.js', window.location.href).href);
-        const i18n = await import(new URL('www/lib/i18n.js', window.location.href).href);
+        const { errorMessage } = window.inboxLab.texts;
+        const i18n = window.inboxLab; // setLanguage
         const en = errorMessage(e);
         i18n.setLanguage('ru');
         const ru = errorMessage(e);
@@ -294,8 +294,8 @@ async function consoleCatalogue(base) {
       [`${handler}: blank source`, { ...base, source: '   ' }, 'source', 'whitespace_only', { handler }],
     );
   }
-  const { errorMessage } = await import(new URL('www/lib/errors.js', window.location.href).href);
-  const i18n = await import(new URL('www/lib/i18n.js', window.location.href).href);
+  const { errorMessage } = window.inboxLab.texts;
+  const i18n = window.inboxLab; // setLanguage
   const before = await window.inboxLab.tables();
   const results = [];
   for (const [name, event, field, code, options] of cases) {

@@ -87,8 +87,8 @@ describe('storage full (a real quota)', { timeout: 300_000 }, () => {
 
     // The message in both languages, as the page shows it.
     const texts = await page.evaluate(async (error) => {
-      const { errorMessage } = await import(new URL('www/lib/errors.js', window.location.href).href);
-      const i18n = await import(new URL('www/lib/i18n.js', window.location.href).href);
+      const { errorMessage } = window.inboxLab.texts;
+      const i18n = window.inboxLab; // setLanguage
       const en = errorMessage(error);
       i18n.setLanguage('ru');
       const ru = errorMessage(error);

@@ -381,7 +381,7 @@ class Acks {
 
 function statusOf(page) {
   return page.evaluate(async () => {
-    const { onStatus } = await import(new URL('www/db/client.js', window.location.href).href);
+    const { onStatus } = window.inboxLab;
     return new Promise((resolve) => {
       const stop = onStatus(({ role, phase, storage }) => {
         if (phase === 'ready' || phase === 'failed') {
@@ -396,7 +396,7 @@ function statusOf(page) {
 /** Counts the tables-changed notices a tab gets (client.js onTablesChanged). */
 async function watchChanges(page) {
   await page.evaluate(async () => {
-    const { onTablesChanged } = await import(new URL('www/db/client.js', window.location.href).href);
+    const { onTablesChanged } = window.inboxLab;
     window.__changes = 0;
     onTablesChanged(() => {
       window.__changes += 1;

@@ -135,14 +135,14 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
       assert.equal(await inView(page, '#deliver-form .strip'), true, 'Deliver');
       assert.equal(
         await page.textContent('#deliver-form .strip'),
-        'duplicate · HTTP 200 · account 1: 0 → 500',
+        'duplicate · HTTP 200 · account 1: 0 → 500 · Correct',
         'the last answer (the retry of a lost response), the balance read before and after',
       );
       assert.equal(await page.getAttribute('#deliver-form .strip', 'data-state'), 'ok');
 
       await press(page, '[data-redeliver="amount"]');
       assert.equal(await inView(page, '.redeliver + .strip'), true, 'redeliver');
-      assert.equal(await page.textContent('.redeliver + .strip'), 'payload_conflict · HTTP 422 · account 1: 500 → 500');
+      assert.equal(await page.textContent('.redeliver + .strip'), 'payload_conflict · HTTP 422 · account 1: 500 → 500 · Correct');
       assert.equal(await page.getAttribute('.redeliver + .strip', 'data-state'), 'refused');
 
       await page.fill('#burst-count', '5');
@@ -158,31 +158,43 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
         await press(page, '#step-next');
       }
       assert.equal(await inView(page, '#stepper .strip'), true, 'step mode');
-      assert.equal(await page.textContent('#stepper .strip'), 'applied · HTTP 200 · account 1: 510 → 511');
+      assert.equal(await page.textContent('#stepper .strip'), 'applied · HTTP 200 · account 1: 510 → 511 · Correct');
 
       await page.click('[data-lang="ru"]');
-      assert.equal(await page.textContent('#stepper .strip'), 'applied · HTTP 200 · счёт 1: 510 → 511');
+      assert.equal(await page.textContent('#stepper .strip'), 'applied · HTTP 200 · счёт 1: 510 → 511 · Верно');
       await page.click('[data-lang="en"]');
     });
   }
 
-  test('the strip shows the verdict Rust attached, in words, and nothing when there is none', async () => {
-    const words = await page.evaluate(async () => {
-      const { resultStrip } = await import('/www/lib/strip.js');
-      const strip = resultStrip();
-      const texts = [];
-      for (const verdict of [undefined, { kind: 'correct' }, { kind: 'credited_twice' }, { kind: 'credit_lost' }]) {
-        strip.show({ answer: { outcome: 'applied', http_status: 200, verdict }, balance: null });
-        texts.push([strip.element.textContent, strip.element.dataset.state]);
-      }
-      return texts;
+  test('the strip shows the verdict Rust attached to the answer, the same one the answer box shows', async () => {
+    const strip = async () => ({
+      text: await page.textContent('#deliver-form .strip'),
+      state: await page.getAttribute('#deliver-form .strip', 'data-state'),
+      verdict: await page.getAttribute('#deliver-form .strip .strip-verdict', 'data-verdict'),
+      answerBox: await page.getAttribute('#answer .judged', 'data-verdict'),
     });
-    assert.deepEqual(words, [
-      ['applied · HTTP 200', 'ok'],
-      ['applied · HTTP 200 · correct', 'ok'],
-      ['applied · HTTP 200 · credited twice', 'wrong'],
-      ['applied · HTTP 200 · credit lost', 'wrong'],
-    ]);
+    await fillSender(page, { handler: 'no_dedup' });
+    await pressDeliver(page);
+    assert.deepEqual(await strip(), {
+      text: 'applied · HTTP 200 · account 1: 0 → 500 · Correct',
+      state: 'ok',
+      verdict: 'correct',
+      answerBox: 'correct',
+    });
+    await pressDeliver(page);
+    assert.deepEqual(
+      await strip(),
+      {
+        text: 'applied · HTTP 200 · account 1: 500 → 1000 · Credited twice',
+        state: 'wrong',
+        verdict: 'credited_twice',
+        answerBox: 'credited_twice',
+      },
+      'a 200 that paid the event again is not "ok"',
+    );
+    await page.click('[data-lang="ru"]');
+    assert.equal(await page.textContent('#deliver-form .strip'), 'applied · HTTP 200 · счёт 1: 500 → 1000 · Зачислено дважды');
+    await page.click('[data-lang="en"]');
   });
 
   test('the flow picture lights up with each step Rust returned, in step mode one press at a time', async () => {

@@ -102,6 +102,26 @@ describe('bursts', { timeout: 300_000 }, () => {
     await page.fill('#burst-count', '20');
   });
 
+  test('"N different events" can be cancelled: it stops between transactions and says how many were done', async () => {
+    await fillSender(page, { amount: '3' });
+    await page.fill('#burst-count', '20000');
+    assert.equal(await page.isVisible('#burst-cancel'), false, 'nothing to cancel yet');
+    await page.click('#burst-distinct');
+    await page.waitForFunction(() => Number(document.querySelector('#burst-progress').value) >= 50, null, { timeout: 60_000 });
+    await page.click('#burst-cancel');
+    await idle(page);
+    const [summary, balanceLine] = await burstResult(page);
+    const match = /^Cancelled: ([\d,]+) of 20,000 different events were delivered in [\d.]+ s, each in its own transaction; none was cut in half\. applied ([\d,]+)\.$/.exec(summary);
+    assert.ok(match, summary);
+    const done = Number(match[1].replaceAll(',', ''));
+    assert.ok(done >= 50 && done < 20_000, `stopped early: ${done}`);
+    assert.equal(match[2], match[1], 'every delivered event was applied');
+    assert.equal(await balance(page), 3 * done, 'the balance is exactly the events delivered');
+    assert.match(balanceLine, /Exact\.$/);
+    assert.equal((await page.evaluate(() => window.inboxLab.tables())).inbox.length, done, 'one inbox row per event delivered');
+    assert.equal(await page.isVisible('#burst-cancel'), false);
+  });
+
   test('1,000 different events on OPFS: all applied, the balance exact', async () => {
     await fillSender(page, { amount: '3' });
     const result = await distinctBurst(page, 1000);

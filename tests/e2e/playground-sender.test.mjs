@@ -156,13 +156,30 @@ describe('the sender', { timeout: 240_000 }, () => {
     assert.equal(await form(), 'provider-b evt-2 1 500');
     await reveal(page, '[data-preset="missing_account"]');
     await page.click('[data-preset="missing_account"]');
-    assert.equal(await form(), 'provider-b evt-42 42 500');
+    assert.equal(await form(), 'provider-a evt-42 42 500', 'every field its lesson depends on');
     await reveal(page, '[data-preset="amount_zero"]');
     await page.click('[data-preset="amount_zero"]');
-    assert.equal(await form(), 'provider-b evt-42 42 0');
+    assert.equal(await form(), 'provider-a evt-1 1 0', 'not account 42 left over');
     await reveal(page, '[data-preset="example"]');
     await page.click('[data-preset="example"]');
     assert.equal(await form(), 'provider-a evt-1 1 500');
+  });
+
+  test('presets are self-contained: after "redeliver … to another account", "new event" is account 1, amount 500 again, and a crash after INSERT fires', async () => {
+    await pressDeliver(page);
+    await press(page, '[data-redeliver="amount"]');
+    await press(page, '[data-redeliver="account"]');
+    assert.deepEqual([await page.inputValue('#account_id'), await page.inputValue('#amount')], ['2', '700']);
+    await page.click('[data-preset="next"]');
+    assert.deepEqual(
+      [await page.inputValue('#event_id'), await page.inputValue('#account_id'), await page.inputValue('#amount')],
+      ['evt-2', '1', '500'],
+    );
+    await fillSender(page, { fault: 'after_insert' });
+    await pressDeliver(page);
+    const log = await senderLog(page);
+    assert.match(log[0], /attempt 1 → simulated_crash, 500/, 'the crash fired: the account exists');
+    assert.match(log[1], /attempt 2 → applied, 200/);
   });
 
   test('redeliver the same → duplicate; with another amount or account → 422, the first record stays', async () => {

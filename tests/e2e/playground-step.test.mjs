@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, shownTables, usePage } from './browser.mjs';
+import { DB_WORKER_SCRIPT, idle, shownTables, usePage } from './browser.mjs';
 import {
   EXAMPLE,
   balance,
@@ -13,6 +13,7 @@ import {
   fillSender,
   freshPlayground,
   press,
+  pressDeliver,
   restoreSender,
   senderLog,
   senderSummary,
@@ -53,6 +54,11 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.match(await page.textContent('#step-list [aria-current="step"] pre'), /^UPDATE accounts SET balance = balance \+ \?1/);
     // The open transaction sees its own uncommitted row; the page says so.
     assert.equal(await page.isVisible('#tables-view'), true);
+    assert.equal(
+      await page.textContent('#tables-view'),
+      'Step mode: this is what the open transaction sees, uncommitted. Nobody else sees it until COMMIT.',
+      'the yellow badge says what it is about, not empty',
+    );
     assert.deepEqual((await shownTables(page)).inbox, [['provider-a', 'evt-1', '1', '500', '—', '—']]);
 
     await next(page, 3); // UPDATE, RECEIPT, COMMIT
@@ -64,6 +70,7 @@ describe('step mode', { timeout: 240_000 }, () => {
       ['commit', 'ok', ''],
     ]);
     assert.equal(await page.textContent('#step-note'), 'Committed: applied. The sender heard 200 and stops.');
+    assert.equal(await page.getAttribute('#stepper [data-verdict]', 'data-verdict'), 'correct', 'Rust judged the stepped delivery');
     assert.equal(await page.isVisible('#tables-view'), false);
     assert.deepEqual(await senderLog(page), ['t=0.0 s · attempt 1 → applied, 200 · receipt #1 | 200: stop, the handler took responsibility']);
     const [entry] = await shownTimeline(page);
@@ -98,8 +105,20 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.equal(retry.outcome, 'applied');
   });
 
+  test('a Deliver refused busy meanwhile does not move the stepped send\'s clock: after the kill it retries at t=1.0 s as it said', async () => {
+    await press(page, '#step-start');
+    await next(page, 2); // BEGIN, INSERT: the write lock is held
+    await pressDeliver(page); // another send: busy, busy, … on its own clock (1 + 2 + 4 + 8 s)
+    assert.match((await senderLog(page)).at(-1), /^t=15\.0 s · attempt 5 → busy, 503/);
+    await press(page, '#step-kill');
+    const log = await senderLog(page);
+    assert.match(log[0], /^t=0\.0 s · attempt 1 → no answer.*retry in 1\.0 s$/);
+    assert.match(log[1], /^t=1\.0 s · attempt 2 → applied, 200/, 'the wait it announced, not the other send\'s');
+    assert.match(await page.textContent('#sender-clock'), /t=15\.0 s/, 'the page\'s clock shows the later of the two');
+  });
+
   test('kill the worker mid-transaction: a new worker reopens OPFS, nothing survived, the retry applies once', async () => {
-    const worker = page.workers().find((w) => w.url().includes('/worker.js'));
+    const worker = page.workers().find((w) => DB_WORKER_SCRIPT.test(w.url()));
     assert.ok(worker, 'the database worker is running');
     const closed = new Promise((resolve) => worker.once('close', resolve));
 
@@ -135,7 +154,7 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.match(await page.textContent('#status'), /^Ready\./);
     const integrity = await page.evaluate(() => window.inboxLab.query('PRAGMA integrity_check'));
     assert.deepEqual(integrity.rows, [['ok']]);
-    assert.ok(page.workers().some((w) => w.url().includes('/worker.js')), 'a new worker took over');
+    assert.ok(page.workers().some((w) => DB_WORKER_SCRIPT.test(w.url())), 'a new worker took over');
   });
 
   test('every path of the atomic handler draws the steps Rust reports, in step mode as from the sender', async () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { screenshotPath, shownTables, usePage } from './browser.mjs';
+import { reveal, screenshotPath, shownTables, usePage } from './browser.mjs';
 import { EXAMPLE, fillSender, freshPlayground, press, pressDeliver, shownAnswer } from './playground.mjs';
 
 /** The verdict of exercise `id`: `{passed, text}`. */
@@ -13,9 +13,23 @@ async function verdict(page, id) {
   return page.$eval(`[data-verdict="${id}"]`, (p) => ({ passed: p.dataset.passed, text: p.textContent }));
 }
 
-/** Presses the exercise's n-th button (0-based; the last one is Check). */
-async function exerciseButton(page, id, n) {
-  await press(page, `[data-exercise="${id}"] .actions button:nth-child(${n + 1})`);
+/** Presses the exercise's n-th chip (0-based): it only fills the sender's form. */
+async function exerciseChip(page, id, n) {
+  const chip = `[data-exercise="${id}"] .chips button:nth-of-type(${n + 1})`;
+  await reveal(page, chip);
+  await page.click(chip);
+}
+
+/** Presses the exercise's Check. */
+async function check(page, id) {
+  await press(page, `[data-check="${id}"]`);
+}
+
+/** Fills the form with the exercise's chip, then delivers it as the reader does: Deliver. */
+async function fillAndDeliver(page, id, n) {
+  await exerciseChip(page, id, n);
+  await pressDeliver(page);
+  await check(page, id);
 }
 
 describe('the workshop', { timeout: 240_000 }, () => {
@@ -27,6 +41,14 @@ describe('the workshop', { timeout: 240_000 }, () => {
     const before = await shownTables(page);
     await press(page, '#scenario-run');
     assert.equal(await page.textContent('#scenario-summary'), 'OK: balance=1500, inbox=3, applied=1, duplicate=19');
+    const head = await page.$$eval('#scenario-result thead th', (ths) => ths.map((th) => th.textContent));
+    assert.deepEqual(head, ['check', 'expected', 'got', 'result'], 'no empty header');
+    const values = await page.$$eval('#scenario-result tbody tr', (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.cells[2].textContent]));
+    assert.ok(
+      values.every(([expected, got]) => !/Some\(|None|\[\]/.test(expected + got)),
+      `no Rust debug output: ${JSON.stringify(values)}`,
+    );
+    assert.deepEqual(values.at(-2), ['1500', '1500'], 'the balance, as a number');
     const checks = await page.$$eval('#scenario-result tbody tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[3].textContent]));
     assert.ok(checks.length >= 9, `${checks.length} checks`);
     assert.ok(checks.every(([, mark]) => mark === '✓'), JSON.stringify(checks));
@@ -36,13 +58,23 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 1: not yet, then evt-1 from provider-a and provider-b passes', async () => {
-    await exerciseButton(page, 'ex1', 2); // Check first: nothing done yet
+    await check(page, 'ex1'); // Check first: nothing done yet
     assert.deepEqual(await verdict(page, 'ex1'), {
       passed: 'false',
       text: '✗ Not yet. The inbox has no event_id delivered from two sources and applied both times.',
     });
-    await exerciseButton(page, 'ex1', 0);
-    await exerciseButton(page, 'ex1', 1);
+    await exerciseChip(page, 'ex1', 1);
+    assert.equal(await page.inputValue('#source'), 'provider-b', 'a chip fills the form');
+    assert.equal(new URL(page.url()).hash, '#/deliver', 'and opens the section that holds it');
+    assert.equal(
+      await page.evaluate(() => document.activeElement === document.querySelector('#deliver-form button[type=submit]')),
+      true,
+      'Deliver, focused, is the reader’s to press',
+    );
+    await check(page, 'ex1');
+    assert.equal((await verdict(page, 'ex1')).passed, 'false', 'filling the form delivers nothing');
+    await fillAndDeliver(page, 'ex1', 0);
+    await fillAndDeliver(page, 'ex1', 1);
     assert.deepEqual(await verdict(page, 'ex1'), {
       passed: 'true',
       text:
@@ -52,7 +84,7 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 2: account 42 answers 422 and leaves the inbox as it was', async () => {
-    await exerciseButton(page, 'ex2', 0);
+    await fillAndDeliver(page, 'ex2', 0);
     assert.equal((await shownAnswer(page)).outcome, 'unknown_account');
     assert.deepEqual(await verdict(page, 'ex2'), {
       passed: 'true',
@@ -64,7 +96,7 @@ describe('the workshop', { timeout: 240_000 }, () => {
   test('exercise 2 holds for the mistakes too: they are wrong about deduplication, not about a missing account', async () => {
     for (const handler of ['two_transactions', 'insert_or_ignore', 'check_then_act']) {
       await fillSender(page, { handler, attempts: '1' });
-      await exerciseButton(page, 'ex2', 0);
+      await fillAndDeliver(page, 'ex2', 0);
       assert.deepEqual(
         await verdict(page, 'ex2'),
         {
@@ -79,8 +111,10 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 3: the replay returns the first receipt — also after a lost response', async () => {
+    assert.equal(await page.$$eval('[data-exercise="ex3"] button', (bs) => bs.length), 1, 'only Check: the exercise is the reader’s to do');
     await fillSender(page, { lose_response: true });
-    await exerciseButton(page, 'ex3', 0); // one click: applied (lost), then duplicate
+    await pressDeliver(page); // the reader's own send: applied (lost), then duplicate
+    await check(page, 'ex3');
     assert.deepEqual(await verdict(page, 'ex3'), {
       passed: 'true',
       text:
@@ -90,8 +124,9 @@ describe('the workshop', { timeout: 240_000 }, () => {
 
   test('exercise 3 with no_dedup: no duplicate ever comes back', async () => {
     await fillSender(page, { handler: 'no_dedup' });
-    await exerciseButton(page, 'ex3', 0);
-    await exerciseButton(page, 'ex3', 1);
+    await pressDeliver(page);
+    await pressDeliver(page);
+    await check(page, 'ex3');
     assert.deepEqual(await verdict(page, 'ex3'), { passed: 'false', text: '✗ Not yet. No duplicate answer in the timeline yet.' });
     assert.deepEqual((await shownTables(page)).accounts, [['1', '1000']], 'paid twice');
     await fillSender(page, EXAMPLE);

@@ -105,6 +105,23 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     assert.deepEqual(await tableCells(page, '#race-final-accounts'), [['1', '1000']]);
   });
 
+  test('"Explore every interleaving" keeps the race the reader just stepped on screen, stopped, next to the counts', async () => {
+    await choose(page, 'check_then_act', 2);
+    await click(page, '#race-start');
+    for (const letter of ['a', 'b', 'a', 'b', 'a']) {
+      await click(page, `#race-advance-${letter}`);
+    }
+    const log = await page.$$eval('#race-log li', (items) => items.length);
+    assert.equal(await column(page, 0, '.race-answer'), 'Answer: applied');
+    await click(page, '#race-explore');
+    assert.ok((await page.$$('#race-explorer .race-counts li')).length === 3, 'the explorer answered');
+    assert.equal(await page.$$eval('#race-log li', (items) => items.length), log, 'the stepped race is still there');
+    assert.equal(await column(page, 0, '.race-answer'), 'Answer: applied');
+    assert.deepEqual(await ran(page, 0), ['check:ok', 'credit:ok', 'insert:ok']);
+    assert.equal(await column(page, 1, '.race-sql'), 'Stopped here: the explorer took over the connections. Start again to race anew.');
+    assert.equal(await page.isDisabled('#race-advance-b'), true, 'it cannot go on: its connections were reused');
+  });
+
   test('"Explore every interleaving": atomic ends correct in every schedule', async () => {
     await choose(page, 'atomic', 2);
     await click(page, '#race-explore');
@@ -299,8 +316,5 @@ function tableCells(page, selector) {
 }
 
 function setLanguage(page, lang) {
-  return page.evaluate(async (lang) => {
-    const i18n = await import(new URL('www/lib/i18n.js', document.baseURI).href);
-    i18n.setLanguage(lang);
-  }, lang);
+  return page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
 }

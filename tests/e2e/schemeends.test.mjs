@@ -91,6 +91,29 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     await page.locator('#scheme-ends').screenshot({ path: await screenshotPath('schemeends-1280-en.png') });
   });
 
+  test('following the instructions, experiment 2 gets its own event and ends "lost for good"; its crash is not called a rollback', async () => {
+    await chooseStrategy(page, 'send_before_commit');
+    await chooseCrash(page, 'after_send_before_commit');
+    await click(page, '#se-deliver');
+    assert.match(await text(page, '#se-answer'), /^pay-1: simulated_crash/);
+
+    await chooseStrategy(page, 'send_after_commit');
+    assert.equal(await text(page, '#se-deliver'), 'Deliver pay-2', 'a new experiment, a new event');
+    await chooseCrash(page, 'after_commit_before_send');
+    await click(page, '#se-deliver');
+    const crashed = await text(page, '#se-answer');
+    assert.match(crashed, /^pay-2: simulated_crash · HTTP 500/);
+    assert.doesNotMatch(crashed, /rolled back/, 'the credit was committed: nothing says it was rolled back');
+    assert.equal(await text(page, '#se-balance'), 'Balance of account 1: 100');
+    await chooseCrash(page, '');
+    await click(page, '#se-deliver'); // the sender's retry
+    assert.match(await text(page, '#se-answer'), /^pay-2: duplicate · HTTP 200/);
+    assert.deepEqual(await verdicts(page), [
+      ['pay-1', 'credited: no', 'shown: 1', 'told about a credit that never happened', 'phantom'],
+      ['pay-2', 'credited: yes', 'shown: 0', 'credited, never notified: lost for good', 'lost'],
+    ]);
+  });
+
   test('send, then COMMIT, failing before COMMIT: the user is told about a credit that never happened', async () => {
     await chooseStrategy(page, 'send_before_commit');
     await chooseCrash(page, 'after_send_before_commit');

@@ -25,27 +25,28 @@ describe('every message exists in English and Russian', { timeout: 120_000 }, ()
     browser = await launch();
     await openPage(browser.page, '?storage=memory');
     found = await browser.page.evaluate(async () => {
+      // The page's own texts (the built page bundles its modules: a module
+      // imported here would be another instance, holding none of them).
       const at = (path) => new URL(path, window.location.href).href;
-      const i18n = await import(at('www/lib/i18n.js'));
-      await import(at('www/lib/errors.js'));
+      const i18n = window.inboxLab.texts;
       const { LOCAL_CODES } = await import(at('www/lib/problem.js'));
       const wasm = await import(at('www/pkg/inbox_lab.js'));
       await wasm.default();
       const rust = wasm.errorCodes();
       const dictionaries = {};
-      for (const lang of i18n.LANGUAGES) {
+      for (const lang of i18n.languages) {
         dictionaries[lang] = {};
       }
       const keys = i18n.keys();
-      const current = i18n.currentLanguage();
-      for (const lang of i18n.LANGUAGES) {
-        i18n.setLanguage(lang);
+      const current = document.documentElement.lang;
+      for (const lang of i18n.languages) {
+        window.inboxLab.setLanguage(lang);
         for (const key of keys[lang]) {
           dictionaries[lang][key] = i18n.t(key);
         }
       }
-      i18n.setLanguage(current);
-      return { languages: i18n.LANGUAGES, keys, dictionaries, rust, local: LOCAL_CODES };
+      window.inboxLab.setLanguage(current);
+      return { languages: [...i18n.languages], keys, dictionaries, rust, local: LOCAL_CODES };
     });
   });
   after(() => browser.close());

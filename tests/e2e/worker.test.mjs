@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { BASE_URL, idle, openPage, reloadPage, tables, usePage } from './browser.mjs';
+import { BASE_URL, DB_WORKER_SCRIPT, idle, openPage, reloadPage, tables, usePage } from './browser.mjs';
 
 const EVENT = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
 
@@ -41,9 +41,10 @@ describe('the database worker', { timeout: 180_000 }, () => {
     );
     const [tablesReply, applied, duplicate, added, unknownOp, noArgs, nullArgs, reset, garbage] = replies;
     assert.deepEqual(tablesReply, { id: 1, ok: true, result: { accounts: [{ id: 1, balance: 0 }], inbox: [] } });
-    const { steps, ...result } = applied.result;
+    const { steps, verdict, ...result } = applied.result;
     assert.deepEqual(result, { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } });
     assert.equal(steps.length, 5, 'the steps it ran come with the answer');
+    assert.equal(verdict.kind, 'correct', 'and its verdict');
     assert.equal(duplicate.result.outcome, 'duplicate');
     assert.deepEqual(added, { id: 4, ok: true, result: true });
     assert.equal(unknownOp.ok, false);
@@ -68,7 +69,15 @@ describe('the database worker', { timeout: 180_000 }, () => {
   });
 
   test('a worker that cannot even start fails the page clearly: ready rejects, calls reject at once', async () => {
-    await page.route('**/www/db/worker.js*', (route) => route.fulfill({ status: 404, body: 'gone' }));
+    // A service worker would answer the script from its cache before any route: let none
+    // control the page.
+    const script = DB_WORKER_SCRIPT;
+    await page.evaluate(async () => {
+      for (const registration of (await navigator.serviceWorker?.getRegistrations()) ?? []) {
+        await registration.unregister();
+      }
+    });
+    await page.route(script, (route) => route.fulfill({ status: 404, body: 'gone' }));
     try {
       await page.goto(new URL('?storage=memory', BASE_URL).href);
       const [readyError, callError] = await page.evaluate(async () => [
@@ -85,7 +94,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
       assert.equal(await page.getAttribute('#status', 'data-phase'), 'failed');
       assert.match(await page.textContent('#status'), /Cannot use the database/);
     } finally {
-      await page.unroute('**/www/db/worker.js*');
+      await page.unroute(script);
     }
   });
 

@@ -47,12 +47,26 @@
 //     op "deliver"     args {event: {source, event_id, account_id, amount},
 //                            fault: undefined | null | "after_insert" | "after_update"}
 //                      result {outcome: "applied" | "duplicate", http_status: 200,
-//                              receipt: {seq, balance_after}, steps}
+//                              receipt: {seq, balance_after}, steps, verdict}
 //                      `steps`, in the result and in the error alike, is what the
 //                      handler ran (src/core/trace.rs): [{op, statements, rows, effect}],
 //                      effect "kept" | "rolled_back" | "failed" | "crashed" ("open"
 //                      only while a stepped delivery's transaction is); [] when it
-//                      was refused before any SQL
+//                      was refused before any SQL.
+//                      `verdict`, in the result and in the error alike, is what the
+//                      delivery really did, judged in Rust from its steps and the
+//                      tables before and after (src/labs/verdicts/; shown by
+//                      www/lib/verdict.js):
+//                        {kind: "correct" | "credited_twice" | "credit_lost" |
+//                               "false_duplicate" | "history_rewritten" |
+//                               "failed_after_commit" | "unknown",
+//                         handler, heard: "applied" | "duplicate" | error kind | "refused",
+//                         credits_before, credits (the event's kept credits before and
+//                         after it), credits_known (false: the count before is inferred
+//                         from the inbox row, e.g. after a reload), kept: {row, credit}
+//                         (what this delivery committed), sent: {account_id, amount},
+//                         stored_before, stored_after: {account_id, amount, receipt} | null
+//                         (the event's inbox row), balance: {account, before, after}}
 //     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
 //                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
 //                      exactly these four fields, plain integers. Result as "deliver".
@@ -72,11 +86,13 @@
 //     op "stepStart"   args {event, fault}  step mode: a delivery that runs one statement
 //                      per "stepNext"; result {ran: null, next: {step, statements},
 //                      outcome: null, steps: []}
-//     op "stepNext"    args none   result {ran, next, outcome, steps}; `next` null once
-//                      committed; `steps` every step so far, as for "deliver"; an error
-//                      carries its `steps` too
+//     op "stepNext"    args none   result {ran, next, outcome, steps, verdict?}; `next` null
+//                      once committed; `steps` every step so far, as for "deliver"; an
+//                      error carries its `steps` too. Once the delivery has ended
+//                      (committed or failed) the result or error carries its `verdict`,
+//                      as for "deliver"
 //     op "stepThrow"   args none   the stepped handler throws: rolled back; always an error
-//                      {kind: "simulated_crash", steps}. While a stepped delivery is open, other
+//                      {kind: "simulated_crash", steps, verdict}. While a stepped delivery is open, other
 //                      writes answer `busy` (it holds the write lock).
 //     op "query"       args {sql}  one read-only statement (src/console.rs): result
 //                      {columns, rows, truncated, truncated_values: [{row, column, bytes}]}.

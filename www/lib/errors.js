@@ -135,7 +135,7 @@ register({
     'error.busy.owner_timeout':
       'the tab that holds the database took this request but did not answer within {seconds} s; it was not confirmed, retry later (retrying is safe)',
     // ---- 500: rolled back or not confirmed; retrying is safe ----
-    'error.simulated_crash.fault': 'simulated crash {fault}: the transaction was rolled back',
+    'error.simulated_crash.fault': 'simulated crash {fault}: the handler died here; whatever it had not yet committed is undone',
     'error.storage.full':
       'storage error: the storage is full (database or disk full); the transaction was rolled back, retry after freeing space',
     'error.storage.corrupt': 'storage error: {detail}',
@@ -263,7 +263,7 @@ register({
       'ни одна вкладка не приняла запрос за {seconds} с (вкладка с базой данных, возможно, закрывается или заморожена); он не подтверждён — повторите позже (повтор безопасен)',
     'error.busy.owner_timeout':
       'вкладка с базой данных приняла запрос, но не ответила за {seconds} с; он не подтверждён — повторите позже (повтор безопасен)',
-    'error.simulated_crash.fault': 'имитация сбоя {fault}: транзакция откачена',
+    'error.simulated_crash.fault': 'имитация сбоя {fault}: обработчик упал здесь; всё, что он не успел зафиксировать, отменено',
     'error.storage.full':
       'хранилище переполнено (нет места для базы данных или на диске); транзакция откачена — повторите, когда освободится место',
     'error.storage.corrupt': 'ошибка хранилища: файл повреждён или это не база данных ({detail})',

@@ -9,17 +9,19 @@
 //   strip.show({ answer, balance: { account, before, after } });
 //
 // It reads:   applied · HTTP 200 · account 1: 0 → 500 · correct
-//             outcome   status     balance before → after   verdict
+//             outcome   status     balance before → after   verdict (a badge)
 //
 // Every part comes from what really ran: `answer` is the handler's answer
 // (or error object) as the worker returned it, null when no answer came
 // back; the balances are read from the database before and after; the
-// verdict is `answer.verdict.kind`, computed in Rust — the strip has words
-// for it and says nothing when an answer carries none. Like every text on
-// the page it is written with textContent.
+// verdict is `answer.verdict`, computed in Rust (src/labs/verdicts/), in the
+// same words and colours as everywhere else (lib/verdict.js, its badge) —
+// the strip says nothing of a verdict when an answer carries none. Like
+// every text on the page it is written with textContent.
 
 import { el, formatNumber } from './dom.js';
 import { onLanguageChange, register, t } from './i18n.js';
+import { WRONG_KINDS, verdictWhy, verdictWord } from './verdict.js';
 
 register({
   en: {
@@ -29,12 +31,6 @@ register({
     'strip.http': 'HTTP {status}',
     'strip.balance': 'account {account}: {before} → {after}',
     'strip.balance_none': 'no such account',
-    'strip.verdict.correct': 'correct',
-    'strip.verdict.credited_twice': 'credited twice',
-    'strip.verdict.credit_lost': 'credit lost',
-    'strip.verdict.false_duplicate': 'false duplicate',
-    'strip.verdict.invalid_payload_stored': 'stored an invalid payload',
-    'strip.verdict.wrong_receipt': 'wrong receipt',
   },
   ru: {
     'strip.working': 'выполняется…',
@@ -43,12 +39,6 @@ register({
     'strip.http': 'HTTP {status}',
     'strip.balance': 'счёт {account}: {before} → {after}',
     'strip.balance_none': 'такого счёта нет',
-    'strip.verdict.correct': 'верно',
-    'strip.verdict.credited_twice': 'зачислено дважды',
-    'strip.verdict.credit_lost': 'зачисление потеряно',
-    'strip.verdict.false_duplicate': 'ложный дубликат',
-    'strip.verdict.invalid_payload_stored': 'сохранено неверное содержимое',
-    'strip.verdict.wrong_receipt': 'неверная квитанция',
   },
 });
 
@@ -96,13 +86,6 @@ export function resultStrip() {
   return strip;
 }
 
-/** The words of a verdict kind, or the kind itself for one this page has no words for yet. */
-export function verdictWords(kind) {
-  const key = `strip.verdict.${kind}`;
-  const words = t(key);
-  return words === key ? String(kind).replaceAll('_', ' ') : words;
-}
-
 function parts(result) {
   if (result.working) {
     return [el('span', { className: 'strip-part', text: t('strip.working') })];
@@ -129,23 +112,31 @@ function parts(result) {
             }),
     });
   }
-  const kind = answer?.verdict?.kind;
-  if (typeof kind === 'string') {
-    texts.push({ className: 'strip-verdict', text: verdictWords(kind), data: { verdict: kind } });
+  const verdict = answer?.verdict;
+  const nodes = texts.map((part) => el('span', part));
+  if (typeof verdict?.kind === 'string') {
+    // The verdict's own badge (lib/verdict.js); why, on hover, in the handler's words.
+    nodes.push(
+      el(
+        'span',
+        { className: 'strip-verdict', data: { verdict: verdict.kind }, attrs: { title: verdictWhy(verdict) } },
+        el('span', { className: `verdict-badge verdict-${verdict.kind}`, text: verdictWord(verdict) }),
+      ),
+    );
   }
-  return texts.flatMap((part, i) => [
+  return nodes.flatMap((node, i) => [
     ...(i === 0 ? [] : [el('span', { className: 'strip-sep', text: ' · ', attrs: { 'aria-hidden': 'true' } })]),
-    el('span', part),
+    node,
   ]);
 }
 
-/** ok, refused (4xx), failed (5xx or no answer), wrong (a verdict other than correct), working. */
+/** ok, refused (4xx), failed (5xx or no answer), wrong (a verdict that says a mistake did harm), working. */
 function stateOf(result) {
   if (result.working) {
     return 'working';
   }
   const kind = result.answer?.verdict?.kind;
-  if (typeof kind === 'string' && kind !== 'correct') {
+  if (WRONG_KINDS.includes(kind)) {
     return 'wrong';
   }
   const http = result.http ?? result.answer?.http_status;

@@ -3,6 +3,7 @@
 mod bench;
 mod build;
 mod crashlab;
+mod dist;
 mod doc_paths;
 mod serve;
 mod setup;
@@ -21,13 +22,21 @@ commands:
                                 the e2e tests' Python package standardwebhooks)
   build [--dev]                 build the wasm modules: the page's into www/pkg, the benchmark
                                 worker's (feature bench) into www/pkg-bench (release unless --dev)
-  serve [--port N] [--host H] [--dev] [--no-build] [--root DIR]
-                                build, then serve the page at http://127.0.0.1:8080/
-                                (--port 0 picks a free port; --no-build serves what is
-                                there; --root DIR serves another directory, for checks);
+  dist [--dev]                  build the deployable site into dist/: the page and each
+                                worker bundled with esbuild, content-hashed names, the CSP
+                                in a <meta> tag, a service worker (offline after one
+                                visit); relative URLs, so any static host, any sub-path
+  serve [--port N] [--host H] [--dev] [--no-build] [--root DIR] [--with-source]
+                                build dist/, then serve it at http://127.0.0.1:8080/
+                                (--port 0 picks a free port; --no-build serves the dist/
+                                that is there; --root DIR serves another directory, e.g.
+                                the source tree, for checks; --with-source also serves
+                                the source's www/ under /www/, as the e2e layer does for
+                                the tests that load source modules);
                                 also relays POST /hooks/{source} (Standard Webhooks) to the
                                 open page, which verifies and answers it
-  test [--only LAYER]...        run every test layer: lint, native, browser, e2e
+  test [--only LAYER]...        run every test layer: lint, native, browser, firefox,
+                                e2e, engines
                                 (--only picks layers; repeatable)
   bench [--events N] [--rounds N] [--loads N] [--burst N] [--profile-events N] [--no-build]
                                 every benchmark side by side (native, Python, our wasm and
@@ -68,6 +77,11 @@ fn run(args: Vec<String>) -> Result<()> {
             args.finish()?;
             build::run(dev)
         }
+        "dist" => {
+            let dev = args.flag("--dev");
+            args.finish()?;
+            dist::run(dev).map(|_| ())
+        }
         "serve" => {
             let port = match args.value("--port")? {
                 Some(p) => p
@@ -82,13 +96,18 @@ fn run(args: Vec<String>) -> Result<()> {
             let no_build = args.flag("--no-build");
             let root = match args.value("--root")? {
                 Some(dir) => std::path::PathBuf::from(dir),
-                None => util::root(),
+                None => util::root().join(dist::DIST_DIR),
             };
+            let with_source = args.flag("--with-source");
             args.finish()?;
             if !no_build {
-                build::run(dev)?;
+                dist::run(dev)?;
             }
-            let server = serve::start(&root, &host, port, true)?;
+            let server = if with_source {
+                serve::start_beside_source(&root, &util::root(), &host, port, true)?
+            } else {
+                serve::start(&root, &host, port, true)?
+            };
             println!("Serving inbox-lab at {}", server.url());
             println!("(Ctrl+C to stop)");
             server.wait();

@@ -1,5 +1,12 @@
-//! A small static file server for the page: `/` (index.html), `/www/**` and `/favicon.ico`;
-//! and a webhook relay under `/hooks/` (below) that hands webhooks to the open page.
+//! A small static file server for the page: `/` (index.html), `/sw.js`, `/assets/**` (the
+//! built site, `dist/`, what `cargo xtask serve` serves), `/www/**` (the source tree, with
+//! `--root`) and `/favicon.ico`; and a webhook relay under `/hooks/` (below) that hands
+//! webhooks to the open page, which asks `GET /relay.json` first (answered here, not from a
+//! file: `{"relay": true}`).
+//!
+//! Files are cached as on a static host: `assets/` (content-hashed names) for a year and
+//! `immutable`, `index.html` and `sw.js` revalidated on every use (`no-cache`), everything
+//! else (the source tree, the relay, errors) `no-store`.
 //!
 //! Used by `cargo xtask serve` and, on a free port in a background thread, by the end-to-end
 //! layer of `cargo xtask test` and by `cargo xtask bench`.
@@ -301,9 +308,41 @@ pub fn start(root: &Path, host: &str, port: u16, log: bool) -> Result<Server> {
 
 /// [`start`] with other limits.
 pub fn start_with(root: &Path, host: &str, port: u16, log: bool, limits: Limits) -> Result<Server> {
+    start_inner(root, None, host, port, log, limits)
+}
+
+/// [`start`] for the end-to-end layer: `root` (the built site, `dist/`), and beside it the
+/// source tree's `www/` from `source` (the repository root) under `/www/`, for the tests that
+/// load a source module or start a worker by its source path (`NEEDS_OWN_SERVER` in
+/// xtask/src/test.rs: they run only on this server).
+pub fn start_beside_source(
+    root: &Path,
+    source: &Path,
+    host: &str,
+    port: u16,
+    log: bool,
+) -> Result<Server> {
+    start_inner(root, Some(source), host, port, log, Limits::default())
+}
+
+fn start_inner(
+    root: &Path,
+    source: Option<&Path>,
+    host: &str,
+    port: u16,
+    log: bool,
+    limits: Limits,
+) -> Result<Server> {
     let root = root
         .canonicalize()
         .with_context(|| format!("serving {}", root.display()))?;
+    let source = match source {
+        Some(dir) => Some(Arc::new(
+            dir.canonicalize()
+                .with_context(|| format!("serving {}", dir.display()))?,
+        )),
+        None => None,
+    };
     let bind = format_bind(host, port);
     let listener = TcpListener::bind(&bind).with_context(|| format!("cannot listen on {bind}"))?;
     let addr = listener
@@ -337,6 +376,7 @@ pub fn start_with(root: &Path, host: &str, port: u16, log: bool, limits: Limits)
                     let slot = slots.take();
                     let server = Shared {
                         root: Arc::clone(&root),
+                        source: source.clone(),
                         relay: Arc::clone(&relay),
                         stop: Arc::clone(&stop),
                         limits,
@@ -414,6 +454,8 @@ fn text(status: u16, body: &str) -> Reply {
 /// What every connection thread shares.
 struct Shared {
     root: Arc<PathBuf>,
+    /// Where `/www/` comes from instead of `root`, if set ([`start_beside_source`]).
+    source: Option<Arc<PathBuf>>,
     relay: Arc<Relay>,
     stop: Arc<AtomicBool>,
     limits: Limits,
@@ -475,7 +517,15 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
     let method = request.method.as_str();
     let Some(route) = hook_route(&request.target) else {
         return Some(match method {
-            "GET" | "HEAD" => respond_file(&server.root, &request.target),
+            "GET" | "HEAD" if request.target.split(['?', '#']).next() == Some("/relay.json") => {
+                relay_probe()
+            }
+            "GET" | "HEAD" => match &server.source {
+                Some(source) if request.target.starts_with("/www/") => {
+                    respond_file(source, &request.target)
+                }
+                _ => respond_file(&server.root, &request.target),
+            },
             _ => {
                 let mut reply = text(405, "405 method not allowed\n");
                 reply.extra.push(("Allow", "GET, HEAD"));
@@ -744,10 +794,20 @@ fn write_reply(
         let length = if bodyless { 0 } else { reply.body.len() };
         head.push_str(&format!("Content-Length: {length}\r\n"));
     }
+    // `no-store` unless the reply says otherwise (the built site's files: see `respond_file`).
+    let cache = reply
+        .extra
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("Cache-Control"));
     head.push_str(&format!(
-        "Connection: close\r\nCache-Control: no-store\r\n\
+        "Connection: close\r\n{}\
          Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
-         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
+         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
+        if cache {
+            ""
+        } else {
+            "Cache-Control: no-store\r\n"
+        }
     ));
     for (name, value) in &reply.extra {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -804,30 +864,59 @@ fn linger(stream: &TcpStream) {
     }
 }
 
+/// A file, cached as a static host would: the built site's `assets/` (content-hashed names,
+/// so a name never gets other bytes) for a year, `immutable`; every other file
+/// (`index.html`, `sw.js`) checked again on each use (`no-cache`); the source tree's `www/`
+/// not kept (`no-store`), since its names stay while its bytes change.
 fn respond_file(root: &Path, url: &str) -> Reply {
     let Some(file_path) = resolve(root, url) else {
         return text(404, "404 not found\n");
+    };
+    let cache = if file_path.starts_with(root.join("assets")) {
+        IMMUTABLE
+    } else if file_path.starts_with(root.join("www")) {
+        "no-store"
+    } else {
+        "no-cache"
     };
     match std::fs::read(&file_path) {
         Ok(body) => Reply {
             status: 200,
             content_type: mime_type(&file_path),
             body,
-            extra: Vec::new(),
+            extra: vec![("Cache-Control", cache)],
         },
         Err(_) => text(404, "404 not found\n"),
     }
 }
 
+/// How the built site's hashed assets are cached (what `dist/_headers` asks hosts for).
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// `GET /relay.json`: the page asks whether this server relays webhooks (www/panels/hooks/
+/// relay.js). `dist/relay.json` says `{"relay": false}` for static hosts; this server answers
+/// the path itself, whatever the root holds.
+fn relay_probe() -> Reply {
+    Reply {
+        status: 200,
+        content_type: "application/json",
+        body: b"{\"relay\": true}\n".to_vec(),
+        extra: Vec::new(),
+    }
+}
+
 /// The file a request path names, or `None` (answered with 404) if it is not one of the files
-/// served: `/` or `/index.html`, `/favicon.ico`, and files under `/www/`. Rejects `..`, `.`,
-/// hidden names, empty segments, backslashes and NUL, also when percent-encoded, and checks
-/// that the resolved file (after symlinks) is still inside what is served.
+/// served: `/` or `/index.html`, `/favicon.ico`, `/sw.js`, and files under `/assets/` (the
+/// built site, `dist/`) or `/www/` (the source tree, for `--root`). Rejects `..`, `.`, hidden
+/// names, empty segments, backslashes and NUL, also when percent-encoded, and checks that the
+/// resolved file (after symlinks) is still inside what is served.
 pub fn resolve(root: &Path, url: &str) -> Option<PathBuf> {
     let rel = allowed_relative_path(url)?;
     let full = root.join(&rel).canonicalize().ok()?;
-    let inside = if rel.starts_with("www") {
-        full.starts_with(root.join("www"))
+    let mut parts = rel.components();
+    let first = parts.next()?;
+    let inside = if parts.next().is_some() {
+        full.starts_with(root.join(first))
     } else {
         full == root.join(&rel)
     };
@@ -854,7 +943,7 @@ fn allowed_relative_path(url: &str) -> Option<PathBuf> {
     }
     let allowed = matches!(
         segments.as_slice(),
-        ["index.html"] | ["favicon.ico"] | ["www", _, ..]
+        ["index.html"] | ["favicon.ico"] | ["sw.js"] | ["assets" | "www", _, ..]
     );
     allowed.then(|| segments.iter().collect())
 }
@@ -1479,6 +1568,45 @@ mod tests {
             Some("www/pkg/inbox_lab.js")
         );
         assert_eq!(allowed("/www/a%20b.css").as_deref(), Some("www/a b.css"));
+        assert_eq!(allowed("/sw.js").as_deref(), Some("sw.js"));
+        assert_eq!(
+            allowed("/assets/app-0123abcd.js").as_deref(),
+            Some("assets/app-0123abcd.js")
+        );
+        assert_eq!(allowed("/assets/"), None);
+        assert_eq!(
+            allowed("/relay.json"),
+            None,
+            "answered by the server, not a file"
+        );
+    }
+
+    /// The built site's caching, as a static host's: hashed assets for ever, the page
+    /// revalidated; `/relay.json` says there is a relay whatever the root holds.
+    #[test]
+    fn caches_the_built_site_like_a_static_host_and_answers_the_relay_probe() {
+        let site = Site::new("dist");
+        std::fs::create_dir_all(site.0.join("assets")).unwrap();
+        std::fs::write(site.0.join("assets/app-1234.js"), "x").unwrap();
+        std::fs::write(site.0.join("relay.json"), "{\"relay\": false}").unwrap();
+        let server = site.serve(Limits::default());
+        let asset = get(&server, "/assets/app-1234.js");
+        assert_eq!(status(&asset), 200, "{asset}");
+        assert!(
+            asset.contains(&format!("\r\nCache-Control: {IMMUTABLE}\r\n")),
+            "{asset}"
+        );
+        assert!(!asset.contains("no-store"), "{asset}");
+        let page = get(&server, "/");
+        assert!(page.contains("\r\nCache-Control: no-cache\r\n"), "{page}");
+        let source = get(&server, "/www/app.js");
+        assert!(
+            source.contains("\r\nCache-Control: no-store\r\n"),
+            "{source}"
+        );
+        let probe = get(&server, "/relay.json?x=1");
+        assert_eq!(status(&probe), 200, "{probe}");
+        assert!(probe.ends_with("{\"relay\": true}\n"), "{probe}");
     }
 
     #[test]

@@ -12,8 +12,9 @@ pub enum Scope {
     /// What `build` and `serve` need: the wasm target (with rustfmt and clippy), clang,
     /// wasm-bindgen, wasm-pack.
     Build,
-    /// What the browser and end-to-end tests need as well: Chromium and its driver, Node.js and
-    /// the npm packages of the end-to-end tests.
+    /// What the browser and end-to-end tests need as well: Chromium and its driver, Firefox ESR
+    /// and geckodriver, WebKitGTK's driver and Xvfb, Node.js and the npm packages of the
+    /// end-to-end and engine tests.
     Full,
 }
 
@@ -21,6 +22,10 @@ pub enum Scope {
 pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// Where the tests expect Debian's Chromium.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// Where the tests expect Debian's Firefox ESR.
+pub const FIREFOX: &str = "/usr/bin/firefox-esr";
+/// The geckodriver `cargo install` builds (its lock file works here: `--locked`).
+const GECKODRIVER_VERSION: &str = "0.37.1";
 /// The oldest Node.js whose test runner has what the e2e layer uses.
 const MIN_NODE_MAJOR: u32 = 20;
 
@@ -50,6 +55,24 @@ const APT_REQUIRED: &[AptPiece] = &[
         program: "chromedriver",
         package: "chromium-driver",
         why: "lets `wasm-pack test --chrome` drive Chromium",
+        scope: Scope::Full,
+    },
+    AptPiece {
+        program: FIREFOX,
+        package: "firefox-esr",
+        why: "the second engine: `wasm-pack test --firefox` and the engine tests (tests/engines)",
+        scope: Scope::Full,
+    },
+    AptPiece {
+        program: "WebKitWebDriver",
+        package: "webkit2gtk-driver",
+        why: "drives WebKitGTK's MiniBrowser, the third engine of the engine tests",
+        scope: Scope::Full,
+    },
+    AptPiece {
+        program: "xvfb-run",
+        package: "xvfb",
+        why: "a virtual display for MiniBrowser, which has no headless mode",
         scope: Scope::Full,
     },
 ];
@@ -106,13 +129,16 @@ pub fn run(scope: Scope) -> Result<()> {
             )),
         }
     }
-    // binaryen (wasm-opt) does not come from Debian: its version 108 breaks wasm-bindgen output
-    // (see build.rs). The npm package `binaryen` (JS + wasm, from the registry, nothing
-    // downloaded at run time) is installed into xtask/tools instead. It is optional — the
-    // module works unoptimised, only larger — so a failure here is a warning.
+    // The build's npm tools, into xtask/tools: binaryen (wasm-opt) does not come from Debian,
+    // whose version 108 breaks wasm-bindgen output (see build.rs), so the npm package `binaryen`
+    // (JS + wasm, nothing downloaded at run time) is used; and esbuild (its platform binary is
+    // a package of the registry), which `cargo xtask dist` (and so `serve` and the e2e layer)
+    // bundles the page with. wasm-opt is optional — the module works unoptimised, only larger
+    // — so a failure here is a warning; `dist` stops and names this step if esbuild is missing.
     if let Err(e) = build_tools(&root) {
         say(format!(
-            "warning: wasm-opt from npm not installed ({e:#}); release builds stay unoptimised"
+            "warning: the build's npm tools (wasm-opt, esbuild) not installed ({e:#}); release \
+             builds stay unoptimised and `cargo xtask dist` cannot run"
         ));
     }
 
@@ -122,6 +148,11 @@ pub fn run(scope: Scope) -> Result<()> {
     }
     if let Err(e) = wasm_pack() {
         problems.push(format!("{e:#}"));
+    }
+    if scope == Scope::Full {
+        if let Err(e) = geckodriver() {
+            problems.push(format!("{e:#}"));
+        }
     }
 
     // 4. Node.js, npm and the end-to-end tests' packages; the Python package
@@ -341,6 +372,28 @@ fn wasm_pack() -> Result<()> {
     Ok(())
 }
 
+/// geckodriver, which `wasm-pack test --firefox` and the engine tests drive Firefox with. It
+/// comes from crates.io: Debian has no package, and its npm package downloads a binary.
+fn geckodriver() -> Result<()> {
+    if which("geckodriver").is_some() {
+        return Ok(());
+    }
+    say(format!(
+        "geckodriver not found: installing {GECKODRIVER_VERSION} (takes minutes)"
+    ));
+    util::run(util::cargo().args([
+        "install",
+        "geckodriver",
+        "--version",
+        GECKODRIVER_VERSION,
+        "--locked",
+    ]))?;
+    if which("geckodriver").is_none() {
+        bail!("installed geckodriver but it is not on PATH: add ~/.cargo/bin to PATH");
+    }
+    Ok(())
+}
+
 fn node_pieces(root: &Path) -> Result<()> {
     let node = output_of(Command::new("node").arg("--version"));
     let Some(node) = node else {
@@ -364,8 +417,12 @@ fn node_pieces(root: &Path) -> Result<()> {
         bail!("npm is missing: install it with Node.js (e.g. `sudo apt-get install -y npm`)");
     }
 
-    npm_packages(&root.join("tests/e2e"), "tests/e2e")
+    npm_packages(&root.join("tests/e2e"), "tests/e2e")?;
+    npm_packages(&root.join(ENGINES_DIR), ENGINES_DIR)
 }
+
+/// The engine tests (selenium-webdriver, the one WebDriver client for all three engines).
+pub const ENGINES_DIR: &str = "tests/engines";
 
 /// The Python package of the end-to-end tests: the official Standard Webhooks
 /// library from PyPI (a real client nobody here wrote signs and sends to the
@@ -407,7 +464,8 @@ fn python_packages(root: &Path, apt: &mut Apt) -> Result<()> {
     util::run(&mut pip)
 }
 
-/// The npm tools of the build (`xtask/tools`: binaryen's wasm-opt), if Node.js and npm are here.
+/// The npm tools of the build (`xtask/tools`: binaryen's wasm-opt, esbuild), if Node.js and npm
+/// are here.
 fn build_tools(root: &Path) -> Result<()> {
     if output_of(Command::new("npm").arg("--version")).is_none() {
         bail!("npm is missing (install Node.js {MIN_NODE_MAJOR}+ with npm)");

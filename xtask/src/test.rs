@@ -1,8 +1,8 @@
 //! `cargo xtask test [--only LAYER]...`: every test layer, each required to run and pass.
 
-use crate::setup::{self, Scope, CHROMIUM, WASM_TARGET};
+use crate::setup::{self, Scope, CHROMIUM, ENGINES_DIR, FIREFOX, WASM_TARGET};
 use crate::util::{self, run_tee, say};
-use crate::{build, doc_paths, serve};
+use crate::{build, dist, doc_paths, serve};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -19,18 +19,29 @@ pub enum Layer {
     Lint,
     Native,
     Browser,
+    Firefox,
     E2e,
+    Engines,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 4] = [Layer::Lint, Layer::Native, Layer::Browser, Layer::E2e];
+    pub const ALL: [Layer; 6] = [
+        Layer::Lint,
+        Layer::Native,
+        Layer::Browser,
+        Layer::Firefox,
+        Layer::E2e,
+        Layer::Engines,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Layer::Lint => "lint",
             Layer::Native => "native",
             Layer::Browser => "browser",
+            Layer::Firefox => "firefox",
             Layer::E2e => "e2e",
+            Layer::Engines => "engines",
         }
     }
 
@@ -38,7 +49,11 @@ impl Layer {
         Layer::ALL
             .into_iter()
             .find(|l| l.name() == s)
-            .with_context(|| format!("unknown layer {s:?}: expected lint, native, browser or e2e"))
+            .with_context(|| {
+                format!(
+                    "unknown layer {s:?}: expected lint, native, browser, firefox, e2e or engines"
+                )
+            })
     }
 
     fn counted(self) -> &'static str {
@@ -72,7 +87,10 @@ pub fn run(only: &[Layer]) -> Result<()> {
     };
     // lint and native need no browser or Node.js (clippy for wasm32 does need the target and
     // clang, which the Build scope has).
-    let setup_scope = if layers.contains(&Layer::Browser) || layers.contains(&Layer::E2e) {
+    let setup_scope = if layers
+        .iter()
+        .any(|l| !matches!(l, Layer::Lint | Layer::Native))
+    {
         Scope::Full
     } else {
         Scope::Build
@@ -86,8 +104,10 @@ pub fn run(only: &[Layer]) -> Result<()> {
         let result = match layer {
             Layer::Lint => lint(),
             Layer::Native => native(),
-            Layer::Browser => browser(),
+            Layer::Browser => browser(WasmBrowser::Chrome),
+            Layer::Firefox => browser(WasmBrowser::Firefox),
             Layer::E2e => e2e(),
+            Layer::Engines => engines(),
         };
         let seconds = started.elapsed().as_secs_f64();
         match &result {
@@ -287,14 +307,37 @@ fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
 
 // ---- browser ----------------------------------------------------------------------------------
 
-fn browser() -> Result<Outcome> {
+/// The browsers `wasm-pack test` runs the wasm tests in: the same tests, each a layer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum WasmBrowser {
+    /// Chromium, through chromedriver (found on PATH).
+    Chrome,
+    /// Firefox ESR, through geckodriver (found on PATH; `cargo xtask setup` installs it).
+    Firefox,
+}
+
+fn browser(which: WasmBrowser) -> Result<Outcome> {
+    let flag = match which {
+        WasmBrowser::Chrome => "--chrome",
+        WasmBrowser::Firefox => "--firefox",
+    };
     let mut cmd = util::cmd("wasm-pack");
-    cmd.args(["test", "--headless", "--chrome"]);
+    // `--lib --test *` (passed on to cargo): the unit and integration tests, which run in
+    // the browser; not the doc tests, which cargo would run for wasm32 outside any browser
+    // (the native layer runs them). Their summary would otherwise be counted here: cargo
+    // writes its "Doc-tests" heading to stderr and the summaries to stdout, so the captured
+    // output cannot tell them apart. (Not `--tests`: wasm-pack already passes it to its build.)
+    cmd.args(["test", "--headless", flag, "--lib", "--test", "*"]);
+    if which == WasmBrowser::Firefox {
+        // geckodriver starts `firefox` from PATH unless told otherwise; name the ESR the
+        // setup installed (on Debian `firefox` is a wrapper script around it).
+        cmd.env("GECKODRIVER_ARGS", format!("--binary={FIREFOX}"));
+    }
     if std::env::var_os("WASM_BINDGEN_TEST_TIMEOUT").is_none() {
         cmd.env("WASM_BINDGEN_TEST_TIMEOUT", BROWSER_TEST_TIMEOUT_SECS);
     }
     let out = run_tee(&mut cmd)?;
-    let counts = libtest_counts_without_doctests(&out.text());
+    let counts = libtest_counts(&out.text());
     if !out.status.success() {
         bail!(
             "`{}` failed ({}): {} passed, {} failed",
@@ -315,7 +358,9 @@ fn browser() -> Result<Outcome> {
     }
     Ok(Outcome {
         passed: counts.passed,
-        note: "wasm-pack test --headless --chrome; doc tests not counted".into(),
+        note: format!(
+            "wasm-pack test --headless {flag} --lib --test '*' (doc tests: native layer)"
+        ),
     })
 }
 
@@ -345,10 +390,144 @@ fn e2e() -> Result<Outcome> {
         &util::root().join(build::BENCH_OUT_DIR),
     )
     .context("building the benchmark worker's module for the end-to-end tests")?;
-    let server = serve::start(&root, "127.0.0.1", 0, false)?;
-    let url = server.url();
-    say(format!("serving the page for the e2e tests at {url}"));
+    // The site as it deploys: dist/, from the modules just built.
+    let dist = root.join(dist::DIST_DIR);
+    dist::assemble(&dist).context("building dist/ for the end-to-end tests")?;
 
+    // Run 1: every file, against dist/ served by the project's own server (`cargo xtask serve`:
+    // the webhook relay, the CSP as a header).
+    let server = serve::start_beside_source(&dist, &root, "127.0.0.1", 0, false)?;
+    let url = server.url();
+    say(format!(
+        "e2e, run 1 of 2: dist/ on the project's server at {url}"
+    ));
+    let own = node_tests(&files, &url, &dist);
+    server.stop();
+    let own = own.context("run 1 (dist/ on the project's server)")?;
+
+    // Run 2: the files that need nothing but files, against dist/ served by an unrelated
+    // static server under a sub-path: what a reader gets from any static host.
+    let static_files: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| !needs_own_server(f))
+        .cloned()
+        .collect();
+    let host = StaticHost::start(&dist)?;
+    say(format!(
+        "e2e, run 2 of 2: dist/ on `python3 -m http.server` at {} ({} of {} files; not: {})",
+        host.url,
+        static_files.len(),
+        files.len(),
+        NEEDS_OWN_SERVER.join(", ")
+    ));
+    let on_static = node_tests(&static_files, &host.url, &dist);
+    drop(host);
+    let on_static =
+        on_static.context("run 2 (dist/ on python3 -m http.server under a sub-path)")?;
+
+    Ok(Outcome {
+        passed: own + on_static,
+        note: format!(
+            "node --test, Chromium via playwright-core: {own} on `serve` ({} files) + {on_static} on \
+             python3 http.server under {STATIC_SUB_PATH} ({} files)",
+            files.len(),
+            static_files.len(),
+        ),
+    })
+}
+
+/// The e2e files that run only in run 1, on the project's own server (README, "What `cargo
+/// xtask test` runs"), and why:
+/// * `hooks`: real webhooks through the server's relay;
+/// * `hardening-csp`: the headers the server sends (a static host sends its own; the
+///   `<meta>` policy holds in both runs: every file fails on a console error, which a CSP
+///   violation is);
+/// * `crashlab`, `worker`, `hardening-fallback`, `hardening-recovery`, `unit-i18n`: they also
+///   start a worker or load a module by its source path (`www/...`), which that server serves
+///   beside dist/ for them (`serve::start_beside_source`) and a static host of dist/ lacks;
+/// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-timeline`: no page at all (node
+///   only), so a second run would test nothing new.
+pub const NEEDS_OWN_SERVER: &[&str] = &[
+    "hooks.test.mjs",
+    "hardening-csp.test.mjs",
+    "crashlab.test.mjs",
+    "worker.test.mjs",
+    "hardening-fallback.test.mjs",
+    "hardening-recovery.test.mjs",
+    "unit-i18n.test.mjs",
+    "unit-changes.test.mjs",
+    "unit-exercises.test.mjs",
+    "unit-retry.test.mjs",
+    "unit-timeline.test.mjs",
+];
+
+fn needs_own_server(file: &std::path::Path) -> bool {
+    file.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| NEEDS_OWN_SERVER.contains(&n))
+}
+
+/// Where run 2 puts the page: the static server serves a parent folder.
+const STATIC_SUB_PATH: &str = "/sub/path/inbox-lab/";
+
+/// `python3 -m http.server` serving a folder in which `dist/` sits at [`STATIC_SUB_PATH`];
+/// stopped when dropped.
+struct StaticHost {
+    child: std::process::Child,
+    top: PathBuf,
+    url: String,
+}
+
+impl StaticHost {
+    fn start(dist: &std::path::Path) -> Result<StaticHost> {
+        let top = util::root().join("target/e2e-static");
+        let _ = std::fs::remove_dir_all(&top);
+        let parent = top.join(STATIC_SUB_PATH.trim_matches('/'));
+        let parent = parent.parent().context("the sub-path has a parent")?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+        std::os::unix::fs::symlink(dist, top.join(STATIC_SUB_PATH.trim_matches('/')))
+            .context("linking dist/ under the static server's folder")?;
+        // A free port: the kernel picks one, then it is handed to Python.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .context("finding a free port")?
+            .port();
+        let child = Command::new("python3")
+            .args(["-m", "http.server", "--bind", "127.0.0.1", "--directory"])
+            .arg(&top)
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .context("starting python3 -m http.server")?;
+        let host = StaticHost {
+            child,
+            top,
+            url: format!("http://127.0.0.1:{port}{STATIC_SUB_PATH}"),
+        };
+        let deadline = Instant::now() + std::time::Duration::from_secs(15);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                bail!("python3 -m http.server did not start listening on port {port}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Ok(host)
+    }
+}
+
+impl Drop for StaticHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.top);
+    }
+}
+
+/// `node --test` on `files` against the page at `url`; the number of tests passed.
+fn node_tests(files: &[PathBuf], url: &str, dist: &std::path::Path) -> Result<u64> {
+    let root = util::root();
     let mut cmd = util::cmd("node");
     cmd.args([
         "--test",
@@ -357,11 +536,10 @@ fn e2e() -> Result<Outcome> {
         "--test-reporter-destination=stdout",
     ])
     .args(files.iter().map(|f| f.strip_prefix(&root).unwrap_or(f)))
-    .env("INBOX_LAB_URL", &url)
+    .env("INBOX_LAB_URL", url)
+    .env("INBOX_LAB_DIST", dist)
     .env("CHROMIUM", CHROMIUM);
-    let out = run_tee(&mut cmd);
-    server.stop();
-    let out = out?;
+    let out = run_tee(&mut cmd)?;
     let counts = tap_counts(&out.text());
     if !out.status.success() || counts.fail > 0 || counts.cancelled > 0 {
         bail!(
@@ -381,14 +559,7 @@ fn e2e() -> Result<Outcome> {
     if counts.pass == 0 {
         bail!("`node --test` passed 0 tests (no `# pass N` summary with N > 0)");
     }
-    Ok(Outcome {
-        passed: counts.pass,
-        note: format!(
-            "node --test, {} file{}, Chromium via playwright-core",
-            files.len(),
-            if files.len() == 1 { "" } else { "s" }
-        ),
-    })
+    Ok(counts.pass)
 }
 
 fn e2e_test_files(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
@@ -412,6 +583,100 @@ fn e2e_test_files(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+// ---- engines ----------------------------------------------------------------------------------
+
+/// The engines of the engine layer, as `INBOX_LAB_ENGINE` names them (tests/engines/engines.mjs).
+const ENGINES: [&str; 3] = ["chromium", "firefox", "webkit"];
+
+/// The page's core path in Chromium, Firefox ESR and WebKitGTK through WebDriver
+/// (tests/engines): one `node --test` run per engine against the page served here, each
+/// counted on its own. Every engine runs even after one fails; an engine whose browser cannot
+/// start fails its run (the test file's `before` throws, so its tests are cancelled).
+fn engines() -> Result<Outcome> {
+    let root = util::root();
+    let dir = root.join(ENGINES_DIR);
+    let files = e2e_test_files(&dir)?;
+    if files.is_empty() {
+        bail!("no engine tests: {ENGINES_DIR} has no *.test.mjs files (this layer never passes empty)");
+    }
+    if !dir.join("node_modules").is_dir() {
+        bail!("{ENGINES_DIR}/node_modules is missing: run `cargo xtask setup`");
+    }
+
+    // What a reader of a static host gets: dist/ on `python3 -m http.server`, under a
+    // sub-path (issue: "`cargo xtask dist` followed by any static server ... in all three").
+    build::page(false).context("building the page for the engine tests")?;
+    let dist = root.join(dist::DIST_DIR);
+    dist::assemble(&dist).context("building dist/ for the engine tests")?;
+    let host = StaticHost::start(&dist)?;
+    let url = host.url.clone();
+    say(format!(
+        "serving dist/ for the engine tests on `python3 -m http.server` at {url}"
+    ));
+
+    let mut passed = 0;
+    let mut per_engine = Vec::new();
+    let mut failures = Vec::new();
+    for engine in ENGINES {
+        say(format!("---- engine: {engine} ----"));
+        let mut cmd = util::cmd("node");
+        cmd.args([
+            "--test",
+            "--test-concurrency=1",
+            "--test-reporter=tap",
+            "--test-reporter-destination=stdout",
+        ])
+        .args(files.iter().map(|f| f.strip_prefix(&root).unwrap_or(f)))
+        .env("INBOX_LAB_URL", &url)
+        .env("INBOX_LAB_ENGINE", engine)
+        .env("CHROMIUM", CHROMIUM)
+        .env("FIREFOX", FIREFOX);
+        let failure = match run_tee(&mut cmd) {
+            Err(e) => format!("{e:#}"),
+            Ok(out) => {
+                let c = tap_counts(&out.text());
+                if out.status.success()
+                    && c.fail == 0
+                    && c.cancelled == 0
+                    && c.pass > 0
+                    && c.files_without_tests.is_empty()
+                {
+                    passed += c.pass;
+                    per_engine.push(format!("{engine} {}", c.pass));
+                    continue;
+                }
+                format!(
+                    "{}: {} passed, {} failed, {} cancelled{}",
+                    out.status,
+                    c.pass,
+                    c.fail,
+                    c.cancelled,
+                    if c.files_without_tests.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; files with no test(): {}",
+                            c.files_without_tests.join(", ")
+                        )
+                    }
+                )
+            }
+        };
+        failures.push(format!("{engine} ({failure})"));
+    }
+    drop(host);
+    if !failures.is_empty() {
+        bail!("engines failed: {}", failures.join("; "));
+    }
+    Ok(Outcome {
+        passed,
+        note: format!(
+            "WebDriver (selenium-webdriver): {}; WebKit on its memory fallback",
+            per_engine.join(", ")
+        ),
+    })
+}
+
 // ---- parsing test runner output ---------------------------------------------------------------
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -425,32 +690,11 @@ struct LibtestCounts {
 /// Sums libtest's `test result: ok. N passed; M failed; ...` lines (cargo test, and
 /// wasm-bindgen-test-runner, which prints the same summary).
 fn libtest_counts(text: &str) -> LibtestCounts {
-    counts_of(text, true)
-}
-
-/// Like [`libtest_counts`], leaving out the `Doc-tests` sections. Under `wasm-pack test`, cargo
-/// also runs the doc tests for wasm32, which do not run in the browser (and the native layer
-/// already runs them), so they are not counted as browser tests.
-fn libtest_counts_without_doctests(text: &str) -> LibtestCounts {
-    counts_of(text, false)
-}
-
-fn counts_of(text: &str, with_doctests: bool) -> LibtestCounts {
     let mut counts = LibtestCounts::default();
-    let mut in_doctests = false;
     for line in text.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("Doc-tests ") {
-            in_doctests = true;
-        } else if trimmed.starts_with("Running ") {
-            in_doctests = false;
-        }
         let Some(at) = line.find("test result:") else {
             continue;
         };
-        if in_doctests && !with_doctests {
-            continue;
-        }
         let summary = &line[at..];
         counts.results += 1;
         counts.passed += number_before(summary, " passed").unwrap_or(0);
@@ -533,22 +777,6 @@ test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
     }
 
     #[test]
-    fn browser_count_leaves_out_doc_tests() {
-        let out = "\
-     Running tests/browser.rs (target/wasm32-unknown-unknown/debug/deps/browser-1.wasm)
-Running headless tests in Chrome on `http://127.0.0.1:38149/`
-test result: ok. 9 passed; 0 failed; 0 ignored; 0 filtered out; finished in 2.34s
-
-     Running tests/cli.rs (target/wasm32-unknown-unknown/debug/deps/cli-2.wasm)
-no tests to run!
-   Doc-tests inbox_lab
-test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 3.11s
-";
-        assert_eq!(libtest_counts_without_doctests(out).passed, 9);
-        assert_eq!(libtest_counts(out).passed, 13);
-    }
-
-    #[test]
     fn counts_failures() {
         let out = "test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out";
         assert_eq!(
@@ -614,6 +842,8 @@ ok 1 - /repo/tests/e2e/empty.test.mjs
     #[test]
     fn parses_layers() {
         assert_eq!(Layer::parse("e2e").ok(), Some(Layer::E2e));
+        assert_eq!(Layer::parse("firefox").ok(), Some(Layer::Firefox));
+        assert_eq!(Layer::parse("engines").ok(), Some(Layer::Engines));
         assert!(Layer::parse("unit").is_err());
     }
 }

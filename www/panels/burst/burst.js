@@ -33,6 +33,9 @@ register({
     'burst.same_result': '{count} deliveries of ({source}, {event_id}) at once: {counts}.',
     'burst.distinct_result': '{count} different events in {seconds} s ({rate} per second): {counts}.',
     'burst.progress': 'Delivered {done} of {count}',
+    'burst.cancel': 'Cancel',
+    'burst.cancelled_result':
+      'Cancelled: {done} of {count} different events were delivered in {seconds} s, each in its own transaction; none was cut in half. {counts}.',
     'burst.balance_ok': 'Balance of account {account}: {before} → {after} = {amount} × {applied} applied. Exact.',
     'burst.balance_wrong': 'Balance of account {account}: {before} → {after}, but {amount} × {applied} applied = {expected}!',
   },
@@ -47,6 +50,9 @@ register({
     'burst.same_result': 'Доставок ({source}, {event_id}) одновременно: {count}. Итог: {counts}.',
     'burst.distinct_result': 'Разных событий: {count} за {seconds} с ({rate} в секунду). Итог: {counts}.',
     'burst.progress': 'Доставлено {done} из {count}',
+    'burst.cancel': 'Отменить',
+    'burst.cancelled_result':
+      'Отменено: доставлено {done} из {count} разных событий за {seconds} с, каждое в своей транзакции; ни одна не оборвана посередине. Итог: {counts}.',
     'burst.balance_ok': 'Баланс счёта {account}: {before} → {after} = {amount} × {applied} применённых. Точно.',
     'burst.balance_wrong':
       'Баланс счёта {account}: {before} → {after}, а {amount} × {applied} применённых = {expected}!',
@@ -66,8 +72,12 @@ let progressLabel = null;
 let output = null;
 // The answer next to the buttons (lib/strip.js): the outcomes counted, the balance before → after.
 let strip = null;
+let cancelButton = null;
 // The last result, kept to redraw it in another language.
 let shown = null;
+// Set by "Cancel" during a burst of different events: no new delivery
+// starts; those already in flight finish (each is its own transaction).
+let cancelled = false;
 
 // One burst at a time: the buttons are off until it is over.
 function run(burst) {
@@ -147,8 +157,11 @@ export async function burstDistinct(event, count, handler) {
   const started = performance.now();
   // Each of these loops is one slot of the window: it sends, waits for the
   // answer, and sends the next event until none are left.
+  cancelled = false;
+  cancelButton.hidden = false;
+  cancelButton.disabled = false;
   const slot = async () => {
-    while (next < count) {
+    while (next < count && !cancelled) {
       next += 1;
       const answer = await deliver({ ...event, event_id: `${event.event_id}-${run}-${next}` }, handler);
       const outcome = answer.kind ?? answer.outcome;
@@ -159,13 +172,17 @@ export async function burstDistinct(event, count, handler) {
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count) }, slot));
+  try {
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count) }, slot));
+  } finally {
+    cancelButton.hidden = true;
+  }
   const ms = performance.now() - started;
   cancelAnimationFrame(frame);
   paint();
-  timeline.add({ via: 'burst_distinct', count, counts, tookMs: ms });
+  timeline.add({ via: 'burst_distinct', count: done, counts, tookMs: ms });
   const after = balanceIn(await refreshTables(), event.account_id);
-  return { kind: 'distinct', event, count, counts, ms, balance: { before, after } };
+  return { kind: 'distinct', event, count, done, cancelled: done < count, counts, ms, balance: { before, after } };
 }
 
 /** The handler's answer, error objects included. */
@@ -191,10 +208,11 @@ function draw(result) {
   } else {
     const seconds = result.ms / 1000;
     lines.push(
-      t('burst.distinct_result', {
+      t(result.cancelled ? 'burst.cancelled_result' : 'burst.distinct_result', {
+        done: formatNumber(result.done ?? count),
         count: formatNumber(count),
         seconds: seconds.toFixed(1),
-        rate: formatNumber(Math.round(count / seconds)),
+        rate: formatNumber(Math.round((result.done ?? count) / seconds)),
         counts: countsText(counts),
       }),
     );
@@ -240,10 +258,19 @@ export function mount() {
   buttons[1].after(strip.element);
   buttons[0].addEventListener('click', () => run(burstSame));
   buttons[1].addEventListener('click', () => run(burstDistinct));
+  // "Cancel" lives next to the progress it stops; it stays usable while
+  // the burst keeps the page busy.
+  cancelButton = el('button', { className: 'danger small', text: t('burst.cancel'), attrs: { type: 'button', id: 'burst-cancel', hidden: '' } });
+  cancelButton.addEventListener('click', () => {
+    cancelled = true;
+    cancelButton.disabled = true;
+  });
+  progressBox.append(cancelButton);
   onLanguageChange(() => {
     if (shown !== null) {
       draw(shown);
     }
+    cancelButton.textContent = t('burst.cancel');
     if (!progressBox.hidden) {
       progressLabel.textContent = t('burst.progress', { done: formatNumber(progress.value), count: formatNumber(progress.max) });
     }

@@ -24,6 +24,9 @@ register({
     'hooks.relay.unavailable':
       'Relay: not available. Real webhooks need the page served by “cargo xtask serve” (the level below needs it too).',
     'hooks.relay.follower': 'Relay: the tab that runs the database receives the webhooks; this one shows the tables.',
+    'hooks.relay.static':
+      'Real webhooks: not on this host. This copy of the page is served as plain files, and a file server cannot pass an HTTP request on to a page, so the level that sends real requests is hidden. The secrets and signatures below work here; real senders need the page served by “cargo xtask serve”.',
+    'hooks.relay.offline': 'Real webhooks: not while the browser is offline.',
     'hooks.source': 'Source',
     'hooks.show': 'Show its secret',
     'hooks.rotate': 'Rotate',
@@ -74,6 +77,9 @@ register({
     'hooks.relay.unavailable':
       'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» (уровню ниже тоже).',
     'hooks.relay.follower': 'Ретранслятор: вебхуки принимает вкладка, в которой работает база; эта показывает таблицы.',
+    'hooks.relay.static':
+      'Настоящие вебхуки на этом хостинге недоступны. Эта копия страницы раздаётся как обычные файлы, а файловый сервер не умеет передать HTTP-запрос странице, поэтому уровень с настоящими запросами скрыт. Секреты и подписи ниже работают и здесь; настоящим отправителям нужна страница, открытая через «cargo xtask serve».',
+    'hooks.relay.offline': 'Настоящие вебхуки недоступны, пока браузер не в сети.',
     'hooks.source': 'Источник',
     'hooks.show': 'Показать секрет',
     'hooks.rotate': 'Сменить',
@@ -192,7 +198,7 @@ function build(root) {
     u.curlBox,
     el('p', {}, el('label', { className: 'check' }, u.verify, ' ', text('span', 'hooks.verify'))),
     u.verifyOff,
-    text('h3', 'hooks.level.title'),
+    (u.levelTitle = text('h3', 'hooks.level.title')),
     text('p', 'hooks.level.goal'),
     u.roundId,
     el(
@@ -231,6 +237,12 @@ function build(root) {
       ),
     ),
   );
+  // The level and the request log need the relay (real HTTP requests): on a
+  // host without one they are hidden, and the relay line says why.
+  u.relayOnly = [];
+  for (let node = u.levelTitle; node !== null; node = node.nextElementSibling) {
+    u.relayOnly.push(node);
+  }
   return u;
 }
 
@@ -279,7 +291,7 @@ async function copy() {
 /** The shell commands that sign and send one webhook, for the secret shown. */
 function curlExample({ source, secret }) {
   // Quoted for the shell: encodeURIComponent leaves ' as it is.
-  const url = `${location.origin}/hooks/${encodeURIComponent(source).replaceAll("'", '%27')}`;
+  const url = new URL(`hooks/${encodeURIComponent(source).replaceAll("'", '%27')}`, document.baseURI).href;
   const key = secret.slice('whsec_'.length);
   return [
     `secret='${key}'`,
@@ -305,7 +317,7 @@ async function post(source, { id, timestamp, signature, body }) {
   if (signature !== null) {
     headers['webhook-signature'] = signature;
   }
-  const response = await fetch(`/hooks/${encodeURIComponent(source)}`, { method: 'POST', headers, body });
+  const response = await fetch(`hooks/${encodeURIComponent(source)}`, { method: 'POST', headers, body });
   const answer = await response.json().catch(() => null);
   return { status: response.status, body: answer };
 }
@@ -403,9 +415,14 @@ function errorNote(error) {
 function render() {
   const relay = relayStatus();
   ui.relay.dataset.state = relay;
-  ui.relay.textContent = t(`hooks.relay.${relay}`, { url: `${location.origin}/hooks/{source}` });
+  ui.relay.textContent = t(`hooks.relay.${relay}`, { url: `${new URL('hooks/', document.baseURI).href}{source}` });
   ui.secretRow.hidden = state.secret === null;
-  ui.curlBox.hidden = state.secret === null;
+  // The curl example, the level and the log need the relay; a static host has none.
+  const noRelay = relay === 'static' || relay === 'offline';
+  ui.curlBox.hidden = state.secret === null || noRelay;
+  for (const node of ui.relayOnly) {
+    node.hidden = noRelay;
+  }
   if (state.secret !== null) {
     ui.secretLabel.textContent = t('hooks.secret', { source: state.secret.source });
     ui.secret.value = state.secret.secret;

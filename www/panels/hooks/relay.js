@@ -33,9 +33,11 @@ const LOG_LIMIT = 50;
 export const receiver = { verify: true };
 
 /**
- * `connecting` | `connected` | `unavailable` (no relay: the page is not
- * served by `cargo xtask serve`, or this browser has no EventSource) |
- * `follower` (another tab runs the database and receives the webhooks).
+ * `connecting` | `connected` | `unavailable` (this browser has no
+ * EventSource, or the relay went away) | `static` (the page is served as
+ * static files, e.g. dist/ on any host: there is no relay to subscribe to) |
+ * `offline` (the browser is offline) | `follower` (another tab runs the
+ * database and receives the webhooks).
  */
 let status = 'connecting';
 const log = [];
@@ -62,13 +64,39 @@ export function start() {
       setStatus('follower');
     } else if (phase === 'ready') {
       subscribed = true;
-      open();
+      probe();
     }
   });
 }
 
+// Is there a relay? `relay.json` is a file of the built site saying
+// `{"relay": false}`; `cargo xtask serve` answers that path itself with
+// `{"relay": true}`. Asking for a file every host has means no failed request
+// on a static host (an EventSource there would get 404), and the panel can
+// say why real webhooks are not available here. URLs are relative to the
+// page, which may live under any sub-path.
+async function probe() {
+  if (!navigator.onLine) {
+    setStatus('offline');
+    window.addEventListener('online', probe, { once: true });
+    return;
+  }
+  let relay = false;
+  try {
+    const response = await fetch('relay.json', { cache: 'no-store' });
+    relay = response.ok && (await response.json())?.relay === true;
+  } catch {
+    // Not served at all (the source tree's layout has no relay.json): no relay.
+  }
+  if (relay) {
+    open();
+  } else {
+    setStatus('static');
+  }
+}
+
 function open() {
-  const events = new EventSource('/hooks/subscribe');
+  const events = new EventSource('hooks/subscribe');
   events.addEventListener('open', () => setStatus('connected'));
   // EventSource reconnects by itself after a network error; a 404 (a static
   // host without the relay) closes it for good.
@@ -122,7 +150,7 @@ async function handle(data) {
 
 async function postAnswer(id, { status: code, body }) {
   try {
-    await fetch(`/hooks/answer/${encodeURIComponent(id)}`, {
+    await fetch(`hooks/answer/${encodeURIComponent(id)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ status: code, body: body ?? null }),

@@ -77,6 +77,19 @@ export function resolve(hash) {
   return { screen: screens.find((candidate) => candidate.dataset.screen === START), panel: null };
 }
 
+/**
+ * Opens a section from code (a control that leads the reader elsewhere, e.g.
+ * a workshop chip that fills the sender's form): the hash changes, so back
+ * returns, and the screen is shown at once — before the caller moves focus.
+ */
+export function open(route) {
+  const hash = `#/${route}`;
+  if (location.hash !== hash) {
+    history.pushState(null, '', hash);
+  }
+  show(hash);
+}
+
 /** The screen shown now. */
 export function current() {
   return screens.find((screen) => !screen.hidden);

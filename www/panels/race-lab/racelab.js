@@ -43,6 +43,7 @@ register({
     'racelab.start': 'Start the race',
     'racelab.restart': 'Start again',
     'racelab.explore': 'Explore every interleaving',
+    'racelab.stopped': 'Stopped here: the explorer took over the connections. Start again to race anew.',
     'racelab.exploring': 'Exploring every interleaving on real connections…',
     'racelab.h.atomic': 'atomic — the article’s handler',
     'racelab.h.no_dedup': 'no_dedup — no deduplication',
@@ -136,6 +137,7 @@ register({
     'racelab.start': 'Начать гонку',
     'racelab.restart': 'Начать заново',
     'racelab.explore': 'Перебрать все порядки',
+    'racelab.stopped': 'Остановлено здесь: соединения заняты перебором. Начните заново, чтобы устроить новую гонку.',
     'racelab.exploring': 'Перебираю все порядки на настоящих соединениях…',
     'racelab.h.atomic': 'atomic — обработчик из статьи',
     'racelab.h.no_dedup': 'no_dedup — без дедупликации',
@@ -495,7 +497,11 @@ async function step(i) {
 }
 
 async function explore() {
-  state.race = null;
+  // The race the reader stepped stays on screen — its columns, log and
+  // verdict — but it cannot go on: the explorer reuses its connections.
+  if (state.race !== null) {
+    state.race = { ...state.race, stopped: true };
+  }
   state.replay = null;
   state.explored = null;
   state.exploring = true;
@@ -564,12 +570,18 @@ function render(ui) {
     const next = race?.next[i];
     const last = race?.last[i] ?? null;
     column.sql.textContent =
-      race === null ? t('racelab.not_started') : next ? next.join(';\n') : t('racelab.finished');
+      race === null
+        ? t('racelab.not_started')
+        : next && race.stopped
+          ? t('racelab.stopped')
+          : next
+            ? next.join(';\n')
+            : t('racelab.finished');
     column.last.textContent = last === null ? t('racelab.last.none') : t('racelab.last', { result: resultText(last) });
     const answer = race?.answers[i] ?? null;
     column.answer.textContent = answer === null ? t('racelab.answer.none') : t('racelab.answer', { answer: answerText(answer) });
     column.steps.replaceChildren(...(last?.steps?.length ? [stepsDiagram(last.steps)] : []));
-    column.button.disabled = state.busy || race === null || !next || replaying;
+    column.button.disabled = state.busy || race === null || !next || race.stopped === true || replaying;
     column.root.dataset.state = last?.result ?? (race === null ? 'idle' : 'ready');
     column.root.classList.toggle('race-moved', race !== null && race.moved === i);
     if (replaying && state.replay.schedule[state.replay.position] === i) {

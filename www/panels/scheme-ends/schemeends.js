@@ -417,7 +417,15 @@ function buildEffects() {
     input.checked = strategy === fx.strategy;
     input.addEventListener('change', () => {
       fx.strategy = strategy;
+      // Another strategy is another experiment: it gets an event of its
+      // own, so what an earlier one did to pay-1 (a notification sent
+      // before a failed COMMIT) cannot hide this one's lesson.
+      if (fx.delivered.has(currentEvent().event_id)) {
+        fx.next += 1;
+        fx.answer = null;
+      }
       syncCrashOptions();
+      renderEffects();
     });
     return el('label', { className: 'check' }, input, tx('span', `se.fx.strategy.${strategy}`));
   });
@@ -785,8 +793,9 @@ function fillOrder(which) {
 
 function buildBusinessKeys() {
   fillOrder('first');
-  const chip = (key, action) => {
-    const button = tx('button', key, { className: 'chip', attrs: { type: 'button', 'data-order': key.split('.').pop() } });
+  // A "do it" button (.small) submits; a chip only fills the form (base.css).
+  const chip = (key, action, className = 'secondary small') => {
+    const button = tx('button', key, { className, attrs: { type: 'button', 'data-order': key.split('.').pop() } });
     button.addEventListener('click', action);
     return button;
   };
@@ -819,11 +828,15 @@ function buildBusinessKeys() {
       chip('se.bk.first', submitAs('first')),
       chip('se.bk.second', submitAs('second')),
       chip('se.bk.replay', submitAs('first')),
-      chip('se.bk.next', () => {
-        bk.round += 1;
-        fillOrder('first');
-        bkNodes.eventId.focus();
-      }),
+      chip(
+        'se.bk.next',
+        () => {
+          bk.round += 1;
+          fillOrder('first');
+          bkNodes.eventId.focus();
+        },
+        'chip',
+      ),
     ),
     bkNodes.form,
     bkNodes.error,

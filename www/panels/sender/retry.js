@@ -108,12 +108,21 @@ function classify(heard) {
 export class SimulatedClock {
   #now = 0;
 
+  constructor(start = 0) {
+    this.#now = start;
+  }
+
   get now() {
     return this.#now;
   }
 
   wait(ms) {
     this.#now += ms;
+  }
+
+  /** Moves the hands to `ms` if that is later (never back). */
+  catchUp(ms) {
+    this.#now = Math.max(this.#now, ms);
   }
 }
 

@@ -20,6 +20,7 @@ import { clearErrors, el, formatNumber, formatSeconds, showError, showFieldError
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
+import { verdictElement } from '../../lib/verdict.js';
 import { RetryPolicy, SimulatedClock, parsePolicy, sendWithRetries } from './retry.js';
 import { numberOrText, refresh as refreshTables } from '../tables/tables.js';
 import { outcomeOf } from '../timeline/timeline-model.js';
@@ -341,11 +342,16 @@ export async function send(
   showLog(record);
   const before = await balanceOf(event.account_id);
 
+  // This send's own clock, from the page's now: two sends at once (a
+  // Deliver while step mode holds the lock) each wait their own waits, and
+  // the page's clock shows the later of them.
+  const own = new SimulatedClock(clock.now);
   const attempts = await sendWithRetries({
     policy,
-    clock,
+    clock: own,
     attempt: async (n) => {
-      const at = clock.now;
+      clock.catchUp(own.now);
+      const at = own.now;
       const started = performance.now();
       const faultNow = n === 1 ? fault : null;
       const result =
@@ -518,7 +524,13 @@ function showAnswer(answer) {
   }
   if (answer.lost !== undefined) {
     const list = replyList([['outcome', t('answer.no_answer')]], 'reply reply-error');
-    answerBox.replaceChildren(list, el('p', { className: 'meaning', text: t('meaning.no_answer') }));
+    // The sender heard nothing; the page still shows what really happened.
+    const verdict = answer.lost?.verdict;
+    answerBox.replaceChildren(
+      list,
+      el('p', { className: 'meaning', text: t('meaning.no_answer') }),
+      ...(verdict ? [verdictElement(verdict)] : []),
+    );
     return;
   }
   const failed = answer.kind !== undefined;
@@ -534,9 +546,16 @@ function showAnswer(answer) {
   } else {
     rows.push(['receipt', t('answer.no_receipt')]);
   }
+  const verdict = answer.verdict;
+  // The atomic handler's meaning is true of the atomic handler only (and of
+  // a refusal before any SQL, whichever the handler); a mistake is
+  // explained by its verdict, in its own terms.
+  const atomicProse = !verdict || verdict.handler === 'atomic' || verdict.heard === 'refused';
+  const ok = verdict ? verdict.kind === 'correct' && !failed : !failed;
   answerBox.replaceChildren(
-    replyList(rows, failed ? 'reply reply-error' : 'reply reply-ok'),
-    el('p', { className: 'meaning', text: t(`meaning.${failed ? answer.kind : answer.outcome}`) }),
+    replyList(rows, ok ? 'reply reply-ok' : 'reply reply-error'),
+    ...(atomicProse ? [el('p', { className: 'meaning', text: t(`meaning.${failed ? answer.kind : answer.outcome}`) })] : []),
+    ...(verdict ? [verdictElement(verdict)] : []),
   );
 }
 
@@ -568,13 +587,17 @@ export function clearShown() {
 
 // ---- Presets and "redeliver" ------------------------------------------------
 
+// Each preset sets every field its lesson depends on (the example's account
+// and amount unless the lesson is about them), so what an earlier preset or
+// "redeliver … to another account" left in the form cannot change its answer.
 const PRESETS = {
   example: () => EXAMPLE,
-  // The next number after the current event_id: "evt-1" → "evt-2".
-  next: (current) => ({ ...current, event_id: nextId(current.event_id) }),
+  // A key not delivered yet — the next number after the current event_id,
+  // "evt-1" → "evt-2" — with the example's account and amount.
+  next: (current) => ({ ...EXAMPLE, source: current.source || EXAMPLE.source, event_id: nextId(current.event_id) }),
   provider_b: () => ({ ...EXAMPLE, source: 'provider-b' }),
-  missing_account: (current) => ({ ...current, event_id: 'evt-42', account_id: 42 }),
-  amount_zero: (current) => ({ ...current, amount: 0 }),
+  missing_account: () => ({ ...EXAMPLE, event_id: 'evt-42', account_id: 42 }),
+  amount_zero: () => ({ ...EXAMPLE, amount: 0 }),
 };
 
 function nextId(id) {
@@ -594,6 +617,16 @@ function fillForm(event) {
   for (const field of ['source', 'event_id', 'account_id', 'amount']) {
     form.elements[field].value = String(event[field]);
   }
+}
+
+/**
+ * Puts `event` in the form for the reader to send (a workshop chip): only
+ * fills it, and moves the focus to Deliver — pressing it is the reader's part.
+ */
+export function fillFormForReader(event) {
+  clearErrors(form);
+  fillForm(event);
+  form.querySelector('button[type=submit]').focus();
 }
 
 /** Puts `event` in the form and sends it with the form's options, as "Deliver" does; `strip` shows the answer. */

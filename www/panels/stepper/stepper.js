@@ -21,6 +21,7 @@ import { show as showFlow } from '../flow/flow.js';
 import { formEvent, formOptions, send } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
 import { stateOf } from '../timeline/timeline-model.js';
+import { verdictElement } from '../../lib/verdict.js';
 
 register({
   en: {
@@ -115,6 +116,8 @@ let killed = null;
 let session = null;
 // What the note says, kept to redraw it in another language.
 let shownNote = null;
+let shownVerdict = null;
+let verdictBox = null;
 
 async function start() {
   clearErrors(form);
@@ -131,6 +134,7 @@ async function start() {
   steps = [];
   upcoming = null;
   killed = null;
+  showVerdict(null);
   session = { before, settle, sending: null };
   setNote(null);
   draw();
@@ -158,7 +162,8 @@ async function next() {
     ({ steps, next: upcoming } = answer);
     if (answer.outcome) {
       setNote('step.committed', { outcome: answer.outcome.outcome });
-      await finish({ answer: answer.outcome, steps });
+      // The verdict comes with the step that finished the delivery.
+      await finish({ answer: { ...answer.outcome, verdict: answer.verdict }, steps });
       return;
     }
     setNote('step.open', { count: steps.length });
@@ -211,6 +216,7 @@ async function kill() {
 /** Hands attempt 1's result to the sender and waits for the rest of its send. */
 async function finish(result) {
   const { settle, sending } = session;
+  showVerdict(result.answer?.verdict ?? null);
   enable(false);
   showUncommitted(false);
   draw();
@@ -224,6 +230,13 @@ function enable(open) {
   buttons.next.disabled = !open;
   buttons.throw.disabled = !open;
   buttons.kill.disabled = !open;
+}
+
+// Rust's verdict on the stepped delivery, once it has ended (none after a
+// kill: nobody was left to judge it — the sender's retry is judged).
+function showVerdict(verdict) {
+  shownVerdict = verdict;
+  verdictBox.replaceChildren(...(verdict ? [verdictElement(verdict)] : []));
 }
 
 function setNote(key, params = {}) {
@@ -265,6 +278,8 @@ export function mount() {
   form = document.querySelector('#deliver-form');
   list = document.querySelector('#step-list');
   note = document.querySelector('#step-note');
+  verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
+  note.after(verdictBox);
   for (const name of ['start', 'next', 'throw', 'kill']) {
     buttons[name] = document.querySelector(`#step-${name}`);
   }
@@ -280,5 +295,6 @@ export function mount() {
     if (shownNote !== null) {
       setNote(shownNote.key, shownNote.params);
     }
+    showVerdict(shownVerdict);
   });
 }

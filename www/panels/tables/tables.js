@@ -111,6 +111,7 @@ async function load() {
 /** Step mode sets this while a transaction is open: the tables then show its uncommitted view. */
 export function showUncommitted(on) {
   view.hidden = !on;
+  view.textContent = on ? t('tables.uncommitted') : '';
   document.querySelector('#database').classList.toggle('uncommitted', on);
 }
 
@@ -204,6 +205,9 @@ export function mount() {
     whileBusy(addAccount);
   });
   onLanguageChange(() => {
+    if (!view.hidden) {
+      view.textContent = t('tables.uncommitted');
+    }
     if (shown !== null) {
       // Redraw without counting anything as changed again.
       draw(shown.snapshot, shown.accounts, shown.inbox);

@@ -4,6 +4,7 @@
 
 import { el, formatNumber, formatSeconds } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { verdictElement, verdictWhy } from '../../lib/verdict.js';
 import { Timeline, outcomeOf, stateOf } from './timeline-model.js';
 
 register({
@@ -162,14 +163,26 @@ function entryItem(entry) {
   ]
     .filter((part) => part !== undefined)
     .join(' · ');
+  // What really happened (Rust's verdict), next to what was answered.
+  const verdict = entry.answer?.verdict;
   return el(
     'li',
-    { className: `entry outcome-${outcome}`, data: { seq: entry.seq, outcome, handler: entry.handler, attempt: entry.attempt } },
+    {
+      className: `entry outcome-${outcome}${verdict && verdict.kind !== 'correct' ? ' verdict-wrong' : ''}`,
+      data: { seq: entry.seq, outcome, handler: entry.handler, attempt: entry.attempt, verdict: verdict?.kind ?? 'none' },
+    },
     el('p', { className: 'entry-head', text: head }),
     el('p', { className: 'entry-meta', text: meta }),
     el('p', { className: 'entry-answer', text: answer }),
+    ...(verdict ? [entryVerdict(verdict)] : []),
     stepsDiagram(entry.steps),
   );
+}
+
+// The verdict's word on its badge; for a mistake, why, in its own terms.
+function entryVerdict(verdict) {
+  const why = verdict.kind === 'correct' ? [] : [' ', el('span', { className: 'entry-why', text: verdictWhy(verdict) })];
+  return el('p', { className: 'entry-verdict' }, verdictElement(verdict, { short: true }), ...why);
 }
 
 // Errors say whether to retry; a 200 is never retried, so it says nothing.

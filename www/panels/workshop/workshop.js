@@ -1,18 +1,20 @@
 // The workshop: the article's scenario in one click, and its three
-// exercises as guided tasks.
+// exercises as tasks the reader does.
 //
-// Each exercise says what to do and offers buttons that do it through the
-// sender (with the handler chosen there, so a mistaken handler can fail an
-// exercise for real). Its check (exercises.js) then looks at the tables and
-// the timeline and says whether the expected result happened — also when the
-// reader did the exercise by hand with the form.
+// Each exercise says what to do; the reader does it with the sender (with
+// the handler chosen there, so a mistaken handler can fail an exercise for
+// real). Exercises 1 and 2 offer chips that only fill the sender's form —
+// pressing Deliver is the reader's part; exercise 3 ("store and replay the
+// first result") has none. Its check (exercises.js) then looks at the
+// tables and the timeline and says whether the expected result happened.
 
 import { inboxLab } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey } from './exercises.js';
 import { has, onLanguageChange, register, t } from '../../lib/i18n.js';
-import { EXAMPLE, deliverFromForm } from '../sender/sender.js';
+import * as nav from '../nav/nav.js';
+import { EXAMPLE, fillFormForReader } from '../sender/sender.js';
 import { refresh as refreshTables } from '../tables/tables.js';
 import { timeline } from '../timeline/timeline.js';
 
@@ -26,8 +28,8 @@ register({
     'workshop.check': 'check',
     'workshop.expected': 'expected',
     'workshop.got': 'got',
-    'workshop.match': 'match',
     'workshop.check_button': 'Check',
+    'workshop.result': 'result',
     'workshop.passed': '✓ Done.',
     // The names of the scenario's checks, as Rust's src/scenario.rs calls them.
     'scenario.evt-1 first delivery': 'evt-1 first delivery',
@@ -45,8 +47,9 @@ register({
     'ex1.title': 'Exercise 1. The source is part of the key',
     'ex1.task':
       'Deliver evt-1 from provider-a, then evt-1 from provider-b. Expected: two different events, both applied, each with its own receipt — the balance grows twice.',
-    'ex1.do1': 'Deliver evt-1 from provider-a',
-    'ex1.do2': 'Deliver evt-1 from provider-b',
+    'ex1.do1': 'evt-1 from provider-a',
+    'ex1.do2': 'evt-1 from provider-b',
+    'workshop.fills': 'Put in the sender’s form:',
     'ex1.passed':
       '{event_id} is two events: {first} (receipt #{first_receipt}, balance after {first_balance}) and {second} (receipt #{second_receipt}, balance after {second_balance}).',
     'ex1.not_yet': 'The inbox has no event_id delivered from two sources and applied both times.',
@@ -54,7 +57,7 @@ register({
     'ex2.title': 'Exercise 2. A missing account',
     'ex2.task':
       'Deliver an event to account 42, which does not exist. Expected: 422 unknown_account, and the inbox stays as it was — the foreign key refuses the row.',
-    'ex2.do1': 'Deliver evt-42 to account 42',
+    'ex2.do1': 'evt-42 to account 42',
     'ex2.passed': 'Account {account_id}: answered {status} {outcome}, and the inbox has no row ({source}, {event_id}).',
     'ex2.not_yet': 'No delivery to a missing account in the timeline yet.',
     'ex2.row_kept': 'Account {account_id} does not exist, yet the inbox has a row ({source}, {event_id}).',
@@ -62,9 +65,7 @@ register({
 
     'ex3.title': 'Exercise 3. A replay returns the first receipt',
     'ex3.task':
-      'Deliver an event, then the same event again (or tick “Lose the first response” and deliver once). Expected: the repeat answers duplicate with the receipt stored by the first application.',
-    'ex3.do1': 'Deliver the example',
-    'ex3.do2': 'Deliver it again',
+      'With the sender, deliver an event, then the same event again (or tick “Lose the first response” and deliver once). Expected: the repeat answers duplicate with the receipt stored by the first application — the handler stored the first result and replays it.',
     'ex3.passed':
       'The replay of ({source}, {event_id}) answered duplicate with receipt #{seq}, balance after {balance_after}: the receipt stored with the first application.',
     'ex3.not_yet': 'No duplicate answer in the timeline yet.',
@@ -80,8 +81,8 @@ register({
     'workshop.check': 'проверка',
     'workshop.expected': 'ожидалось',
     'workshop.got': 'получено',
-    'workshop.match': 'совпало',
     'workshop.check_button': 'Проверить',
+    'workshop.result': 'итог',
     'workshop.passed': '✓ Готово.',
     'scenario.evt-1 first delivery': 'evt-1: первая доставка',
     'scenario.evt-1 repeat': 'evt-1: повтор',
@@ -98,8 +99,9 @@ register({
     'ex1.title': 'Упражнение 1. Источник — часть ключа',
     'ex1.task':
       'Доставьте evt-1 от provider-a, затем evt-1 от provider-b. Ожидается: это два разных события, оба применены, у каждого своя квитанция — баланс вырастет дважды.',
-    'ex1.do1': 'Доставить evt-1 от provider-a',
-    'ex1.do2': 'Доставить evt-1 от provider-b',
+    'ex1.do1': 'evt-1 от provider-a',
+    'ex1.do2': 'evt-1 от provider-b',
+    'workshop.fills': 'Вписать в форму отправителя:',
     'ex1.passed':
       '{event_id} — это два события: {first} (квитанция №{first_receipt}, баланс после — {first_balance}) и {second} (квитанция №{second_receipt}, баланс после — {second_balance}).',
     'ex1.not_yet': 'В inbox нет event_id, доставленного из двух источников и применённого оба раза.',
@@ -107,7 +109,7 @@ register({
     'ex2.title': 'Упражнение 2. Несуществующий счёт',
     'ex2.task':
       'Доставьте событие на счёт 42, которого нет. Ожидается: 422 unknown_account, а inbox остаётся прежним — внешний ключ не пропускает строку.',
-    'ex2.do1': 'Доставить evt-42 на счёт 42',
+    'ex2.do1': 'evt-42 на счёт 42',
     'ex2.passed': 'Счёт {account_id}: ответ {status} {outcome}, строки ({source}, {event_id}) в inbox нет.',
     'ex2.not_yet': 'В хронологии пока нет доставки на несуществующий счёт.',
     'ex2.row_kept': 'Счёта {account_id} нет, а строка ({source}, {event_id}) в inbox есть.',
@@ -115,9 +117,7 @@ register({
 
     'ex3.title': 'Упражнение 3. Повтор возвращает первую квитанцию',
     'ex3.task':
-      'Доставьте событие, а затем то же событие ещё раз (или включите «Потерять первый ответ» и доставьте один раз). Ожидается: повтор отвечает duplicate с квитанцией, которую сохранило первое применение.',
-    'ex3.do1': 'Доставить пример',
-    'ex3.do2': 'Доставить его ещё раз',
+      'С помощью отправителя доставьте событие, а затем то же событие ещё раз (или включите «Потерять первый ответ» и доставьте один раз). Ожидается: повтор отвечает duplicate с квитанцией, которую сохранило первое применение, — обработчик сохранил первый результат и вернул его снова.',
     'ex3.passed':
       'Повтор ({source}, {event_id}) ответил duplicate с квитанцией №{seq}, баланс после — {balance_after}: это квитанция первого применения.',
     'ex3.not_yet': 'В хронологии пока нет ответа duplicate.',
@@ -142,10 +142,7 @@ const EXERCISES = [
   },
   {
     id: 'ex3',
-    actions: [
-      { key: 'ex3.do1', event: EXAMPLE },
-      { key: 'ex3.do2', event: EXAMPLE },
-    ],
+    actions: [], // storing and replaying the first result is the reader's to do
     check: (tables, entries) => checkReplayReturnsFirstReceipt(tables, entries),
   },
 ];
@@ -172,7 +169,7 @@ function drawScenario() {
   const head = el(
     'tr',
     {},
-    ...['workshop.check', 'workshop.expected', 'workshop.got', 'workshop.match'].map((key) =>
+    ...['workshop.check', 'workshop.expected', 'workshop.got', 'workshop.result'].map((key) =>
       el('th', { text: t(key), attrs: { scope: 'col' } }),
     ),
   );
@@ -197,10 +194,15 @@ function drawExercises() {
   const list = document.querySelector('#exercises');
   list.replaceChildren(
     ...EXERCISES.map(({ id, actions }) => {
-      const buttons = actions.map(({ key, event }) => {
-        const button = el('button', { className: 'secondary', text: t(key), attrs: { type: 'button' } });
-        button.addEventListener('click', () => whileBusy(() => deliverFromForm(event).then(() => check(id))));
-        return button;
+      // Chips only fill the sender's form (base.css: .chip); Deliver is the reader's.
+      const chips = actions.map(({ key, event }) => {
+        const chip = el('button', { className: 'chip', text: t(key), attrs: { type: 'button' }, data: { fill: key } });
+        chip.addEventListener('click', () => {
+          // The form lives on the deliver screen: open it, then fill it.
+          nav.open('deliver');
+          fillFormForReader(event);
+        });
+        return chip;
       });
       const checkButton = el('button', { text: t('workshop.check_button'), attrs: { type: 'button' }, data: { check: id } });
       checkButton.addEventListener('click', () => whileBusy(() => check(id)));
@@ -209,7 +211,10 @@ function drawExercises() {
         { className: 'exercise', data: { exercise: id } },
         el('h3', { text: t(`${id}.title`) }),
         el('p', { text: t(`${id}.task`) }),
-        el('div', { className: 'actions' }, ...buttons, checkButton),
+        ...(chips.length === 0
+          ? []
+          : [el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('workshop.fills') } }, el('span', { className: 'group-label', text: t('workshop.fills') }), ...chips)]),
+        el('div', { className: 'actions' }, checkButton),
         verdictNode(id),
       );
     }),

@@ -1,0 +1,220 @@
+// What a delivery really did, in words: the `verdict` Rust adds to every
+// delivery's answer and error object (src/labs/verdicts/, documented in
+// www/db/worker.js). The page judges nothing itself: it shows the kind with
+// a colour AND a word, and explains it with the facts Rust reported and
+// the handler's own lesson — never the atomic handler's prose for a
+// mistake.
+//
+//   verdict = {kind, handler, heard, credits_before, credits, credits_known,
+//              kept: {row, credit}, sent: {account_id, amount} | null,
+//              stored_before, stored_after: {account_id, amount, receipt} | null,
+//              balance: {account, before, after} | null}
+
+import { el, formatNumber } from './dom.js';
+import { register, t } from './i18n.js';
+
+register({
+  en: {
+    'verdict.label': 'Verdict',
+    'verdict.kind.correct': 'Correct',
+    'verdict.kind.credited_twice': 'Credited twice',
+    'verdict.kind.credit_lost': 'Credit lost',
+    'verdict.kind.false_duplicate': 'False duplicate',
+    'verdict.kind.history_rewritten': 'History rewritten',
+    'verdict.kind.failed_after_commit': 'Failed after committing',
+    'verdict.kind.unknown': 'Not judged',
+
+    'verdict.why.credited_twice':
+      'This event has now been credited {credits} times: this delivery paid it again (balance {before} → {after}).',
+    'verdict.why.credit_lost':
+      'Answered “{heard}”, so the sender stops — but the event’s credit was never committed: it is registered in the inbox, and the balance never got it ({before} → {after}). Lost for good.',
+    'verdict.why.false_duplicate':
+      'Answered “duplicate” (200) for a payload that is not the stored one: stored account {stored_account}, amount {stored_amount}; sent account {sent_account}, amount {sent_amount}. The sender believes its payload was accepted; it was never applied.',
+    'verdict.why.history_rewritten':
+      'The stored first delivery was replaced: account {was_account}, amount {was_amount} → account {now_account}, amount {now_amount}. What the first delivery did can no longer be read back, and the event has been credited {credits} times.',
+    'verdict.why.failed_after_commit':
+      'Answered “{heard}”, which tells the sender to try again as if nothing happened — yet {kept} was already committed (balance {before} → {after}).',
+    'verdict.why.unknown': 'The tables could not be read after this delivery, so nothing is claimed about it.',
+    'verdict.why.refused': 'Refused before any SQL ran: nothing changed.',
+    'verdict.kept.both': 'the inbox row and the credit',
+    'verdict.kept.row': 'the inbox row, without the credit',
+    'verdict.kept.credit': 'the credit, without the inbox row',
+
+    'verdict.correct.atomic':
+      'Correct: the unique key decided who was first, and the inbox row, the credit and the receipt committed together or not at all.',
+    'verdict.correct.no_dedup':
+      'Correct this time only because nothing repeated: no_dedup records nothing, so the next delivery of this event pays again.',
+    'verdict.correct.check_then_act':
+      'Correct this time: nothing raced it and it did not die between its statements. Its SELECT, UPDATE and INSERT each commit on their own, so a crash after the UPDATE, or a second delivery at the same moment, credits twice.',
+    'verdict.correct.two_transactions':
+      'Correct this time: both of its transactions committed, or neither. A crash between them leaves the event registered without its credit, and the retry is answered “duplicate”.',
+    'verdict.correct.insert_or_ignore':
+      'Correct this time: its transaction held, and any stored payload matched. INSERT OR IGNORE never compares payloads, so the same key with another amount is answered “duplicate”.',
+    'verdict.correct.insert_or_replace':
+      'Correct this time: nothing was stored under this key yet. INSERT OR REPLACE deletes the stored row on every repeat and credits again.',
+
+    'verdict.lesson.no_dedup': 'no_dedup’s mistake: no inbox, so nothing says this event was seen.',
+    'verdict.lesson.check_then_act':
+      'check_then_act’s mistake: SELECT, UPDATE and INSERT are separate commits, so the credit can be kept without the record of it.',
+    'verdict.lesson.two_transactions':
+      'two_transactions’ mistake: the event is registered in one transaction and credited in another.',
+    'verdict.lesson.insert_or_ignore':
+      'insert_or_ignore’s mistake: “no row inserted” is taken for “already done”, and the payload is never compared.',
+    'verdict.lesson.insert_or_replace':
+      'insert_or_replace’s mistake: a repeat deletes the stored row and writes its own, so it is applied again.',
+    'verdict.lesson.atomic': 'The atomic handler cannot do this; if you see it, it is a bug: please report it.',
+
+    'verdict.facts':
+      'What ran, per Rust: kept by this delivery — {kept}; credits of this event so far: {credits}; account {account}: {before} → {after}.',
+    'verdict.facts.unwatched': ' (credits before this page watched it are inferred from the inbox row)',
+    'verdict.kept.none': 'nothing',
+    'verdict.no_account': 'no such account',
+  },
+  ru: {
+    'verdict.label': 'Вердикт',
+    'verdict.kind.correct': 'Верно',
+    'verdict.kind.credited_twice': 'Зачислено дважды',
+    'verdict.kind.credit_lost': 'Зачисление потеряно',
+    'verdict.kind.false_duplicate': 'Ложный дубликат',
+    'verdict.kind.history_rewritten': 'История переписана',
+    'verdict.kind.failed_after_commit': 'Ошибка после фиксации',
+    'verdict.kind.unknown': 'Без вердикта',
+
+    'verdict.why.credited_twice':
+      'Зачислений этого события уже {credits}: эта доставка заплатила повторно (баланс {before} → {after}).',
+    'verdict.why.credit_lost':
+      'Ответ «{heard}», и отправитель больше не повторит, но зачисление этого события так и не зафиксировано: в inbox оно записано, а баланс его не получил ({before} → {after}). Потеряно навсегда.',
+    'verdict.why.false_duplicate':
+      'Ответ «duplicate» (200) на содержимое, которое не совпадает с сохранённым: сохранены счёт {stored_account} и сумма {stored_amount}, отправлены счёт {sent_account} и сумма {sent_amount}. Отправитель думает, что его содержимое принято, а оно так и не применено.',
+    'verdict.why.history_rewritten':
+      'Сохранённая первая доставка заменена: счёт {was_account}, сумма {was_amount} → счёт {now_account}, сумма {now_amount}. Что сделала первая доставка, прочитать уже нельзя, а зачислений этого события уже {credits}.',
+    'verdict.why.failed_after_commit':
+      'Ответ «{heard}» велит отправителю повторить, будто ничего не произошло, а между тем уже зафиксировано: {kept} (баланс {before} → {after}).',
+    'verdict.why.unknown': 'После этой доставки таблицы прочитать не удалось, поэтому о ней ничего не утверждается.',
+    'verdict.why.refused': 'Отклонено до всякого SQL: ничего не изменилось.',
+    'verdict.kept.both': 'строка inbox и зачисление',
+    'verdict.kept.row': 'строка inbox, но не зачисление',
+    'verdict.kept.credit': 'зачисление, но не строка inbox',
+
+    'verdict.correct.atomic':
+      'Верно: кто первый, решил уникальный ключ, а строка inbox, зачисление и квитанция зафиксированы вместе — или не зафиксировано ничего.',
+    'verdict.correct.no_dedup':
+      'Верно лишь потому, что повторов ещё не было: no_dedup ничего не записывает, и следующая доставка этого события заплатит снова.',
+    'verdict.correct.check_then_act':
+      'На этот раз верно: никто не вклинился и обработчик не упал между запросами. Его SELECT, UPDATE и INSERT фиксируются по отдельности, поэтому сбой после UPDATE или вторая доставка в тот же момент зачисляют дважды.',
+    'verdict.correct.two_transactions':
+      'На этот раз верно: обе его транзакции зафиксированы (или ни одна). Сбой между ними оставляет событие записанным без зачисления, а на повтор придёт «duplicate».',
+    'verdict.correct.insert_or_ignore':
+      'На этот раз верно: транзакция устояла, а сохранённое содержимое, если было, совпало. INSERT OR IGNORE содержимое не сравнивает, поэтому тот же ключ с другой суммой получит «duplicate».',
+    'verdict.correct.insert_or_replace':
+      'На этот раз верно: под этим ключом ещё ничего не было. INSERT OR REPLACE при каждом повторе удаляет сохранённую строку и зачисляет снова.',
+
+    'verdict.lesson.no_dedup': 'Ошибка no_dedup: inbox нет, и ничто не помнит, что событие уже было.',
+    'verdict.lesson.check_then_act':
+      'Ошибка check_then_act: SELECT, UPDATE и INSERT фиксируются по отдельности, и зачисление может остаться без записи о нём.',
+    'verdict.lesson.two_transactions':
+      'Ошибка two_transactions: событие записывается в одной транзакции, а зачисляется в другой.',
+    'verdict.lesson.insert_or_ignore':
+      'Ошибка insert_or_ignore: «строка не вставлена» принимается за «уже сделано», а содержимое не сравнивается.',
+    'verdict.lesson.insert_or_replace':
+      'Ошибка insert_or_replace: повтор удаляет сохранённую строку и пишет свою, поэтому применяется снова.',
+    'verdict.lesson.atomic': 'Атомарный обработчик так ошибиться не может; если вы это видите, это дефект — сообщите о нём.',
+
+    'verdict.facts':
+      'Что выполнено, по данным Rust: эта доставка сохранила — {kept}; зачислений этого события сейчас: {credits}; счёт {account}: {before} → {after}.',
+    'verdict.facts.unwatched': ' (зачисления до того, как страница начала следить, выведены из строки inbox)',
+    'verdict.kept.none': 'ничего',
+    'verdict.no_account': 'такого счёта нет',
+  },
+});
+
+/** Kinds that are not "correct", in the order of src/labs/verdicts/mod.rs. */
+export const WRONG_KINDS = Object.freeze(['credited_twice', 'credit_lost', 'false_duplicate', 'history_rewritten', 'failed_after_commit']);
+
+function money(value) {
+  return value === null || value === undefined ? t('verdict.no_account') : formatNumber(value);
+}
+
+function keptText(kept) {
+  if (kept.row && kept.credit) {
+    return t('verdict.kept.both');
+  }
+  if (kept.row) {
+    return t('verdict.kept.row');
+  }
+  return kept.credit ? t('verdict.kept.credit') : t('verdict.kept.none');
+}
+
+/** The verdict's word: "Correct", "Credited twice", ... */
+export function verdictWord(verdict) {
+  return t(`verdict.kind.${verdict.kind}`);
+}
+
+/**
+ * Why, in the handler's own terms: what went wrong and the mistake's
+ * lesson, or why a correct answer was correct (for a mistake: "this time").
+ */
+export function verdictWhy(verdict) {
+  const balance = verdict.balance ?? {};
+  const params = {
+    heard: verdict.heard,
+    credits: verdict.credits,
+    before: money(balance.before),
+    after: money(balance.after),
+    kept: keptText(verdict.kept),
+    sent_account: verdict.sent?.account_id,
+    sent_amount: money(verdict.sent?.amount),
+    stored_account: verdict.stored_before?.account_id,
+    stored_amount: money(verdict.stored_before?.amount),
+    was_account: verdict.stored_before?.account_id,
+    was_amount: money(verdict.stored_before?.amount),
+    now_account: verdict.stored_after?.account_id,
+    now_amount: money(verdict.stored_after?.amount),
+  };
+  if (verdict.heard === 'refused') {
+    return t('verdict.why.refused');
+  }
+  if (verdict.kind === 'correct') {
+    return t(`verdict.correct.${verdict.handler}`);
+  }
+  if (verdict.kind === 'unknown') {
+    return t('verdict.why.unknown');
+  }
+  return `${t(`verdict.why.${verdict.kind}`, params)} ${t(`verdict.lesson.${verdict.handler}`)}`;
+}
+
+/** The facts the verdict was drawn from, in one sentence (null when refused). */
+export function verdictFacts(verdict) {
+  if (verdict.heard === 'refused' || verdict.balance === null) {
+    return null;
+  }
+  const { account, before, after } = verdict.balance;
+  const text = t('verdict.facts', {
+    kept: keptText(verdict.kept),
+    credits: verdict.credits,
+    account,
+    before: money(before),
+    after: money(after),
+  });
+  return verdict.credits_known ? text : `${text}${t('verdict.facts.unwatched')}`;
+}
+
+/**
+ * The verdict as an element: the word on a coloured badge (the colour
+ * repeats the word, never replaces it) and, unless `short`, why and the
+ * facts. `data-verdict` carries the kind for tests and styling.
+ */
+export function verdictElement(verdict, { short = false } = {}) {
+  const badge = el('span', { className: `verdict-badge verdict-${verdict.kind}`, text: verdictWord(verdict) });
+  if (short) {
+    return el('span', { className: 'judged judged-short', data: { verdict: verdict.kind }, attrs: { title: verdictWhy(verdict) } }, badge);
+  }
+  const facts = verdictFacts(verdict);
+  return el(
+    'div',
+    { className: `judged verdict-box verdict-box-${verdict.kind === 'correct' ? 'ok' : 'wrong'}`, data: { verdict: verdict.kind } },
+    el('p', { className: 'verdict-head' }, el('span', { className: 'verdict-label', text: `${t('verdict.label')}: ` }), badge),
+    el('p', { className: 'verdict-why', text: verdictWhy(verdict) }),
+    ...(facts === null ? [] : [el('p', { className: 'verdict-facts', text: facts })]),
+  );
+}

@@ -1,0 +1,70 @@
+//! `cargo xtask dist [--dev]`: the deployable site, `dist/`.
+//!
+//! Builds both wasm modules ([`build::run`]), then runs `xtask/tools/dist.mjs` (esbuild from
+//! npm, pinned in `xtask/tools/package.json`), which bundles the page and each worker, hashes
+//! every file's name and writes `dist/index.html` with the Content-Security-Policy in a
+//! `<meta>` tag. Its top comment lists what comes out and why.
+//!
+//! `dist/` needs nothing from its server but files: every URL in it is relative, so the same
+//! folder works at `/` and under any sub-path. `cargo xtask serve` serves it, and so does the
+//! end-to-end layer, once with the project's server and once with `python3 -m http.server`
+//! under a sub-path (xtask/src/test.rs).
+
+use crate::build;
+use crate::serve::CONTENT_SECURITY_POLICY;
+use crate::util::{self, say};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+
+/// Where `cargo xtask dist` writes the site, under the repository root.
+pub const DIST_DIR: &str = "dist";
+
+/// The build script, run with Node.js from `xtask/tools` (where esbuild is installed).
+const SCRIPT: &str = "dist.mjs";
+
+/// `cargo xtask dist`: both wasm modules, then the site.
+pub fn run(dev: bool) -> Result<PathBuf> {
+    build::run(dev)?;
+    let out = util::root().join(DIST_DIR);
+    assemble(&out)?;
+    Ok(out)
+}
+
+/// The site from what `www/pkg` and `www/pkg-bench` hold now (no wasm build), into `out`.
+pub fn assemble(out: &Path) -> Result<()> {
+    assemble_from(&util::root(), out)
+}
+
+/// [`assemble`] from another copy of the source (`index.html` and `www/` with both modules
+/// built): the benchmark's staged one.
+pub fn assemble_from(root: &Path, out: &Path) -> Result<()> {
+    let tools = util::root().join(build::TOOLS_DIR);
+    if !tools.join("node_modules/esbuild").is_dir() {
+        bail!(
+            "esbuild is not installed in {}: run `cargo xtask setup` (it runs `npm ci` there)",
+            build::TOOLS_DIR
+        );
+    }
+    for wasm in [
+        "www/pkg/inbox_lab_bg.wasm",
+        "www/pkg-bench/inbox_lab_bg.wasm",
+    ] {
+        if !root.join(wasm).is_file() {
+            bail!("{wasm} is missing: run `cargo xtask build` first");
+        }
+    }
+    let mut node = util::cmd("node");
+    node.current_dir(&tools)
+        .arg(SCRIPT)
+        .arg(root)
+        .arg(out)
+        .env("INBOX_LAB_CSP", CONTENT_SECURITY_POLICY);
+    util::run(&mut node).context("building dist/ with esbuild (xtask/tools/dist.mjs) failed")?;
+    for file in ["index.html", "sw.js", "relay.json", "_headers"] {
+        if !out.join(file).is_file() {
+            bail!("xtask/tools/dist.mjs succeeded but wrote no {file}");
+        }
+    }
+    say(format!("built {}", out.display()));
+    Ok(())
+}

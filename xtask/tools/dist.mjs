@@ -1,0 +1,217 @@
+// `cargo xtask dist` runs this after building the wasm: it turns the source
+// tree (index.html, www/, www/pkg/, www/pkg-bench/) into dist/, a static site
+// that needs nothing from its server but files.
+//
+//   node xtask/tools/dist.mjs <repository root> <out dir>
+//
+// What comes out (every name but index.html, sw.js, relay.json and _headers
+// carries a hash of its content, so a host may cache those files forever):
+//
+//   index.html                 the source's markup; its stylesheet and entry
+//                              module replaced by the built ones, the CSP as a
+//                              <meta> tag, preload links for what the page
+//                              needs first, and the build's version
+//   sw.js                      the service worker (www/sw.js with the list of
+//                              files and the version filled in): a stable name,
+//                              because a browser finds a new deployment by
+//                              fetching the same URL and seeing other bytes
+//   relay.json                 {"relay": false}: a static host has no webhook
+//                              relay; `cargo xtask serve` answers this path
+//                              itself with {"relay": true}
+//   _headers                   the CSP and the caching as headers, for hosts
+//                              that read such a file (Netlify, Cloudflare Pages)
+//   assets/app-<hash>.js       the page: www/app.js and everything it imports
+//   assets/worker-<hash>.js    one bundle per worker (new Worker(...)): the
+//   assets/crashworker-<hash>.js   database's, the crash lab's, the bench's,
+//   assets/benchworker-<hash>.js   each with the wasm-bindgen glue it imports
+//   assets/inbox_lab-<hash>.wasm, assets/inbox_lab_bench-<hash>.wasm
+//   assets/style-<hash>.css    www/style.css with its @imports inlined
+//
+// One mechanism joins them: every `new URL('<relative path>', import.meta.url)`
+// in the source names a file the page loads at run time (a worker script, a
+// wasm module). The bundler cannot follow those, so the plugin below builds
+// the file named first, then rewrites the path to the built file's name.
+// A `new URL(..., import.meta.url)` naming anything else stops the build.
+//
+// Every URL stays relative (to the page, or to the bundle that holds it):
+// the same dist/ works at / and under any sub-path.
+
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+
+import * as esbuild from 'esbuild';
+
+const [rootArg, outArg] = process.argv.slice(2);
+if (!rootArg || !outArg) {
+  console.error('usage: node dist.mjs <repository root> <out dir>');
+  process.exit(2);
+}
+const ROOT = resolve(rootArg);
+// Its real path: the bundler names files by theirs, and www/ may be a link.
+const WWW = realpathSync(join(ROOT, 'www'));
+const OUT = resolve(outArg);
+const ASSETS = 'assets';
+
+/** The Content-Security-Policy, the same as `cargo xtask serve` sends (serve.rs). */
+const CSP = process.env.INBOX_LAB_CSP;
+if (!CSP) {
+  console.error('INBOX_LAB_CSP is not set (cargo xtask dist passes serve.rs\'s policy)');
+  process.exit(2);
+}
+
+/** The files a worker or the page loads by URL: source path → built name. */
+const built = new Map();
+/** Every file written under assets/, in order: what the service worker caches. */
+const assets = [];
+
+function hashOf(bytes) {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+}
+
+async function emit(name, ext, bytes) {
+  const file = `${name}-${hashOf(bytes)}.${ext}`;
+  await writeFile(join(OUT, ASSETS, file), bytes);
+  assets.push(`${ASSETS}/${file}`);
+  return file;
+}
+
+// `new URL('x', import.meta.url)` with a plain string literal.
+const ASSET_URL = /new URL\(\s*(['"])([^'"]+)\1\s*,\s*import\.meta\.url\s*\)/g;
+
+/** Rewrites each asset URL of a source file to its built name (all built files share assets/). */
+const assetUrls = {
+  name: 'asset-urls',
+  setup(build) {
+    build.onLoad({ filter: /\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const errors = [];
+      // Line by line, so that a comment showing the pattern is left alone.
+      const contents = source.split('\n').map((line) => /^\s*(\/\/|\*)/.test(line) ? line : line.replace(ASSET_URL, (whole, quote, path) => {
+        const target = resolve(dirname(args.path), path);
+        const name = built.get(target);
+        if (name === undefined) {
+          errors.push({ text: `new URL(${quote}${path}${quote}, import.meta.url) names ${relative(ROOT, target)}, which the dist build does not produce` });
+          return whole;
+        }
+        return `new URL(${quote}./${name}${quote}, import.meta.url)`;
+      })).join('\n');
+      return { contents, loader: 'js', errors };
+    });
+  },
+};
+
+async function bundle(entry) {
+  const result = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    write: false,
+    logLevel: 'warning',
+    plugins: [assetUrls],
+  });
+  return result.outputFiles[0].contents;
+}
+
+async function main() {
+  await rm(OUT, { recursive: true, force: true });
+  await mkdir(join(OUT, ASSETS), { recursive: true });
+
+  // 1. The wasm modules, as they are.
+  for (const [source, name] of [
+    ['pkg/inbox_lab_bg.wasm', 'inbox_lab'],
+    ['pkg-bench/inbox_lab_bg.wasm', 'inbox_lab_bench'],
+  ]) {
+    const path = join(WWW, source);
+    built.set(path, await emit(name, 'wasm', await readFile(path)));
+  }
+
+  // 2. The workers (each new Worker(...) of the page), then 3. the page, which names them.
+  for (const source of ['db/worker.js', 'panels/crash-lab/crashworker.js', 'panels/bench/benchworker.js']) {
+    const path = join(WWW, source);
+    built.set(path, await emit(basename(source, '.js'), 'js', await bundle(path)));
+  }
+  const app = await emit('app', 'js', await bundle(join(WWW, 'app.js')));
+
+  // 4. One stylesheet.
+  const css = await esbuild.build({
+    entryPoints: [join(WWW, 'style.css')],
+    bundle: true,
+    minify: true,
+    write: false,
+    logLevel: 'warning',
+  });
+  const style = await emit('style', 'css', css.outputFiles[0].contents);
+
+  // The build's version: a hash of every asset's name (so of all their bytes) and the markup.
+  const html = await readFile(join(ROOT, 'index.html'), 'utf8');
+  const version = hashOf(assets.join('\n') + html);
+
+  // 5. index.html.
+  const pageWasm = built.get(join(WWW, 'pkg/inbox_lab_bg.wasm'));
+  // A <meta> policy cannot say frame-ancestors (browsers ignore it there, with a console
+  // error): that one travels only in _headers, for hosts that send headers.
+  const metaCsp = CSP.split(';').map((d) => d.trim()).filter((d) => d && !d.startsWith('frame-ancestors')).join('; ');
+  const head = [
+    `<meta http-equiv="Content-Security-Policy" content="${metaCsp}">`,
+    `<meta name="inbox-lab-version" content="${version}">`,
+    `<meta name="inbox-lab-service-worker" content="sw.js">`,
+    `<link rel="stylesheet" href="${ASSETS}/${style}">`,
+    `<link rel="modulepreload" href="${ASSETS}/${app}">`,
+    `<link rel="preload" href="${ASSETS}/${pageWasm}" as="fetch" type="application/wasm" crossorigin>`,
+    `<script type="module" src="${ASSETS}/${app}"></script>`,
+  ].join('\n  ');
+  const entry = /\s*<link rel="stylesheet" href="www\/style.css">\s*<script type="module" src="www\/app.js"><\/script>/;
+  if (!entry.test(html)) {
+    throw new Error('index.html: expected the stylesheet link www/style.css followed by the entry module www/app.js');
+  }
+  const page = html
+    .replace(/<meta charset="utf-8">/, (m) => `${m}\n  ${head.split('\n  ')[0]}`)
+    .replace(entry, `\n  ${head.split('\n  ').slice(1).join('\n  ')}`);
+  await writeFile(join(OUT, 'index.html'), page);
+
+  // 6. The service worker: the source with the version and the files filled in.
+  const sw = await readFile(join(WWW, 'sw.js'), 'utf8');
+  const files = ['./', ...assets];
+  const filled = sw
+    .replace(/^const VERSION = .*;$/m, `const VERSION = ${JSON.stringify(version)};`)
+    .replace(/^const FILES = .*;$/m, `const FILES = ${JSON.stringify(files)};`);
+  if (filled === sw || !filled.includes(version) || !filled.includes(JSON.stringify(files))) {
+    throw new Error('www/sw.js: expected the lines `const VERSION = ...;` and `const FILES = ...;` to fill in');
+  }
+  await writeFile(join(OUT, 'sw.js'), filled);
+
+  // 7. What a static host has no relay for, and headers for hosts that read _headers.
+  await writeFile(join(OUT, 'relay.json'), '{"relay": false}\n');
+  await writeFile(
+    join(OUT, '_headers'),
+    [
+      '/*',
+      `  Content-Security-Policy: ${CSP}`,
+      '  X-Content-Type-Options: nosniff',
+      '  Referrer-Policy: no-referrer',
+      '/',
+      '  Cache-Control: no-cache',
+      '/index.html',
+      '  Cache-Control: no-cache',
+      '/sw.js',
+      '  Cache-Control: no-cache',
+      '/relay.json',
+      '  Cache-Control: no-cache',
+      `/${ASSETS}/*`,
+      '  Cache-Control: public, max-age=31536000, immutable',
+      '',
+    ].join('\n'),
+  );
+
+  console.log(JSON.stringify({ version, files: ['index.html', 'sw.js', 'relay.json', '_headers', ...assets] }));
+}
+
+main().catch((error) => {
+  console.error(`dist: ${error.message ?? error}`);
+  process.exit(1);
+});
