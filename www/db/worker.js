@@ -114,6 +114,9 @@
 //                      adopted): result {accounts, inbox, outbox, orders, version, ignored:
 //                      ["trigger name", ...]}. A file that is not an intact inbox-lab
 //                      database: an invalid_input error, field "file", nothing changed
+//     op "applySource" args none   the Rust step mode runs, as built into this wasm
+//                      (src/core/source.rs): result {path: "src/core/apply.rs", text,
+//                      steps: [{step, first, last}]} (each step's lines, 1-based, inclusive)
 //     op "runScenario" args none   the article's scenario on a scratch database:
 //                      result {summary, passed, checks: [{name, expected, got}]}
 //     op "raceNew"     args {deliveries: 2 | 3}  the race lab: fresh connections
@@ -224,7 +227,7 @@
 // Requests that arrive while the database is still opening wait, and are
 // handled, in order, once it is open.
 
-import init, { Lab, Notifier, RaceLab } from '../pkg/inbox_lab.js';
+import init, { Lab, Notifier, RaceLab, applySource } from '../pkg/inbox_lab.js';
 import { asErrorObject, isErrorObject, opfsMissing, problem } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 
@@ -270,6 +273,7 @@ const OPS = new Map([
     return result;
   }],
   ['runScenario', () => lab.runScenario()],
+  ['applySource', () => applySource()],
   ['raceNew', (args) => {
     raceLab?.free();
     raceLab = new RaceLab(args?.deliveries);

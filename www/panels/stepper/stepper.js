@@ -22,6 +22,7 @@ import { formEvent, formOptions, send } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
 import { stateOf } from '../timeline/timeline-model.js';
 import { verdictElement } from '../../lib/verdict.js';
+import * as rustSource from './source.js';
 
 register({
   en: {
@@ -253,6 +254,8 @@ function draw() {
   }));
   const ahead = upcoming === null ? [] : [{ ...upcoming, state: 'next' }];
   const died = killed?.at ? [{ ...killed.at, state: killed.state }] : [];
+  // The Rust of the step that runs next, marked in src/core/apply.rs.
+  rustSource.mark(upcoming?.step ?? null);
   // The picture of the flow lights up with each statement that ran.
   showFlow([
     ...steps.map((step) => ({ ...step, state: killed?.ran ?? stateOf(step) })),
@@ -280,6 +283,7 @@ export function mount() {
   note = document.querySelector('#step-note');
   verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
   note.after(verdictBox);
+  rustSource.mount(verdictBox);
   for (const name of ['start', 'next', 'throw', 'kill']) {
     buttons[name] = document.querySelector(`#step-${name}`);
   }
