@@ -68,9 +68,11 @@ mod tests {
         let lines: Vec<&str> = APPLY_SOURCE.lines().collect();
         let mut previous_last = 0;
         for step in STEPS {
-            let (first, last) =
-                step_lines(step).unwrap_or_else(|| panic!("no lines for {step:?}"));
-            assert!(first > previous_last, "{step:?} starts after the step before it");
+            let (first, last) = step_lines(step).unwrap_or_else(|| panic!("no lines for {step:?}"));
+            assert!(
+                first > previous_last,
+                "{step:?} starts after the step before it"
+            );
             assert!(last > first, "{step:?} spans more than its head");
             previous_last = last;
             let arm = lines[first - 1..last].join("\n");
