@@ -18,6 +18,8 @@
 //!   * [`core::apply`] — **start here for the idea**: the transaction that
 //!     makes a delivery idempotent, written as steps so the page can run it
 //!     one statement at a time.
+//!   * [`core::source`] — `apply.rs` itself, embedded at build time, and
+//!     the lines of each step in it (step mode shows them as they run).
 //!   * [`core::trace`] — what a delivery did: every step it ran and what
 //!     became of it (kept, rolled back, failed, crashed), which the page draws.
 //!   * [`core::outcome`] — what success looks like: [`Outcome::Applied`] or

@@ -6,7 +6,10 @@
 // The tree, in reading order:
 //   lib/          what every panel uses: dom.js (DOM helpers), i18n.js (EN/RU),
 //                 problem.js and errors.js (error objects and their texts), rpc.js
-//                 (the one request/answer shape between the page and its workers)
+//                 (the one request/answer shape between the page and its workers),
+//                 verdict.js (Rust's verdict on a delivery, in words and colour),
+//                 strip.js (the answer next to the action), focus.js (the keyboard's
+//                 place survives a button that disables itself)
 //   db/           the database: client.js (the page's side, tabs.js for several
 //                 tabs) and worker.js (the worker that owns the connection)
 //   panels/<p>/   one folder per panel: its JS, its strings (registered inline,
@@ -14,13 +17,19 @@
 //
 // The panels, in page order:
 //   header/       the status line and the language switch
+//   nav/          one screen per section, chosen by the URL's hash (#/deliver);
+//                 the skip link
+//   start/        the start screen: the article's ideas, where to try them, their code
 //   notices/      the storage banner, the tab note (banner.js), the notice for a
 //                 database that cannot be used (recovery.js), and the built site's
 //                 service worker and "updated since your last visit" (update.js)
 //   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
-//   timeline/     every delivery and the steps Rust says it ran (timeline-model.js)
+//   timeline/     every delivery and the steps Rust says it ran (timeline-model.js),
+//                 with a legend of its boxes
+//   flow/         the picture sender → handler → inbox, accounts in one transaction,
+//                 lit by the last delivery's steps
 //   tables/       accounts and inbox, changed rows on top (changes.js)
-//   data/         export, import, reset
+//   data/         export, import, reset (on the tools screen)
 //   burst/        many deliveries at once, with a progress bar
 //   stepper/      one delivery statement by statement; kill the worker
 //   console/      the read-only SQL console
@@ -45,16 +54,19 @@
 import { calling, inboxLab, onStatus, onTablesChanged } from './db/client.js';
 import { whileBusy } from './lib/dom.js';
 import { errorMessage } from './lib/errors.js';
+import * as focus from './lib/focus.js';
 import { LANGUAGES, has, keys, setLanguage, t, translatePage } from './lib/i18n.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
 import * as sqlconsole from './panels/console/sqlconsole.js';
 import * as crashLab from './panels/crash-lab/crashlab.js';
 import * as data from './panels/data/data.js';
+import * as flow from './panels/flow/flow.js';
 import * as header from './panels/header/header.js';
 import * as handlerLab from './panels/handler-lab/handlerlab.js';
 import * as hooks from './panels/hooks/hooks.js';
 import * as relay from './panels/hooks/relay.js';
+import * as nav from './panels/nav/nav.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
 import * as update from './panels/notices/update.js';
@@ -62,6 +74,7 @@ import * as raceLab from './panels/race-lab/racelab.js';
 import * as schemeEnds from './panels/scheme-ends/schemeends.js';
 import * as paste from './panels/sender/paste.js';
 import * as sender from './panels/sender/sender.js';
+import * as start from './panels/start/start.js';
 import * as stepper from './panels/stepper/stepper.js';
 import * as tables from './panels/tables/tables.js';
 import * as timeline from './panels/timeline/timeline.js';
@@ -71,12 +84,15 @@ import * as workshop from './panels/workshop/workshop.js';
 
 const PANELS = [
   header,
+  start,
+  nav,
   banner,
   recovery,
   update,
   sender,
   paste,
   timeline,
+  flow,
   tables,
   data,
   burst,
@@ -173,6 +189,7 @@ await new Promise((resolve) => setTimeout(resolve, 0));
 for (const panel of PANELS) {
   panel.mount();
 }
+focus.mount();
 translatePage();
 
 // ---- Start ------------------------------------------------------------------

@@ -26,6 +26,7 @@ pub mod fault;
 pub mod health;
 pub mod outcome;
 pub mod schema;
+pub mod source;
 pub(crate) mod stored;
 pub mod tables;
 pub mod trace;

@@ -70,6 +70,23 @@ pub fn error_codes() -> Result<JsValue, JsValue> {
     to_value(&serde_json::json!({ "codes": crate::labs::error_codes(), "types": types }))
 }
 
+/// The Rust step mode shows (`crate::core::source`): `{path, text, steps:
+/// [{step, first, last}]}`, the lines 1-based and inclusive, one entry per
+/// step whose lines were found.
+#[wasm_bindgen(js_name = applySource)]
+pub fn apply_source() -> Result<JsValue, JsValue> {
+    use crate::core::source::{step_lines, APPLY_PATH, APPLY_SOURCE, STEPS};
+    let steps: Vec<_> = STEPS
+        .iter()
+        .filter_map(|&step| {
+            step_lines(step).map(|(first, last)| {
+                serde_json::json!({ "step": step.as_str(), "first": first, "last": last })
+            })
+        })
+        .collect();
+    to_value(&serde_json::json!({ "path": APPLY_PATH, "text": APPLY_SOURCE, "steps": steps }))
+}
+
 /// What a call on a closed database answers.
 fn closed() -> Error {
     Error::storage("the database is closed")

@@ -12,7 +12,7 @@ const SETTINGS = ['delete-full', 'wal-full', 'wal-normal'];
 
 describe('the Bench panel', { timeout: 180_000 }, () => {
   let page;
-  usePage({}, (opened) => (page = opened));
+  usePage({ query: '#/bench' }, (opened) => (page = opened));
 
   test('runs the short benchmark and shows a bar and a row of sane numbers per setting', async () => {
     const before = await tables(page);

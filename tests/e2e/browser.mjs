@@ -175,6 +175,35 @@ async function settle(page) {
   return ready;
 }
 
+/**
+ * Shows the section (`#/name`) a reader would open to reach `selector`, as a
+ * reader clicks its link in the section list: the page shows one section at a
+ * time (www/panels/nav/nav.js), and a hidden control cannot be pressed.
+ */
+export async function reveal(page, selector) {
+  const route = await page.evaluate((selector) => {
+    const screen = document.querySelector(selector)?.closest('main .screen[data-screen]');
+    return screen?.hidden ? screen.dataset.screen : null;
+  }, selector);
+  if (route !== null) {
+    await page.click(`nav.sections a[data-route="${route}"]`);
+    await page.waitForSelector(`main .screen[data-screen="${route}"]:not([hidden])`);
+  }
+}
+
+/** Opens the section `route` (e.g. "deliver", "race-lab") through its hash, as a link does. */
+export async function goTo(page, route) {
+  await page.evaluate((route) => (location.hash = `#/${route}`), route);
+  await page.waitForFunction(
+    (route) => {
+      const screen = document.querySelector(`main .screen[data-screen="${route}"]`) ??
+        document.getElementById(route)?.closest('main .screen[data-screen]');
+      return screen !== null && !screen.hidden;
+    },
+    route,
+  );
+}
+
 /** Waits until every action the page started has been answered and drawn. */
 export function idle(page) {
   return page.waitForSelector('main[aria-busy="false"]', { state: 'attached' });

@@ -19,7 +19,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { openPageRetrying, usePage } from './browser.mjs';
+import { openPageRetrying, reveal, usePage } from './browser.mjs';
 
 const CLOCK_KILLS = Number(process.env.INBOX_LAB_CLOCK_KILLS ?? 12);
 
@@ -28,7 +28,7 @@ describe('the crash lab', { timeout: 1_800_000 }, () => {
   usePage(
     {
       prepare: (opened) => opened.setDefaultTimeout(120_000), // a loaded machine is slow
-      open: openPageRetrying, // a first load that stalls is tried again
+      open: (opened) => openPageRetrying(opened, '#/crash-lab'), // its section; a first load that stalls is tried again
     },
     (opened) => (page = opened),
   );
@@ -131,11 +131,16 @@ describe('the crash lab', { timeout: 1_800_000 }, () => {
   });
 
   test('random kills from the panel', async () => {
+    await reveal(page, '#crash-mode-delete');
     await page.check('#crash-mode-delete');
+    await reveal(page, '#crash-kills-trials');
     await page.fill('#crash-kills-trials', '0');
+    await reveal(page, '#crash-kills-run');
     await page.click('#crash-kills-run');
     assert.equal(await text(page, '#crash-kills-trials-error'), 'Kills must be a whole number from 1 to 1000.');
+    await reveal(page, '#crash-kills-trials');
     await page.fill('#crash-kills-trials', '10');
+    await reveal(page, '#crash-kills-run');
     await page.click('#crash-kills-run');
     await page.waitForSelector('#crash-kills-status[data-state="done"]', { timeout: 300_000 });
     const status = await text(page, '#crash-kills-status');
@@ -179,9 +184,13 @@ describe('the crash lab', { timeout: 1_800_000 }, () => {
 
 /** Runs the sweep through the panel, as a reader does; returns the summary line, parsed. */
 async function runSweep(page, { mode, events, control }) {
+  await reveal(page, `#crash-mode-${mode}`);
   await page.check(`#crash-mode-${mode}`);
+  await reveal(page, `#crash-events-${events}`);
   await page.check(`#crash-events-${events}`);
+  await reveal(page, '#crash-control');
   await page.setChecked('#crash-control', control);
+  await reveal(page, '#crash-run');
   await page.click('#crash-run');
   await page.waitForSelector('#crash-summary[data-state="running"]', { state: 'attached' });
   await page.waitForSelector('#crash-summary[data-state="done"], #crash-error:not([hidden])', {

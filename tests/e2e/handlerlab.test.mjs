@@ -26,7 +26,7 @@ describe('write your own handler', { timeout: 300_000 }, () => {
   usePage(
     {
       prepare: (opened) => opened.setDefaultTimeout(60_000), // a loaded machine is slow
-      open: (opened) => openPageRetrying(opened, '?storage=memory'),
+      open: (opened) => openPageRetrying(opened, '?storage=memory#/handler'),
     },
     (opened) => (page = opened),
   );
@@ -152,6 +152,9 @@ describe('write your own handler', { timeout: 300_000 }, () => {
     try {
       fresh.page.setDefaultTimeout(60_000);
       await openPage(fresh.page, `?storage=memory${hash}`);
+      // A share link opens the handler's screen (www/panels/nav/nav.js), not the start screen.
+      assert.equal(await fresh.page.isVisible('#handler-text'), true);
+      assert.equal(await fresh.page.getAttribute('nav.sections a[data-route="handler"]', 'aria-current'), 'page');
       assert.equal(await fresh.page.inputValue('#handler-text'), mine);
       assert.equal(await fresh.page.textContent('#handler-status'), 'Opened a shared handler. Judge it to see its verdict.');
       await fresh.page.click('#handler-judge');

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, idle, openPage, usePage, watchViolations } from './browser.mjs';
+import { BASE_URL, assertNoProblems, idle, openPage, reveal, usePage, watchViolations } from './browser.mjs';
 
 const WWW = new URL('../../www/', import.meta.url);
 
@@ -119,18 +119,27 @@ describe('page hardening', { timeout: 180_000 }, () => {
         await button.click();
       }
     }
+    await reveal(page, '#deliver-form button[type="submit"]');
     await page.click('#deliver-form button[type="submit"]');
     await idle(page);
+    await reveal(page, '#source');
     await page.fill('#source', '<img src=x onerror="window.__pwned=1">');
+    await reveal(page, '#deliver-form button[type="submit"]');
     await page.click('#deliver-form button[type="submit"]');
     await idle(page);
+    await reveal(page, '#amount');
     await page.fill('#amount', '1.5');
+    await reveal(page, '#deliver-form button[type="submit"]');
     await page.click('#deliver-form button[type="submit"]');
     await idle(page);
+    await reveal(page, '#paste-json');
     await page.fill('#paste-json', '{"source":"<svg onload=window.__pwned=2>","event_id":"x","account_id":1,"amount":5}');
+    await reveal(page, '#paste-form button[type="submit"]');
     await page.click('#paste-form button[type="submit"]');
     await page.waitForSelector('#paste-form[aria-busy="false"]');
+    await reveal(page, '#paste-json');
     await page.fill('#paste-json', '{"source":"a"');
+    await reveal(page, '#paste-form button[type="submit"]');
     await page.click('#paste-form button[type="submit"]');
     await page.waitForSelector('#paste-json-error:not([hidden])');
     await page.evaluate(() => window.inboxLab.reset());

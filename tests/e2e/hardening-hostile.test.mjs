@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { idle, openPage, reloadPage, shownTables, usePage, watchViolations } from './browser.mjs';
+import { idle, openPage, reloadPage, reveal, shownTables, usePage, watchViolations } from './browser.mjs';
 
 const BASE = { source: 'hostile', event_id: 'evt-base', account_id: 1, amount: 5 };
 const MAX_SAFE = 9007199254740991;
@@ -92,6 +92,7 @@ describe('hostile input', { timeout: 300_000 }, () => {
   });
 
   test('the paste-JSON box: each malformed text is refused next to the box, with the field inside the JSON named', async () => {
+    await reveal(page, '#paste summary');
     await page.click('#paste summary');
     const before = await page.evaluate(() => window.inboxLab.tables());
     for (const [name, text, field, code] of pasteCases()) {
@@ -140,6 +141,7 @@ describe('hostile input', { timeout: 300_000 }, () => {
       assert.equal(note, expected.message, `${label}: the specific message, next to the field`);
       assert.equal(await page.getAttribute(`#${field}`, 'aria-invalid'), 'true', label);
       assert.equal(await page.evaluate(() => document.activeElement.id), field, label);
+      await reveal(page, '#deliver-form button[type="reset"]');
       await page.click('#deliver-form button[type="reset"]');
     }
     assert.deepEqual(await page.evaluate(() => window.inboxLab.tables()), before, 'no refused form changed anything');
@@ -154,6 +156,7 @@ describe('hostile input', { timeout: 300_000 }, () => {
       assert.ok(inbox.some((row) => row.source === source && row.event_id === eventId), `${source} stored`);
       const shown = (await shownTables(page)).inbox;
       assert.ok(shown.some((cells) => cells[0] === source && cells[1] === eventId), `${source} shown`);
+      await reveal(page, '#deliver-form button[type="reset"]');
       await page.click('#deliver-form button[type="reset"]');
     }
     await assertInert(page);
@@ -421,6 +424,7 @@ function formCases() {
 
 /** Fills the delivery form (other fields keep their example values), submits it, waits for the page. */
 async function submitForm(page, values) {
+  await reveal(page, '#deliver-form button[type="reset"]');
   await page.click('#deliver-form button[type="reset"]');
   for (const [field, value] of Object.entries(values)) {
     // Set the value directly: typing cannot enter NUL or a tab.
@@ -429,6 +433,7 @@ async function submitForm(page, values) {
       control.value = value;
     }, { field, value });
   }
+  await reveal(page, '#deliver-form button[type="submit"]');
   await page.click('#deliver-form button[type="submit"]');
   await idle(page);
 }

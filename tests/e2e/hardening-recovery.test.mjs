@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 
-import { BASE_URL, idle, openPage, reloadPage, screenshotPath, usePage } from './browser.mjs';
+import { BASE_URL, idle, openPage, reloadPage, reveal, screenshotPath, usePage } from './browser.mjs';
 
 const EVENT = { source: 'recovery', event_id: 'evt-1', account_id: 1, amount: 500 };
 
@@ -132,6 +132,7 @@ describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
     await setLanguage(page, 'en');
 
     // Export as is, from the keyboard: exactly the stored bytes.
+    await reveal(page, '#db-problem-export');
     await page.focus('#db-problem-export');
     const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
     await idle(page);
@@ -151,6 +152,7 @@ describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
 
     // Reset asks first: dismissed, nothing happens.
     page.once('dialog', (dialog) => dialog.dismiss());
+    await reveal(page, '#db-problem-reset');
     await page.focus('#db-problem-reset');
     await page.keyboard.press('Enter');
     await idle(page);

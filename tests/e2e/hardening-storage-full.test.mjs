@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, launch, openPage, reloadPage } from './browser.mjs';
+import { BASE_URL, assertNoProblems, launch, openPage, reloadPage, reveal } from './browser.mjs';
 
 // Long keys make each row big, so the quota runs out after a few hundred events.
 const LONG = 's'.repeat(255);
@@ -108,8 +108,11 @@ describe('storage full (a real quota)', { timeout: 300_000 }, () => {
     await checkIntact(page, acked.map((a) => a.i));
 
     // The page shows it next to the JSON box, too.
+    await reveal(page, '#paste summary');
     await page.click('#paste summary');
+    await reveal(page, '#paste-json');
     await page.fill('#paste-json', JSON.stringify(eventNo(first.i)));
+    await reveal(page, '#paste-form button[type="submit"]');
     await page.click('#paste-form button[type="submit"]');
     await page.waitForSelector('#paste-form[aria-busy="false"]');
     assert.equal(await page.textContent('#paste-json-error'), first.error.message);

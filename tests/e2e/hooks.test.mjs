@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Webhook } from 'standardwebhooks';
 
-import { BASE_URL, idle, usePage } from './browser.mjs';
+import { BASE_URL, idle, reveal, usePage } from './browser.mjs';
 import { freshPlayground } from './playground.mjs';
 
 const SOURCE = 'provider-a';
@@ -67,7 +67,7 @@ async function secretOf(page, source = SOURCE) {
 
 /** Waits until the page's relay is subscribed. */
 async function relayOn(page) {
-  await page.waitForSelector('#hooks-relay[data-state="connected"]');
+  await page.waitForSelector('#hooks-relay[data-state="connected"]', { state: 'attached' });
 }
 
 async function balance(page) {
@@ -182,6 +182,7 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
   test('forget all secrets: a sender still signing with one gets 401; the next secret is a new one', async () => {
     await relayOn(page);
     const old = await secretOf(page);
+    await reveal(page, '#hooks-forget');
     await page.click('#hooks-forget');
     await idle(page);
     assert.match(await page.textContent('#hooks-note'), /^All secrets forgotten/);
@@ -194,7 +195,9 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
 
   test('the panel’s curl + openssl example sends a real signed webhook', async () => {
     await relayOn(page);
+    await reveal(page, '#hooks-source');
     await page.fill('#hooks-source', SOURCE);
+    await reveal(page, '#hooks-show');
     await page.click('#hooks-show');
     await idle(page);
     const script = await page.textContent('#hooks-curl');
@@ -215,17 +218,22 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     test(`the dedup-poisoning level (${lang}): won with signatures checked; replays inside and outside the window`, async () => {
       await relayOn(page);
       await page.evaluate((l) => window.inboxLab.setLanguage(l), lang);
+      await reveal(page, '#hooks-new');
       await page.click('#hooks-new');
+      await reveal(page, '#hooks-forge');
       await page.click('#hooks-forge');
       await idle(page);
+      await reveal(page, '#hooks-genuine');
       await page.click('#hooks-genuine');
       await idle(page);
       assert.match(await page.textContent('#hooks-answer-forge'), /^401 · unauthorized: /);
       assert.match(await page.textContent('#hooks-answer-genuine'), /^200 · applied #1$/);
       assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'won');
       assert.match(await page.textContent('#hooks-verdict'), LEVEL_TEXTS[lang].won);
+      await reveal(page, '#hooks-replay');
       await page.click('#hooks-replay');
       await idle(page);
+      await reveal(page, '#hooks-stale');
       await page.click('#hooks-stale');
       await idle(page);
       assert.match(await page.textContent('#hooks-answer-replay'), /^200 · duplicate #1$/);
@@ -238,11 +246,15 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     test(`…and lost without them (${lang})`, async () => {
       await relayOn(page);
       await page.evaluate((l) => window.inboxLab.setLanguage(l), lang);
+      await reveal(page, '#hooks-verify');
       await page.uncheck('#hooks-verify');
       assert.equal(await page.isVisible('#hooks-verify-off'), true);
+      await reveal(page, '#hooks-new');
       await page.click('#hooks-new');
+      await reveal(page, '#hooks-forge');
       await page.click('#hooks-forge');
       await idle(page);
+      await reveal(page, '#hooks-genuine');
       await page.click('#hooks-genuine');
       await idle(page);
       assert.match(await page.textContent('#hooks-answer-forge'), /^200 · applied #1$/);
@@ -252,6 +264,7 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       assert.equal(await balance(page), 1, 'the forger’s amount, not the genuine 500');
       const log = await page.evaluate(() => window.inboxLab.hooks.requests());
       assert.deepEqual(log.slice(-2).map((r) => [r.verify, r.status]), [[false, 200], [false, 422]]);
+      await reveal(page, '#hooks-verify');
       await page.check('#hooks-verify');
       await page.evaluate(() => window.inboxLab.setLanguage('en'));
     });

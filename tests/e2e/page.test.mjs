@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, reloadPage, resetDatabase, screenshotPath, shownTables, usePage } from './browser.mjs';
+import { idle, reloadPage, resetDatabase, reveal, screenshotPath, shownTables, usePage } from './browser.mjs';
 
 const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500', fault: '' };
 const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
@@ -20,8 +20,10 @@ describe('the page', { timeout: 180_000 }, () => {
   let page;
   usePage(
     {
+      query: '#/deliver', // the section with the sender and the tables
       beforeEach: async (opened) => {
         await resetDatabase(opened);
+        await reveal(opened, '#attempts');
         await opened.fill('#attempts', '1');
       },
     },
@@ -39,6 +41,7 @@ describe('the page', { timeout: 180_000 }, () => {
     await fill(page, { source: 'x', event_id: 'y', account_id: '7', amount: '9', fault: 'after_update' });
     await page.getByRole('button', { name: 'Restore the example' }).click();
     assert.deepEqual(await formValues(page), { ...EXAMPLE, handler: 'atomic', attempts: '5', first_delay: '1' });
+    await reveal(page, '#attempts');
     await page.fill('#attempts', '1');
   });
 
@@ -159,6 +162,7 @@ describe('the page', { timeout: 180_000 }, () => {
     await deliver(page, EXAMPLE);
     const reset = page.getByRole('button', { name: 'Reset the database…' });
 
+    await reveal(page, '#reset'); // on the tools section
     page.once('dialog', (dialog) => dialog.dismiss());
     await reset.click();
     await idle(page);
@@ -182,6 +186,7 @@ describe('the page', { timeout: 180_000 }, () => {
 
   test('works from the keyboard alone, with a visible focus', async () => {
     // From the amount field on (the full order is in playground-layout.test.mjs).
+    await reveal(page, '#amount');
     await page.focus('#amount');
     const order = [];
     for (let i = 0; i < 6; i += 1) {
@@ -220,10 +225,15 @@ describe('the page', { timeout: 180_000 }, () => {
 
 /** Types `fields` into the delivery form. */
 async function fill(page, { source, event_id, account_id, amount, fault }) {
+  await reveal(page, '#source');
   await page.fill('#source', source);
+  await reveal(page, '#event_id');
   await page.fill('#event_id', event_id);
+  await reveal(page, '#account_id');
   await page.fill('#account_id', account_id);
+  await reveal(page, '#amount');
   await page.fill('#amount', amount);
+  await reveal(page, '#fault');
   await page.selectOption('#fault', fault);
 }
 
@@ -245,6 +255,7 @@ function shownAnswer(page) {
 }
 
 async function addAccount(page, id) {
+  await reveal(page, '#new-account');
   await page.fill('#new-account', id);
   await page.getByRole('button', { name: 'Add account' }).click();
   await idle(page);

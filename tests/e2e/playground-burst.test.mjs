@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, openPage, screenshotPath, usePage } from './browser.mjs';
+import { idle, openPage, reveal, screenshotPath, usePage } from './browser.mjs';
 import { balance, fillSender, freshPlayground, shownTimeline } from './playground.mjs';
 
 /** The burst result lines. */
@@ -27,6 +27,7 @@ function burstResult(page) {
  * progress}`.
  */
 async function distinctBurst(page, count) {
+  await reveal(page, '#burst-count');
   await page.fill('#burst-count', String(count));
   await page.evaluate(() => {
     const watch = { longestFrameGap: 0, progress: [], balances: [], running: true };
@@ -46,6 +47,7 @@ async function distinctBurst(page, count) {
     requestAnimationFrame(frame);
     window.burstWatch = watch;
   });
+  await reveal(page, '#burst-distinct');
   await page.click('#burst-distinct');
   await page.waitForFunction((n) => window.burstWatch.progress.some((v) => v > 0 && v < n), count, { timeout: 60_000 });
   await page.waitForSelector('main[aria-busy="false"]', { state: 'attached', timeout: 180_000 });
@@ -63,6 +65,7 @@ describe('bursts', { timeout: 300_000 }, () => {
 
   test('the same event 20 times at once: applied 1, duplicate 19, credited once', async () => {
     assert.equal(await page.inputValue('#burst-count'), '20', 'the article’s 20 is the default');
+    await reveal(page, '#burst-same');
     await page.click('#burst-same');
     await idle(page);
     assert.deepEqual(await burstResult(page), [
@@ -81,6 +84,7 @@ describe('bursts', { timeout: 300_000 }, () => {
 
   test('the same burst with no_dedup credits 20 times', async () => {
     await fillSender(page, { handler: 'no_dedup', amount: '5' });
+    await reveal(page, '#burst-same');
     await page.click('#burst-same');
     await idle(page);
     assert.deepEqual(await burstResult(page), [
@@ -91,9 +95,12 @@ describe('bursts', { timeout: 300_000 }, () => {
   });
 
   test('N is checked next to its field', async () => {
+    await reveal(page, '#burst-count');
     await page.fill('#burst-count', '0');
+    await reveal(page, '#burst-same');
     await page.click('#burst-same');
     assert.equal(await page.textContent('#burst-count-error'), 'N: a whole number from 1 to 20,000.');
+    await reveal(page, '#burst-count');
     await page.fill('#burst-count', '20');
   });
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 
-import { idle, reloadPage, resetDatabase, screenshotPath, shownTables, usePage } from './browser.mjs';
+import { idle, reloadPage, resetDatabase, reveal, screenshotPath, shownTables, usePage } from './browser.mjs';
 import { EXAMPLE, fillSender, press, pressDeliver, restoreSender } from './playground.mjs';
 
 const FRESH = { accounts: [['1', '0']], inbox: [['empty']] };
@@ -24,6 +24,7 @@ async function twoEvents(page) {
 
 /** Chooses `file` ({name, buffer}) in the import field and presses Import. */
 async function importFile(page, file) {
+  await reveal(page, '#import-file');
   await page.setInputFiles('#import-file', { mimeType: 'application/octet-stream', ...file });
   await press(page, '#import-form button[type=submit]');
 }
@@ -41,6 +42,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
 
   test('export downloads inbox-lab.sqlite3; importing it after a reset brings the data back', async () => {
     const before = await twoEvents(page);
+    await reveal(page, '#export');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
     await idle(page);
     assert.equal(download.suggestedFilename(), 'inbox-lab.sqlite3');
@@ -94,6 +96,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
 
   test('the SQL console shows a SELECT as a table', async () => {
     await twoEvents(page);
+    await reveal(page, '#sql');
     await page.fill('#sql', 'SELECT source, event_id, amount, receipt_seq, NULL AS note FROM inbox ORDER BY receipt_seq');
     await press(page, '#sql-form button[type=submit]');
     const table = await page.$$eval('#sql-result tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
@@ -106,7 +109,9 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
   });
 
   test('Ctrl+Enter runs; the example buttons run read-only PRAGMAs', async () => {
+    await reveal(page, '#sql');
     await page.fill('#sql', 'SELECT 6 * 7 AS answer');
+    await reveal(page, '#sql');
     await page.press('#sql', 'Control+Enter');
     await idle(page);
     assert.deepEqual(await page.$$eval('#sql-result td', (tds) => tds.map((td) => td.textContent)), ['42']);
@@ -118,15 +123,18 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
     await twoEvents(page);
     const before = await shownTables(page);
     for (const sql of ['UPDATE accounts SET balance = 1000000', 'DELETE FROM inbox', 'PRAGMA foreign_keys = OFF']) {
+      await reveal(page, '#sql');
       await page.fill('#sql', sql);
       await press(page, '#sql-form button[type=submit]');
       assert.match(await page.textContent('#sql-error'), /^invalid sql: /, sql);
       assert.equal(await page.getAttribute('#sql', 'aria-invalid'), 'true', sql);
       assert.equal(await page.textContent('#sql-result'), '', sql);
     }
+    await reveal(page, '#sql');
     await page.fill('#sql', 'SELEKT nonsense');
     await press(page, '#sql-form button[type=submit]');
     assert.match(await page.textContent('#sql-error'), /syntax error/);
+    await reveal(page, '#tables-title');
     await page.click('#tables-title');
     assert.deepEqual(await shownTables(page), before);
     const foreignKeys = await page.evaluate(() => window.inboxLab.query('PRAGMA foreign_keys'));
@@ -140,14 +148,17 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
       ['PRAGMA page_size', ['8192']],
       ['PRAGMA foreign_keys', ['1']],
     ]) {
+      await reveal(page, '#sql');
       await page.fill('#sql', sql);
       await press(page, '#sql-form button[type=submit]');
       assert.deepEqual(await cells(), shown, sql);
     }
+    await reveal(page, '#sql');
     await page.fill('#sql', 'PRAGMA journal_mode = WAL');
     await press(page, '#sql-form button[type=submit]');
     assert.match(await page.textContent('#sql-error'), /^invalid sql: this statement would change the connection/);
     // Not on the console's lists: it would run ANALYZE, which writes.
+    await reveal(page, '#sql');
     await page.fill('#sql', 'PRAGMA optimize');
     await press(page, '#sql-form button[type=submit]');
     assert.equal(
@@ -156,6 +167,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
         '(such as journal_mode, page_size or table_info(inbox))',
     );
 
+    await reveal(page, '#sql');
     await page.fill('#sql', 'SELECT hex(zeroblob(50000)) AS zeros, 7 AS n');
     await press(page, '#sql-form button[type=submit]');
     const [zeros, n] = await cells();
@@ -180,9 +192,12 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
       });
     });
     assert.equal(await page.isHidden('#sql-cancel'), true, 'no Cancel while nothing runs');
+    await reveal(page, '#sql');
     await page.fill('#sql', ENDLESS);
+    await reveal(page, '#sql-form button[type=submit]');
     await page.click('#sql-form button[type=submit]');
     await page.waitForSelector('#sql-cancel', { state: 'visible' });
+    await reveal(page, '#sql-cancel');
     await page.focus('#sql-cancel');
     const pressed = Date.now();
     await page.keyboard.press('Enter');
@@ -204,8 +219,10 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
   });
 
   test('without Cancel, an endless query ends by itself within its budget, with query_budget', async () => {
+    await reveal(page, '#sql');
     await page.fill('#sql', ENDLESS);
     const started = Date.now();
+    await reveal(page, '#sql-form button[type=submit]');
     await page.click('#sql-form button[type=submit]');
     await page.waitForSelector('#sql-error:not([hidden])', { timeout: 10_000 });
     const elapsed = Date.now() - started;

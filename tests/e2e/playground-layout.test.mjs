@@ -6,12 +6,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, reloadPage, screenshotPath, usePage } from './browser.mjs';
+import { goTo, idle, reloadPage, reveal, screenshotPath, usePage } from './browser.mjs';
 import { fillSender, freshPlayground, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
+
+/** Every section of the page (www/panels/nav/nav.js), in the order of the section list. */
+const SECTIONS = ['start', 'deliver', 'race', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
 
 /** Both sizes the page is designed for. */
 const WIDE = { width: 1280, height: 800 };
-const NARROW = { width: 400, height: 800 };
+const NARROW = { width: 400, height: 850 };
 
 async function sideways(page) {
   return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -98,6 +101,7 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     await page.keyboard.press('Space');
     assert.equal(await page.textContent('#sender-title'), 'Sender');
 
+    await reveal(page, '#source');
     await page.focus('#source');
     const order = ['source'];
     for (let i = 0; i < 9; i += 1) {
@@ -133,8 +137,11 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     const sender = await page.locator('#sender').boundingBox();
     const heard = await page.locator('#heard').boundingBox();
     const database = await page.locator('#database').boundingBox();
-    assert.ok(sender.x + sender.width <= heard.x && heard.x + heard.width <= database.x, 'three columns side by side');
-    assert.ok(database.y < 200 && heard.y < 200, 'the whole loop starts in the first screen');
+    const deliver = await page.locator('#deliver-form button[type=submit]').boundingBox();
+    assert.ok(sender.x + sender.width <= database.x, 'the sender and the database side by side');
+    assert.ok(heard.y >= sender.y + sender.height && heard.x === sender.x, 'what the sender heard under the sender');
+    assert.ok(database.y < 200 && sender.y < 200, 'the loop starts in the first screen');
+    assert.ok(deliver.y + deliver.height <= WIDE.height, `Deliver in the first screen (bottom at ${deliver.y + deliver.height})`);
     await page.screenshot({ path: await screenshotPath('playground-1280-full.png'), fullPage: true });
 
     // Step mode with the transaction open.
@@ -142,6 +149,7 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     await press(page, '#step-next');
     await press(page, '#step-next');
     await page.locator('#stepper').scrollIntoViewIfNeeded();
+    assert.equal(await page.isVisible('#tables-view'), true, 'the tables beside step mode show the open transaction');
     await page.screenshot({ path: await screenshotPath('playground-step-open.png') });
     await press(page, '#step-kill');
     await page.locator('#stepper').scrollIntoViewIfNeeded();
@@ -152,5 +160,25 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: await screenshotPath('playground-400x800.png') });
     await page.screenshot({ path: await screenshotPath('playground-400-full.png'), fullPage: true });
+  });
+
+  test('screenshots of every section at 1280×800 and 400×850, EN and RU; no section needs 12,000 px on a phone', async () => {
+    const heights = {};
+    for (const lang of ['en', 'ru']) {
+      await page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
+      for (const [name, size] of [['1280x800', WIDE], ['400x850', NARROW]]) {
+        await page.setViewportSize(size);
+        for (const section of SECTIONS) {
+          await goTo(page, section);
+          await page.evaluate(() => window.scrollTo(0, 0));
+          assert.equal(await sideways(page), 0, `${lang} ${name} #/${section}: no sideways scrolling`);
+          heights[`${lang} ${name} ${section}`] = await page.evaluate(() => document.documentElement.scrollHeight);
+          await page.screenshot({ path: await screenshotPath(`section-${section}-${lang}-${name}.png`) });
+        }
+      }
+    }
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    const tall = Object.entries(heights).filter(([, height]) => height > 6000);
+    assert.deepEqual(tall, [], 'every section is well under 12,000 px, on a phone too');
   });
 });

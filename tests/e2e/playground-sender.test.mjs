@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { shownTables, usePage } from './browser.mjs';
+import { reveal, shownTables, usePage } from './browser.mjs';
 import {
   EXAMPLE,
   balance,
@@ -148,14 +148,19 @@ describe('the sender', { timeout: 240_000 }, () => {
   test('presets fill the form', async () => {
     const form = () =>
       page.$eval('#deliver-form', (f) => [f.source.value, f.event_id.value, f.account_id.value, f.amount.value].join(' '));
+    await reveal(page, '[data-preset="provider_b"]');
     await page.click('[data-preset="provider_b"]');
     assert.equal(await form(), 'provider-b evt-1 1 500');
+    await reveal(page, '[data-preset="next"]');
     await page.click('[data-preset="next"]');
     assert.equal(await form(), 'provider-b evt-2 1 500');
+    await reveal(page, '[data-preset="missing_account"]');
     await page.click('[data-preset="missing_account"]');
     assert.equal(await form(), 'provider-a evt-42 42 500', 'every field its lesson depends on');
+    await reveal(page, '[data-preset="amount_zero"]');
     await page.click('[data-preset="amount_zero"]');
     assert.equal(await form(), 'provider-a evt-1 1 0', 'not account 42 left over');
+    await reveal(page, '[data-preset="example"]');
     await page.click('[data-preset="example"]');
     assert.equal(await form(), 'provider-a evt-1 1 500');
   });
@@ -203,6 +208,7 @@ describe('the sender', { timeout: 240_000 }, () => {
   test('amount 0 is refused (400) next to the field before any SQL, by insert_or_ignore as by atomic', async () => {
     const before = await page.evaluate(() => window.inboxLab.tables());
     for (const handler of ['insert_or_ignore', 'atomic']) {
+      await reveal(page, '[data-preset="amount_zero"]');
       await page.click('[data-preset="amount_zero"]');
       await fillSender(page, { handler });
       await pressDeliver(page);

@@ -30,6 +30,18 @@ async function stepList(page) {
   );
 }
 
+/** Whether the first element of `selector` is inside the scrolled box `box`'s visible part. */
+function inViewOf(page, selector, box) {
+  return page.evaluate(
+    ([selector, box]) => {
+      const inner = document.querySelector(selector).getBoundingClientRect();
+      const outer = document.querySelector(box).getBoundingClientRect();
+      return inner.top >= outer.top && inner.bottom <= outer.bottom;
+    },
+    [selector, box],
+  );
+}
+
 /** Presses "Next statement" `n` times. */
 async function next(page, n = 1) {
   for (let i = 0; i < n; i += 1) {
@@ -77,6 +89,36 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.match(entry.meta, /attempt 1 of 5 · atomic · step mode/);
     assert.deepEqual(entry.ops, ['begin:ok', 'insert:ok', 'credit:ok', 'store_receipt:ok', 'commit:ok']);
     assert.equal(await balance(page), 500);
+  });
+
+  test('the Rust each step runs: src/core/apply.rs as built, the lines of the step that runs next marked', async () => {
+    const marked = () =>
+      page.$$eval('#step-source .source-current', (lines) => lines.map((line) => line.textContent.replace(/^\d+/, '').trim()));
+    await press(page, '#step-start');
+    await page.click('#step-source summary');
+    await idle(page);
+    const text = await page.textContent('#step-source .rust-source');
+    assert.match(text, /ON CONFLICT\(source, event_id\) DO NOTHING/, 'the real file: its SQL');
+    assert.match(text, /fn run\(&mut self, conn: &Connection, step: Step\)/);
+    let lines = await marked();
+    assert.equal(lines[0], 'Step::Begin => {', 'BEGIN runs next');
+    assert.equal(lines.at(-1), '}');
+    assert.ok(lines.some((line) => line.includes('SQL_BEGIN')));
+    assert.match(await page.textContent('#step-source .source-where'), /^Lines \d+–\d+: “begin”, the step that runs next/);
+
+    await next(page, 2); // BEGIN, INSERT
+    lines = await marked();
+    assert.equal(lines[0], 'Step::Credit => {');
+    assert.ok(lines.some((line) => line.includes('SQL_CREDIT')));
+    assert.equal(await inViewOf(page, '#step-source .source-current', '#step-source .rust-source'), true, 'scrolled to it');
+
+    await page.click('[data-lang="ru"]');
+    assert.match(await page.textContent('#step-source .source-where'), /^Строки \d+–\d+: «credit» — шаг, который выполнится следующим/);
+    await page.click('[data-lang="en"]');
+
+    await next(page, 3); // CREDIT, receipt, COMMIT
+    assert.deepEqual(await marked(), [], 'nothing runs once it committed');
+    assert.match(await page.textContent('#step-source .source-where'), /^No delivery is being stepped/);
   });
 
   test('"throw" rolls the open transaction back; the sender retries and it applies once', async () => {

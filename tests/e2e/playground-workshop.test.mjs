@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { screenshotPath, shownTables, usePage } from './browser.mjs';
+import { reveal, screenshotPath, shownTables, usePage } from './browser.mjs';
 import { EXAMPLE, fillSender, freshPlayground, press, pressDeliver, shownAnswer } from './playground.mjs';
 
 /** The verdict of exercise `id`: `{passed, text}`. */
@@ -15,7 +15,9 @@ async function verdict(page, id) {
 
 /** Presses the exercise's n-th chip (0-based): it only fills the sender's form. */
 async function exerciseChip(page, id, n) {
-  await page.click(`[data-exercise="${id}"] .chips button:nth-of-type(${n + 1})`);
+  const chip = `[data-exercise="${id}"] .chips button:nth-of-type(${n + 1})`;
+  await reveal(page, chip);
+  await page.click(chip);
 }
 
 /** Presses the exercise's Check. */
@@ -63,6 +65,12 @@ describe('the workshop', { timeout: 240_000 }, () => {
     });
     await exerciseChip(page, 'ex1', 1);
     assert.equal(await page.inputValue('#source'), 'provider-b', 'a chip fills the form');
+    assert.equal(new URL(page.url()).hash, '#/deliver', 'and opens the section that holds it');
+    assert.equal(
+      await page.evaluate(() => document.activeElement === document.querySelector('#deliver-form button[type=submit]')),
+      true,
+      'Deliver, focused, is the reader’s to press',
+    );
     await check(page, 'ex1');
     assert.equal((await verdict(page, 'ex1')).passed, 'false', 'filling the form delivers nothing');
     await fillAndDeliver(page, 'ex1', 0);

@@ -2,7 +2,7 @@
 // drive the page the way a reader does — fill the form, press buttons — and
 // read back what the page shows.
 
-import { idle, resetDatabase } from './browser.mjs';
+import { idle, resetDatabase, reveal } from './browser.mjs';
 
 export const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500' };
 
@@ -18,6 +18,7 @@ export async function freshPlayground(page) {
 
 /** Fills the sender form; only the fields given are touched. */
 export async function fillSender(page, fields) {
+  await reveal(page, '#deliver-form');
   for (const [name, value] of Object.entries(fields)) {
     if (name === 'fault' || name === 'handler') {
       await page.selectOption(`#${name}`, value);
@@ -31,17 +32,20 @@ export async function fillSender(page, fields) {
 
 /** Puts the sender back to its defaults: the example, atomic, no crash, nothing lost, 5 attempts, 1 s. */
 export async function restoreSender(page) {
+  await reveal(page, '#deliver-form');
   await page.click('#deliver-form button[type=reset]');
 }
 
 /** Presses Deliver and waits until the whole send (retries included) is answered and drawn. */
 export async function pressDeliver(page) {
+  await reveal(page, '#deliver-form');
   await page.click('#deliver-form button[type=submit]');
   await idle(page);
 }
 
 /** Presses a button by its CSS selector and waits for the page to settle. */
 export async function press(page, selector) {
+  await reveal(page, selector);
   await page.click(selector);
   await idle(page);
 }
@@ -89,6 +93,7 @@ export function timelineEntries(page) {
 
 /** Clears the page's timeline so a test reads only its own deliveries. */
 export async function clearTimeline(page) {
+  await reveal(page, '#timeline-clear');
   await page.click('#timeline-clear');
 }
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { openPageRetrying, usePage } from './browser.mjs';
+import { openPageRetrying, reveal, usePage } from './browser.mjs';
 
 const PANEL = '#race-lab';
 
@@ -51,6 +51,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     assert.match(await column(page, 1, '.race-last'), /waiting for the write lock/, 'still waiting while A is open');
 
     // Run A to its answer from the keyboard: the key A advances delivery A.
+    await reveal(page, '#race-advance-a');
     await page.focus('#race-advance-a');
     let steps = 0;
     while (!(await page.isDisabled('#race-advance-a'))) {
@@ -175,6 +176,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     assert.deepEqual(options, ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace']);
     const seen = new Set();
     for (const handler of options) {
+      await reveal(page, '#race-handler');
       await page.selectOption('#race-handler', handler);
       const why = await text(page, '#race-why');
       assert.match(why, handler === 'atomic' ? /^Correct:/ : /^Mistake:/);
@@ -272,7 +274,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
 
 /** Opens the page and waits for it; a stalled first load is retried. */
 async function open(page) {
-  await openPageRetrying(page, '?storage=memory');
+  await openPageRetrying(page, '?storage=memory#/race-lab');
   await idle(page);
 }
 
@@ -287,9 +289,11 @@ async function click(page, selector) {
 
 /** Picks the handler and the number of deliveries, as a reader does. */
 async function choose(page, handler, deliveries) {
+  await reveal(page, '#race-handler');
   await page.selectOption('#race-handler', handler);
   await idle(page);
   if (!(await page.isChecked(`#race-deliveries-${deliveries}`))) {
+    await reveal(page, `#race-deliveries-${deliveries}`);
     await page.check(`#race-deliveries-${deliveries}`);
     await idle(page);
   }

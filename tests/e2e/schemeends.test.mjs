@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, resetDatabase, screenshotPath, tables, usePage } from './browser.mjs';
+import { idle, resetDatabase, reveal, screenshotPath, tables, usePage } from './browser.mjs';
 
 /** Switches the language the way a reader does: the header's EN/RU buttons (console API as a fallback). */
 async function setLanguage(page, lang) {
@@ -49,10 +49,12 @@ function outbox(page) {
 }
 
 async function chooseStrategy(page, strategy) {
+  await reveal(page, `#se-strategy-${strategy}`);
   await page.check(`#se-strategy-${strategy}`);
 }
 
 async function chooseCrash(page, crash) {
+  await reveal(page, '#se-crash');
   await page.selectOption('#se-crash', crash);
 }
 
@@ -60,6 +62,7 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
   let page;
   usePage(
     {
+      query: '#/scheme-ends',
       beforeEach: async (opened) => {
         await resetDatabase(opened);
         await setLanguage(opened, 'en');
@@ -69,7 +72,7 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
   );
 
   test('the panel explains each experiment and its fix', async () => {
-    assert.equal(await page.locator('main > section#scheme-ends').count(), 1);
+    assert.equal(await page.locator('main > .screen > section#scheme-ends').count(), 1);
     assert.equal(await text(page, '#scheme-ends-title'), 'Where the scheme ends');
     const titles = await page.$$eval('#scheme-ends h3', (hs) => hs.map((h) => h.textContent));
     assert.deepEqual(titles, [
@@ -216,6 +219,7 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     assert.equal(await text(page, '#se-deliver'), 'Доставить pay-1');
 
     // The keyboard is enough: Space toggles the checkbox, Enter presses a button.
+    await reveal(page, '#se-dedup');
     await page.focus('#se-dedup');
     await page.keyboard.press('Space');
     await idle(page);
@@ -224,8 +228,10 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     const receiver = await page.evaluate(() => window.inboxLab.scheme.shown());
     assert.deepEqual([receiver.dedup, receiver.shown], [true, []], 'a new, empty receiver with dedup');
 
+    await reveal(page, '#se-strategy-outbox');
     await page.check('#se-strategy-outbox');
     for (const _ of [1, 2]) {
+      await reveal(page, '#se-deliver');
       await page.focus('#se-deliver');
       await page.keyboard.press('Enter');
       await idle(page);
@@ -277,8 +283,11 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
 
     // The same event about another order is the sender's contract error: 400, nothing written.
     await setLanguage(page, 'en');
+    await reveal(page, '#se-order-event');
     await page.fill('#se-order-event', 'evt-8');
+    await reveal(page, '#se-order-id');
     await page.fill('#se-order-id', 'B-2');
+    await reveal(page, '#se-order-id');
     await page.press('#se-order-id', 'Enter');
     await idle(page);
     const [refused] = await log();
@@ -316,10 +325,12 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     assert.equal(await page.evaluate(() => window.inboxLab.scheme.clock()), 2 * 86_400_000);
 
     // A window longer than the row's age keeps it: the redelivery is still a duplicate.
+    await reveal(page, '#se-window');
     await page.selectOption('#se-window', '7');
     await click(page, '#se-purge');
     await click(page, '#se-ret-deliver');
     // A window shorter than the sender's redelivery window: the proof is gone.
+    await reveal(page, '#se-window');
     await page.selectOption('#se-window', '1');
     await click(page, '#se-purge');
     assert.equal(await text(page, '#se-ret-row'), 'Inbox row for ret-1: none — not delivered yet, or purged.');
@@ -348,13 +359,14 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     await click(page, '#se-ret-deliver');
     await click(page, '#se-plus-week');
     assert.equal(await text(page, '#se-clock'), 'Часы лаборатории: день 9');
+    await reveal(page, '#se-window');
     await page.selectOption('#se-window', '3');
     await click(page, '#se-purge');
     await click(page, '#se-ret-deliver');
     const [again, purged] = await logLines();
     assert.equal(again[0], 'applied_again');
     assert.match(again[1], /^День 9: ret-2 → применено СНОВА \(HTTP 200\): одно и то же событие зачислено уже 2-й раз; баланс 400\./);
-    assert.equal(purged[1], 'День 9: очистка с окном 3 дн. — удалено строк inbox: 2.');
+    assert.equal(purged[1], 'День 9: очистка с окном 3 дня — удалено строк inbox: 2.');
     assert.match(await text(page, '#se-retention .se-fix'), /Правило: храните строки inbox дольше/);
     assert.match(await text(page, '#se-retention .se-fix'), /пачками по 100 строк, каждая пачка — своя транзакция/);
     await page.locator('#se-retention').screenshot({ path: await screenshotPath('schemeends-retention-ru.png') });

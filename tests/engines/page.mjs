@@ -43,7 +43,21 @@ async function settle(driver) {
   const ready = await driver.executeScript('return window.inboxLab.ready');
   await driver.executeScript('window.inboxLab.setLanguage("en")');
   await idle(driver);
+  await openDeliver(driver);
   return ready;
+}
+
+/**
+ * The page shows one section at a time (www/panels/nav/nav.js) and the core
+ * path is on "Deliver": opened as a reader does, by its link in the section
+ * list (a reload keeps the section, its hash).
+ */
+async function openDeliver(driver) {
+  const shownNow = () => driver.executeScript('return document.querySelector("#deliver-form").closest(".screen").hidden === false');
+  if (!(await shownNow())) {
+    await driver.findElement(By.css('nav.sections a[data-route="deliver"]')).click();
+    await driver.wait(shownNow, WAIT_MS, 'the deliver section did not open');
+  }
 }
 
 /** Waits until every action the page started has been answered and drawn (`<main aria-busy=false>`). */
@@ -68,23 +82,35 @@ export function lab(driver, name, ...args) {
 export async function freshPlayground(driver) {
   await lab(driver, 'reset');
   await reloadPage(driver);
-  await driver.findElement(By.css('#deliver-form button[type=reset]')).click();
-  await driver.findElement(By.id('timeline-clear')).click();
+  await (await reach(driver, driver.findElement(By.css('#deliver-form button[type=reset]')))).click();
+  await (await reach(driver, driver.findElement(By.id('timeline-clear')))).click();
   await idle(driver);
+}
+
+/**
+ * Brings `element` to the middle of the window before it is used, as a reader
+ * scrolls to what they click: WebDriver clicks an element already partly in
+ * view where it is, and there the sticky section list may cover it (after a
+ * reload restored the scroll position).
+ */
+async function reach(driver, found) {
+  const element = await found;
+  await driver.executeScript('arguments[0].scrollIntoView({block: "center"})', element);
+  return element;
 }
 
 /** Fills the sender's form like a reader: typing, choosing an option, ticking a box. */
 export async function fillSender(driver, fields) {
   for (const [name, value] of Object.entries(fields)) {
     if (name === 'fault' || name === 'handler') {
-      await driver.findElement(By.css(`#${name} option[value="${value}"]`)).click();
+      await (await reach(driver, driver.findElement(By.id(name)))).findElement(By.css(`option[value="${value}"]`)).click();
     } else if (name === 'lose_response') {
-      const box = driver.findElement(By.id('lose_response'));
+      const box = await reach(driver, driver.findElement(By.id('lose_response')));
       if ((await box.isSelected()) !== value) {
         await box.click();
       }
     } else {
-      const input = driver.findElement(By.id(name));
+      const input = await reach(driver, driver.findElement(By.id(name)));
       await input.clear();
       await input.sendKeys(String(value));
     }
@@ -93,7 +119,7 @@ export async function fillSender(driver, fields) {
 
 /** Clicks the control `css` and waits until the page has answered and drawn it. */
 export async function press(driver, css) {
-  await driver.findElement(By.css(css)).click();
+  await (await reach(driver, driver.findElement(By.css(css)))).click();
   await idle(driver);
 }
 

@@ -122,6 +122,7 @@ const JOURNAL = settings.get('journal');
 // changed. Unknown ops count as writes: a needless refresh is harmless.
 const READS = new Set([
   'tables',
+  'applySource',
   'query',
   'export',
   'runScenario',
@@ -140,7 +141,7 @@ const READS = new Set([
 ]);
 // Calls that may be sent again to a new owner when the old one took them but
 // went away before answering: running them twice changes nothing.
-const REPEATABLE = new Set(['tables', 'query', 'export', 'exportRaw']);
+const REPEATABLE = new Set(['tables', 'query', 'export', 'exportRaw', 'applySource']);
 
 // This tab's calls still waiting for an answer, by id:
 // {id, op, args, resolve, reject, route: "worker" | "channel", acked, owner, timer,
@@ -318,6 +319,14 @@ export const inboxLab = Object.freeze({
   /** Replaces the database with a validated `.sqlite3` file (Uint8Array or ArrayBuffer). */
   importDatabase(bytes) {
     return request('import', { bytes });
+  },
+
+  /**
+   * The Rust of the apply transaction, as built into the wasm:
+   * `{path, text, steps: [{step, first, last}]}` (src/core/source.rs).
+   */
+  applySource() {
+    return request('applySource');
   },
 
   /** Runs the article's scenario on a scratch database; resolves to `{summary, passed, checks}`. */

@@ -123,6 +123,9 @@
 //                      adopted): result {accounts, inbox, outbox, orders, version, ignored:
 //                      ["trigger name", ...]}. A file that is not an intact inbox-lab
 //                      database: an invalid_input error, field "file", nothing changed
+//     op "applySource" args none   the Rust step mode runs, as built into this wasm
+//                      (src/core/source.rs): result {path: "src/core/apply.rs", text,
+//                      steps: [{step, first, last}]} (each step's lines, 1-based, inclusive)
 //     op "runScenario" args none   the article's scenario on a scratch database:
 //                      result {summary, passed, checks: [{name, expected, got}]}
 //     op "raceNew"     args {deliveries: 2 | 3}  the race lab: fresh connections
@@ -255,6 +258,7 @@ import init, {
   Lab,
   Notifier,
   RaceLab,
+  applySource,
   builtinHandler,
   handlerNames,
   judgeHandler,
@@ -312,6 +316,7 @@ const OPS = new Map([
     return result;
   }],
   ['runScenario', () => lab.runScenario()],
+  ['applySource', () => applySource()],
   ['raceNew', (args) => {
     raceLab?.free();
     raceLab = new RaceLab(args?.deliveries);

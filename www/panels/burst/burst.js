@@ -17,6 +17,7 @@
 import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { resultStrip } from '../../lib/strip.js';
 import { creditVerdict, formEvent, formHandler, senderTime } from '../sender/sender.js';
 import { refresh as refreshTables } from '../tables/tables.js';
 import { countOutcomes } from '../timeline/timeline-model.js';
@@ -79,6 +80,8 @@ let progressBox = null;
 let progress = null;
 let progressLabel = null;
 let output = null;
+// The answer next to the buttons (lib/strip.js): the outcomes counted, the balance before → after.
+let strip = null;
 let cancelButton = null;
 // The last result, kept to redraw it in another language.
 let shown = null;
@@ -97,8 +100,14 @@ function run(burst) {
   }
   whileBusy(async () => {
     buttons.forEach((b) => (b.disabled = true));
+    strip.working();
     try {
-      draw(await burst(formEvent(), count, formHandler()));
+      const result = await burst(formEvent(), count, formHandler());
+      draw(result);
+      strip.show({ outcome: countsText(result.counts), balance: { account: result.event.account_id, ...result.balance } });
+    } catch (error) {
+      strip.clear();
+      throw error;
     } finally {
       buttons.forEach((b) => (b.disabled = false));
     }
@@ -230,12 +239,9 @@ function balanceIn(tables, accountId) {
 function draw(result) {
   shown = result;
   const { event, count, counts, balance } = result;
-  const countsText = Object.entries(counts)
-    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
-    .join(', ');
   const lines = [];
   if (result.kind === 'same') {
-    lines.push(t('burst.same_result', { count: formatNumber(count), source: event.source, event_id: event.event_id, counts: countsText }));
+    lines.push(t('burst.same_result', { count: formatNumber(count), source: event.source, event_id: event.event_id, counts: countsText(counts) }));
     lines.push(creditVerdict({ account: event.account_id, amount: event.amount, ...balance }));
   } else {
     const seconds = result.ms / 1000;
@@ -245,7 +251,7 @@ function draw(result) {
         count: formatNumber(count),
         seconds: seconds.toFixed(1),
         rate: formatNumber(Math.round((result.done ?? count) / seconds)),
-        counts: countsText,
+        counts: countsText(counts),
       }),
     );
     lines.push(distinctBalance(event, counts.applied ?? 0, balance));
@@ -253,6 +259,13 @@ function draw(result) {
   output.replaceChildren(
     ...lines.filter((line) => line !== null).map((text, i) => el('p', { className: i === 0 ? 'summary' : 'note', text })),
   );
+}
+
+/** "applied 1, duplicate 19" */
+function countsText(counts) {
+  return Object.entries(counts)
+    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
+    .join(', ');
 }
 
 // N different events: each applied one adds `amount`, nothing else may.
@@ -279,6 +292,8 @@ export function mount() {
   progress = document.querySelector('#burst-progress');
   progressLabel = document.querySelector('#burst-progress-label');
   output = document.querySelector('#burst-result');
+  strip = resultStrip();
+  buttons[1].after(strip.element);
   buttons[0].addEventListener('click', () => run(burstSame));
   buttons[1].addEventListener('click', () => run(burstDistinct));
   // "Cancel" lives next to the progress it stops; it stays usable while

@@ -23,6 +23,7 @@ import { onLanguageChange, register, t } from '../../lib/i18n.js';
 register({
   en: {
     'sql.title': 'SQL console (read-only)',
+    'sql.result': 'The query’s result',
     'sql.label': 'One SELECT or read-only PRAGMA (Ctrl+Enter runs it)',
     'sql.run': 'Run',
     'sql.cancel': 'Cancel',
@@ -35,6 +36,7 @@ register({
   },
   ru: {
     'sql.title': 'SQL-консоль (только чтение)',
+    'sql.result': 'Результат запроса',
     'sql.label': 'Один SELECT или PRAGMA только для чтения (Ctrl+Enter — выполнить)',
     'sql.run': 'Выполнить',
     'sql.cancel': 'Отменить',

@@ -196,7 +196,7 @@ function build(root) {
     u.secretRow,
     u.note,
     u.curlBox,
-    el('p', {}, el('label', {}, u.verify, ' ', text('span', 'hooks.verify'))),
+    el('p', {}, el('label', { className: 'check' }, u.verify, ' ', text('span', 'hooks.verify'))),
     u.verifyOff,
     (u.levelTitle = text('h3', 'hooks.level.title')),
     text('p', 'hooks.level.goal'),

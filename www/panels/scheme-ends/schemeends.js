@@ -131,8 +131,10 @@ register({
     'se.rt.plus_day': '+1 day',
     'se.rt.plus_week': '+7 days',
     'se.rt.window': 'Purge rows older than',
-    'se.rt.one_day': '{days} day',
-    'se.rt.days': '{days} days',
+    'se.rt.days_one': '{days} day',
+    'se.rt.days_few': '{days} days',
+    'se.rt.days_many': '{days} days',
+    'se.rt.days_other': '{days} days',
     'se.rt.purge': 'Purge the inbox',
     'se.rt.event': 'Event: {source} / {event_id} → account 1, +{amount}',
     'se.rt.deliver': 'Deliver (or redeliver)',
@@ -245,15 +247,17 @@ register({
 
     'se.rt.title': '3. Срок хранения: удалённая строка inbox делает старое событие новым',
     'se.rt.problem':
-      'Строка inbox — единственное доказательство, что событие обработано. Удалите её, и запоздалая повторная доставка того же события применится снова. Лаборатория живёт по смоделированным часам, так что подождать несколько дней — один щелчок.',
+      'Строка inbox — единственное доказательство, что событие обработано. Удалите её, и запоздалая повторная доставка того же события применится снова. Лаборатория живёт по модельным часам, так что подождать несколько дней — один щелчок.',
     'se.rt.try':
       'доставьте событие, дважды +1 день, удалите строки с окном в 1 день и доставьте событие ещё раз — как сделал бы отправитель, ещё не вышедший из своего срока повторной доставки.',
     'se.rt.clock': 'Часы лаборатории: день {day}',
     'se.rt.plus_day': '+1 день',
     'se.rt.plus_week': '+7 дней',
     'se.rt.window': 'Удалять строки старше',
-    'se.rt.one_day': '{days} день',
-    'se.rt.days': '{days} дн.',
+    'se.rt.days_one': '{days} день',
+    'se.rt.days_few': '{days} дня',
+    'se.rt.days_many': '{days} дней',
+    'se.rt.days_other': '{days} дня',
     'se.rt.purge': 'Очистить inbox',
     'se.rt.event': 'Событие: {source} / {event_id} → счёт 1, +{amount}',
     'se.rt.deliver': 'Доставить (или повторить)',
@@ -961,7 +965,8 @@ function retainedEvent() {
 }
 
 function daysText(days) {
-  return t(days === 1 ? 'se.rt.one_day' : 'se.rt.days', { days });
+  // 1 день, 3 дня, 7 дней: the language's own plural forms (one, few, many, other).
+  return t(`se.rt.days_${new Intl.PluralRules(currentLanguage()).select(days)}`, { days });
 }
 
 function day(ms) {

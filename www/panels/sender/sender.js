@@ -19,6 +19,7 @@ import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, formatNumber, formatSeconds, showError, showFieldError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { resultStrip } from '../../lib/strip.js';
 import { verdictElement } from '../../lib/verdict.js';
 import { RetryPolicy, SimulatedClock, parsePolicy, sendWithRetries } from './retry.js';
 import { numberOrText, refresh as refreshTables } from '../tables/tables.js';
@@ -234,6 +235,9 @@ let summaryLine = null;
 let clockLine = null;
 let redeliverButtons = [];
 let handlerNote = null;
+// The answer next to the button that sent (lib/strip.js): Deliver, or the redeliver chips.
+let deliverStrip = null;
+let redeliverStrip = null;
 
 /** The sender's clock: it only moves when the sender waits before a retry. */
 const clock = new SimulatedClock();
@@ -319,11 +323,17 @@ function setSelect(name, value) {
  * `{answer, steps}` (`answer` null: no answer at all; `steps` what ran, as
  * in the timeline).
  *
+ * `strip`, if given, shows the last answer and the balance before → after.
+ *
  * Resolves to `{attempts: [{attempt, at, answer, lost, decision}], balance:
  * {account, before, after}}`.
  */
-export async function send(event, { handler = 'atomic', fault = null, loseResponse = false, policy, firstAttempt }) {
+export async function send(
+  event,
+  { handler = 'atomic', fault = null, loseResponse = false, policy, firstAttempt, strip = null },
+) {
   clearErrors(form);
+  strip?.working();
   lastEvent = event;
   for (const button of redeliverButtons) {
     button.disabled = false;
@@ -382,6 +392,7 @@ export async function send(event, { handler = 'atomic', fault = null, loseRespon
   showLog(record);
   const last = attempts.at(-1);
   showAnswer(last.heard.lost ? { lost: last.heard.answer } : last.heard.answer);
+  strip?.show({ answer: last.heard.answer, lost: last.heard.lost, balance: record.summary });
   const error = last.heard.answer;
   if (!last.heard.lost && error?.kind === 'invalid_input') {
     showError(form, error);
@@ -618,18 +629,18 @@ export function fillFormForReader(event) {
   form.querySelector('button[type=submit]').focus();
 }
 
-/** Puts `event` in the form and sends it with the form's options, as "Deliver" does. */
-export function deliverFromForm(event) {
+/** Puts `event` in the form and sends it with the form's options, as "Deliver" does; `strip` shows the answer. */
+export function deliverFromForm(event, strip = null) {
   fillForm(event);
-  return sendForm();
+  return sendForm(strip);
 }
 
 
-async function sendForm() {
+async function sendForm(strip) {
   clearErrors(form);
   const options = formOptions();
   if (options !== null) {
-    await send(formEvent(), options);
+    await send(formEvent(), { ...options, strip });
   }
 }
 
@@ -651,6 +662,10 @@ export function mount() {
   clockLine = document.querySelector('#sender-clock');
   redeliverButtons = document.querySelectorAll('[data-redeliver]');
   handlerNote = document.querySelector('#handler-note');
+  deliverStrip = resultStrip();
+  form.querySelector('.actions').append(deliverStrip.element);
+  redeliverStrip = resultStrip();
+  document.querySelector('.redeliver').after(redeliverStrip.element);
 
   for (const button of document.querySelectorAll('[data-preset]')) {
     button.addEventListener('click', () => {
@@ -662,13 +677,13 @@ export function mount() {
   for (const button of redeliverButtons) {
     button.addEventListener('click', () => {
       // Show what goes out, then send it the way the Deliver button does.
-      whileBusy(() => deliverFromForm(REDELIVER[button.dataset.redeliver](lastEvent)));
+      whileBusy(() => deliverFromForm(REDELIVER[button.dataset.redeliver](lastEvent), redeliverStrip));
     });
   }
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    whileBusy(sendForm);
+    whileBusy(() => sendForm(deliverStrip));
   });
 
   // "Restore the example" also clears the messages that belonged to the old values.

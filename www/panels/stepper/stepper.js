@@ -16,10 +16,13 @@
 import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, showError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { resultStrip } from '../../lib/strip.js';
+import { show as showFlow } from '../flow/flow.js';
 import { formEvent, formOptions, send } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
 import { stateOf } from '../timeline/timeline-model.js';
 import { verdictElement } from '../../lib/verdict.js';
+import * as rustSource from './source.js';
 
 register({
   en: {
@@ -59,9 +62,9 @@ register({
   ru: {
     'step.title': 'Пошаговый режим',
     'step.intro':
-      'Выполняет событие отправителя атомарным обработчиком по одному запросу. Пока транзакция открыта, она держит блокировку записи: другие доставки получают 503 busy. Таблицы показывают то, что видит эта открытая транзакция, ещё не зафиксированное.',
+      'Выполняет событие отправителя атомарным обработчиком по одному оператору. Пока транзакция открыта, она держит блокировку записи: другие доставки получают 503 busy. Таблицы показывают то, что видит эта открытая транзакция, ещё не зафиксированное.',
     'step.start': 'Начать по шагам',
-    'step.next': 'Следующий запрос',
+    'step.next': 'Следующий оператор',
     'step.throw': 'Бросить исключение',
     'step.kill': 'Убить воркер',
     'step.begin': 'взять блокировку записи до всякого чтения',
@@ -80,7 +83,7 @@ register({
     'step.state.undone': 'выполнен, затем отменён',
     'step.state.failed': 'ошибка здесь',
     'step.state.crash': 'здесь обработчик упал',
-    'step.open': 'Транзакция открыта: выполнено запросов — {count}, ничего ещё не зафиксировано.',
+    'step.open': 'Транзакция открыта: выполнено операторов — {count}, ничего ещё не зафиксировано.',
     'step.committed': 'Зафиксировано: {outcome}. Отправитель услышал 200 и останавливается.',
     'step.failed': 'Ошибка ({kind}), транзакция откатилась. Отправитель повторит по своей политике.',
     'step.killing': 'Убиваем воркер посреди открытой транзакции…',
@@ -95,6 +98,8 @@ register({
 let form = null;
 let list = null;
 let note = null;
+// The answer of the send step mode started (lib/strip.js), next to its buttons.
+let strip = null;
 // Start, next, throw, kill: `#step-<name>`.
 const buttons = {};
 
@@ -136,7 +141,7 @@ async function start() {
   draw();
   // Step mode runs the atomic handler (Rust's step API is the article's
   // transaction), and so do the sender's retries after it.
-  session.sending = send(event, { ...options, handler: 'atomic', firstAttempt: () => attempt });
+  session.sending = send(event, { ...options, handler: 'atomic', firstAttempt: () => attempt, strip });
   try {
     const answer = await inboxLab.step.start(event, { fault: options.fault ?? undefined });
     ({ steps, next: upcoming } = answer);
@@ -249,6 +254,13 @@ function draw() {
   }));
   const ahead = upcoming === null ? [] : [{ ...upcoming, state: 'next' }];
   const died = killed?.at ? [{ ...killed.at, state: killed.state }] : [];
+  // The Rust of the step that runs next, marked in src/core/apply.rs.
+  rustSource.mark(upcoming?.step ?? null);
+  // The picture of the flow lights up with each statement that ran.
+  showFlow([
+    ...steps.map((step) => ({ ...step, state: killed?.ran ?? stateOf(step) })),
+    ...(killed?.at ? [{ op: 'kill', state: killed.state }] : []),
+  ]);
   list.replaceChildren(
     ...[...ran, ...ahead, ...died].map(({ step, statements, state }) => {
       const item = el(
@@ -271,9 +283,13 @@ export function mount() {
   note = document.querySelector('#step-note');
   verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
   note.after(verdictBox);
+  rustSource.mount(verdictBox);
   for (const name of ['start', 'next', 'throw', 'kill']) {
     buttons[name] = document.querySelector(`#step-${name}`);
   }
+  // The answer of the whole send (the stepped attempt and any retry) next to the buttons.
+  strip = resultStrip();
+  buttons.kill.after(strip.element);
   buttons.start.addEventListener('click', () => whileBusy(start));
   buttons.next.addEventListener('click', () => whileBusy(next));
   buttons.throw.addEventListener('click', () => whileBusy(throwHere));

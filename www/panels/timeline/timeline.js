@@ -26,6 +26,7 @@ register({
     'timeline.no_sql': 'no SQL ran',
     'timeline.unknown_sql': 'statements not known',
     'timeline.statements': 'Statements',
+    'timeline.legend': 'What the boxes mean',
     'timeline.burst_distinct': 'burst of {count} different events',
     'timeline.state.ok': 'ran, kept',
     'timeline.state.no_row': 'ran, inserted no row (the key exists)',
@@ -53,8 +54,9 @@ register({
     'timeline.lost': 'ответ потерян',
     'timeline.took': '{ms} мс',
     'timeline.no_sql': 'SQL не выполнялся',
-    'timeline.unknown_sql': 'какие запросы выполнены, неизвестно',
-    'timeline.statements': 'Запросы',
+    'timeline.unknown_sql': 'какие операторы выполнены, неизвестно',
+    'timeline.statements': 'Операторы',
+    'timeline.legend': 'Что значат рамки',
     'timeline.burst_distinct': 'залп из {count} разных событий',
     'timeline.state.ok': 'выполнен, сохранён',
     'timeline.state.no_row': 'выполнен, строка не вставлена (ключ уже есть)',
@@ -96,7 +98,28 @@ export function mount() {
   timeline.subscribe(draw);
   onLanguageChange(draw);
   document.querySelector('#timeline-clear').addEventListener('click', () => timeline.clear());
+  legend = document.querySelector('#timeline-legend');
+  onLanguageChange(drawLegend);
+  drawLegend();
   draw();
+}
+
+/** The box states, each drawn as a box of the timeline with its words: nothing left to tooltips. */
+const LEGEND = ['ok', 'no_row', 'open', 'undone', 'rollback', 'failed', 'crash'];
+
+let legend = null;
+
+function drawLegend() {
+  legend.replaceChildren(
+    el('span', { className: 'group-label', text: `${t('timeline.legend')}:`, attrs: { id: 'timeline-legend-label' } }),
+    el(
+      'ul',
+      { className: 'ops-legend', attrs: { 'aria-labelledby': 'timeline-legend-label' } },
+      ...LEGEND.map((state) =>
+        el('li', {}, el('span', { className: `op op-${state}`, text: 'SQL', attrs: { 'aria-hidden': 'true' } }), ` ${t(`timeline.state.${state}`)}`),
+      ),
+    ),
+  );
 }
 
 function draw() {

@@ -13,6 +13,7 @@ import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey } from './exercises.js';
 import { has, onLanguageChange, register, t } from '../../lib/i18n.js';
+import * as nav from '../nav/nav.js';
 import { EXAMPLE, fillFormForReader } from '../sender/sender.js';
 import { refresh as refreshTables } from '../tables/tables.js';
 import { timeline } from '../timeline/timeline.js';
@@ -196,7 +197,11 @@ function drawExercises() {
       // Chips only fill the sender's form (base.css: .chip); Deliver is the reader's.
       const chips = actions.map(({ key, event }) => {
         const chip = el('button', { className: 'chip', text: t(key), attrs: { type: 'button' }, data: { fill: key } });
-        chip.addEventListener('click', () => fillFormForReader(event));
+        chip.addEventListener('click', () => {
+          // The form lives on the deliver screen: open it, then fill it.
+          nav.open('deliver');
+          fillFormForReader(event);
+        });
         return chip;
       });
       const checkButton = el('button', { text: t('workshop.check_button'), attrs: { type: 'button' }, data: { check: id } });

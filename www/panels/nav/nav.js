@@ -1,0 +1,130 @@
+// One screen per section, chosen by the URL's hash: the section list in the
+// header (index.html, <nav class="sections">) is the list of routes, and each
+// `.screen` in <main> is one of them.
+//
+//   #/deliver       the screen "deliver"
+//   #/race-lab      the screen holding the panel #race-lab, scrolled to it
+//   #s=…            a share link (www/lib/share.js): the handler screen, which reads it
+//   anything else   the start screen (an old or mistyped link still lands somewhere)
+//
+// Every screen stays mounted: a hidden screen's panels keep their workers,
+// timers and state (the crash lab's sweep or a burst goes on while you read
+// another screen); only what is shown changes. Back and forward work because
+// each section is a hash the browser keeps in its history.
+//
+// The skip link moves the focus to the shown screen's heading, so a keyboard
+// user starts there instead of in the header.
+
+import { register } from '../../lib/i18n.js';
+import { isShare } from '../../lib/share.js';
+
+register({
+  en: {
+    'nav.label': 'Sections',
+    'nav.skip': 'Skip to the content',
+    'nav.start': 'Start here',
+    'nav.deliver': 'Deliver',
+    'nav.race': 'Race',
+    'nav.handler': 'Your handler',
+    'nav.crash': 'Crash',
+    'nav.scheme_ends': 'Where the scheme ends',
+    'nav.webhooks': 'Webhooks',
+    'nav.workshop': 'Workshop',
+    'nav.tools': 'Tools',
+  },
+  ru: {
+    'nav.label': 'Разделы',
+    'nav.skip': 'Перейти к содержимому',
+    'nav.start': 'С чего начать',
+    'nav.deliver': 'Доставка',
+    'nav.race': 'Гонки',
+    'nav.handler': 'Свой обработчик',
+    'nav.crash': 'Сбои',
+    'nav.scheme_ends': 'Где схема заканчивается',
+    'nav.webhooks': 'Вебхуки',
+    'nav.workshop': 'Практикум',
+    'nav.tools': 'Инструменты',
+  },
+});
+
+export const START = 'start';
+/** The screen a share link ("#s=…") opens: the only state shared so far is a handler's. */
+const SHARED = 'handler';
+
+let links = [];
+let screens = [];
+
+export function mount() {
+  links = [...document.querySelectorAll('nav.sections a[data-route]')];
+  screens = [...document.querySelectorAll('main .screen[data-screen]')];
+  window.addEventListener('hashchange', () => show(location.hash));
+  document.querySelector('.skip-link').addEventListener('click', (event) => {
+    event.preventDefault(); // "#content" is not a route: the hash stays as it is
+    focusScreen(current());
+  });
+  show(location.hash);
+}
+
+/**
+ * Where `hash` leads: `{screen, panel}` (`panel` null for a whole screen).
+ * A section's name, a panel's id, or else the start screen.
+ */
+export function resolve(hash) {
+  const name = isShare(hash) ? SHARED : (/^#\/([a-z0-9-]+)$/.exec(hash)?.[1] ?? '');
+  const screen = screens.find((candidate) => candidate.dataset.screen === name);
+  if (screen) {
+    return { screen, panel: null };
+  }
+  const panel = name ? document.getElementById(name) : null;
+  const holder = panel?.closest('main .screen[data-screen]');
+  if (holder && panel.parentElement === holder) {
+    return { screen: holder, panel };
+  }
+  return { screen: screens.find((candidate) => candidate.dataset.screen === START), panel: null };
+}
+
+/**
+ * Opens a section from code (a control that leads the reader elsewhere, e.g.
+ * a workshop chip that fills the sender's form): the hash changes, so back
+ * returns, and the screen is shown at once — before the caller moves focus.
+ */
+export function open(route) {
+  const hash = `#/${route}`;
+  if (location.hash !== hash) {
+    history.pushState(null, '', hash);
+  }
+  show(hash);
+}
+
+/** The screen shown now. */
+export function current() {
+  return screens.find((screen) => !screen.hidden);
+}
+
+function show(hash) {
+  const { screen, panel } = resolve(hash);
+  const changed = screen.hidden;
+  for (const candidate of screens) {
+    candidate.hidden = candidate !== screen;
+  }
+  for (const link of links) {
+    if (link.dataset.route === screen.dataset.screen) {
+      link.setAttribute('aria-current', 'page');
+      // On a phone the list scrolls sideways: keep the current section in it.
+      const list = link.closest('ul');
+      list.scrollLeft = link.offsetLeft - (list.clientWidth - link.offsetWidth) / 2;
+    } else {
+      link.removeAttribute('aria-current');
+    }
+  }
+  if (panel) {
+    panel.scrollIntoView({ block: 'start' });
+  } else if (changed) {
+    window.scrollTo(0, 0);
+  }
+}
+
+function focusScreen(screen) {
+  const heading = screen.querySelector('.screen-title');
+  heading.focus();
+}
