@@ -15,7 +15,7 @@ const WIDE = { width: 1280, height: 800 };
 const PHONE = { width: 400, height: 850 };
 
 /** Every section, in the order of the section list. */
-const SECTIONS = ['start', 'deliver', 'race', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
+const SECTIONS = ['start', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
 
 /** The section shown, and which link says so. */
 function shown(page) {

@@ -10,7 +10,7 @@ import { goTo, idle, reloadPage, reveal, screenshotPath, usePage } from './brows
 import { fillSender, freshPlayground, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
 
 /** Every section of the page (www/panels/nav/nav.js), in the order of the section list. */
-const SECTIONS = ['start', 'deliver', 'race', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
+const SECTIONS = ['start', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
 
 /** Both sizes the page is designed for. */
 const WIDE = { width: 1280, height: 800 };

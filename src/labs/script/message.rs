@@ -159,7 +159,7 @@ impl ParseError {
                 p("word")
             ),
             (Lang::Ru, BeforeStatement) => format!(
-                "{} до первой инструкции: смотреть ещё не на что",
+                "{} до первого оператора: смотреть ещё не на что",
                 p("word")
             ),
             (Lang::En, Refused) => {
@@ -187,12 +187,12 @@ impl ParseError {
                 )
             }
             (Lang::En, Sql) => format!("SQLite does not accept this statement: {}", p("message")),
-            (Lang::Ru, Sql) => format!("SQLite не принимает эту инструкцию: {}", p("message")),
+            (Lang::Ru, Sql) => format!("SQLite не принимает этот оператор: {}", p("message")),
             (Lang::En, MultipleStatements) => {
                 "one statement per line: this line holds more than one".to_owned()
             }
             (Lang::Ru, MultipleStatements) => {
-                "одна инструкция на строку, а здесь их несколько".to_owned()
+                "один оператор на строку, а здесь их несколько".to_owned()
             }
             (Lang::En, LineTooLong) => {
                 format!("the line is {} bytes; at most {} are allowed", p("bytes"), p("max"))
@@ -210,17 +210,17 @@ impl ParseError {
                 format!("more than {} statements; a handler needs a handful", p("max"))
             }
             (Lang::Ru, TooManyStatements) => {
-                format!("больше {} инструкций; обработчику хватает нескольких", p("max"))
+                format!("больше {} операторов; обработчику хватает нескольких", p("max"))
             }
             (Lang::En, TooDeep) => format!("IFs nested deeper than {}", p("max")),
             (Lang::Ru, TooDeep) => format!("IF вложены глубже {} уровней", p("max")),
             (Lang::En, NoStatements) => "the handler runs no statement".to_owned(),
-            (Lang::Ru, NoStatements) => "обработчик не выполняет ни одной инструкции".to_owned(),
+            (Lang::Ru, NoStatements) => "обработчик не выполняет ни одного оператора".to_owned(),
             (Lang::En, OnBusyPlace) => {
                 "ON BUSY comes once, before the first statement".to_owned()
             }
             (Lang::Ru, OnBusyPlace) => {
-                "ON BUSY пишется один раз, до первой инструкции".to_owned()
+                "ON BUSY пишется один раз, до первого оператора".to_owned()
             }
             (Lang::En, MixedAndOr) => {
                 "AND and OR in one condition: use one of them, or nest two IFs".to_owned()

@@ -286,7 +286,7 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
             1,
             1,
             "one statement per line",
-            "одна инструкция на строку",
+            "один оператор на строку",
         ),
         (
             "unknown parameter",
@@ -376,7 +376,7 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
             1,
             1,
             "IF before any statement",
-            "IF до первой инструкции",
+            "IF до первого оператора",
         ),
         (
             "sql error",
@@ -385,7 +385,7 @@ fn parser_errors_name_line_column_and_what_was_expected_in_both_languages() {
             1,
             1,
             "SQLite does not accept this statement: near \"SELEC\"",
-            "SQLite не принимает эту инструкцию: near \"SELEC\"",
+            "SQLite не принимает этот оператор: near \"SELEC\"",
         ),
         (
             "other table",

@@ -93,7 +93,7 @@ register({
   ru: {
     'handlerlab.title': 'Напишите свой обработчик — и пусть лаборатория его проверит',
     'handlerlab.intro':
-      'Одна SQL-инструкция или одно управляющее слово (IF, ELSE, END, ANSWER) на строку; параметры :source, :event_id, :account_id, :amount. Судья прогоняет все чередования 2 или 3 доставок, сбой после каждой инструкции с повтором и случаи из статьи — на черновой базе.',
+      'Один SQL-оператор или одно управляющее слово (IF, ELSE, END, ANSWER) на строку; параметры :source, :event_id, :account_id, :amount. Судья прогоняет все чередования 2 или 3 доставок, сбой после каждого оператора с повтором и случаи из статьи — на черновой базе.',
     'handlerlab.builtin': 'Встроенный обработчик (только чтение)',
     'handlerlab.copy': 'Скопировать и править',
     'handlerlab.text': 'Ваш обработчик',
@@ -103,7 +103,7 @@ register({
     'handlerlab.judge.workshop': 'Проверить обработчик воркшопа (Rust)',
     'handlerlab.progress': 'Проверяем (готово проверок: {done} из {total}): {check}…',
     'handlerlab.progress.cases': 'случаи из статьи',
-    'handlerlab.progress.faults': 'сбой после каждой инструкции',
+    'handlerlab.progress.faults': 'сбой после каждого оператора',
     'handlerlab.progress.race_2': 'все чередования 2 доставок',
     'handlerlab.progress.race_3': 'все чередования 3 доставок',
     'handlerlab.progress.done': 'подсчёт',
@@ -133,8 +133,8 @@ register({
     'handlerlab.cases.ok': 'все {n} в порядке',
     'handlerlab.first': 'Первая ошибка',
     'handlerlab.first.none': 'Ошибок не найдено.',
-    'handlerlab.first.race': 'Гонка из {deliveries} доставок, порядок {schedule} (чья инструкция по очереди)',
-    'handlerlab.first.faults': 'Сбой после инструкции {n}: {what}',
+    'handlerlab.first.race': 'Гонка из {deliveries} доставок, порядок {schedule} (чей оператор по очереди)',
+    'handlerlab.first.faults': 'Сбой после оператора {n}: {what}',
     'handlerlab.first.case': 'Случай {case}: {what}',
     'handlerlab.first.crash': 'Обрыв после операции записи {k} ({mode})',
     'handlerlab.replay': 'Повторить по шагам',

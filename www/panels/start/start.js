@@ -21,6 +21,7 @@ register({
     'idea.duplicate': 'A duplicate is a success carrying the first receipt, not an error; a lock timeout is never a duplicate.',
     'idea.mistakes':
       'The mistakes the article warns about (check-then-act, two transactions, INSERT OR IGNORE / REPLACE) fail in their own ways.',
+    'idea.handler': 'Write the handler yourself, in plain SQL lines: the race explorer, a fault after every statement and the article’s cases judge it.',
     'idea.crash': 'A commit survives a crash at any storage operation, or leaves nothing at all.',
     'idea.ends': 'Where one key and one transaction stop helping: side effects, business keys, retention.',
     'idea.webhooks': 'Deduplication does not prove who sent an event: verify the signature first.',
@@ -39,6 +40,7 @@ register({
       'Дубликат — это успех с первой квитанцией, а не ошибка; истёкшее ожидание блокировки дубликатом не бывает.',
     'idea.mistakes':
       'Ошибки, о которых предупреждает статья (проверить-потом-сделать, две транзакции, INSERT OR IGNORE / REPLACE), ломаются каждая по-своему.',
+    'idea.handler': 'Напишите обработчик сами, строками SQL: его проверят перебор гонок, сбой после каждого оператора и случаи из статьи.',
     'idea.crash': 'Коммит переживает сбой на любой операции с хранилищем — или не оставляет ничего.',
     'idea.ends': 'Где один ключ и одна транзакция перестают помогать: побочные эффекты, бизнес-ключи, срок хранения.',
     'idea.webhooks': 'Дедупликация не доказывает, кто прислал событие: сначала проверьте подпись.',
@@ -52,6 +54,7 @@ const IDEAS = [
   { key: 'idea.transaction', route: 'stepper', section: 'nav.deliver', files: ['src/core/apply.rs', 'src/core/trace.rs'] },
   { key: 'idea.duplicate', route: 'sender', section: 'nav.deliver', files: ['src/core/outcome.rs', 'src/core/error.rs'] },
   { key: 'idea.mistakes', route: 'race-lab', section: 'nav.race', files: ['src/labs/race/handlers.rs', 'src/labs/race/explorer.rs'] },
+  { key: 'idea.handler', route: 'handler', section: 'nav.handler', files: ['src/labs/script/', 'docs/handler-language.md'] },
   { key: 'idea.crash', route: 'crash', section: 'nav.crash', files: ['src/storage/iolog.rs', 'src/labs/crash/'] },
   { key: 'idea.ends', route: 'scheme-ends', section: 'nav.scheme_ends', files: ['src/labs/scheme_ends/'] },
   { key: 'idea.webhooks', route: 'webhooks', section: 'nav.webhooks', files: ['src/labs/webhooks/'] },
