@@ -29,6 +29,7 @@ import { inboxLab } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { observe } from '../../lib/observed.js';
 import { refresh as refreshTables } from '../tables/tables.js';
 import { stepsDiagram } from '../timeline/timeline.js';
 
@@ -273,8 +274,12 @@ export function mount() {
   }
 }
 
+/** The lab's controls once built: a level's "show me" plays a race through them. */
+let built = null;
+
 function build(root) {
   const ui = {};
+  built = ui;
   const text = (tag, key, className) => el(tag, { className, text: t(key), data: { i18n: key } });
 
   ui.handler = el('select', { attrs: { id: 'race-handler', 'aria-describedby': 'race-why' } });
@@ -444,6 +449,33 @@ function build(root) {
   render(ui);
 }
 
+/**
+ * Plays a race through the lab's own controls, in sight (a level's "show
+ * me"): chooses `handler`, starts, advances the deliveries in `order`
+ * (indexes: 0 is A), then each unfinished one to its end, A first. Resolves
+ * once the last step is drawn; Rust's answers decide what happened.
+ */
+export async function playRace(handler, order) {
+  const ui = built;
+  if (ui === null || state.busy) {
+    return;
+  }
+  if (ui.handler.value !== handler) {
+    ui.handler.value = handler;
+    ui.handler.dispatchEvent(new Event('change'));
+  }
+  await run(ui, () => start(handler));
+  for (const i of order) {
+    await run(ui, () => step(i));
+  }
+  for (let i = 0; i < state.deliveries; i += 1) {
+    // A delivery runs a handful of statements; the bound only stops a worker gone wrong.
+    for (let n = 0; n < 20 && state.error === null && state.race?.next[i]; n += 1) {
+      await run(ui, () => step(i));
+    }
+  }
+}
+
 /** Runs one action against the worker: busy while it runs, errors shown, then redrawn. */
 function run(ui, action) {
   if (state.busy) {
@@ -510,6 +542,7 @@ async function step(i) {
   }
   if (reply.verdict) {
     race.verdict = reply.verdict;
+    observe('race', { handler: race.handler, deliveries: race.next.length, verdict: reply.verdict, replayed: state.replay !== null });
   }
 }
 

@@ -18,6 +18,7 @@
 import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, formatNumber, formatSeconds, showError, showFieldError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
+import { observe } from '../../lib/observed.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
 import { verdictElement } from '../../lib/verdict.js';
@@ -397,6 +398,14 @@ export async function send(
   if (!last.heard.lost && error?.kind === 'invalid_input') {
     showError(form, error);
   }
+  observe('send', {
+    event,
+    handler,
+    fault,
+    loseResponse,
+    attempts: record.attempts.map(({ attempt, answer, lost, seen }) => ({ attempt, answer, lost, seen: seen ?? null })),
+    balance: { account: event.account_id, before, after },
+  });
   return {
     attempts: record.attempts.map(({ attempt, at, answer, lost, decision }) => ({ attempt, at, answer, lost, decision })),
     balance: { account: event.account_id, before, after },

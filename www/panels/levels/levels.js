@@ -1,0 +1,245 @@
+// The levels: a path through the lab, one goal at a time, in the spirit of
+// The Deadlock Empire — but on real SQLite. A level is data:
+//
+//   {id,        1, 2, … (the order of the path, and the link #/levels/<id>)
+//    section,   the route of the screen where you act (nav.js)
+//    won(seen), true once the observations seen since the level was opened
+//               (lib/observed.js: the answers, verdicts and balances the
+//               worker really returned, the tables as queried) meet its goal
+//    showMe()}  performs the winning actions in sight, through the lab's own
+//               controls; what it wins is judged like anything the reader does
+//
+// Its texts are `level.<id>.title`, `.goal`, `.hint`. The screen, the
+// progress and the judging are levelscreen.js; nothing here looks at a click.
+
+import { register } from '../../lib/i18n.js';
+import { onObserved } from '../../lib/observed.js';
+import * as nav from '../nav/nav.js';
+import * as raceLab from '../race-lab/racelab.js';
+import * as sender from '../sender/sender.js';
+
+register({
+  en: {
+    'level.1.title': 'Once, then again',
+    'level.1.goal': 'Deliver a new event, then deliver it again: one “applied”, one “duplicate”, and the balance credited once.',
+    'level.1.hint':
+      'On Deliver, choose the preset “new event” (an event_id never seen), keep the atomic handler, press Deliver twice.',
+    'level.2.title': 'The lost response',
+    'level.2.goal': 'Let the first response get lost and the sender retry: the event is credited once, and Rust’s verdict is “correct”.',
+    'level.2.hint': 'Tick “Lose the first response”, keep the atomic handler, and deliver a new event: the retry hears “duplicate”.',
+    'level.3.title': 'A crash in the middle',
+    'level.3.goal':
+      'Crash between the INSERT and the UPDATE, let the sender’s query show that nothing stayed (no inbox row, the balance unchanged), and let the retry apply it.',
+    'level.3.hint':
+      'Choose “Crash on the first attempt: after the INSERT into inbox”, keep the atomic handler, and deliver a new event.',
+    'level.4.title': 'Twenty at once',
+    'level.4.goal': 'Deliver the same event twenty times at once: exactly one “applied”, nineteen “duplicate”, the balance credited once.',
+    'level.4.hint': 'Put a new event in the form, keep the atomic handler, then in Burst use N = 20 and “The same event N times”.',
+    'level.5.title': 'Break it yourself',
+    'level.5.goal':
+      'In the race lab, make check_then_act credit the event twice by stepping the two deliveries yourself. Winning unlocks “Explore every interleaving”.',
+    'level.5.hint':
+      'Choose check_then_act and Start. Advance A once (its SELECT finds nothing), then B once (so does its), then let each run to its end.',
+  },
+  ru: {
+    'level.1.title': 'Один раз и ещё раз',
+    'level.1.goal':
+      'Доставьте новое событие, а затем доставьте его снова: один ответ «применено», один «дубликат», зачисление на баланс — одно.',
+    'level.1.hint':
+      'На экране «Доставка» выберите заготовку «новое событие» (event_id, которого ещё не было), оставьте обработчик atomic и нажмите «Доставить» дважды.',
+    'level.2.title': 'Потерянный ответ',
+    'level.2.goal':
+      'Пусть первый ответ потеряется, а отправитель повторит: событие зачислено один раз, и вердикт Rust — «верно».',
+    'level.2.hint':
+      'Отметьте «Потерять первый ответ», оставьте обработчик atomic и доставьте новое событие: повтор услышит «дубликат».',
+    'level.3.title': 'Сбой посередине',
+    'level.3.goal':
+      'Устройте сбой между INSERT и UPDATE, пусть запрос отправителя покажет, что ничего не осталось (строки в inbox нет, баланс прежний), а повтор применит событие.',
+    'level.3.hint': 'Выберите «Сбой на первой попытке: после INSERT в inbox», оставьте обработчик atomic и доставьте новое событие.',
+    'level.4.title': 'Двадцать сразу',
+    'level.4.goal':
+      'Доставьте одно и то же событие двадцать раз одновременно: ровно один ответ «применено», девятнадцать «дубликат», зачисление одно.',
+    'level.4.hint':
+      'Поставьте в форму новое событие, оставьте обработчик atomic, затем в «Залпе» задайте N = 20 и нажмите «Одно событие N раз».',
+    'level.5.title': 'Сломайте сами',
+    'level.5.goal':
+      'В лаборатории гонок заставьте check_then_act зачислить событие дважды, продвигая обе доставки самостоятельно. Победа открывает «Перебрать все порядки».',
+    'level.5.hint':
+      'Выберите check_then_act и начните. Продвиньте A на шаг (её SELECT ничего не находит), затем B на шаг (её тоже), затем доведите каждую до конца.',
+  },
+});
+
+// ---- What the observations say ----------------------------------------------
+
+function sends(seen) {
+  return seen.filter((o) => o.kind === 'send');
+}
+
+/** The answer the sender finally heard, or null if it heard none. */
+function lastHeard(send) {
+  const last = send.attempts.at(-1);
+  return last === undefined || last.lost ? null : last.answer;
+}
+
+function gained(balance) {
+  return balance.before === null || balance.after === null ? null : balance.after - balance.before;
+}
+
+function sameKey(a, b) {
+  return a.source === b.source && a.event_id === b.event_id;
+}
+
+// ---- The levels -------------------------------------------------------------
+
+/** A new event, its key never used: the first delivery of it is the first. */
+function freshEvent(level) {
+  return { source: 'provider-a', event_id: `level${level}-${Date.now().toString(36)}`, account_id: 1, amount: 100 };
+}
+
+/** Resolves with the next observation of `kind`; rejects if none comes in `ms`. */
+function next(kind, ms = 60_000) {
+  return new Promise((resolve, reject) => {
+    const stop = onObserved((observation) => {
+      if (observation.kind === kind) {
+        stop();
+        clearTimeout(timer);
+        resolve(observation);
+      }
+    });
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no ${kind} was observed in ${ms} ms`));
+    }, ms);
+  });
+}
+
+/** Sets the sender's form and presses Deliver, as a reader would; resolves when the send is over. */
+async function deliverInSight(event, { fault = null, loseResponse = false } = {}) {
+  nav.open('deliver');
+  sender.setHandler('atomic');
+  sender.setFault(fault);
+  sender.setLoseResponse(loseResponse);
+  sender.fillFormForReader(event);
+  const done = next('send');
+  document.querySelector('#deliver-form button[type=submit]').click();
+  return done;
+}
+
+export const LEVELS = Object.freeze([
+  {
+    id: 1,
+    section: 'deliver',
+    // An "applied" that credited the amount, then a "duplicate" of the same
+    // key that changed nothing.
+    won: (seen) => {
+      const all = sends(seen);
+      return all.some(
+        (first, i) =>
+          lastHeard(first)?.outcome === 'applied' &&
+          gained(first.balance) === first.event.amount &&
+          all
+            .slice(i + 1)
+            .some(
+              (again) =>
+                sameKey(again.event, first.event) && lastHeard(again)?.outcome === 'duplicate' && gained(again.balance) === 0,
+            ),
+      );
+    },
+    showMe: async () => {
+      const event = freshEvent(1);
+      await deliverInSight(event);
+      await deliverInSight(event);
+    },
+  },
+  {
+    id: 2,
+    section: 'deliver',
+    // The first answer was "applied" and lost; a retry heard "duplicate";
+    // Rust's verdict on it is correct; the balance grew by the amount once.
+    won: (seen) =>
+      sends(seen).some((send) => {
+        const [first, ...retries] = send.attempts;
+        const heard = lastHeard(send);
+        return (
+          first?.lost === true &&
+          first.answer?.outcome === 'applied' &&
+          retries.length > 0 &&
+          heard?.outcome === 'duplicate' &&
+          heard.verdict?.kind === 'correct' &&
+          gained(send.balance) === send.event.amount
+        );
+      }),
+    showMe: async () => {
+      try {
+        await deliverInSight(freshEvent(2), { loseResponse: true });
+      } finally {
+        sender.setLoseResponse(false);
+      }
+    },
+  },
+  {
+    id: 3,
+    section: 'deliver',
+    // The first attempt crashed after its INSERT; the sender's query of the
+    // tables then found no inbox row and the balance as before; a retry
+    // applied it, correct, crediting the amount once.
+    won: (seen) =>
+      sends(seen).some((send) => {
+        const [first, ...retries] = send.attempts;
+        const heard = lastHeard(send);
+        return (
+          send.fault === 'after_insert' &&
+          first !== undefined &&
+          first.answer?.outcome === undefined &&
+          first.seen !== null &&
+          first.seen.row === false &&
+          first.seen.balance === send.balance.before &&
+          retries.length > 0 &&
+          heard?.outcome === 'applied' &&
+          heard.verdict?.kind === 'correct' &&
+          gained(send.balance) === send.event.amount
+        );
+      }),
+    showMe: async () => {
+      try {
+        await deliverInSight(freshEvent(3), { fault: 'after_insert' });
+      } finally {
+        sender.setFault(null);
+      }
+    },
+  },
+  {
+    id: 4,
+    section: 'deliver',
+    won: (seen) =>
+      seen.some(
+        (o) =>
+          o.kind === 'burst' &&
+          o.count === 20 &&
+          o.counts.applied === 1 &&
+          o.counts.duplicate === 19 &&
+          gained(o.balance) === o.event.amount,
+      ),
+    showMe: async () => {
+      nav.open('deliver');
+      sender.setHandler('atomic');
+      sender.fillFormForReader(freshEvent(4));
+      const count = document.querySelector('#burst-count');
+      count.value = '20';
+      const done = next('burst');
+      document.querySelector('#burst-same').click();
+      await done;
+    },
+  },
+  {
+    id: 5,
+    section: 'race',
+    // Rust's verdict on a race the reader stepped (not the explorer's replay).
+    won: (seen) =>
+      seen.some((o) => o.kind === 'race' && o.handler === 'check_then_act' && !o.replayed && o.verdict.double_credit === true),
+    showMe: async () => {
+      nav.open('race');
+      await raceLab.playRace('check_then_act', [0, 1]);
+    },
+  },
+]);
