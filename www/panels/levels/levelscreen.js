@@ -166,7 +166,7 @@ export function mount() {
     }
     seen.push(observation);
     if (level.won(seen)) {
-      progress = { ...progress, won: [...progress.won, level.id] };
+      progress = { ...progress, won: LEVELS.map((l) => l.id).filter((id) => id === level.id || progress.won.includes(id)) };
       changed();
     }
   });
