@@ -69,7 +69,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await page.click('#start a[href="#/levels/1"]');
     await page.waitForSelector('#level-title');
     assert.equal(await page.textContent('#level-title'), 'Level 1: Once, then again');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false });
     await openLevel(page, 4);
     assert.equal(await page.textContent('#level-title'), 'Level 4: Twenty at once');
     assert.match(await page.textContent('#level-status'), /Not won yet/);
@@ -138,6 +138,9 @@ describe('levels', { timeout: 600_000 }, () => {
 
   test('level 5: an atomic race stepped the same way does not win; check_then_act stepped into a double credit does', async () => {
     await openLevel(page, 5);
+    await reveal(page, '#race-handler');
+    assert.equal(await page.isVisible('#race-explore'), false, 'the explorer is locked until level 5 is won');
+    assert.equal(await page.isVisible('#race-explore-locked'), true);
     await stepRace(page, 'atomic', ['a']);
     assert.equal(await page.getAttribute('#race-verdict', 'data-verdict'), 'correct');
     assert.equal(await isWon(page, 5), false);
@@ -147,10 +150,25 @@ describe('levels', { timeout: 600_000 }, () => {
     await stepRace(page, 'check_then_act', ['a', 'b']);
     assert.match(await page.getAttribute('#race-verdict', 'data-verdict'), /double_credit/);
     assert.equal(await isWon(page, 5), true);
+    assert.equal(await page.isVisible('#race-explore'), true, 'winning unlocked the explorer');
+    assert.equal(await page.isVisible('#race-explore-locked'), false);
+  });
+
+  test('level 6: a crash in atomic keeps the credit and does not win; in two_transactions the retry hears "duplicate" and the credit is lost', async () => {
+    await openLevel(page, 6);
+    await fillSender(page, { event_id: 'l6-wrong', handler: 'atomic', fault: 'after_insert' });
+    await pressDeliver(page);
+    assert.equal(await isWon(page, 6), false);
+    await fillSender(page, { event_id: 'l6-plain', handler: 'two_transactions', fault: '' });
+    await pressDeliver(page);
+    assert.equal(await isWon(page, 6), false, 'no crash: both transactions committed');
+    await fillSender(page, { event_id: 'l6-right', fault: 'after_insert' });
+    await pressDeliver(page);
+    assert.equal(await isWon(page, 6), true);
   });
 
   test('"show me" wins each level in sight, through the lab’s own controls, and the progress survives a reload', async () => {
-    for (const n of [1, 2, 3, 4, 5]) {
+    for (const n of [1, 2, 3, 4, 5, 6]) {
       await openLevel(page, n);
       await page.click('#level-show-me');
       await idle(page);
@@ -161,12 +179,12 @@ describe('levels', { timeout: 600_000 }, () => {
     assert.equal(await page.$eval('#lose_response', (box) => box.checked), false, 'show me put the form back');
     assert.equal(await page.$eval('#fault', (select) => select.value), '');
     await reloadPage(page);
-    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true });
-    assert.match(await page.textContent('#level-bar'), /^Level 5:.*Won!/);
-    await openLevel(page, 5);
+    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true });
+    assert.match(await page.textContent('#level-bar'), /^Level 6:.*Won!/);
+    await openLevel(page, 6);
     assert.equal(await page.textContent('#level-detail > p:last-child'), 'Every level is won.');
     await page.click('#levels-reset');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false });
   });
 
   test('a corrupt or hostile stored progress starts afresh (or keeps only what is valid), and the page works', async () => {

@@ -6,8 +6,9 @@
 //    won(seen), true once the observations seen since the level was opened
 //               (lib/observed.js: the answers, verdicts and balances the
 //               worker really returned, the tables as queried) meet its goal
-//    showMe()}  performs the winning actions in sight, through the lab's own
+//    showMe(),  performs the winning actions in sight, through the lab's own
 //               controls; what it wins is judged like anything the reader does
+//    unlock(won)} optional: shows what winning the level opens (or hides it)
 //
 // Its texts are `level.<id>.title`, `.goal`, `.hint`. The screen, the
 // progress and the judging are levelscreen.js; nothing here looks at a click.
@@ -40,6 +41,10 @@ register({
       'In the race lab, make check_then_act credit the event twice by stepping the two deliveries yourself. Winning unlocks “Explore every interleaving”.',
     'level.5.hint':
       'Choose check_then_act and Start. Advance A once (its SELECT finds nothing), then B once (so does its), then let each run to its end.',
+    'level.6.title': 'Registered, never credited',
+    'level.6.goal': 'Make two_transactions lose a credit: Rust’s verdict on an answer the sender heard is “credit lost”.',
+    'level.6.hint':
+      'Choose the handler two_transactions and “Crash on the first attempt: after the INSERT into inbox”, then deliver a new event. Watch what the retry hears.',
   },
   ru: {
     'level.1.title': 'Один раз и ещё раз',
@@ -66,6 +71,10 @@ register({
       'В лаборатории гонок заставьте check_then_act зачислить событие дважды, продвигая обе доставки самостоятельно. Победа открывает «Перебрать все порядки».',
     'level.5.hint':
       'Выберите check_then_act и начните. Продвиньте A на шаг (её SELECT ничего не находит), затем B на шаг (её тоже), затем доведите каждую до конца.',
+    'level.6.title': 'Записано, но не зачислено',
+    'level.6.goal': 'Заставьте two_transactions потерять зачисление: вердикт Rust на ответ, который услышал отправитель, — «зачисление потеряно».',
+    'level.6.hint':
+      'Выберите обработчик two_transactions и «Сбой на первой попытке: после INSERT в inbox», затем доставьте новое событие. Посмотрите, что услышит повтор.',
   },
 });
 
@@ -114,9 +123,9 @@ function next(kind, ms = 60_000) {
 }
 
 /** Sets the sender's form and presses Deliver, as a reader would; resolves when the send is over. */
-async function deliverInSight(event, { fault = null, loseResponse = false } = {}) {
+async function deliverInSight(event, { handler = 'atomic', fault = null, loseResponse = false } = {}) {
   nav.open('deliver');
-  sender.setHandler('atomic');
+  sender.setHandler(handler);
   sender.setFault(fault);
   sender.setLoseResponse(loseResponse);
   sender.fillFormForReader(event);
@@ -240,6 +249,22 @@ export const LEVELS = Object.freeze([
     showMe: async () => {
       nav.open('race');
       await raceLab.playRace('check_then_act', [0, 1]);
+    },
+    unlock: raceLab.showExplorer,
+  },
+  {
+    id: 6,
+    section: 'deliver',
+    // Rust's verdict on an answer the sender heard: the credit was lost.
+    won: (seen) =>
+      sends(seen).some((send) => send.handler === 'two_transactions' && send.attempts.some((a) => !a.lost && a.answer?.verdict?.kind === 'credit_lost')),
+    showMe: async () => {
+      try {
+        await deliverInSight(freshEvent(6), { handler: 'two_transactions', fault: 'after_insert' });
+      } finally {
+        sender.setFault(null);
+        sender.setHandler('atomic');
+      }
     },
   },
 ]);

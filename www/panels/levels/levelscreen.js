@@ -126,23 +126,21 @@ let showing = false;
 let showError = null;
 const ui = {};
 
-/** Whether level `id` is won (the race lab asks about level 5). */
+/** Whether level `id` is won. */
 export function isWon(id) {
   return progress.won.includes(id);
 }
 
-const wonListeners = new Set();
-
-/** Calls `listener()` whenever a level is won or the progress forgotten. */
-export function onProgress(listener) {
-  wonListeners.add(listener);
+/** What the won levels open (the race lab's explorer after level 5). */
+function unlock() {
+  for (const level of LEVELS) {
+    level.unlock?.(isWon(level.id));
+  }
 }
 
 function changed() {
   writeProgress(storage(), progress);
-  for (const listener of wonListeners) {
-    listener();
-  }
+  unlock();
   draw();
 }
 
@@ -186,6 +184,7 @@ export function mount() {
     draw();
   });
   onLanguageChange(draw);
+  unlock();
   draw();
 }
 

@@ -46,6 +46,8 @@ register({
     'racelab.start': 'Start the race',
     'racelab.restart': 'Start again',
     'racelab.explore': 'Explore every interleaving',
+    'racelab.explore.locked': 'Exploring every interleaving unlocks once you have made a race go wrong yourself:',
+    'racelab.explore.level': 'level 5',
     'racelab.stopped': 'Stopped here: the explorer took over the connections. Start again to race anew.',
     'racelab.exploring': 'Exploring every interleaving on real connections…',
     'racelab.h.atomic': 'atomic — the article’s handler',
@@ -143,6 +145,8 @@ register({
     'racelab.start': 'Начать гонку',
     'racelab.restart': 'Начать заново',
     'racelab.explore': 'Перебрать все порядки',
+    'racelab.explore.locked': 'Перебор всех порядков откроется, когда вы сами заставите гонку ошибиться:',
+    'racelab.explore.level': 'уровень 5',
     'racelab.stopped': 'Остановлено здесь: соединения заняты перебором. Начните заново, чтобы устроить новую гонку.',
     'racelab.exploring': 'Перебираю все порядки на настоящих соединениях…',
     'racelab.h.atomic': 'atomic — обработчик из статьи',
@@ -258,6 +262,7 @@ const state = {
   // verdict: null | {...}, moved: index of the delivery that moved last}
   race: null,
   explored: null, // the explorer's summary
+  explorerShown: false, // "Explore every interleaving" is shown once level 5 is won (panels/levels/)
   replay: null, // {schedule, position}
   exploring: false,
   // The demonstration's last run: {key: {source, event_id}, first, ignore,
@@ -304,6 +309,13 @@ function build(root) {
   ui.explore = text('button', 'racelab.explore', 'secondary');
   ui.explore.type = 'button';
   ui.explore.id = 'race-explore';
+  ui.locked = el(
+    'p',
+    { className: 'note race-locked', attrs: { id: 'race-explore-locked' } },
+    text('span', 'racelab.explore.locked'),
+    ' ',
+    el('a', { text: t('racelab.explore.level'), data: { i18n: 'racelab.explore.level' }, attrs: { href: '#/levels/5' } }),
+  );
 
   ui.columns = LETTERS.map((letter, i) => {
     const column = {};
@@ -372,6 +384,7 @@ function build(root) {
       ui.why,
       text('p', 'racelab.event', 'race-event'),
       el('div', { className: 'actions' }, ui.start, ui.explore),
+      ui.locked,
     ),
     ui.error,
     ui.columnsGroup,
@@ -447,6 +460,14 @@ function build(root) {
 
   onLanguageChange(() => render(ui));
   render(ui);
+}
+
+/** Shows or hides "Explore every interleaving" (a level unlocks it: panels/levels/levels.js). */
+export function showExplorer(on) {
+  state.explorerShown = Boolean(on);
+  if (built !== null) {
+    render(built);
+  }
 }
 
 /**
@@ -607,6 +628,8 @@ function render(ui) {
   ui.start.textContent = t(race === null ? 'racelab.start' : 'racelab.restart');
   ui.start.disabled = state.busy;
   ui.explore.disabled = state.busy;
+  ui.explore.hidden = !state.explorerShown;
+  ui.locked.hidden = state.explorerShown;
 
   ui.error.hidden = state.error === null;
   ui.error.textContent =
