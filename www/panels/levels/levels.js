@@ -40,7 +40,7 @@ register({
     'level.5.goal':
       'In the race lab, make check_then_act credit the event twice by stepping the two deliveries yourself. Winning unlocks “Explore every interleaving”.',
     'level.5.hint':
-      'Choose check_then_act and Start. Advance A once (its SELECT finds nothing), then B once (so does its), then let each run to its end.',
+      'Choose check_then_act and “Start the race”. Advance A once (its SELECT finds nothing), then B once (so does its), then let each run to its end.',
     'level.6.title': 'Registered, never credited',
     'level.6.goal': 'Make two_transactions lose a credit: Rust’s verdict on an answer the sender heard is “credit lost”.',
     'level.6.hint':
@@ -60,7 +60,7 @@ register({
     'level.3.title': 'Сбой посередине',
     'level.3.goal':
       'Устройте сбой между INSERT и UPDATE, пусть запрос отправителя покажет, что ничего не осталось (строки в inbox нет, баланс прежний), а повтор применит событие.',
-    'level.3.hint': 'Выберите «Сбой на первой попытке: после INSERT в inbox», оставьте обработчик atomic и доставьте новое событие.',
+    'level.3.hint': 'Выберите «Сбой при первой попытке: после INSERT в inbox», оставьте обработчик atomic и доставьте новое событие.',
     'level.4.title': 'Двадцать сразу',
     'level.4.goal':
       'Доставьте одно и то же событие двадцать раз одновременно: ровно один ответ «применено», девятнадцать «дубликат», зачисление одно.',
@@ -70,11 +70,11 @@ register({
     'level.5.goal':
       'В лаборатории гонок заставьте check_then_act зачислить событие дважды, продвигая обе доставки самостоятельно. Победа открывает «Перебрать все порядки».',
     'level.5.hint':
-      'Выберите check_then_act и начните. Продвиньте A на шаг (её SELECT ничего не находит), затем B на шаг (её тоже), затем доведите каждую до конца.',
+      'Выберите check_then_act и нажмите «Начать гонку». Продвиньте A на шаг (её SELECT ничего не находит), затем B на шаг (её тоже), затем доведите каждую до конца.',
     'level.6.title': 'Записано, но не зачислено',
     'level.6.goal': 'Заставьте two_transactions потерять зачисление: вердикт Rust на ответ, который услышал отправитель, — «зачисление потеряно».',
     'level.6.hint':
-      'Выберите обработчик two_transactions и «Сбой на первой попытке: после INSERT в inbox», затем доставьте новое событие. Посмотрите, что услышит повтор.',
+      'Выберите обработчик two_transactions и «Сбой при первой попытке: после INSERT в inbox», затем доставьте новое событие. Посмотрите, что услышит повтор.',
   },
 });
 

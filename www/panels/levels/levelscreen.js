@@ -23,7 +23,7 @@ register({
     'levels.title': 'Levels',
     'levels.intro':
       'A path through the lab, one goal at a time. Each level is judged from what really ran — the answers, the verdicts and the balances the database returned — never from what you clicked. The free lab stays open: every section in the list above.',
-    'levels.list': 'The levels',
+    'levels.list': 'All levels',
     'levels.level': 'Level {n}: {title}',
     'levels.won': 'won',
     'levels.not_won': 'not won yet',
@@ -46,7 +46,7 @@ register({
     'levels.title': 'Уровни',
     'levels.intro':
       'Путь через лабораторию, по одной цели за раз. Каждый уровень засчитывается по тому, что действительно выполнилось — по ответам, вердиктам и балансам, которые вернула база, — а не по тому, что вы нажали. Свободная лаборатория всегда рядом: любой раздел в списке выше.',
-    'levels.list': 'Уровни',
+    'levels.list': 'Все уровни',
     'levels.level': 'Уровень {n}: {title}',
     'levels.won': 'пройден',
     'levels.not_won': 'ещё не пройден',
