@@ -69,7 +69,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await page.click('#start a[href="#/levels/1"]');
     await page.waitForSelector('#level-title');
     assert.equal(await page.textContent('#level-title'), 'Level 1: Once, then again');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false });
     await openLevel(page, 4);
     assert.equal(await page.textContent('#level-title'), 'Level 4: Twenty at once');
     assert.match(await page.textContent('#level-status'), /Not won yet/);
@@ -167,24 +167,40 @@ describe('levels', { timeout: 600_000 }, () => {
     assert.equal(await isWon(page, 6), true);
   });
 
+  test('level 7: the crash lab’s control (a broken lock check) does not win; real kills mid-commit, all recovered whole, do', async () => {
+    await openLevel(page, 7);
+    await reveal(page, '#crash-form');
+    await page.check('#crash-control');
+    await page.click('#crash-run');
+    await page.waitForFunction(() => document.querySelector('#crash-verdict').textContent !== '', null, { timeout: 300_000 });
+    assert.match(await page.textContent('#crash-verdict'), /caught/);
+    assert.equal(await isWon(page, 7), false, 'partial commits: not all or nothing');
+    await page.uncheck('#crash-control');
+    await page.fill('#crash-kills-trials', '8');
+    await page.click('#crash-kills-run');
+    await page.waitForFunction(() => document.querySelector('#levels-list > li[data-level="7"]').dataset.won === 'true', null, {
+      timeout: 300_000,
+    });
+  });
+
   test('"show me" wins each level in sight, through the lab’s own controls, and the progress survives a reload', async () => {
-    for (const n of [1, 2, 3, 4, 5, 6]) {
+    for (const n of [1, 2, 3, 4, 5, 6, 7]) {
       await openLevel(page, n);
       await page.click('#level-show-me');
       await idle(page);
       await page.waitForFunction((n) => document.querySelector(`#levels-list > li[data-level="${n}"]`).dataset.won === 'true', n);
       const shownScreen = await page.$eval('main .screen:not([hidden])', (s) => s.dataset.screen);
-      assert.equal(shownScreen, n === 5 ? 'race' : 'deliver', `level ${n} was played where it is played`);
+      assert.equal(shownScreen, { 5: 'race', 7: 'crash' }[n] ?? 'deliver', `level ${n} was played where it is played`);
     }
     assert.equal(await page.$eval('#lose_response', (box) => box.checked), false, 'show me put the form back');
     assert.equal(await page.$eval('#fault', (select) => select.value), '');
     await reloadPage(page);
-    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true });
-    assert.match(await page.textContent('#level-bar'), /^Level 6:.*Won!/);
-    await openLevel(page, 6);
+    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true });
+    assert.match(await page.textContent('#level-bar'), /^Level 7:.*Won!/);
+    await openLevel(page, 7);
     assert.equal(await page.textContent('#level-detail > p:last-child'), 'Every level is won.');
     await page.click('#levels-reset');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false });
   });
 
   test('a corrupt or hostile stored progress starts afresh (or keeps only what is valid), and the page works', async () => {

@@ -11,6 +11,8 @@
 //   {kind: "burst", event, handler, count, counts, balance: {before, after}}
 //                                                               panels/burst/burst.js
 //   {kind: "race",  handler, deliveries, verdict, replayed}     panels/race-lab/racelab.js
+//   {kind: "crash", run: "sweep" | "kills", mode, control, points, summary}
+//                                                               panels/crash-lab/crashlab.js
 //
 // The levels (panels/levels/) judge their win conditions over this stream.
 

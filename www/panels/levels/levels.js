@@ -45,6 +45,11 @@ register({
     'level.6.goal': 'Make two_transactions lose a credit: Rust’s verdict on an answer the sender heard is “credit lost”.',
     'level.6.hint':
       'Choose the handler two_transactions and “Crash on the first attempt: after the INSERT into inbox”, then deliver a new event. Watch what the retry hears.',
+    'level.7.title': 'All or nothing',
+    'level.7.goal':
+      'Kill the worker in the middle of its commits, really, and let the crash lab show that every event is either entirely there or entirely absent, and nothing answered “200” was lost.',
+    'level.7.hint':
+      'On Crash, press “Run the sweep” (without the control) or “Run random kills”. The control recovers through a broken lock check: it is there to be caught, and it does not win.',
   },
   ru: {
     'level.1.title': 'Один раз и ещё раз',
@@ -75,6 +80,11 @@ register({
     'level.6.goal': 'Заставьте two_transactions потерять зачисление: вердикт Rust на ответ, который услышал отправитель, — «зачисление потеряно».',
     'level.6.hint':
       'Выберите обработчик two_transactions и «Сбой при первой попытке: после INSERT в inbox», затем доставьте новое событие. Посмотрите, что услышит повтор.',
+    'level.7.title': 'Всё или ничего',
+    'level.7.goal':
+      'По-настоящему убейте воркер посреди его коммитов, и пусть лаборатория сбоев покажет: каждое событие либо записано целиком, либо отсутствует целиком, и ничего, на что ответили «200», не потеряно.',
+    'level.7.hint':
+      'В разделе «Сбои» нажмите «Запустить перебор» (без контроля) или «Убивать в случайный момент». Контроль восстанавливается через сломанную проверку блокировки: он нужен, чтобы его поймали, и уровень не засчитывает.',
   },
 });
 
@@ -265,6 +275,30 @@ export const LEVELS = Object.freeze([
         sender.setFault(null);
         sender.setHandler('atomic');
       }
+    },
+  },
+  {
+    id: 7,
+    section: 'crash',
+    // The crash lab's own verdict (its worker's checks in Rust, after every
+    // reopening): workers really killed mid-commit, nothing partial, nothing
+    // answered lost. The control (a broken lock check) never wins.
+    won: (seen) =>
+      seen.some(
+        (o) =>
+          o.kind === 'crash' &&
+          !o.control &&
+          o.points > 0 &&
+          (o.run === 'sweep' || o.summary.killed_mid_stream > 0) &&
+          o.summary.partial === 0 &&
+          o.summary.lost_acknowledged === 0,
+      ),
+    showMe: async () => {
+      nav.open('crash');
+      document.querySelector('#crash-kills-trials').value = '10';
+      const done = next('crash', 300_000);
+      document.querySelector('#crash-kills-run').click();
+      await done;
     },
   },
 ]);
