@@ -69,7 +69,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await page.click('#start a[href="#/levels/1"]');
     await page.waitForSelector('#level-title');
     assert.equal(await page.textContent('#level-title'), 'Level 1: Once, then again');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false });
     await openLevel(page, 4);
     assert.equal(await page.textContent('#level-title'), 'Level 4: Twenty at once');
     assert.match(await page.textContent('#level-status'), /Not won yet/);
@@ -183,8 +183,26 @@ describe('levels', { timeout: 600_000 }, () => {
     });
   });
 
+  test('level 8: a replay with nothing in between, or by no_dedup, does not win; the stored first receipt replayed after the balance moved on does', async () => {
+    await openLevel(page, 8);
+    await fillSender(page, { event_id: 'l8-a', handler: 'atomic' });
+    await pressDeliver(page);
+    await pressDeliver(page);
+    assert.equal(await isWon(page, 8), false, 'the replay’s receipt equals the balance now: it proves nothing');
+    await fillSender(page, { event_id: 'l8-b', handler: 'no_dedup' });
+    await pressDeliver(page);
+    await fillSender(page, { event_id: 'l8-c', handler: 'atomic' });
+    await pressDeliver(page);
+    await fillSender(page, { event_id: 'l8-b', handler: 'no_dedup' });
+    await pressDeliver(page);
+    assert.equal(await isWon(page, 8), false, 'no_dedup applies it again: no stored first result');
+    await fillSender(page, { event_id: 'l8-a', handler: 'atomic' });
+    await pressDeliver(page);
+    assert.equal(await isWon(page, 8), true, 'l8-a replayed after l8-b and l8-c moved the balance on');
+  });
+
   test('"show me" wins each level in sight, through the lab’s own controls, and the progress survives a reload', async () => {
-    for (const n of [1, 2, 3, 4, 5, 6, 7]) {
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8]) {
       await openLevel(page, n);
       await page.click('#level-show-me');
       await idle(page);
@@ -195,12 +213,12 @@ describe('levels', { timeout: 600_000 }, () => {
     assert.equal(await page.$eval('#lose_response', (box) => box.checked), false, 'show me put the form back');
     assert.equal(await page.$eval('#fault', (select) => select.value), '');
     await reloadPage(page);
-    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true });
-    assert.match(await page.textContent('#level-bar'), /^Level 7:.*Won!/);
-    await openLevel(page, 7);
+    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true });
+    assert.match(await page.textContent('#level-bar'), /^Level 8:.*Won!/);
+    await openLevel(page, 8);
     assert.equal(await page.textContent('#level-detail > p:last-child'), 'Every level is won.');
     await page.click('#levels-reset');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false });
   });
 
   test('a corrupt or hostile stored progress starts afresh (or keeps only what is valid), and the page works', async () => {

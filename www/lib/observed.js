@@ -7,7 +7,8 @@
 //
 //   {kind: "send",  event, handler, fault, loseResponse,
 //                   attempts: [{attempt, answer, lost, seen: {row, balance} | null}],
-//                   balance: {account, before, after}}          panels/sender/sender.js
+//                   balance: {account, before, after},
+//                   stored: the inbox row's receipt after the send, as queried} panels/sender/sender.js
 //   {kind: "burst", event, handler, count, counts, balance: {before, after}}
 //                                                               panels/burst/burst.js
 //   {kind: "race",  handler, deliveries, verdict, replayed}     panels/race-lab/racelab.js

@@ -50,6 +50,11 @@ register({
       'Kill the worker in the middle of its commits, really, and let the crash lab show that every event is either entirely there or entirely absent, and nothing answered “200” was lost.',
     'level.7.hint':
       'On Crash, press “Run the sweep” (without the control) or “Run random kills”. The control recovers through a broken lock check: it is there to be caught, and it does not win.',
+    'level.8.title': 'The first result, replayed',
+    'level.8.goal':
+      'The article’s exercise 3: deliver an event, then another one to the same account, then the first one again. The replay must answer the stored first receipt — its balance is the old one — not a result computed now.',
+    'level.8.hint':
+      'Deliver a new event and note its receipt; deliver another new event; then put the first event_id back and deliver it. Compare the receipt with the inbox row.',
   },
   ru: {
     'level.1.title': 'Один раз и ещё раз',
@@ -85,6 +90,11 @@ register({
       'По-настоящему убейте воркер посреди его коммитов, и пусть лаборатория сбоев покажет: каждое событие либо записано целиком, либо отсутствует целиком, и ничего, на что ответили «200», не потеряно.',
     'level.7.hint':
       'В разделе «Сбои» нажмите «Запустить перебор» (без контроля) или «Убивать в случайный момент». Контроль восстанавливается через сломанную проверку блокировки: он нужен, чтобы его поймали, и уровень не засчитывает.',
+    'level.8.title': 'Первый результат, повторённый',
+    'level.8.goal':
+      'Упражнение 3 из статьи: доставьте событие, затем другое на тот же счёт, затем снова первое. Повтор должен вернуть сохранённую первую квитанцию — с прежним балансом, — а не результат, вычисленный сейчас.',
+    'level.8.hint':
+      'Доставьте новое событие и запомните его квитанцию; доставьте ещё одно новое событие; затем верните первый event_id и доставьте его снова. Сравните квитанцию со строкой inbox.',
   },
 });
 
@@ -299,6 +309,46 @@ export const LEVELS = Object.freeze([
       const done = next('crash', 300_000);
       document.querySelector('#crash-kills-run').click();
       await done;
+    },
+  },
+  {
+    id: 8,
+    section: 'deliver',
+    // The article's exercise 3: an event applied (receipt R), another event
+    // applied after it (the balance moved on), then the first one replayed:
+    // the answer is R itself — its balance_after the old one, not the
+    // balance now — and R is the receipt the inbox holds, as queried.
+    won: (seen) => {
+      const all = sends(seen);
+      return all.some((first, i) => {
+        const receipt = lastHeard(first)?.outcome === 'applied' ? lastHeard(first).receipt : null;
+        if (!receipt) {
+          return false;
+        }
+        const laterIndex = all.findIndex(
+          (other, j) => j > i && !sameKey(other.event, first.event) && other.event.account_id === first.event.account_id && gained(other.balance) > 0,
+        );
+        return (
+          laterIndex > i &&
+          all.slice(laterIndex + 1).some((replay) => {
+            const heard = lastHeard(replay);
+            return (
+              sameKey(replay.event, first.event) &&
+              heard?.outcome === 'duplicate' &&
+              heard.receipt?.seq === receipt.seq &&
+              heard.receipt.balance_after === receipt.balance_after &&
+              replay.stored?.seq === receipt.seq &&
+              replay.balance.after !== receipt.balance_after
+            );
+          })
+        );
+      });
+    },
+    showMe: async () => {
+      const first = freshEvent(8);
+      await deliverInSight(first);
+      await deliverInSight({ ...first, event_id: `${first.event_id}-other` });
+      await deliverInSight(first);
     },
   },
 ]);

@@ -388,7 +388,8 @@ export async function send(
     },
   });
 
-  const after = await refreshTables().then((tables) => balanceIn(tables, event.account_id));
+  const tablesAfter = await refreshTables();
+  const after = balanceIn(tablesAfter, event.account_id);
   record.summary = { account: event.account_id, amount: event.amount, before, after };
   showLog(record);
   const last = attempts.at(-1);
@@ -405,6 +406,8 @@ export async function send(
     loseResponse,
     attempts: record.attempts.map(({ attempt, answer, lost, seen }) => ({ attempt, answer, lost, seen: seen ?? null })),
     balance: { account: event.account_id, before, after },
+    // The receipt the inbox holds for this key now, as queried (null: no row, or no receipt).
+    stored: tablesAfter?.inbox.find((r) => r.source === event.source && r.event_id === event.event_id)?.receipt ?? null,
   });
   return {
     attempts: record.attempts.map(({ attempt, at, answer, lost, decision }) => ({ attempt, at, answer, lost, decision })),
