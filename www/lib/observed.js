@@ -14,6 +14,11 @@
 //   {kind: "race",  handler, deliveries, verdict, replayed}     panels/race-lab/racelab.js
 //   {kind: "crash", run: "sweep" | "kills", mode, control, points, summary}
 //                                                               panels/crash-lab/crashlab.js
+//   {kind: "effects", strategy, dedup, crashed: event_id | null,
+//                     verdicts: [{eventId, credited, shown, verdict}]}
+//                     after each action of "where the scheme ends"' side effects:
+//                     the inbox as queried, what the receiver showed, the outbox
+//                                                               panels/scheme-ends/schemeends.js
 //
 // The levels (panels/levels/) judge their win conditions over this stream.
 

@@ -55,6 +55,11 @@ register({
       'The article’s exercise 3: deliver an event, then another one to the same account, then the first one again. The replay must answer the stored first receipt — its balance is the old one — not a result computed now.',
     'level.8.hint':
       'Deliver a new event and note its receipt; deliver another new event; then put the first event_id back and deliver it. Compare the receipt with the inbox row.',
+    'level.9.title': 'The outbox',
+    'level.9.goal':
+      'Deliver with the transactional outbox, let the dispatcher crash after sending and before marking the message sent, run it again: with the receiver deduplicating by message id, the credited event is shown exactly once.',
+    'level.9.hint':
+      'In “Where the scheme ends”, tick “The receiver deduplicates by message id”, choose the outbox, Deliver, press “Dispatcher crashes after sending”, then “Run the dispatcher”.',
   },
   ru: {
     'level.1.title': 'Один раз и ещё раз',
@@ -95,6 +100,11 @@ register({
       'Упражнение 3 из статьи: доставьте событие, затем другое на тот же счёт, затем снова первое. Повтор должен вернуть сохранённую первую квитанцию — с прежним балансом, — а не результат, вычисленный сейчас.',
     'level.8.hint':
       'Доставьте новое событие и запомните его квитанцию; доставьте ещё одно новое событие; затем верните первый event_id и доставьте его снова. Сравните квитанцию со строкой inbox.',
+    'level.9.title': 'Outbox',
+    'level.9.goal':
+      'Доставьте через транзакционный outbox, пусть диспетчер упадёт после отправки, но до отметки об отправке, запустите его снова: получатель отсекает повторы по id сообщения, и зачисленное событие показано ровно один раз.',
+    'level.9.hint':
+      'В разделе «Где схема заканчивается» отметьте «Получатель отсекает повторы по id сообщения», выберите outbox, нажмите «Доставить», затем «Диспетчер падает после отправки», затем «Запустить диспетчер».',
   },
 });
 
@@ -349,6 +359,44 @@ export const LEVELS = Object.freeze([
       await deliverInSight(first);
       await deliverInSight({ ...first, event_id: `${first.event_id}-other` });
       await deliverInSight(first);
+    },
+  },
+  {
+    id: 9,
+    section: 'scheme-ends',
+    // The outbox: its dispatcher died after sending a message and before
+    // marking it sent, so it sends it again — and the receiver, deduplicating
+    // by message id, still shows the credited event exactly once.
+    won: (seen) =>
+      seen.some(
+        (crash, i) =>
+          crash.kind === 'effects' &&
+          crash.strategy === 'outbox' &&
+          crash.crashed !== null &&
+          seen
+            .slice(i + 1)
+            .some(
+              (later) =>
+                later.kind === 'effects' &&
+                later.dedup === true &&
+                later.verdicts.some((v) => v.eventId === crash.crashed && v.credited && v.verdict === 'once'),
+            ) &&
+          seen.slice(i + 1).some((later) => later.kind === 'effects' && later.verdicts.some((v) => v.eventId === crash.crashed && v.shown > 0)),
+      ),
+    showMe: async () => {
+      nav.open('scheme-ends');
+      const click = async (selector) => {
+        const done = next('effects');
+        document.querySelector(selector).click();
+        await done;
+      };
+      if (!document.querySelector('#se-dedup').checked) {
+        await click('#se-dedup');
+      }
+      document.querySelector('#se-strategy-outbox').click();
+      await click('#se-deliver');
+      await click('#se-dispatch-crash');
+      await click('#se-dispatch');
     },
   },
 ]);
