@@ -69,7 +69,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await page.click('#start a[href="#/levels/1"]');
     await page.waitForSelector('#level-title');
     assert.equal(await page.textContent('#level-title'), 'Level 1: Once, then again');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false, 10: false });
     await openLevel(page, 4);
     assert.equal(await page.textContent('#level-title'), 'Level 4: Twenty at once');
     assert.match(await page.textContent('#level-status'), /Not won yet/);
@@ -217,24 +217,39 @@ describe('levels', { timeout: 600_000 }, () => {
     assert.equal(await isWon(page, 9), true);
   });
 
+  test('level 10: a purge that removes nothing leaves the event a duplicate and does not win; a purge past its age makes it new again', async () => {
+    await openLevel(page, 10);
+    await reveal(page, '#se-retention');
+    await press(page, '#se-ret-deliver');
+    await page.selectOption('#se-window', '30');
+    await press(page, '#se-purge');
+    await press(page, '#se-ret-deliver');
+    assert.equal(await isWon(page, 10), false, 'the row is younger than 30 days: kept, so "duplicate"');
+    await press(page, '#se-plus-week');
+    await page.selectOption('#se-window', '1');
+    await press(page, '#se-purge');
+    await press(page, '#se-ret-deliver');
+    assert.equal(await isWon(page, 10), true);
+  });
+
   test('"show me" wins each level in sight, through the lab’s own controls, and the progress survives a reload', async () => {
-    for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9]) {
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
       await openLevel(page, n);
       await page.click('#level-show-me');
       await idle(page);
       await page.waitForFunction((n) => document.querySelector(`#levels-list > li[data-level="${n}"]`).dataset.won === 'true', n);
       const shownScreen = await page.$eval('main .screen:not([hidden])', (s) => s.dataset.screen);
-      assert.equal(shownScreen, { 5: 'race', 7: 'crash', 9: 'scheme-ends' }[n] ?? 'deliver', `level ${n} was played where it is played`);
+      assert.equal(shownScreen, { 5: 'race', 7: 'crash', 9: 'scheme-ends', 10: 'scheme-ends' }[n] ?? 'deliver', `level ${n} was played where it is played`);
     }
     assert.equal(await page.$eval('#lose_response', (box) => box.checked), false, 'show me put the form back');
     assert.equal(await page.$eval('#fault', (select) => select.value), '');
     await reloadPage(page);
-    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true });
-    assert.match(await page.textContent('#level-bar'), /^Level 9:.*Won!/);
-    await openLevel(page, 9);
+    assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true });
+    assert.match(await page.textContent('#level-bar'), /^Level 10:.*Won!/);
+    await openLevel(page, 10);
     assert.equal(await page.textContent('#level-detail > p:last-child'), 'Every level is won.');
     await page.click('#levels-reset');
-    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false });
+    assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false, 10: false });
   });
 
   test('a corrupt or hostile stored progress starts afresh (or keeps only what is valid), and the page works', async () => {

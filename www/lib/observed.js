@@ -19,6 +19,8 @@
 //                     after each action of "where the scheme ends"' side effects:
 //                     the inbox as queried, what the receiver showed, the outbox
 //                                                               panels/scheme-ends/schemeends.js
+//   {kind: "retention", action: "deliver", at, event, answer}
+//   {kind: "retention", action: "purge", at, count, days}       the same panel, retention
 //
 // The levels (panels/levels/) judge their win conditions over this stream.
 

@@ -60,6 +60,11 @@ register({
       'Deliver with the transactional outbox, let the dispatcher crash after sending and before marking the message sent, run it again: with the receiver deduplicating by message id, the credited event is shown exactly once.',
     'level.9.hint':
       'In “Where the scheme ends”, tick “The receiver deduplicates by message id”, choose the outbox, Deliver, press “Dispatcher crashes after sending”, then “Run the dispatcher”.',
+    'level.10.title': 'Forgotten, so new again',
+    'level.10.goal':
+      'Deliver an event, let the lab’s clock run past the retention window, purge the inbox, and deliver the same event again: it is applied a second time, because the row that remembered it is gone.',
+    'level.10.hint':
+      'In “Where the scheme ends”, retention: “Deliver (or redeliver)”, “+7 days” until the event is older than the window, “Purge the inbox”, then “Deliver (or redeliver)” again.',
   },
   ru: {
     'level.1.title': 'Один раз и ещё раз',
@@ -105,6 +110,11 @@ register({
       'Доставьте через транзакционный outbox, пусть диспетчер упадёт после отправки, но до отметки об отправке, запустите его снова: получатель отсекает повторы по id сообщения, и зачисленное событие показано ровно один раз.',
     'level.9.hint':
       'В разделе «Где схема заканчивается» отметьте «Получатель отсекает повторы по id сообщения», выберите outbox, нажмите «Доставить», затем «Диспетчер падает после отправки», затем «Запустить диспетчер».',
+    'level.10.title': 'Забыто — значит, снова новое',
+    'level.10.goal':
+      'Доставьте событие, прокрутите часы лаборатории дальше срока хранения, очистите inbox и доставьте то же событие снова: оно применится второй раз, потому что строки, которая его помнила, больше нет.',
+    'level.10.hint':
+      'В разделе «Где схема заканчивается», срок хранения: «Доставить (или повторить)», «+7 дней», пока событие не станет старше срока, «Очистить inbox», затем снова «Доставить (или повторить)».',
   },
 });
 
@@ -397,6 +407,57 @@ export const LEVELS = Object.freeze([
       await click('#se-deliver');
       await click('#se-dispatch-crash');
       await click('#se-dispatch');
+    },
+  },
+  {
+    id: 10,
+    section: 'scheme-ends',
+    // Retention: an event applied, a purge that really deleted inbox rows,
+    // then the same event applied AGAIN — the worker answered "applied"
+    // twice for one key, because its row was gone.
+    won: (seen) => {
+      const r = seen.filter((o) => o.kind === 'retention');
+      const applied = (o) => o.action === 'deliver' && o.answer?.outcome === 'applied';
+      return r.some(
+        (first, i) =>
+          applied(first) &&
+          r.some(
+            (purge, j) =>
+              j > i &&
+              purge.action === 'purge' &&
+              purge.count > 0 &&
+              r.slice(j + 1).some((again) => applied(again) && sameKey(again.event, first.event)),
+          ),
+      );
+    },
+    showMe: async () => {
+      nav.open('scheme-ends');
+      const click = async (selector) => {
+        const done = next('retention');
+        document.querySelector(selector).click();
+        await done;
+      };
+      const advance = (selector) =>
+        new Promise((resolve) => {
+          // "+7 days" answers with the clock, not an observation: wait for the clock line to change.
+          const clock = document.querySelector('#se-clock');
+          const before = clock.textContent;
+          const watch = new MutationObserver(() => {
+            if (clock.textContent !== before) {
+              watch.disconnect();
+              resolve();
+            }
+          });
+          watch.observe(clock, { subtree: true, childList: true, characterData: true });
+          document.querySelector(selector).click();
+        });
+      await click('#se-ret-deliver');
+      await advance('#se-plus-week');
+      const windowSelect = document.querySelector('#se-window');
+      windowSelect.value = '1'; // purge what is older than a day: the event is a week old
+      windowSelect.dispatchEvent(new Event('change'));
+      await click('#se-purge');
+      await click('#se-ret-deliver');
     },
   },
 ]);

@@ -1008,6 +1008,7 @@ async function deliverRetained() {
   }
   rt.log.unshift(entry);
   await load();
+  observe('retention', { action: 'deliver', at: entry.at, event, answer: reply });
 }
 
 async function purge() {
@@ -1016,6 +1017,7 @@ async function purge() {
   const count = await inboxLab.scheme.purge(days * DAY_MS);
   rt.log.unshift({ kind: 'purge', at: rt.now, count, days });
   await load();
+  observe('retention', { action: 'purge', at: rt.now, count, days });
 }
 
 function renderRetention() {
