@@ -9,7 +9,8 @@
 //                 (the one request/answer shape between the page and its workers),
 //                 verdict.js (Rust's verdict on a delivery, in words and colour),
 //                 strip.js (the answer next to the action), focus.js (the keyboard's
-//                 place survives a button that disables itself)
+//                 place survives a button that disables itself), observed.js (what
+//                 the worker answered, as one stream the levels judge)
 //   db/           the database: client.js (the page's side, tabs.js for several
 //                 tabs) and worker.js (the worker that owns the connection)
 //   panels/<p>/   one folder per panel: its JS, its strings (registered inline,
@@ -20,6 +21,9 @@
 //   nav/          one screen per section, chosen by the URL's hash (#/deliver);
 //                 the skip link
 //   start/        the start screen: the article's ideas, where to try them, their code
+//   levels/       a path through the lab: each level a goal judged from what the
+//                 worker answered (lib/observed.js), a hint and "show me" (levels.js);
+//                 the screen, the progress in localStorage (levelscreen.js)
 //   notices/      the storage banner, the tab note (banner.js), the notice for a
 //                 database that cannot be used (recovery.js), and the built site's
 //                 service worker and "updated since your last visit" (update.js)
@@ -65,6 +69,7 @@ import * as flow from './panels/flow/flow.js';
 import * as header from './panels/header/header.js';
 import * as handlerLab from './panels/handler-lab/handlerlab.js';
 import * as hooks from './panels/hooks/hooks.js';
+import * as levels from './panels/levels/levelscreen.js';
 import * as relay from './panels/hooks/relay.js';
 import * as nav from './panels/nav/nav.js';
 import * as banner from './panels/notices/banner.js';
@@ -85,6 +90,7 @@ import * as workshop from './panels/workshop/workshop.js';
 const PANELS = [
   header,
   start,
+  levels, // before nav: it listens to the route nav shows first
   nav,
   banner,
   recovery,

@@ -16,7 +16,7 @@ import { fillSender, freshPlayground, press, pressDeliver } from './playground.m
 
 const AXE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-const SECTIONS = ['start', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
+const SECTIONS = ['start', 'levels', 'levels/1', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
 
 /** axe's violations on the page as it is now: "rule ×n: targets". */
 async function violations(page) {

@@ -191,12 +191,12 @@ export async function reveal(page, selector) {
   }
 }
 
-/** Opens the section `route` (e.g. "deliver", "race-lab") through its hash, as a link does. */
+/** Opens the section `route` (e.g. "deliver", "race-lab", "levels/2") through its hash, as a link does. */
 export async function goTo(page, route) {
   await page.evaluate((route) => (location.hash = `#/${route}`), route);
   await page.waitForFunction(
     (route) => {
-      const screen = document.querySelector(`main .screen[data-screen="${route}"]`) ??
+      const screen = document.querySelector(`main .screen[data-screen="${route.split('/')[0]}"]`) ??
         document.getElementById(route)?.closest('main .screen[data-screen]');
       return screen !== null && !screen.hidden;
     },

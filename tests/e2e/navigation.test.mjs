@@ -15,7 +15,7 @@ const WIDE = { width: 1280, height: 800 };
 const PHONE = { width: 400, height: 850 };
 
 /** Every section, in the order of the section list. */
-const SECTIONS = ['start', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
+const SECTIONS = ['start', 'levels', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
 
 /** The section shown, and which link says so. */
 function shown(page) {
@@ -69,9 +69,16 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
       await openPage(page, unknown);
       assert.deepEqual(await shown(page), { screens: ['start'], current: ['start'] }, unknown);
     }
-    // The start screen leads into the lab in one click.
-    await page.click('#start a.button');
+    // The start screen leads into the lab, and to the first level, in one click.
+    await page.click('#start a.button[href="#/deliver"]');
     assert.deepEqual((await shown(page)).screens, ['deliver']);
+    await openPage(page, '#/start');
+    await page.click('#start a.button[href="#/levels/1"]');
+    assert.deepEqual(await shown(page), { screens: ['levels'], current: ['levels'] });
+    // A level's own link opens the levels screen with that level.
+    await openPage(page, '#/levels/3');
+    assert.deepEqual(await shown(page), { screens: ['levels'], current: ['levels'] });
+    assert.match(await page.textContent('#level-title'), /^Level 3:/);
   });
 
   test('the section list changes the hash, and back and forward walk through the sections', async () => {

@@ -10,7 +10,7 @@ import { goTo, idle, reloadPage, reveal, screenshotPath, usePage } from './brows
 import { fillSender, freshPlayground, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
 
 /** Every section of the page (www/panels/nav/nav.js), in the order of the section list. */
-const SECTIONS = ['start', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
+const SECTIONS = ['start', 'levels', 'levels/1', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
 
 /** Both sizes the page is designed for. */
 const WIDE = { width: 1280, height: 800 };
@@ -173,7 +173,7 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
           await page.evaluate(() => window.scrollTo(0, 0));
           assert.equal(await sideways(page), 0, `${lang} ${name} #/${section}: no sideways scrolling`);
           heights[`${lang} ${name} ${section}`] = await page.evaluate(() => document.documentElement.scrollHeight);
-          await page.screenshot({ path: await screenshotPath(`section-${section}-${lang}-${name}.png`) });
+          await page.screenshot({ path: await screenshotPath(`section-${section.replace('/', '-')}-${lang}-${name}.png`) });
         }
       }
     }

@@ -17,6 +17,7 @@
 import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { observe } from '../../lib/observed.js';
 import { resultStrip } from '../../lib/strip.js';
 import { creditVerdict, formEvent, formHandler, senderTime } from '../sender/sender.js';
 import { refresh as refreshTables } from '../tables/tables.js';
@@ -140,7 +141,9 @@ export async function burstSame(event, count, handler) {
     }),
   );
   const after = balanceIn(await refreshTables(), event.account_id);
-  return { kind: 'same', event, count, counts: countOutcomes(answers), balance: { before, after } };
+  const counts = countOutcomes(answers);
+  observe('burst', { event, handler, count, counts, balance: { before, after } });
+  return { kind: 'same', event, count, counts, balance: { before, after } };
 }
 
 /**

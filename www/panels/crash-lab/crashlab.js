@@ -19,6 +19,7 @@
 import { randomKills, sweep } from './crashdriver.js';
 import { el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { observe } from '../../lib/observed.js';
 
 register({
   en: {
@@ -348,6 +349,7 @@ async function runSweep(ui, options) {
       },
     });
     state.sweep.summary = result.summary;
+    observe('crash', { run: 'sweep', mode: options.mode, events: options.events, control: options.control, points: result.rows.length, summary: result.summary });
   } catch (error) {
     state.error = error;
   } finally {
@@ -373,6 +375,7 @@ async function runKills(ui, trials, mode) {
         render(ui);
       },
     });
+    observe('crash', { run: 'kills', mode, control: false, points: trials, summary: state.kills.summary });
   } catch (error) {
     state.error = error;
   } finally {

@@ -4,6 +4,7 @@
 //
 //   #/deliver       the screen "deliver"
 //   #/race-lab      the screen holding the panel #race-lab, scrolled to it
+//   #/levels/3      the screen "levels", with "3" passed on to who listens (onRoute)
 //   #s=…            a share link (www/lib/share.js): the handler screen, which reads it
 //   anything else   the start screen (an old or mistyped link still lands somewhere)
 //
@@ -23,6 +24,7 @@ register({
     'nav.label': 'Sections',
     'nav.skip': 'Skip to the content',
     'nav.start': 'Start here',
+    'nav.levels': 'Levels',
     'nav.deliver': 'Deliver',
     'nav.race': 'Race',
     'nav.handler': 'Your handler',
@@ -36,6 +38,7 @@ register({
     'nav.label': 'Разделы',
     'nav.skip': 'Перейти к содержимому',
     'nav.start': 'С чего начать',
+    'nav.levels': 'Уровни',
     'nav.deliver': 'Доставка',
     'nav.race': 'Гонки',
     'nav.handler': 'Свой обработчик',
@@ -53,6 +56,16 @@ const SHARED = 'handler';
 
 let links = [];
 let screens = [];
+const routeListeners = new Set();
+
+/**
+ * Calls `listener({screen, rest})` whenever a screen is shown: `screen` its
+ * name, `rest` what the hash holds after it ("3" in "#/levels/3", else null).
+ */
+export function onRoute(listener) {
+  routeListeners.add(listener);
+  return () => routeListeners.delete(listener);
+}
 
 export function mount() {
   links = [...document.querySelectorAll('nav.sections a[data-route]')];
@@ -66,21 +79,24 @@ export function mount() {
 }
 
 /**
- * Where `hash` leads: `{screen, panel}` (`panel` null for a whole screen).
- * A section's name, a panel's id, or else the start screen.
+ * Where `hash` leads: `{screen, panel, rest}` (`panel` null for a whole
+ * screen; `rest` the part after a screen's name, "#/levels/3" → "3", else
+ * null). A section's name, a panel's id, or else the start screen.
  */
 export function resolve(hash) {
-  const name = isShare(hash) ? SHARED : (/^#\/([a-z0-9-]+)$/.exec(hash)?.[1] ?? '');
+  const match = /^#\/([a-z0-9-]+)(?:\/([a-z0-9-]+))?$/.exec(hash);
+  const name = isShare(hash) ? SHARED : (match?.[1] ?? '');
+  const rest = match?.[2] ?? null;
   const screen = screens.find((candidate) => candidate.dataset.screen === name);
   if (screen) {
-    return { screen, panel: null };
+    return { screen, panel: null, rest };
   }
-  const panel = name ? document.getElementById(name) : null;
+  const panel = name && rest === null ? document.getElementById(name) : null;
   const holder = panel?.closest('main .screen[data-screen]');
   if (holder && panel.parentElement === holder) {
-    return { screen: holder, panel };
+    return { screen: holder, panel, rest: null };
   }
-  return { screen: screens.find((candidate) => candidate.dataset.screen === START), panel: null };
+  return { screen: screens.find((candidate) => candidate.dataset.screen === START), panel: null, rest: null };
 }
 
 /**
@@ -102,7 +118,7 @@ export function current() {
 }
 
 function show(hash) {
-  const { screen, panel } = resolve(hash);
+  const { screen, panel, rest } = resolve(hash);
   const changed = screen.hidden;
   for (const candidate of screens) {
     candidate.hidden = candidate !== screen;
@@ -121,6 +137,9 @@ function show(hash) {
     panel.scrollIntoView({ block: 'start' });
   } else if (changed) {
     window.scrollTo(0, 0);
+  }
+  for (const listener of routeListeners) {
+    listener({ screen: screen.dataset.screen, rest });
   }
 }
 

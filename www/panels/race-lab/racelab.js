@@ -29,6 +29,7 @@ import { inboxLab } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { observe } from '../../lib/observed.js';
 import { refresh as refreshTables } from '../tables/tables.js';
 import { stepsDiagram } from '../timeline/timeline.js';
 
@@ -45,6 +46,8 @@ register({
     'racelab.start': 'Start the race',
     'racelab.restart': 'Start again',
     'racelab.explore': 'Explore every interleaving',
+    'racelab.explore.locked': 'Exploring every interleaving unlocks once you have made a race go wrong yourself:',
+    'racelab.explore.level': 'level 5',
     'racelab.stopped': 'Stopped here: the explorer took over the connections. Start again to race anew.',
     'racelab.exploring': 'Exploring every interleaving on real connections…',
     'racelab.h.atomic': 'atomic — the article’s handler',
@@ -142,6 +145,8 @@ register({
     'racelab.start': 'Начать гонку',
     'racelab.restart': 'Начать заново',
     'racelab.explore': 'Перебрать все порядки',
+    'racelab.explore.locked': 'Перебор всех порядков откроется, когда вы сами заставите гонку ошибиться:',
+    'racelab.explore.level': 'уровень 5',
     'racelab.stopped': 'Остановлено здесь: соединения заняты перебором. Начните заново, чтобы устроить новую гонку.',
     'racelab.exploring': 'Перебираю все порядки на настоящих соединениях…',
     'racelab.h.atomic': 'atomic — обработчик из статьи',
@@ -257,6 +262,7 @@ const state = {
   // verdict: null | {...}, moved: index of the delivery that moved last}
   race: null,
   explored: null, // the explorer's summary
+  explorerShown: false, // "Explore every interleaving" is shown once level 5 is won (panels/levels/)
   replay: null, // {schedule, position}
   exploring: false,
   // The demonstration's last run: {key: {source, event_id}, first, ignore,
@@ -273,8 +279,12 @@ export function mount() {
   }
 }
 
+/** The lab's controls once built: a level's "show me" plays a race through them. */
+let built = null;
+
 function build(root) {
   const ui = {};
+  built = ui;
   const text = (tag, key, className) => el(tag, { className, text: t(key), data: { i18n: key } });
 
   ui.handler = el('select', { attrs: { id: 'race-handler', 'aria-describedby': 'race-why' } });
@@ -299,6 +309,13 @@ function build(root) {
   ui.explore = text('button', 'racelab.explore', 'secondary');
   ui.explore.type = 'button';
   ui.explore.id = 'race-explore';
+  ui.locked = el(
+    'p',
+    { className: 'note race-locked', attrs: { id: 'race-explore-locked' } },
+    text('span', 'racelab.explore.locked'),
+    ' ',
+    el('a', { text: t('racelab.explore.level'), data: { i18n: 'racelab.explore.level' }, attrs: { href: '#/levels/5' } }),
+  );
 
   ui.columns = LETTERS.map((letter, i) => {
     const column = {};
@@ -367,6 +384,7 @@ function build(root) {
       ui.why,
       text('p', 'racelab.event', 'race-event'),
       el('div', { className: 'actions' }, ui.start, ui.explore),
+      ui.locked,
     ),
     ui.error,
     ui.columnsGroup,
@@ -444,6 +462,41 @@ function build(root) {
   render(ui);
 }
 
+/** Shows or hides "Explore every interleaving" (a level unlocks it: panels/levels/levels.js). */
+export function showExplorer(on) {
+  state.explorerShown = Boolean(on);
+  if (built !== null) {
+    render(built);
+  }
+}
+
+/**
+ * Plays a race through the lab's own controls, in sight (a level's "show
+ * me"): chooses `handler`, starts, advances the deliveries in `order`
+ * (indexes: 0 is A), then each unfinished one to its end, A first. Resolves
+ * once the last step is drawn; Rust's answers decide what happened.
+ */
+export async function playRace(handler, order) {
+  const ui = built;
+  if (ui === null || state.busy) {
+    return;
+  }
+  if (ui.handler.value !== handler) {
+    ui.handler.value = handler;
+    ui.handler.dispatchEvent(new Event('change'));
+  }
+  await run(ui, () => start(handler));
+  for (const i of order) {
+    await run(ui, () => step(i));
+  }
+  for (let i = 0; i < state.deliveries; i += 1) {
+    // A delivery runs a handful of statements; the bound only stops a worker gone wrong.
+    for (let n = 0; n < 20 && state.error === null && state.race?.next[i]; n += 1) {
+      await run(ui, () => step(i));
+    }
+  }
+}
+
 /** Runs one action against the worker: busy while it runs, errors shown, then redrawn. */
 function run(ui, action) {
   if (state.busy) {
@@ -510,6 +563,7 @@ async function step(i) {
   }
   if (reply.verdict) {
     race.verdict = reply.verdict;
+    observe('race', { handler: race.handler, deliveries: race.next.length, verdict: reply.verdict, replayed: state.replay !== null });
   }
 }
 
@@ -574,6 +628,8 @@ function render(ui) {
   ui.start.textContent = t(race === null ? 'racelab.start' : 'racelab.restart');
   ui.start.disabled = state.busy;
   ui.explore.disabled = state.busy;
+  ui.explore.hidden = !state.explorerShown;
+  ui.locked.hidden = state.explorerShown;
 
   ui.error.hidden = state.error === null;
   ui.error.textContent =

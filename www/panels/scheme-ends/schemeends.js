@@ -29,6 +29,7 @@
 import { inboxLab, onTablesChanged } from '../../db/client.js';
 import { el, formatNumber, whileBusy } from '../../lib/dom.js';
 import { currentLanguage, has, onLanguageChange, register, t } from '../../lib/i18n.js';
+import { observe } from '../../lib/observed.js';
 import { refresh as refreshTables } from '../tables/tables.js';
 
 register({
@@ -546,10 +547,12 @@ async function deliverNotified() {
     fx.next += 1;
   }
   await load();
+  observeEffects(null);
 }
 
 async function dispatch(crash) {
   await syncReceiver();
+  let crashedEvent = null; // the event whose message went out before the dispatcher died
   if (!crash) {
     let sent = 0;
     for (let round = 0; round < MAX_DISPATCH_ROUNDS; round += 1) {
@@ -576,9 +579,18 @@ async function dispatch(crash) {
       }
       fx.sends.set(pending.message_id, (fx.sends.get(pending.message_id) ?? 0) + 1);
       fx.dispatchNote = { key: 'se.fx.dispatch_crashed', params: { id: pending.message_id } };
+      crashedEvent = pending.event_id;
     }
   }
   await load();
+  observeEffects(crashedEvent);
+}
+
+/** What the side-effects experiment shows now, for the levels (lib/observed.js). */
+function observeEffects(crashed) {
+  if (fx.tables !== null) {
+    observe('effects', { strategy: fx.strategy, dedup: fx.receiver.dedup, crashed, verdicts: verdicts() });
+  }
 }
 
 async function resetReceiver() {
@@ -587,6 +599,7 @@ async function resetReceiver() {
   fx.receiverName = receiver;
   forgetEffects();
   await load();
+  observeEffects(null);
 }
 
 function forgetEffects() {
@@ -995,6 +1008,7 @@ async function deliverRetained() {
   }
   rt.log.unshift(entry);
   await load();
+  observe('retention', { action: 'deliver', at: entry.at, event, answer: reply });
 }
 
 async function purge() {
@@ -1003,6 +1017,7 @@ async function purge() {
   const count = await inboxLab.scheme.purge(days * DAY_MS);
   rt.log.unshift({ kind: 'purge', at: rt.now, count, days });
   await load();
+  observe('retention', { action: 'purge', at: rt.now, count, days });
 }
 
 function renderRetention() {

@@ -18,6 +18,7 @@
 import { inboxLab } from '../../db/client.js';
 import { clearErrors, el, formatNumber, formatSeconds, showError, showFieldError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
+import { observe } from '../../lib/observed.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
 import { verdictElement } from '../../lib/verdict.js';
@@ -387,7 +388,8 @@ export async function send(
     },
   });
 
-  const after = await refreshTables().then((tables) => balanceIn(tables, event.account_id));
+  const tablesAfter = await refreshTables();
+  const after = balanceIn(tablesAfter, event.account_id);
   record.summary = { account: event.account_id, amount: event.amount, before, after };
   showLog(record);
   const last = attempts.at(-1);
@@ -397,6 +399,16 @@ export async function send(
   if (!last.heard.lost && error?.kind === 'invalid_input') {
     showError(form, error);
   }
+  observe('send', {
+    event,
+    handler,
+    fault,
+    loseResponse,
+    attempts: record.attempts.map(({ attempt, answer, lost, seen }) => ({ attempt, answer, lost, seen: seen ?? null })),
+    balance: { account: event.account_id, before, after },
+    // The receipt the inbox holds for this key now, as queried (null: no row, or no receipt).
+    stored: tablesAfter?.inbox.find((r) => r.source === event.source && r.event_id === event.event_id)?.receipt ?? null,
+  });
   return {
     attempts: record.attempts.map(({ attempt, at, answer, lost, decision }) => ({ attempt, at, answer, lost, decision })),
     balance: { account: event.account_id, before, after },

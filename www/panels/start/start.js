@@ -12,6 +12,7 @@ register({
   en: {
     'start.title': 'Start here',
     'start.open': 'Open the lab: deliver an event',
+    'start.levels': 'Start with level 1',
     'start.ideas': 'The article’s ideas, where to try each, and the code that holds it',
     'start.try': 'Try it: {section}',
     'start.code': 'Code:',
@@ -30,6 +31,7 @@ register({
   ru: {
     'start.title': 'С чего начать',
     'start.open': 'Открыть лабораторию: доставить событие',
+    'start.levels': 'Начать с уровня 1',
     'start.ideas': 'Идеи статьи: где попробовать каждую и в каком коде она живёт',
     'start.try': 'Попробовать: {section}',
     'start.code': 'Код:',

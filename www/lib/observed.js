@@ -1,0 +1,45 @@
+// What really happened, as the page heard it: one stream of observations the
+// panels publish when an answer arrives — a send finished (every attempt's
+// answer with Rust's verdict and steps, what the sender's look at the tables
+// found after a doubtful answer, the balance before and after, as queried),
+// a burst finished, a stepped race reached Rust's verdict. Nothing here is a
+// click: a panel publishes only what the database worker answered.
+//
+//   {kind: "send",  event, handler, fault, loseResponse,
+//                   attempts: [{attempt, answer, lost, seen: {row, balance} | null}],
+//                   balance: {account, before, after},
+//                   stored: the inbox row's receipt after the send, as queried} panels/sender/sender.js
+//   {kind: "burst", event, handler, count, counts, balance: {before, after}}
+//                                                               panels/burst/burst.js
+//   {kind: "race",  handler, deliveries, verdict, replayed}     panels/race-lab/racelab.js
+//   {kind: "crash", run: "sweep" | "kills", mode, control, points, summary}
+//                                                               panels/crash-lab/crashlab.js
+//   {kind: "effects", strategy, dedup, crashed: event_id | null,
+//                     verdicts: [{eventId, credited, shown, verdict}]}
+//                     after each action of "where the scheme ends"' side effects:
+//                     the inbox as queried, what the receiver showed, the outbox
+//                                                               panels/scheme-ends/schemeends.js
+//   {kind: "retention", action: "deliver", at, event, answer}
+//   {kind: "retention", action: "purge", at, count, days}       the same panel, retention
+//
+// The levels (panels/levels/) judge their win conditions over this stream.
+
+const listeners = new Set();
+
+/** Publishes one observation; a listener that throws does not stop the others. */
+export function observe(kind, detail) {
+  const observation = Object.freeze({ ...detail, kind });
+  for (const listener of listeners) {
+    try {
+      listener(observation);
+    } catch (error) {
+      console.error(error);
+    }
+  }
+}
+
+/** Calls `listener(observation)` for every observation; returns an unsubscribe function. */
+export function onObserved(listener) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
