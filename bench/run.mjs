@@ -267,11 +267,11 @@ async function main() {
       bursts.push(await page.evaluate((n) => window.inboxLabBench.burst(n), BURST));
     }
 
-    // The page as it opens by default (journal DELETE), then with
-    // `?journal=wal` (WAL, exclusive, synchronous=FULL: every commit still
-    // flushed), then back to the default (which turns the file back to DELETE).
+    // The page as it opens by default (WAL, exclusive, synchronous=FULL:
+    // every commit flushed), then with `?journal=delete` (a rollback
+    // journal), then back to the default (which turns the file back to WAL).
     const throughPage = {};
-    for (const [journal, query] of [['delete', ''], ['wal', '?journal=wal']]) {
+    for (const [journal, query] of [['wal', ''], ['delete', '?journal=delete']]) {
       log(`through the page: ${PAGE_EVENTS} different events by the Burst panel's "N different events", OPFS, journal ${journal}`);
       await page.goto('about:blank');
       await page.waitForTimeout(300);
@@ -281,7 +281,7 @@ async function main() {
       if (result.error !== undefined) {
         throw new Error(`"N different events" through the page (journal ${journal}): ${result.error}`);
       }
-      throughPage[journal] = result;
+      throughPage[journal] = { ...result, query };
     }
     await page.goto('about:blank');
     await page.waitForTimeout(300);

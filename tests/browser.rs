@@ -699,15 +699,16 @@ fn without_the_feature_the_workshop_handler_is_not_listed_and_asking_for_it_says
 
 /// A batch through the facade (`deliverMany`, what "N different events"
 /// sends): each event its own transaction, what they came to counted in
-/// Rust; a value that is not an array is refused. With the opt-in WAL
-/// journal every commit survives closing and reopening, and the default
-/// open turns the file back into a rollback journal, rows and all.
+/// Rust; a value that is not an array is refused. In the default WAL
+/// journal every commit survives closing and reopening; a rollback journal
+/// on request (`"delete"`) keeps the rows, and the default open turns the
+/// file back into WAL, rows and all.
 #[test]
-async fn deliver_many_and_the_opt_in_wal_journal() {
+async fn deliver_many_and_the_journals() {
     let name = "many.sqlite3";
-    let mut lab = Lab::open_with_journal(name.into(), "opfs".into(), Some("wal".into()))
+    let mut lab = Lab::open(name.into(), "opfs".into())
         .await
-        .expect("open in WAL");
+        .expect("open by default");
     lab.reset().expect("reset");
     assert_eq!(
         text(&lab.stack().expect("stack"), "journal_mode").as_deref(),
@@ -740,9 +741,13 @@ async fn deliver_many_and_the_opt_in_wal_journal() {
         let accounts = get(&lab.tables().expect("tables"), "accounts");
         get(&js_sys::Array::from(&accounts).get(0), "balance").as_f64()
     };
-    let mut lab = Lab::open_with_journal(name.into(), "opfs".into(), Some("wal".into()))
+    let mut lab = Lab::open_with_journal(name.into(), "opfs".into(), Some("delete".into()))
         .await
-        .expect("reopen in WAL");
+        .expect("reopen with a rollback journal");
+    assert_eq!(
+        text(&lab.stack().expect("stack"), "journal_mode").as_deref(),
+        Some("delete")
+    );
     assert_eq!(balance(&lab), Some(4.0));
     lab.close();
     let mut lab = Lab::open(name.into(), "opfs".into())
@@ -750,7 +755,7 @@ async fn deliver_many_and_the_opt_in_wal_journal() {
         .expect("reopen by default");
     assert_eq!(
         text(&lab.stack().expect("stack"), "journal_mode").as_deref(),
-        Some("delete")
+        Some("wal")
     );
     assert_eq!(balance(&lab), Some(4.0));
     lab.close();

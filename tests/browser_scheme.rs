@@ -32,7 +32,11 @@ async fn fresh_lab(name: &str) -> Lab {
 
 async fn remove(name: &str) {
     let pool = install_opfs().await.expect("OPFS pool");
-    for file in [name.to_string(), format!("{name}-journal")] {
+    for file in [
+        name.to_string(),
+        format!("{name}-journal"),
+        format!("{name}-wal"),
+    ] {
         pool.remove(&file).expect("remove");
     }
 }
@@ -450,7 +454,12 @@ async fn a_version_1_database_keeps_working_after_reopening() {
     let mut lab = lab;
     lab.close();
 
-    let conn = db::open(name, Mode::Existing, Duration::from_millis(100)).expect("db::open");
+    // The page leaves the file in WAL mode: without shared memory in the
+    // OPFS pool only an exclusive connection can open it.
+    let conn = db::open_with(name, Mode::Existing, Duration::from_millis(100), |c| {
+        Ok(c.execute_batch("PRAGMA locking_mode = EXCLUSIVE")?)
+    })
+    .expect("db::open_with");
     let v: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("version");

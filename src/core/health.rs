@@ -60,6 +60,15 @@ pub fn check(conn: &Connection) -> Result<(), Error> {
     }
     crate::core::stored::read_rows(conn, schema::VERSION)
         .map_err(|reason| Error::storage_with(StorageCode::Unusable, reason.to_string()))?;
+    // A header asking for a newer file format to write (bytes 18 and 19)
+    // leaves a file SQLite can read but never write: every delivery would
+    // fail, so it is the file's problem now, not the first write's.
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(Error::storage_with(
+            StorageCode::Unusable,
+            "SQLite can read this file but not write to it: its header asks for a file format newer than this SQLite writes",
+        ));
+    }
     Ok(())
 }
 
@@ -119,6 +128,28 @@ mod tests {
         let conn = db();
         conn.execute_batch("CREATE UNIQUE INDEX i ON inbox(event_id COLLATE NOCASE)")
             .unwrap();
+        assert_eq!(code(&conn), Some("unusable"));
+    }
+
+    /// A file whose header says it may only be read by this SQLite (a
+    /// write version of 3): readable, so only asking says it is unusable.
+    #[cfg(not(target_family = "wasm"))]
+    #[test]
+    fn a_file_sqlite_may_only_read_is_unusable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("newer.sqlite3");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            schema::prepare(&conn, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+            schema::init(&mut conn, &[1]).unwrap();
+        }
+        let conn = Connection::open(&path).unwrap();
+        assert_eq!(code(&conn), None);
+        drop(conn);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[18] = 3;
+        std::fs::write(&path, bytes).unwrap();
+        let conn = Connection::open(&path).unwrap();
         assert_eq!(code(&conn), Some("unusable"));
     }
 

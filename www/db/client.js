@@ -114,7 +114,7 @@ const settings = new URLSearchParams(window.location.search);
 const STORAGE = settings.get('storage') ?? 'opfs';
 // A test switch passed on to the worker: `?simulate=opfs-failure` (worker.js).
 const SIMULATE = settings.get('simulate');
-// `?journal=wal`: the OPFS database in WAL mode (worker.js), passed on as is.
+// `?journal=delete` (or `wal`, the default): the OPFS database's journal (worker.js), passed on as is.
 const JOURNAL = settings.get('journal');
 
 // Calls that only read the database (or the race lab's own scratch

@@ -9,8 +9,9 @@
 // ## Message protocol
 //
 // Start it with `new Worker(new URL('./worker.js?storage=opfs', import.meta.url),
-// {type: 'module'})` (www/db/client.js does; `&journal=wal` opens the OPFS
-// database in WAL mode, exclusive, synchronous=FULL — opt-in, see below). The messages have the one shape
+// {type: 'module'})` (www/db/client.js does; the OPFS database runs in WAL
+// mode, exclusive, synchronous=FULL, and `&journal=delete` asks for a rollback
+// journal instead — see below). The messages have the one shape
 // of www/lib/rpc.js — a request `{id, op, args}`, exactly one reply
 // `{id, ok, result | error}`, announcements without an id — and rpc.js's
 // `serve` answers them; below are this worker's ops and announcements. `storage` is "opfs" (the default: persistent, in the
@@ -273,10 +274,11 @@ const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
 const storage = settings.get('storage') ?? 'opfs';
 const simulate = settings.get('simulate');
-// The journal on OPFS: "delete" (the default) or "wal" (opt-in, `?journal=wal`
-// on the page: one flush per commit instead of three; src/wasm/lab.rs,
-// Lab.openWithJournal). Anything else is a fatal storage error from Rust.
-const journal = settings.get('journal') ?? 'delete';
+// The journal on OPFS: "wal" (the default: one flush per commit) or "delete"
+// (`?journal=delete` on the page: a rollback journal, three flushes per
+// commit; src/wasm/lab.rs, Lab.openWithJournal). Anything else is a fatal
+// storage error from Rust.
+const journal = settings.get('journal') ?? 'wal';
 
 // OPFS access handles are exclusive. After a reload, or after the page
 // replaced a crashed worker, the old worker may still hold them for a moment

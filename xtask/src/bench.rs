@@ -587,14 +587,25 @@ fn tables(r: &Value) -> String {
         ms(num(burst, "p99_ms"))
     );
 
-    for (journal, why) in [
-        ("delete", "as the page opens by default: journal DELETE, synchronous FULL"),
+    for (journal, mode) in [
         (
             "wal",
-            "with `?journal=wal`: WAL, exclusive locking, synchronous FULL — every commit still flushed",
+            "WAL, exclusive locking, synchronous FULL — every commit flushed",
         ),
+        ("delete", "a rollback journal (DELETE), synchronous FULL"),
     ] {
         let page = &r["browser"]["through_page"][journal];
+        // Which one the page opens by default: the run says (`query`); runs
+        // before 2026-12-03 20:00 opened in DELETE mode and asked for WAL.
+        let query = page["query"].as_str().unwrap_or(match journal {
+            "delete" => "",
+            _ => "?journal=wal",
+        });
+        let why = if query.is_empty() {
+            format!("as the page opens by default: {mode}")
+        } else {
+            format!("with `{query}`: {mode}")
+        };
         let _ = writeln!(
             s,
             "\n### {} different events through the page, {why} (the Burst panel's \"N different events\" on OPFS, each its own durable transaction)\n",

@@ -87,13 +87,36 @@ pub struct ImportReport {
     pub ignored: Vec<String>,
 }
 
-/// The whole database as the bytes of a `.sqlite3` file.
+/// The whole database as the bytes of a `.sqlite3` file that stands alone
+/// (see [`standalone`]).
 ///
 /// # Errors
 /// Storage errors.
 pub fn export(conn: &mut Connection) -> Result<Vec<u8>, Error> {
     let data = conn.serialize(MAIN_DB)?;
-    Ok(data.to_vec())
+    Ok(standalone(&data).into_owned())
+}
+
+/// Bytes 18 and 19 of a database header: the file format versions SQLite
+/// writes and reads — 1 for a rollback journal, 2 for WAL.
+const FORMAT_VERSIONS: std::ops::Range<usize> = 18..20;
+
+/// `bytes` as a file that stands alone. A database in WAL mode (the page's
+/// default) says so in its header, and a WAL file opened without its `-wal`
+/// beside it — in memory, as the import opens a file, or by a tool that
+/// cannot create one — is refused ("unable to open database file"). An
+/// export already holds every committed page (`serialize` reads through the
+/// pager, the log included), and a file a reader offers has nothing beside
+/// it, so both versions set to 2 become 1, a rollback-journal file: nothing
+/// else changes. Any other value is left for SQLite to judge.
+fn standalone(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if bytes.get(FORMAT_VERSIONS) == Some(&[2, 2][..]) {
+        let mut copy = bytes.to_vec();
+        copy[FORMAT_VERSIONS].copy_from_slice(&[1, 1]);
+        std::borrow::Cow::Owned(copy)
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    }
 }
 
 /// Replaces the database behind `conn` with the rows of `bytes`, rebuilt in
@@ -138,7 +161,7 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
             "not a SQLite database: the file does not start with the SQLite header",
         )));
     }
-    let mut foreign = open_foreign(bytes)?;
+    let mut foreign = open_foreign(&standalone(bytes))?;
     let read = budget::within(&mut foreign, Budget::IMPORT, read_file);
     let (rows, ignored, version) = match read {
         Ok(result) => result?,
@@ -443,6 +466,47 @@ mod tests {
         assert_eq!((report.accounts, report.inbox), (1, 1));
         assert!(report.ignored.is_empty(), "{:?}", report.ignored);
         assert_eq!(tables::snapshot(&b).unwrap(), tables::snapshot(&a).unwrap());
+    }
+
+    /// A database in WAL mode, its last commit still in the log: the export
+    /// holds it and stands alone (a rollback-journal header), and a WAL-mode
+    /// file offered as it is imports too.
+    #[cfg(not(target_family = "wasm"))]
+    #[test]
+    fn a_wal_database_exports_standalone_and_a_wal_file_imports() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wal.sqlite3");
+        let mut wal = Connection::open(&path).unwrap();
+        wal.execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
+            .unwrap();
+        schema::prepare(&wal, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+        schema::init(&mut wal, &[1]).unwrap();
+        let e = Event::new("provider-a", "in-the-log", 1, 7).unwrap();
+        apply(&wal, &e, None).unwrap();
+        assert!(
+            std::fs::metadata(dir.path().join("wal.sqlite3-wal"))
+                .unwrap()
+                .len()
+                > 0
+        );
+
+        let exported = export(&mut wal).unwrap();
+        assert_eq!(exported[18..20], [1, 1], "a rollback-journal header");
+        let mut live = db_with_one_event();
+        import(&mut live, &exported).unwrap();
+        assert_eq!(
+            tables::snapshot(&live).unwrap(),
+            tables::snapshot(&wal).unwrap()
+        );
+
+        let mut as_stored = exported.clone();
+        as_stored[18..20].copy_from_slice(&[2, 2]);
+        let mut live = db_with_one_event();
+        import(&mut live, &as_stored).unwrap();
+        assert_eq!(
+            tables::snapshot(&live).unwrap(),
+            tables::snapshot(&wal).unwrap()
+        );
     }
 
     #[test]

@@ -25,6 +25,8 @@ register({
     'status.problem': 'The stored database cannot be used: see the notice below.',
     'status.stack': 'Journal {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Journal {journal}, synchronous {synchronous}, writes coalesced (proven by the crash lab).',
+    'status.why.wal': 'Why WAL: one flush per commit instead of three, still before every answer (?journal=delete opens a rollback journal).',
+    'status.why.delete': 'A rollback journal, as asked by ?journal=delete: three flushes per commit; by default the page uses WAL.',
   },
   ru: {
     'page.title': 'inbox-lab: идемпотентная обработка событий на SQLite',
@@ -40,6 +42,8 @@ register({
     'status.problem': 'Сохранённой базой данных пользоваться нельзя: см. сообщение ниже.',
     'status.stack': 'Журнал {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Журнал {journal}, synchronous {synchronous}, записи объединяются (проверено лабораторией сбоев).',
+    'status.why.wal': 'Почему WAL: один flush на коммит вместо трёх, и всё так же до каждого ответа (?journal=delete открывает журнал отката).',
+    'status.why.delete': 'Журнал отката, как просит ?journal=delete: три flush на коммит; по умолчанию страница работает в WAL.',
   },
 });
 
@@ -110,13 +114,16 @@ function statusText(phase) {
 }
 
 // The storage stack the worker reports (Rust reads it from SQLite): the
-// journal mode, the durability, and whether writes go through coalescing.
+// journal mode, the durability, and whether writes go through coalescing;
+// on OPFS also why this journal (WAL by default, DELETE when asked for).
 function stackText(stack) {
   if (!stack) {
     return '';
   }
   const values = { journal: stack.journal_mode.toUpperCase(), synchronous: stack.synchronous.toUpperCase() };
-  return t(stack.vfs === 'coalesce' ? 'status.coalesced' : 'status.stack', values);
+  const text = t(stack.vfs === 'coalesce' ? 'status.coalesced' : 'status.stack', values);
+  const why = { wal: 'status.why.wal', delete: 'status.why.delete' }[stack.journal_mode];
+  return stack.vfs === 'memdb' || why === undefined ? text : `${text} ${t(why)}`;
 }
 
 function showLanguage() {
