@@ -597,9 +597,9 @@ impl Lab {
         };
         let opfs = matches!(self.storage, Storage::Opfs(_));
         // A stored database that fails its check is the Lab's problem, not
-        // the page's end. The OPFS pool has no shared memory, so a WAL database — asked for
-        // now, or left by an earlier `?journal=wal` — opens only with
-        // exclusive locking set before the first read.
+        // the page's end. The OPFS pool has no shared memory, so a WAL database — the
+        // default, or left by an earlier visit — opens only with exclusive locking set
+        // before the first read.
         let conn = db::open_checked(&path, BUSY_TIMEOUT, |conn| {
             if opfs {
                 conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")?;
@@ -616,10 +616,12 @@ impl Lab {
                 )));
             }
             if self.wal {
-                // Every commit flushed before it is answered, as in DELETE mode.
+                // Every commit flushed before it is answered, as in DELETE mode (the
+                // WAL default of NORMAL would answer before the flush).
                 conn.execute_batch("PRAGMA synchronous = FULL")?;
             } else {
-                // A rollback journal with normal locking, as the page always ran.
+                // A rollback journal (`?journal=delete`) with normal locking, as the
+                // page ran before WAL became its default.
                 conn.execute_batch("PRAGMA locking_mode = NORMAL")?;
             }
         }
