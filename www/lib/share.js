@@ -346,6 +346,9 @@ function actionOf(value, field) {
     if (handler.error) {
       return handler;
     }
+    if (Number.isInteger(value.count) && value.count > LIMITS.burst) {
+      return { error: 'share.too_many', params: { count: value.count, max: LIMITS.burst } };
+    }
     const count = integer(value.count, `${field}.count`, 1, LIMITS.burst);
     return count.error ? count : { value: { do: 'burst', event: event.value, handler: handler.value, count: count.value } };
   }
