@@ -8,6 +8,8 @@
 // write nothing at all: not even an OPFS file is created.
 
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 
 import { BASE_URL, assertNoProblems, idle, launch, openPage, reveal, tables } from './browser.mjs';
@@ -61,6 +63,17 @@ function opfsNames(page) {
     }
     return names.sort();
   });
+}
+
+const AXE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe's violations on the page as it is now (as in a11y.test.mjs). */
+async function violations(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) {
+    await page.evaluate(AXE);
+  }
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations.map((v) => `${v.id} ×${v.nodes.length}: ${v.nodes.map((node) => node.target.join(' ')).join(' | ')}`);
 }
 
 const FRESH_TABLES = { accounts: [{ id: 1, balance: 0 }], inbox: [] };
@@ -126,6 +139,12 @@ describe('share links', { timeout: 600_000 }, () => {
     assert.deepEqual(await outcomes(other), made, 'the same answers, steps and Rust verdicts, attempt by attempt');
     assert.deepEqual(await tables(other), madeTables, 'the same tables');
     assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'memory');
+    // Not in the tabs' coordination: it neither holds nor waits for the owner's lock.
+    const locks = await other.evaluate(async () => {
+      const { held, pending } = await navigator.locks.query();
+      return [...held, ...pending].map((lock) => lock.name);
+    });
+    assert.deepEqual(locks, []);
     // The answer next to Deliver is the replay's last send's.
     assert.match(await other.textContent('#deliver-form .actions'), /Credit lost/);
 
@@ -244,6 +263,46 @@ describe('share links', { timeout: 600_000 }, () => {
     await page.waitForSelector('#level-show-me');
     assert.equal(await page.$('#share-level'), null, 'not won: no Share');
     assertNoProblems(maker.problems);
+  });
+
+  test('a replayed page and the Share controls have no accessibility violation (axe-core), EN and RU', async () => {
+    const page = opener.page;
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    // A level link made here, replayed: the note, a won level with its Share, then every Share pressed.
+    await page.goto('about:blank');
+    await openPage(page, '?storage=memory#/levels/1');
+    await page.click('#level-show-me');
+    await idle(page);
+    await page.evaluate(() => (location.hash = '#/levels/1'));
+    const url = await shareLink(page, 'share-level');
+    await openLink(page, url);
+    assert.equal(await page.getAttribute('#level-status', 'data-won'), 'true');
+    await shareLink(page, 'share-level');
+    await shareLink(page, 'share-timeline');
+    await reveal(page, '#share-step');
+    await page.click('#share-step');
+    assert.equal(await page.textContent('#share-step-answer'), 'Nothing to share yet: step a delivery to its end (Next statement or Throw here).');
+    await reveal(page, '#share-race');
+    await page.click('#share-race');
+    assert.equal(await page.textContent('#share-race-answer'), 'Nothing to share yet: start a race and advance it.');
+    const found = {};
+    for (const lang of ['en', 'ru']) {
+      await page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
+      for (const route of ['levels/1', 'deliver', 'race']) {
+        await page.evaluate((route) => (location.hash = `#/${route}`), route);
+        await page.waitForSelector(`main .screen[data-screen="${route.split('/')[0]}"]:not([hidden])`);
+        const seen = await violations(page);
+        if (seen.length > 0) {
+          found[`${lang} #/${route}`] = seen;
+        }
+      }
+    }
+    assert.equal(await page.textContent('#share-race-answer'), 'Делиться пока нечем: начните гонку и продвиньте её.');
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    assert.deepEqual(found, {});
+    // axe itself tries inline styles, which the page's policy refuses (as in a11y.test.mjs).
+    const axeOwn = /^console error: Applying inline style violates the following Content Security Policy directive 'style-src 'self''/;
+    assert.deepEqual(opener.problems.splice(0).filter((problem) => !axeOwn.test(problem)), []);
   });
 
   describe('hostile fragments: a specific error next to the note, nothing replayed, nothing written', () => {
