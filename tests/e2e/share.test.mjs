@@ -257,6 +257,49 @@ describe('share links', { timeout: 600_000 }, () => {
     assertNoProblems(maker.problems);
   });
 
+  test('where the clipboard refuses, the link is selected in its field, and the answer says so', async () => {
+    const page = maker.page;
+    await page.evaluate(() => {
+      navigator.clipboard.writeText = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
+    });
+    await reveal(page, '#share-timeline');
+    await page.click('#share-timeline');
+    await page.waitForFunction(() => document.querySelector('#share-timeline-answer').textContent.startsWith('The clipboard'));
+    assert.equal(
+      await page.textContent('#share-timeline-answer'),
+      'The clipboard is not available here: the link is selected in the field — copy it from there.',
+    );
+    const field = await page.evaluate(() => {
+      const input = document.querySelector('#share-timeline-url');
+      return { focused: document.activeElement === input, start: input.selectionStart, end: input.selectionEnd, length: input.value.length, readOnly: input.readOnly };
+    });
+    assert.deepEqual(field, { focused: true, start: 0, end: field.length, length: field.length, readOnly: true });
+    assert.ok(field.length > 100);
+    assertNoProblems(maker.problems);
+  });
+
+  test('a share link pasted into a tab on the stored database reloads it as a scratch page; the stored data stays', async () => {
+    const page = maker.page;
+    await page.click('#share-timeline');
+    const url = await page.inputValue('#share-timeline-url');
+    const other = opener.page;
+    await other.goto('about:blank');
+    await openPage(other, '#/deliver');
+    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'opfs');
+    const own = await tables(other);
+    await Promise.all([other.waitForEvent('load'), other.evaluate((hash) => (location.hash = hash), new URL(url).hash)]);
+    await other.evaluate(() => window.inboxLab.ready);
+    await idle(other);
+    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'memory');
+    assert.match(await other.textContent('#share-status'), /^Replayed \d+ action\(s\) from the link/);
+    await other.click('#share-back');
+    await other.waitForURL((u) => u.hash === '');
+    await other.evaluate(() => window.inboxLab.ready);
+    await idle(other);
+    assert.deepEqual(await tables(other), own);
+    assertNoProblems(opener.problems);
+  });
+
   test('a level not won offers no Share', async () => {
     const page = maker.page;
     await page.evaluate(() => (location.hash = '#/levels/6'));

@@ -11,8 +11,11 @@
 // written next to the button.
 //
 // What the timeline's link holds is recorded here, from what the sender
-// reported when each send was over (lib/observed.js): the deliveries as sent,
-// never the form as it is now. "Clear" on the timeline forgets them.
+// reported when each send was over (lib/observed.js): the deliveries as sent
+// (Deliver and the redeliver chips: event, handler, crash point, lost
+// response, retry policy), never the form as it is now. Bursts, step mode and
+// webhooks are on the timeline too but not in its link: step mode and a
+// level have links of their own. "Clear" on the timeline forgets them.
 
 import { el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
