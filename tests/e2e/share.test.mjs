@@ -223,9 +223,9 @@ describe('share links', { timeout: 600_000 }, () => {
     assertNoProblems(opener.problems);
   });
 
-  test('a won level’s link shows it won in a fresh profile, judged by the same rules from the replay (levels 1, 2, 3, 4, 5)', async () => {
+  test('a won level’s link shows it won in a fresh profile, judged by the same rules from the replay (levels 1, 2, 3, 4, 5, 6, 8)', async () => {
     const page = maker.page;
-    for (const n of [1, 2, 3, 4, 5]) {
+    for (const n of [1, 2, 3, 4, 5, 6, 8]) {
       await page.evaluate((n) => (location.hash = `#/levels/${n}`), n);
       await page.waitForSelector('#level-show-me');
       await page.click('#level-show-me');
@@ -300,11 +300,23 @@ describe('share links', { timeout: 600_000 }, () => {
     assertNoProblems(opener.problems);
   });
 
-  test('a level not won offers no Share', async () => {
+  test('a level not won offers no Share; one won with controls a link cannot replay says so', async () => {
     const page = maker.page;
-    await page.evaluate(() => (location.hash = '#/levels/6'));
+    await page.evaluate(() => (location.hash = '#/levels/10'));
     await page.waitForSelector('#level-show-me');
     assert.equal(await page.$('#share-level'), null, 'not won: no Share');
+    await page.evaluate(() => (location.hash = '#/levels/9'));
+    await page.waitForSelector('#level-show-me');
+    await page.click('#level-show-me');
+    await idle(page);
+    await page.waitForFunction(() => document.querySelector('#levels-list > li[data-level="9"]').dataset.won === 'true');
+    await page.evaluate(() => (location.hash = '#/levels/9'));
+    await page.click('#share-level');
+    assert.equal(
+      await page.textContent('#share-level-answer'),
+      'This win cannot be shared as a link: a level’s link replays deliveries, bursts and races, and this one was won with other controls.',
+    );
+    assert.equal(await page.isVisible('#share-level-url'), false, 'no link');
     assertNoProblems(maker.problems);
   });
 
