@@ -171,7 +171,7 @@ async function perform(action) {
     await sender.replaySend(action);
   } else if (action.do === 'burst') {
     // The burst's own button, with the sender's event and handler, as a reader presses it.
-    sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 1, delay: 0 });
+    sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
     document.querySelector('#burst-count').value = String(action.count);
     const done = nextObservation('burst');
     document.querySelector('#burst-same').click();
