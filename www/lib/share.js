@@ -27,16 +27,17 @@
 //   send = {event: {source, event_id, account_id, amount}, handler, fault: null |
 //           "after_insert" | "after_update", lose: boolean, attempts: 1…10, delay: ms}
 //
-// Decoding is a boundary: the fragment is whatever someone pasted. Every
-// function here returns {state} or {error: code, params?} and never throws;
-// the codes (share.too_long, share.not_base64, share.not_json,
-// share.not_object, share.version, share.field, share.kind, share.shape,
-// share.handler, share.fault, share.too_many, share.level) are keys of the
-// page's dictionaries (www/panels/share/sharing.js). Sizes are bounded
+// Decoding is a boundary: the fragment is whatever someone pasted. Each
+// decoder returns {state} or {error: code, params?} and never throws; the
+// codes (share.too_long, share.not_base64, share.not_json, share.not_object,
+// share.version, share.field, share.kind, share.shape, share.handler,
+// share.fault, share.too_many) are keys of the page's dictionaries (the first
+// six in www/panels/handler-lab/handlerlab.js, which had the first links, the
+// others in www/panels/share/sharing.js). Sizes and counts are bounded
 // (LIMITS); handlers and faults must be known names; the events themselves
 // are checked by Rust before anything runs (www/panels/share/replay.js,
-// worker op "checkDelivery"), the same rules as Deliver. Values come back as
-// data, never as HTML.
+// worker op "checkDelivery"), by the same rules as Deliver, and a level's id
+// against the levels there. Values come back as data, never as HTML.
 
 /** The prefix of a share fragment. */
 export const SHARE_PREFIX = '#s=';
@@ -133,9 +134,6 @@ export const HANDLERS = Object.freeze(['atomic', 'no_dedup', 'check_then_act', '
 
 /** The crash points of the sender's first attempt. */
 export const FAULTS = Object.freeze(['after_insert', 'after_update']);
-
-/** The experiments a link may hold (a handler's has no kind). */
-export const KINDS = Object.freeze(['timeline', 'race', 'step', 'level']);
 
 /**
  * What a link may ask the page to run: at most `sends` sends in a timeline

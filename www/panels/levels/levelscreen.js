@@ -11,11 +11,12 @@
 // same `won(seen)` judges the replay.
 //
 // Progress lives in localStorage under a versioned key: {won: [ids], playing:
-// id | null}. A page opened by a share link (a scratch database,
-// db/client.js) neither reads nor writes it: what it shows won, the replay won. A value that is not exactly that shape (another version, a
+// id | null}. A value that is not exactly that shape (another version, a
 // hand edit, a hostile page) is dropped and the path starts afresh; storage
 // that cannot be read or written (private mode, a full quota) leaves the
 // progress in memory for this visit. Nothing here throws on what it reads.
+// A page opened by a share link (a scratch database, db/client.js) neither
+// reads nor writes it: what such a page shows won, its replay won.
 
 import { SCRATCH } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
