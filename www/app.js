@@ -44,6 +44,9 @@
 //   bench/        a short benchmark in this browser (its own worker, benchworker.js)
 //   race-lab/     deliveries interleaved statement by statement on real connections
 //   handler-lab/  write your own handler; the judge's verdict, its first failure replayed, a share link
+//   share/        "Share" next to the timeline, the race lab, step mode and a won level
+//                 (sharing.js); a page opened by a share link replays it on a scratch
+//                 database (replay.js; the format is lib/share.js)
 //   crash-lab/    a worker killed at every storage operation of a commit
 //                 (crashdriver.js starts and kills crashworker.js)
 //
@@ -77,6 +80,8 @@ import * as recovery from './panels/notices/recovery.js';
 import * as update from './panels/notices/update.js';
 import * as raceLab from './panels/race-lab/racelab.js';
 import * as schemeEnds from './panels/scheme-ends/schemeends.js';
+import * as replay from './panels/share/replay.js';
+import * as sharing from './panels/share/sharing.js';
 import * as paste from './panels/sender/paste.js';
 import * as sender from './panels/sender/sender.js';
 import * as start from './panels/start/start.js';
@@ -111,6 +116,8 @@ const PANELS = [
   raceLab,
   handlerLab,
   crashLab,
+  sharing, // after the panels it puts its buttons next to
+  replay, // last: a share link is replayed through every panel, once all are mounted
 ];
 
 // ---- Console API ------------------------------------------------------------

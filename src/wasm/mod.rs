@@ -142,6 +142,20 @@ pub fn event_from_js(value: &JsValue) -> Result<Event, Error> {
     payload_from_js(value)?.to_event()
 }
 
+/// Checks one delivery a share link carries (www/lib/share.js) before the
+/// page replays anything, by the rules [`Lab::deliver`] applies first: the
+/// handler and the fault by their names, the event by [`event_from_js`].
+/// Touches no database. Returns `undefined`, or throws the error `deliver`
+/// would (`invalid_input`, the field at fault named), so a link whose third
+/// delivery is invalid is refused before the first one is written.
+#[wasm_bindgen(js_name = checkDelivery)]
+pub fn check_delivery(event: JsValue, handler: JsValue, fault: JsValue) -> Result<(), JsValue> {
+    handler_from_js(&handler)?;
+    fault_from_js(&fault)?;
+    event_from_js(&event)?;
+    Ok(())
+}
+
 /// The same fields with their JavaScript types checked but no rule of
 /// [`Event`] applied yet: what [`Handler::deliver`] takes, which applies
 /// them before any handler runs.

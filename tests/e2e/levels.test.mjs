@@ -2,8 +2,8 @@
 // its goal — judged from what the worker answered — and not by a wrong path
 // through the same controls; "show me" wins each one in sight; the progress
 // survives a reload, and a corrupt stored value starts afresh without
-// breaking the page; the first three levels can be played with Tab, Enter
-// and Space alone.
+// breaking the page; the first three levels can be played with Tab, Enter,
+// Space and the arrow keys alone (no mouse, no "Show me").
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -281,7 +281,7 @@ describe('levels', { timeout: 600_000 }, () => {
     assert.deepEqual(stored, { won: [1, 3], playing: 1 });
   });
 
-  test('the first three levels with Tab, Enter and Space alone', async () => {
+  test('the first three levels with Tab, Enter, Space and the arrows alone, without Show me', async () => {
     /** Presses Tab until `selector` has the focus (at most 80 times). */
     async function tabTo(selector) {
       for (let i = 0; i < 80; i += 1) {
@@ -299,6 +299,12 @@ describe('levels', { timeout: 600_000 }, () => {
 
     await goTo(page, 'start');
     await page.evaluate(() => document.activeElement?.blur());
+    // Every click from here on is noted: one made by a key has detail 0 (a
+    // mouse's counts its presses), and none may be on "Show me".
+    await page.evaluate(() => {
+      window.__clicks = [];
+      document.addEventListener('click', (event) => window.__clicks.push({ id: event.target.id, detail: event.detail }), true);
+    });
     await tabTo('#start a[href="#/levels/1"]');
     await keyAndSettle('Enter');
     // Level 1: to the deliver screen, a new event, Deliver twice.
@@ -331,12 +337,26 @@ describe('levels', { timeout: 600_000 }, () => {
     await tabTo('#level-next');
     await keyAndSettle('Enter');
     await page.waitForFunction(() => document.querySelector('#level-title')?.textContent.startsWith('Level 3:')); // hashchange fires after the key
-    // Level 3: the crash point is a <select>, which Tab/Enter/Space cannot
-    // set; "Show me" sets it in sight and delivers, and the page judges that.
-    await tabTo('#level-show-me');
+    // Level 3: the crash point is a <select>: the arrow keys choose in it
+    // (no "Show me": the reader plays it).
+    await tabTo('#level-go');
+    await keyAndSettle('Enter');
+    await tabTo('#sender button[data-preset="next"]');
+    await keyAndSettle('Space');
+    await tabTo('#fault');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.$eval('#fault', (select) => select.value), 'after_insert', 'ArrowDown chose the crash after INSERT');
+    await tabTo('#deliver-form button[type=submit]');
+    await keyAndSettle('Enter');
+    await page.waitForFunction(() => document.querySelector('#level-bar').dataset.won === 'true');
+    await tabTo('#level-bar a');
     await keyAndSettle('Enter');
     await page.waitForFunction(() => document.querySelector('#levels-list > li[data-level="3"]').dataset.won === 'true');
     const won = await wonLevels(page);
     assert.deepEqual([won[1], won[2], won[3]], [true, true, true]);
+    const clicks = await page.evaluate(() => window.__clicks);
+    assert.ok(clicks.length > 0);
+    assert.deepEqual(clicks.filter((c) => c.detail !== 0), [], 'no click came from a pointer');
+    assert.deepEqual(clicks.filter((c) => c.id === 'level-show-me'), [], '"Show me" was never pressed');
   });
 });

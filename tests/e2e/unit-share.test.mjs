@@ -1,11 +1,21 @@
 // The share link's encoder and decoder (www/lib/share.js), in node: a round
-// trip of any text, and every kind of hostile fragment refused with its code,
-// never a throw.
+// trip of any text and of every experiment's state, every kind of hostile
+// fragment refused with its code, never a throw, and the screen each link
+// opens.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { MAX_SHARE_CHARS, SHARE_PREFIX, decodeShare, encodeShare, isShare } from '../../www/lib/share.js';
+import {
+  LIMITS,
+  MAX_SHARE_CHARS,
+  SHARE_PREFIX,
+  decodeExperiment,
+  decodeShare,
+  encodeShare,
+  isShare,
+  shareRoute,
+} from '../../www/lib/share.js';
 
 const b64url = (text) => Buffer.from(text, 'utf8').toString('base64url');
 
@@ -64,5 +74,78 @@ describe('share links', () => {
   test('fields not asked for are dropped', () => {
     const { fragment } = encodeShare({ handler: 'h', extra: '<script>' });
     assert.deepEqual(decodeShare(fragment, ['handler']), { state: { handler: 'h' } });
+  });
+});
+
+describe('experiment links', () => {
+  const event = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
+  const send = { event, handler: 'atomic', fault: 'after_insert', lose: true, attempts: 5, delay: 1000 };
+  const link = (state) => encodeShare(state).fragment;
+  const raw = (value) => `#s=${b64url(JSON.stringify(value))}`;
+
+  test('each kind round-trips to a validated copy, and opens its screen', () => {
+    const timeline = link({ kind: 'timeline', sends: [send, { ...send, fault: null, lose: false }] });
+    assert.deepEqual(decodeExperiment(timeline), { state: { kind: 'timeline', sends: [send, { ...send, fault: null, lose: false }] } });
+    assert.deepEqual(shareRoute(timeline), { screen: 'deliver', rest: null });
+
+    const race = link({ kind: 'race', handler: 'check_then_act', deliveries: 3, order: 'ABCA' });
+    assert.deepEqual(decodeExperiment(race), { state: { kind: 'race', handler: 'check_then_act', deliveries: 3, order: [0, 1, 2, 0] } });
+    assert.deepEqual(shareRoute(race), { screen: 'race', rest: null });
+
+    const step = link({ kind: 'step', send, next: 2, end: 'throw' });
+    assert.deepEqual(decodeExperiment(step), { state: { kind: 'step', send, next: 2, end: 'throw' } });
+    assert.deepEqual(shareRoute(step), { screen: 'deliver', rest: null });
+
+    const actions = [
+      { do: 'send', ...send },
+      { do: 'burst', event, handler: 'atomic', count: 20 },
+      { do: 'race', handler: 'atomic', deliveries: 2, order: 'AB' },
+    ];
+    const level = link({ kind: 'level', level: 4, actions });
+    assert.deepEqual(decodeExperiment(level), {
+      state: { kind: 'level', level: 4, actions: [actions[0], actions[1], { do: 'race', handler: 'atomic', deliveries: 2, order: [0, 1] }] },
+    });
+    assert.deepEqual(shareRoute(level), { screen: 'levels', rest: '4' });
+
+    const handler = link({ handler: 'BEGIN IMMEDIATE' });
+    assert.deepEqual(decodeExperiment(handler), { state: { kind: 'handler' } });
+    assert.deepEqual(shareRoute(handler), { screen: 'handler', rest: null });
+    assert.deepEqual(shareRoute('#s=***'), { screen: 'handler', rest: null }, 'a damaged link: the handler screen, as before');
+  });
+
+  test('fields not in the format are dropped', () => {
+    const got = decodeExperiment(raw({ v: 1, kind: 'step', send: { ...send, html: '<b>' }, next: 0, end: 'commit', extra: 1 }));
+    assert.deepEqual(got, { state: { kind: 'step', send, next: 0, end: 'commit' } });
+  });
+
+  test('hostile states are refused with a code and its parameters, never thrown', () => {
+    const cases = [
+      [{ kind: 'nope' }, 'share.kind', { kind: 'nope' }],
+      [{ kind: 'timeline' }, 'share.shape', { field: 'sends' }],
+      [{ kind: 'timeline', sends: [] }, 'share.shape', { field: 'sends' }],
+      [{ kind: 'timeline', sends: Array(LIMITS.sends + 1).fill(send) }, 'share.too_many', { count: LIMITS.sends + 1, max: LIMITS.sends }],
+      [{ kind: 'timeline', sends: [{ ...send, handler: 'workshop' }] }, 'share.handler', { name: 'workshop' }],
+      [{ kind: 'timeline', sends: [{ ...send, fault: 'after_commit' }] }, 'share.fault', { name: 'after_commit' }],
+      [{ kind: 'timeline', sends: [{ ...send, attempts: 11 }] }, 'share.shape', { field: 'sends[0].attempts' }],
+      [{ kind: 'timeline', sends: [{ ...send, delay: -1 }] }, 'share.shape', { field: 'sends[0].delay' }],
+      [{ kind: 'timeline', sends: [{ ...send, lose: 'yes' }] }, 'share.shape', { field: 'sends[0].lose' }],
+      [{ kind: 'timeline', sends: [{ ...send, event: [1, 2] }] }, 'share.shape', { field: 'sends[0].event' }],
+      [{ kind: 'timeline', sends: [{ ...send, event: { ...event, amount: { n: 1 } } }] }, 'share.shape', { field: 'sends[0].event' }],
+      [{ kind: 'race', handler: 'atomic', deliveries: 4, order: 'AB' }, 'share.shape', { field: 'deliveries' }],
+      [{ kind: 'race', handler: 'atomic', deliveries: 2, order: 'ABC' }, 'share.shape', { field: 'order' }],
+      [{ kind: 'race', handler: 'atomic', deliveries: 2, order: '' }, 'share.shape', { field: 'order' }],
+      [{ kind: 'race', handler: 'atomic', deliveries: 2, order: 'A'.repeat(LIMITS.steps + 1) }, 'share.too_many', { count: LIMITS.steps + 1, max: LIMITS.steps }],
+      [{ kind: 'step', send, next: LIMITS.next + 1, end: 'throw' }, 'share.shape', { field: 'next' }],
+      [{ kind: 'step', send, next: 1, end: 'kill' }, 'share.shape', { field: 'end' }],
+      [{ kind: 'level', level: '1', actions: [] }, 'share.shape', { field: 'level' }],
+      [{ kind: 'level', level: 1, actions: [{ do: 'sql', sql: 'DROP TABLE inbox' }] }, 'share.shape', { field: 'actions[0].do' }],
+      [{ kind: 'level', level: 4, actions: [{ do: 'burst', event, handler: 'atomic', count: 0 }] }, 'share.shape', { field: 'actions[0].count' }],
+      [{ kind: 'level', level: 4, actions: [{ do: 'burst', event, handler: 'atomic', count: LIMITS.burst + 1 }] }, 'share.too_many', { count: LIMITS.burst + 1, max: LIMITS.burst }],
+    ];
+    for (const [state, error, params] of cases) {
+      assert.deepEqual(decodeExperiment(raw({ v: 1, ...state })), { error, params }, JSON.stringify(state).slice(0, 80));
+    }
+    assert.deepEqual(decodeExperiment('#s=***'), { error: 'share.not_base64' });
+    assert.deepEqual(decodeExperiment(raw({ v: 1, kind: 'timeline', __proto__: null })), { error: 'share.shape', params: { field: 'sends' } });
   });
 });

@@ -46,8 +46,9 @@
 // took it, and otherwise rejected as retryable unless it only reads: it is
 // never reported as done unless the database answered it.
 //
-// With `?storage=memory`, or where tabs cannot share (no Web Locks), a tab
-// keeps its own worker: role "alone".
+// With `?storage=memory`, in a page opened by a share link (SCRATCH), or
+// where tabs cannot share (no Web Locks), a tab keeps its own worker: role
+// "alone".
 //
 // ## Cancelling a query
 //
@@ -105,13 +106,22 @@
 
 import { isErrorObject, opfsMissing, problem } from '../lib/problem.js';
 import { Caller } from '../lib/rpc.js';
+import { isShare } from '../lib/share.js';
 import { ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS, TAB_ID, canShare, claimOwnership, openChannel } from './tabs.js';
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 const settings = new URLSearchParams(window.location.search);
-// "opfs" unless the page was opened with `?storage=...` (e.g. `memory`).
-const STORAGE = settings.get('storage') ?? 'opfs';
+/**
+ * Whether this page was opened by a share link ("#s=…", www/lib/share.js):
+ * then its database is a scratch one, in memory, whatever `?storage=` says.
+ * The reader's stored OPFS database is neither opened nor written, and this
+ * tab keeps its own worker (role "alone"): it never asks to own the stored
+ * database, nor serves other tabs. www/panels/share/replay.js replays the link.
+ */
+export const SCRATCH = isShare(window.location.hash);
+// "opfs" unless the page was opened with `?storage=...` (e.g. `memory`) or by a share link.
+const STORAGE = SCRATCH ? 'memory' : (settings.get('storage') ?? 'opfs');
 // A test switch passed on to the worker: `?simulate=opfs-failure` (worker.js).
 const SIMULATE = settings.get('simulate');
 // `?journal=delete` (or `wal`, the default): the OPFS database's journal (worker.js), passed on as is.
@@ -121,6 +131,7 @@ const JOURNAL = settings.get('journal');
 // database): after anything else, every tab is told the tables may have
 // changed. Unknown ops count as writes: a needless refresh is harmless.
 const READS = new Set([
+  'checkDelivery',
   'tables',
   'applySource',
   'query',
@@ -217,6 +228,21 @@ export const inboxLab = Object.freeze({
         return Promise.reject(badOptions());
       }
       return request('deliver', { event, fault: options.fault, handler: options.handler });
+    });
+  },
+
+  /**
+   * Checks a delivery without making it (a share link's, before any is
+   * replayed): `event`, `options.handler` and `options.fault` by the rules
+   * `deliver` applies first, in Rust. Resolves to null, or rejects with the
+   * invalid_input error `deliver` would answer. Touches no database.
+   */
+  checkDelivery(event, options = {}) {
+    return calling(() => {
+      if (typeof options !== 'object' || options === null) {
+        return Promise.reject(badOptions());
+      }
+      return request('checkDelivery', { event, fault: options.fault, handler: options.handler });
     });
   },
 

@@ -80,6 +80,10 @@
 //     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
 //                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
 //                      exactly these four fields, plain integers. Result as "deliver".
+//     op "checkDelivery" args {event, handler, fault}  a share link's delivery checked by the
+//                      rules "deliver" applies first (handler and fault by name, the event's
+//                      fields), touching no database: result null, or the invalid_input
+//                      error "deliver" would answer (www/panels/share/replay.js)
 //     op "tables"      args none   result {accounts: [{id, balance}],
 //                                          inbox: [{source, event_id, account_id,
 //                                                   amount, receipt}]}
@@ -261,6 +265,7 @@ import init, {
   RaceLab,
   applySource,
   builtinHandler,
+  checkDelivery,
   handlerNames,
   judgeHandler,
   judgeWorkshop,
@@ -296,6 +301,8 @@ const OPS = new Map([
   ['deliver', (args) => lab.deliver(args?.event, args?.fault, args?.handler)],
   ['deliverMany', (args) => lab.deliverMany(args?.events, args?.handler)],
   ['deliverJson', (args) => lab.deliverJson(args?.text, args?.fault)],
+  // Rust's `undefined` arrives as undefined; the protocol says null.
+  ['checkDelivery', (args) => checkDelivery(args?.event, args?.handler, args?.fault) ?? null],
   ['tables', () => lab.tables()],
   ['reset', () => {
     forgetNotifier();

@@ -5,13 +5,15 @@
 // a burst finished, a stepped race reached Rust's verdict. Nothing here is a
 // click: a panel publishes only what the database worker answered.
 //
-//   {kind: "send",  event, handler, fault, loseResponse,
+//   {kind: "send",  event, handler, fault, loseResponse, policy: {attempts, firstDelayMs},
+//                   stepped (attempt 1 was step mode's),
 //                   attempts: [{attempt, answer, lost, seen: {row, balance} | null}],
 //                   balance: {account, before, after},
 //                   stored: the inbox row's receipt after the send, as queried} panels/sender/sender.js
 //   {kind: "burst", event, handler, count, counts, balance: {before, after}}
 //                                                               panels/burst/burst.js
-//   {kind: "race",  handler, deliveries, verdict, replayed}     panels/race-lab/racelab.js
+//   {kind: "race",  handler, deliveries, order: [delivery index of each step],
+//                   verdict, replayed}                          panels/race-lab/racelab.js
 //   {kind: "crash", run: "sweep" | "kills", mode, control, points, summary}
 //                                                               panels/crash-lab/crashlab.js
 //   {kind: "effects", strategy, dedup, crashed: event_id | null,

@@ -6,16 +6,24 @@
 // `won(seen)` (levels.js) is asked again. The levels are judged only from
 // what the worker answered; a click proves nothing.
 //
+// A won level offers "Share this win": a link holding the actions that won
+// it (share/sharing.js), which replays them in a fresh profile, where this
+// same `won(seen)` judges the replay.
+//
 // Progress lives in localStorage under a versioned key: {won: [ids], playing:
 // id | null}. A value that is not exactly that shape (another version, a
 // hand edit, a hostile page) is dropped and the path starts afresh; storage
 // that cannot be read or written (private mode, a full quota) leaves the
 // progress in memory for this visit. Nothing here throws on what it reads.
+// A page opened by a share link (a scratch database, db/client.js) neither
+// reads nor writes it: what such a page shows won, its replay won.
 
+import { SCRATCH } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { onObserved } from '../../lib/observed.js';
 import * as nav from '../nav/nav.js';
+import { levelActions, shareControl } from '../share/sharing.js';
 import { LEVELS } from './levels.js';
 
 register({
@@ -109,6 +117,9 @@ function writeProgress(storage, progress) {
 }
 
 function storage() {
+  if (SCRATCH) {
+    return null;
+  }
   try {
     return window.localStorage;
   } catch {
@@ -151,6 +162,11 @@ export function mount() {
   ui.detail = document.querySelector('#level-detail');
   ui.bar = document.querySelector('#level-bar');
   ui.reset = document.querySelector('#levels-reset');
+  ui.share = shareControl('share-level', 'share.button.level', () => {
+    const level = LEVELS.find((candidate) => candidate.id === shownId);
+    const made = levelActions(level !== undefined && progress.playing === level.id ? seen : []);
+    return made.error ? made : { kind: 'level', level: level.id, actions: made.actions };
+  });
   ui.reset.addEventListener('click', () => {
     progress = { won: [], playing: shownId };
     seen = [];
@@ -247,6 +263,7 @@ function drawDetail() {
     children.push(el('p', { className: 'field-error', attrs: { role: 'alert' }, text: t('levels.show_failed', { message: showError }) }));
   }
   if (won) {
+    children.push(ui.share);
     children.push(
       nextLevel
         ? el('p', {}, el('a', { text: `${t('levels.next')}: ${levelTitle(nextLevel)}`, attrs: { href: `#/levels/${nextLevel.id}`, id: 'level-next' } }))

@@ -5,7 +5,8 @@
 //   #/deliver       the screen "deliver"
 //   #/race-lab      the screen holding the panel #race-lab, scrolled to it
 //   #/levels/3      the screen "levels", with "3" passed on to who listens (onRoute)
-//   #s=…            a share link (www/lib/share.js): the handler screen, which reads it
+//   #s=…            a share link (www/lib/share.js): the screen its state is replayed on
+//                   (shareRoute: deliver, race, levels/<id>, or the handler screen)
 //   anything else   the start screen (an old or mistyped link still lands somewhere)
 //
 // Every screen stays mounted: a hidden screen's panels keep their workers,
@@ -17,7 +18,7 @@
 // user starts there instead of in the header.
 
 import { register } from '../../lib/i18n.js';
-import { isShare } from '../../lib/share.js';
+import { isShare, shareRoute } from '../../lib/share.js';
 
 register({
   en: {
@@ -51,8 +52,6 @@ register({
 });
 
 export const START = 'start';
-/** The screen a share link ("#s=…") opens: the only state shared so far is a handler's. */
-const SHARED = 'handler';
 
 let links = [];
 let screens = [];
@@ -70,7 +69,15 @@ export function onRoute(listener) {
 export function mount() {
   links = [...document.querySelectorAll('nav.sections a[data-route]')];
   screens = [...document.querySelectorAll('main .screen[data-screen]')];
-  window.addEventListener('hashchange', () => show(location.hash));
+  window.addEventListener('hashchange', () => {
+    if (isShare(location.hash)) {
+      // A share link pasted into this tab: it is replayed on a scratch
+      // database, which is chosen when the page loads (db/client.js).
+      location.reload();
+      return;
+    }
+    show(location.hash);
+  });
   document.querySelector('.skip-link').addEventListener('click', (event) => {
     event.preventDefault(); // "#content" is not a route: the hash stays as it is
     focusScreen(current());
@@ -85,8 +92,9 @@ export function mount() {
  */
 export function resolve(hash) {
   const match = /^#\/([a-z0-9-]+)(?:\/([a-z0-9-]+))?$/.exec(hash);
-  const name = isShare(hash) ? SHARED : (match?.[1] ?? '');
-  const rest = match?.[2] ?? null;
+  const shared = isShare(hash) ? shareRoute(hash) : null;
+  const name = shared?.screen ?? match?.[1] ?? '';
+  const rest = shared?.rest ?? match?.[2] ?? null;
   const screen = screens.find((candidate) => candidate.dataset.screen === name);
   if (screen) {
     return { screen, panel: null, rest };

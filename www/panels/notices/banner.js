@@ -13,7 +13,7 @@
 // Both render from client.js's status and re-render on a language switch.
 // Text goes in through textContent only.
 
-import { onStatus } from '../../db/client.js';
+import { SCRATCH, onStatus } from '../../db/client.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
@@ -62,7 +62,9 @@ function render() {
   }
   const { storage, fallback, role, waiting } = last;
   if (banner !== null) {
-    const inMemory = storage === 'memory' || fallback !== null;
+    // A page opened by a share link is in memory on purpose, and says so in
+    // its own note (www/panels/share/replay.js).
+    const inMemory = !SCRATCH && (storage === 'memory' || fallback !== null);
     banner.hidden = !inMemory;
     if (inMemory) {
       const title = document.createElement('strong');

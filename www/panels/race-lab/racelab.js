@@ -497,6 +497,46 @@ export async function playRace(handler, order) {
   }
 }
 
+/**
+ * The race on screen as a share link holds it (www/lib/share.js): {handler,
+ * deliveries, order} — which delivery each press advanced — or null before
+ * a race was stepped, or once the explorer took its connections.
+ */
+export function sharedRace() {
+  const race = state.race;
+  if (race === null || race.stopped || race.log.length === 0) {
+    return null;
+  }
+  return { handler: race.handler, deliveries: race.next.length, order: race.log.map((r) => r.delivery) };
+}
+
+/**
+ * Replays a shared race through the lab's own controls: `deliveries`
+ * connections, `handler`, then exactly the presses of `order`. Resolves to
+ * the error the worker answered (shown in the lab too), or null.
+ */
+export async function replayRace(handler, deliveries, order) {
+  const ui = built;
+  if (state.deliveries !== deliveries) {
+    await run(ui, async () => {
+      await inboxLab.race.reset(deliveries);
+      Object.assign(state, { deliveries, race: null, explored: null, replay: null });
+    });
+  }
+  if (ui.handler.value !== handler) {
+    ui.handler.value = handler;
+    ui.handler.dispatchEvent(new Event('change'));
+  }
+  await run(ui, () => start(handler));
+  for (const i of order) {
+    if (state.error !== null) {
+      break;
+    }
+    await run(ui, () => step(i));
+  }
+  return state.error;
+}
+
 /** Runs one action against the worker: busy while it runs, errors shown, then redrawn. */
 function run(ui, action) {
   if (state.busy) {
@@ -563,7 +603,13 @@ async function step(i) {
   }
   if (reply.verdict) {
     race.verdict = reply.verdict;
-    observe('race', { handler: race.handler, deliveries: race.next.length, verdict: reply.verdict, replayed: state.replay !== null });
+    observe('race', {
+      handler: race.handler,
+      deliveries: race.next.length,
+      order: race.log.map((r) => r.delivery),
+      verdict: reply.verdict,
+      replayed: state.replay !== null,
+    });
   }
 }
 

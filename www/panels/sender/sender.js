@@ -404,6 +404,9 @@ export async function send(
     handler,
     fault,
     loseResponse,
+    policy: { attempts: policy.attempts, firstDelayMs: policy.firstDelayMs },
+    stepped: Boolean(firstAttempt), // attempt 1 was step mode's
+
     attempts: record.attempts.map(({ attempt, answer, lost, seen }) => ({ attempt, answer, lost, seen: seen ?? null })),
     balance: { account: event.account_id, before, after },
     // The receipt the inbox holds for this key now, as queried (null: no row, or no receipt).
@@ -639,6 +642,29 @@ export function fillFormForReader(event) {
   clearErrors(form);
   fillForm(event);
   form.querySelector('button[type=submit]').focus();
+}
+
+/**
+ * Sets the whole form to a send a share link holds (www/lib/share.js:
+ * {event, handler, fault, lose, attempts, delay}), as a reader would.
+ */
+export function setForm({ event, handler, fault, lose, attempts, delay }) {
+  clearErrors(form);
+  fillForm(event);
+  setHandler(handler);
+  setFault(fault);
+  setLoseResponse(lose);
+  form.elements.attempts.value = String(attempts);
+  form.elements.first_delay.value = String(delay / 1000);
+}
+
+/**
+ * Replays a send of a share link: the form set to it, then sent as "Deliver"
+ * sends it (its answer next to Deliver). Resolves once the send is over.
+ */
+export function replaySend(send) {
+  setForm(send);
+  return sendForm(deliverStrip);
 }
 
 /** Puts `event` in the form and sends it with the form's options, as "Deliver" does; `strip` shows the answer. */

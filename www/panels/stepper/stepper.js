@@ -18,7 +18,7 @@ import { clearErrors, el, showError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
 import { show as showFlow } from '../flow/flow.js';
-import { formEvent, formOptions, send } from '../sender/sender.js';
+import { formEvent, formOptions, send, setForm } from '../sender/sender.js';
 import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
 import { stateOf } from '../timeline/timeline-model.js';
 import { verdictElement } from '../../lib/verdict.js';
@@ -119,6 +119,11 @@ let session = null;
 let shownNote = null;
 let shownVerdict = null;
 let verdictBox = null;
+// The last stepped delivery that ended, as a share link holds it
+// (www/lib/share.js, kind "step"): {send, next, end}, or {killed: true} —
+// a kill cannot be replayed on a scratch database, which lives in the
+// killed worker's memory. Null before any ended.
+let lastRun = null;
 
 async function start() {
   clearErrors(form);
@@ -136,7 +141,15 @@ async function start() {
   upcoming = null;
   killed = null;
   showVerdict(null);
-  session = { before, settle, sending: null };
+  const shared = {
+    event,
+    handler: 'atomic',
+    fault: options.fault,
+    lose: options.loseResponse,
+    attempts: options.policy.attempts,
+    delay: options.policy.firstDelayMs,
+  };
+  session = { before, settle, sending: null, shared, presses: 0 };
   setNote(null);
   draw();
   // Step mode runs the atomic handler (Rust's step API is the article's
@@ -158,13 +171,14 @@ async function start() {
 }
 
 async function next() {
+  session.presses += 1;
   try {
     const answer = await inboxLab.step.next();
     ({ steps, next: upcoming } = answer);
     if (answer.outcome) {
       setNote('step.committed', { outcome: answer.outcome.outcome });
       // The verdict comes with the step that finished the delivery.
-      await finish({ answer: { ...answer.outcome, verdict: answer.verdict }, steps });
+      await finish({ answer: { ...answer.outcome, verdict: answer.verdict }, steps }, 'commit');
       return;
     }
     setNote('step.open', { count: steps.length });
@@ -174,7 +188,7 @@ async function next() {
   } catch (error) {
     ended(error);
     setNote('step.failed', { kind: error.kind });
-    await finish({ answer: error, steps });
+    await finish({ answer: error, steps }, 'commit');
   }
 }
 
@@ -184,7 +198,7 @@ async function throwHere() {
   } catch (error) {
     ended(error);
     setNote('step.failed', { kind: error.kind });
-    await finish({ answer: error, steps });
+    await finish({ answer: error, steps }, 'throw');
   }
 }
 
@@ -211,12 +225,17 @@ async function kill() {
   draw();
   const ran = steps.map((step) => ({ ...step, state: killed.ran }));
   // No answer reached the sender: it will retry.
-  await finish({ answer: null, steps: [...ran, { op: 'kill', statements: [], rows: 0, state: 'crash' }] });
+  await finish({ answer: null, steps: [...ran, { op: 'kill', statements: [], rows: 0, state: 'crash' }] }, 'kill');
 }
 
-/** Hands attempt 1's result to the sender and waits for the rest of its send. */
-async function finish(result) {
-  const { settle, sending } = session;
+/**
+ * Hands attempt 1's result to the sender and waits for the rest of its send.
+ * `end` is how the stepped delivery ended: "commit" (it ran to its end, or
+ * failed on its own: a fault, a refusal), "throw" or "kill".
+ */
+async function finish(result, end = 'commit') {
+  const { settle, sending, shared, presses } = session;
+  lastRun = end === 'kill' ? { killed: true } : { send: shared, next: presses, end };
   showVerdict(result.answer?.verdict ?? null);
   enable(false);
   showUncommitted(false);
@@ -275,6 +294,36 @@ function draw() {
       return item;
     }),
   );
+}
+
+/**
+ * The last stepped delivery as a share link holds it: {send, next, end}, or
+ * {killed: true}, or null (none ended yet).
+ */
+export function sharedStep() {
+  return lastRun;
+}
+
+/**
+ * Replays a shared stepped delivery through step mode's own code: the form
+ * set to `send`, "Start step by step", `next` presses of "Next statement"
+ * (fewer if it ends sooner), then "Throw here" if `end` is "throw" and the
+ * transaction is still open, or "Next statement" until it ends. Resolves
+ * once the sender's whole send is over.
+ */
+export async function replayStep({ send, next: presses, end }) {
+  setForm(send);
+  await start();
+  for (let n = 0; n < presses && session !== null; n += 1) {
+    await next();
+  }
+  if (end === 'throw' && session !== null) {
+    await throwHere();
+  }
+  // A delivery runs a handful of statements; the bound only stops a worker gone wrong.
+  for (let n = 0; n < 20 && session !== null; n += 1) {
+    await next();
+  }
 }
 
 export function mount() {

@@ -1,0 +1,454 @@
+// Share links (www/lib/share.js, www/panels/share/): the state of an
+// experiment — the sender's deliveries, a stepped race, step mode's crash
+// point, a won level — made into a link in one browser profile and opened in
+// a FRESH one (another Chromium profile: no OPFS, no localStorage in common),
+// where it is replayed on a scratch database and gives the same answers and
+// Rust verdicts; the opening profile's own stored database is neither read
+// nor written. Hostile fragments are refused with their specific error and
+// write nothing at all: not even an OPFS file is created.
+
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { after, before, describe, test } from 'node:test';
+
+import { BASE_URL, assertNoProblems, idle, launch, openPage, reveal, tables } from './browser.mjs';
+import { fillSender, press, pressDeliver } from './playground.mjs';
+
+/** The timeline through the console API, reduced to what a replay must reproduce. */
+function outcomes(page) {
+  return page.evaluate(() =>
+    window.inboxLab.timeline().map((e) => ({
+      event: e.event,
+      handler: e.handler,
+      attempt: e.attempt,
+      via: e.via,
+      heard: e.answer === null ? null : (e.answer.outcome ?? `${e.answer.kind}/${e.answer.code}`),
+      status: e.answer?.http_status ?? null,
+      lost: e.lost,
+      verdict: e.answer?.verdict?.kind ?? null,
+      steps: (e.steps ?? []).map((s) => `${s.op}:${s.effect}`),
+    })),
+  );
+}
+
+/** Presses a "Share" button and returns the link it made (the field next to it holds it either way). */
+async function shareLink(page, id) {
+  await reveal(page, `#${id}`);
+  await page.click(`#${id}`);
+  await page.waitForSelector(`#${id}-url:not([hidden])`);
+  const answer = await page.textContent(`#${id}-answer`);
+  assert.match(answer, /^(Link copied to the clipboard\.|The clipboard is not available here)/);
+  const url = await page.inputValue(`#${id}-url`);
+  assert.ok(url.startsWith(new URL(BASE_URL).origin), url);
+  assert.match(new URL(url).hash, /^#s=[A-Za-z0-9_-]+$/);
+  return url;
+}
+
+/** Opens `url` in `page` as a new page load (never a same-document hash change). */
+async function openLink(page, url) {
+  await page.goto('about:blank');
+  await page.goto(url);
+  await page.evaluate(() => window.inboxLab.ready);
+  await idle(page);
+}
+
+/** What the origin's OPFS holds: the names at its root. */
+function opfsNames(page) {
+  return page.evaluate(async () => {
+    const root = await navigator.storage.getDirectory();
+    const names = [];
+    for await (const name of root.keys()) {
+      names.push(name);
+    }
+    return names.sort();
+  });
+}
+
+const AXE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe's violations on the page as it is now (as in a11y.test.mjs). */
+async function violations(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) {
+    await page.evaluate(AXE);
+  }
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations.map((v) => `${v.id} ×${v.nodes.length}: ${v.nodes.map((node) => node.target.join(' ')).join(' | ')}`);
+}
+
+const FRESH_TABLES = { accounts: [{ id: 1, balance: 0 }], inbox: [] };
+
+describe('share links', { timeout: 600_000 }, () => {
+  // The maker: a profile whose page makes the links. The opener: another,
+  // fresh profile, with a stored database of its own.
+  let maker;
+  let opener;
+  before(async () => {
+    maker = await launch();
+    opener = await launch();
+    maker.page.setDefaultTimeout(60_000);
+    opener.page.setDefaultTimeout(60_000);
+    await openPage(maker.page, '?storage=memory');
+    await openPage(opener.page);
+  });
+  after(async () => {
+    await maker?.close();
+    await opener?.close();
+  });
+
+  test('a timeline link (a lost response, a crash after INSERT, another payload) replays to the same answers and verdicts; the opener’s stored data is untouched', async () => {
+    const page = maker.page;
+    await fillSender(page, { event_id: 'tl-1', lose_response: true });
+    await pressDeliver(page);
+    await fillSender(page, { event_id: 'tl-2', lose_response: false, fault: 'after_insert' });
+    await pressDeliver(page);
+    await fillSender(page, { event_id: 'tl-2', fault: '', amount: '700' });
+    await pressDeliver(page);
+    await fillSender(page, { event_id: 'tl-3', amount: '500', handler: 'two_transactions', fault: 'after_insert' });
+    await pressDeliver(page);
+    const made = await outcomes(page);
+    assert.deepEqual(
+      made.map((e) => [e.event.event_id, e.attempt, e.heard, e.lost, e.verdict]),
+      [
+        ['tl-1', 1, 'applied', true, 'correct'],
+        ['tl-1', 2, 'duplicate', false, 'correct'],
+        ['tl-2', 1, 'simulated_crash/fault', false, 'correct'],
+        ['tl-2', 2, 'applied', false, 'correct'],
+        ['tl-2', 1, 'payload_conflict/payload_differs', false, 'correct'],
+        ['tl-3', 1, 'simulated_crash/fault', false, 'failed_after_commit'],
+        ['tl-3', 2, 'duplicate', false, 'credit_lost'],
+      ],
+      'what the maker saw',
+    );
+    const madeTables = await tables(page);
+    const url = await shareLink(page, 'share-timeline');
+    assertNoProblems(maker.problems);
+
+    // The opener has data of its own, stored in OPFS.
+    const other = opener.page;
+    await fillSender(other, { event_id: 'mine-1', amount: '42' });
+    await pressDeliver(other);
+    const own = await tables(other);
+    assert.deepEqual(own.inbox.map((r) => r.event_id), ['mine-1']);
+
+    await openLink(other, url);
+    assert.equal(await other.textContent('#share-note strong'), 'Replayed on a scratch database — your data is untouched.');
+    assert.equal(await other.textContent('#share-status'), 'Replayed 4 action(s) from the link: everything below is what the database answered.');
+    assert.equal(await other.isVisible('#share-error'), false);
+    assert.equal(await other.$eval('main .screen:not([hidden])', (s) => s.dataset.screen), 'deliver');
+    assert.deepEqual(await outcomes(other), made, 'the same answers, steps and Rust verdicts, attempt by attempt');
+    assert.deepEqual(await tables(other), madeTables, 'the same tables');
+    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'memory');
+    // Not in the tabs' coordination: it neither holds nor waits for the owner's lock.
+    const locks = await other.evaluate(async () => {
+      const { held, pending } = await navigator.locks.query();
+      return [...held, ...pending].map((lock) => lock.name);
+    });
+    assert.deepEqual(locks, []);
+    // The answer next to Deliver is the replay's last send's.
+    assert.match(await other.textContent('#deliver-form .actions'), /Credit lost/);
+
+    // Back to one's own lab: the same URL without the fragment, the stored data as it was.
+    const back = await other.getAttribute('#share-back', 'href');
+    assert.equal(back, new URL(BASE_URL).pathname);
+    await other.click('#share-back');
+    await other.waitForURL((u) => u.hash === '');
+    await other.evaluate(() => window.inboxLab.ready);
+    await idle(other);
+    assert.equal(await other.$('#share-note'), null);
+    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'opfs');
+    assert.deepEqual(await tables(other), own, 'nothing of the replay was written to the stored database');
+    assertNoProblems(opener.problems);
+  });
+
+  test('a race link replays check_then_act’s stepped race to Rust’s verdict: credited twice', async () => {
+    const page = maker.page;
+    await reveal(page, '#race-handler');
+    await page.selectOption('#race-handler', 'check_then_act');
+    await press(page, '#race-start');
+    for (const letter of ['a', 'b']) {
+      await press(page, `#race-advance-${letter}`);
+    }
+    for (const letter of ['a', 'b']) {
+      while (await page.$eval(`#race-advance-${letter}`, (b) => !b.disabled)) {
+        await press(page, `#race-advance-${letter}`);
+      }
+    }
+    const verdict = await page.getAttribute('#race-verdict', 'data-verdict');
+    assert.match(verdict, /double_credit/);
+    const verdictText = await page.textContent('#race-verdict');
+    const log = await page.$$eval('#race-log li', (items) => items.map((li) => li.textContent));
+    const url = await shareLink(page, 'share-race');
+
+    const other = opener.page;
+    await openLink(other, url);
+    assert.equal(await other.$eval('main .screen:not([hidden])', (s) => s.dataset.screen), 'race');
+    assert.equal(await other.getAttribute('#race-verdict', 'data-verdict'), verdict);
+    assert.equal(await other.textContent('#race-verdict'), verdictText);
+    assert.deepEqual(await other.$$eval('#race-log li', (items) => items.map((li) => li.textContent)), log);
+    assert.equal(await other.inputValue('#race-handler'), 'check_then_act');
+    assertNoProblems(maker.problems);
+    assertNoProblems(opener.problems);
+  });
+
+  test('a crash-point link replays step mode: the same statements, thrown at the same point, then the retry', async () => {
+    const page = maker.page;
+    await fillSender(page, { event_id: 'step-1', amount: '300', handler: 'atomic', fault: '' });
+    await press(page, '#step-start');
+    await press(page, '#step-next'); // BEGIN
+    await press(page, '#step-next'); // INSERT
+    await press(page, '#step-throw');
+    const steps = await page.$$eval('#step-list li', (items) => items.map((li) => `${li.dataset.step}:${li.dataset.state}`));
+    assert.deepEqual(steps.slice(0, 2), ['begin:undone', 'insert:undone']);
+    const note = await page.textContent('#step-note');
+    const made = (await outcomes(page)).filter((e) => e.event.event_id === 'step-1');
+    assert.deepEqual(
+      made.map((e) => [e.via, e.attempt, e.heard, e.verdict]),
+      [
+        ['step', 1, 'simulated_crash/fault', 'correct'],
+        ['sender', 2, 'applied', 'correct'],
+      ],
+    );
+    const url = await shareLink(page, 'share-step');
+    const state = JSON.parse(Buffer.from(new URL(url).hash.slice(3), 'base64url').toString('utf8'));
+    assert.deepEqual({ kind: state.kind, next: state.next, end: state.end }, { kind: 'step', next: 2, end: 'throw' });
+
+    const other = opener.page;
+    await openLink(other, url);
+    assert.equal(await other.$eval('main .screen:not([hidden])', (s) => s.dataset.screen), 'deliver');
+    assert.deepEqual(await other.$$eval('#step-list li', (items) => items.map((li) => `${li.dataset.step}:${li.dataset.state}`)), steps);
+    assert.equal(await other.textContent('#step-note'), note);
+    assert.deepEqual(await outcomes(other), made);
+    assertNoProblems(maker.problems);
+    assertNoProblems(opener.problems);
+  });
+
+  test('a won level’s link shows it won in a fresh profile, judged by the same rules from the replay (levels 1, 2, 3, 4, 5, 6, 8)', async () => {
+    const page = maker.page;
+    for (const n of [1, 2, 3, 4, 5, 6, 8]) {
+      await page.evaluate((n) => (location.hash = `#/levels/${n}`), n);
+      await page.waitForSelector('#level-show-me');
+      await page.click('#level-show-me');
+      await idle(page);
+      await page.waitForFunction((n) => document.querySelector(`#levels-list > li[data-level="${n}"]`).dataset.won === 'true', n);
+      await page.evaluate((n) => (location.hash = `#/levels/${n}`), n);
+      await page.waitForSelector('#share-level');
+      const url = await shareLink(page, 'share-level');
+
+      // A fresh profile for each: no progress, no database.
+      const fresh = await launch();
+      try {
+        fresh.page.setDefaultTimeout(60_000);
+        await openLink(fresh.page, url);
+        assert.equal(await fresh.page.$eval('main .screen:not([hidden])', (s) => s.dataset.screen), 'levels');
+        assert.match(await fresh.page.textContent('#level-title'), new RegExp(`^Level ${n}:`));
+        assert.equal(await fresh.page.getAttribute('#level-status', 'data-won'), 'true', `level ${n} replayed and won`);
+        assert.equal(await fresh.page.textContent('#level-status'), 'Won: the database’s answers meet the goal.');
+        assert.equal(await fresh.page.getAttribute(`#levels-list > li[data-level="${n}"]`, 'data-won'), 'true');
+        assert.equal(await fresh.page.isVisible('#share-error'), false);
+        // The scratch page kept no progress, and created no stored database.
+        assert.equal(await fresh.page.evaluate(() => localStorage.getItem('inbox-lab.levels.v1')), null);
+        assert.deepEqual(await opfsNames(fresh.page), []);
+        assertNoProblems(fresh.problems);
+      } finally {
+        await fresh.close();
+      }
+    }
+    assertNoProblems(maker.problems);
+  });
+
+  test('where the clipboard refuses, the link is selected in its field, and the answer says so', async () => {
+    const page = maker.page;
+    await page.evaluate(() => {
+      navigator.clipboard.writeText = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
+    });
+    await reveal(page, '#share-timeline');
+    await page.click('#share-timeline');
+    await page.waitForFunction(() => document.querySelector('#share-timeline-answer').textContent.startsWith('The clipboard'));
+    assert.equal(
+      await page.textContent('#share-timeline-answer'),
+      'The clipboard is not available here: the link is selected in the field — copy it from there.',
+    );
+    const field = await page.evaluate(() => {
+      const input = document.querySelector('#share-timeline-url');
+      return { focused: document.activeElement === input, start: input.selectionStart, end: input.selectionEnd, length: input.value.length, readOnly: input.readOnly };
+    });
+    assert.deepEqual(field, { focused: true, start: 0, end: field.length, length: field.length, readOnly: true });
+    assert.ok(field.length > 100);
+    assertNoProblems(maker.problems);
+  });
+
+  test('a share link pasted into a tab on the stored database reloads it as a scratch page; the stored data stays', async () => {
+    const page = maker.page;
+    await page.click('#share-timeline');
+    const url = await page.inputValue('#share-timeline-url');
+    const other = opener.page;
+    await other.goto('about:blank');
+    await openPage(other, '#/deliver');
+    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'opfs');
+    const own = await tables(other);
+    await Promise.all([other.waitForEvent('load'), other.evaluate((hash) => (location.hash = hash), new URL(url).hash)]);
+    await other.evaluate(() => window.inboxLab.ready);
+    await idle(other);
+    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'memory');
+    assert.match(await other.textContent('#share-status'), /^Replayed \d+ action\(s\) from the link/);
+    await other.click('#share-back');
+    await other.waitForURL((u) => u.hash === '');
+    await other.evaluate(() => window.inboxLab.ready);
+    await idle(other);
+    assert.deepEqual(await tables(other), own);
+    assertNoProblems(opener.problems);
+  });
+
+  test('a level not won offers no Share; one won with controls a link cannot replay says so', async () => {
+    const page = maker.page;
+    await page.evaluate(() => (location.hash = '#/levels/10'));
+    await page.waitForSelector('#level-show-me');
+    assert.equal(await page.$('#share-level'), null, 'not won: no Share');
+    await page.evaluate(() => (location.hash = '#/levels/9'));
+    await page.waitForSelector('#level-show-me');
+    await page.click('#level-show-me');
+    await idle(page);
+    await page.waitForFunction(() => document.querySelector('#levels-list > li[data-level="9"]').dataset.won === 'true');
+    await page.evaluate(() => (location.hash = '#/levels/9'));
+    await page.click('#share-level');
+    assert.equal(
+      await page.textContent('#share-level-answer'),
+      'This win cannot be shared as a link: a level’s link replays deliveries, bursts and races, and this one was won with other controls.',
+    );
+    assert.equal(await page.isVisible('#share-level-url'), false, 'no link');
+    assertNoProblems(maker.problems);
+  });
+
+  test('a replayed page and the Share controls have no accessibility violation (axe-core), EN and RU', async () => {
+    const page = opener.page;
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    // A level link made here, replayed: the note, a won level with its Share, then every Share pressed.
+    await page.goto('about:blank');
+    await openPage(page, '?storage=memory#/levels/1');
+    await page.click('#level-show-me');
+    await idle(page);
+    await page.evaluate(() => (location.hash = '#/levels/1'));
+    const url = await shareLink(page, 'share-level');
+    await openLink(page, url);
+    assert.equal(await page.getAttribute('#level-status', 'data-won'), 'true');
+    await shareLink(page, 'share-level');
+    await shareLink(page, 'share-timeline');
+    await reveal(page, '#share-step');
+    await page.click('#share-step');
+    assert.equal(await page.textContent('#share-step-answer'), 'Nothing to share yet: step a delivery to its end (Next statement or Throw here).');
+    await reveal(page, '#share-race');
+    await page.click('#share-race');
+    assert.equal(await page.textContent('#share-race-answer'), 'Nothing to share yet: start a race and advance it.');
+    const found = {};
+    for (const lang of ['en', 'ru']) {
+      await page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
+      for (const route of ['levels/1', 'deliver', 'race']) {
+        await page.evaluate((route) => (location.hash = `#/${route}`), route);
+        await page.waitForSelector(`main .screen[data-screen="${route.split('/')[0]}"]:not([hidden])`);
+        const seen = await violations(page);
+        if (seen.length > 0) {
+          found[`${lang} #/${route}`] = seen;
+        }
+      }
+    }
+    assert.equal(await page.textContent('#share-race-answer'), 'Делиться пока нечем: начните гонку и продвиньте её.');
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    assert.deepEqual(found, {});
+    // axe itself tries inline styles, which the page's policy refuses (as in a11y.test.mjs).
+    const axeOwn = /^console error: Applying inline style violates the following Content Security Policy directive 'style-src 'self''/;
+    assert.deepEqual(opener.problems.splice(0).filter((problem) => !axeOwn.test(problem)), []);
+  });
+
+  describe('hostile fragments: a specific error next to the note, nothing replayed, nothing written', () => {
+    const json = (value) => `#s=${Buffer.from(JSON.stringify(value), 'utf8').toString('base64url')}`;
+    const send = (event, more = {}) => ({ event, handler: 'atomic', fault: null, lose: false, attempts: 5, delay: 1000, ...more });
+    const good = { source: 'provider-a', event_id: 'h-1', account_id: 1, amount: 100 };
+    const cases = [
+      ['bad base64', '#s=***', 'Nothing was replayed and nothing was written: This share link is damaged (not base64url).'],
+      ['too long', `#s=${'A'.repeat(25_000)}`, 'Nothing was replayed and nothing was written: Too long to share as a link.'],
+      ['not JSON', `#s=${Buffer.from('{kind: timeline', 'utf8').toString('base64url')}`, 'Nothing was replayed and nothing was written: This share link is damaged (not JSON).'],
+      [
+        'unknown kind',
+        json({ v: 1, kind: 'rm -rf' }),
+        'Nothing was replayed and nothing was written: This share link holds an experiment this page does not know (rm -rf).',
+      ],
+      [
+        'unknown handler',
+        json({ v: 1, kind: 'timeline', sends: [send(good, { handler: 'drop_table' })] }),
+        'Nothing was replayed and nothing was written: This share link names an unknown handler: “drop_table”.',
+      ],
+      [
+        'unknown fault',
+        json({ v: 1, kind: 'timeline', sends: [send(good, { fault: 'after_everything' })] }),
+        'Nothing was replayed and nothing was written: This share link names an unknown crash point: “after_everything”.',
+      ],
+      [
+        '1000 deliveries',
+        // Counted before anything in them is read: a thousand of anything is refused.
+        json({ v: 1, kind: 'timeline', sends: Array.from({ length: 1000 }, () => 0) }),
+        'Nothing was replayed and nothing was written: Too many to share: 1000 deliveries or steps, at most 50.',
+      ],
+      [
+        'a burst of 1000 in a level',
+        json({ v: 1, kind: 'level', level: 4, actions: [{ do: 'burst', event: good, handler: 'atomic', count: 1000 }] }),
+        'Nothing was replayed and nothing was written: Too many to share: 1000 deliveries or steps, at most 100.',
+      ],
+      [
+        'a race of 1000 steps',
+        json({ v: 1, kind: 'race', handler: 'atomic', deliveries: 2, order: 'AB'.repeat(500) }),
+        'Nothing was replayed and nothing was written: Too many to share: 1000 deliveries or steps, at most 200.',
+      ],
+      [
+        'an invalid event after a valid one (Rust’s rules, as on Deliver)',
+        json({ v: 1, kind: 'timeline', sends: [send(good), send({ ...good, event_id: 'h-2', amount: -5 })] }),
+        /^Nothing was replayed and nothing was written: Delivery 2 of this share link is invalid: .*amount/,
+      ],
+      [
+        'an event with a field too many',
+        json({ v: 1, kind: 'timeline', sends: [send({ ...good, amount: 1, extra: 'x' })] }),
+        'Nothing was replayed and nothing was written: This share link is damaged: “sends[0].event” is not what it should be.',
+      ],
+      [
+        'a level that does not exist',
+        json({ v: 1, kind: 'level', level: 99, actions: [{ do: 'send', ...send(good) }] }),
+        'Nothing was replayed and nothing was written: This share link names a level that does not exist: 99.',
+      ],
+    ];
+    let browser;
+    before(async () => {
+      browser = await launch();
+      browser.page.setDefaultTimeout(60_000);
+    });
+    after(() => browser?.close());
+
+    for (const [name, fragment, expected] of cases) {
+      test(name, async () => {
+        const page = browser.page;
+        await openLink(page, new URL(fragment, BASE_URL).href);
+        const error = await page.textContent('#share-error');
+        if (expected instanceof RegExp) {
+          assert.match(error, expected);
+        } else {
+          assert.equal(error, expected);
+        }
+        assert.equal(await page.isVisible('#share-error'), true);
+        assert.equal(await page.getAttribute('#share-note', 'data-state'), 'refused');
+        assert.deepEqual(await tables(page), FRESH_TABLES, 'nothing written to the scratch database');
+        assert.deepEqual(await page.evaluate(() => window.inboxLab.timeline()), [], 'nothing delivered');
+        assert.deepEqual(await opfsNames(page), [], 'no stored database created or opened');
+        assertNoProblems(browser.problems);
+      });
+    }
+
+    test('the error is in Russian too', async () => {
+      const page = browser.page;
+      await openLink(page, new URL(cases[4][1], BASE_URL).href);
+      await page.evaluate(() => window.inboxLab.setLanguage('ru'));
+      assert.equal(await page.textContent('#share-error'), 'Ничего не повторено и ничего не записано: В ссылке неизвестный обработчик: «drop_table».');
+      assert.equal(await page.textContent('#share-note strong'), 'Повторено на черновой базе — ваши данные не тронуты.');
+      await page.evaluate(() => window.inboxLab.setLanguage('en'));
+      assertNoProblems(browser.problems);
+    });
+  });
+});

@@ -1,0 +1,204 @@
+// Opening a share link ("#s=…", www/lib/share.js): the experiment it holds
+// is replayed on a scratch database, through the page's own code, so what is
+// drawn — the timeline, the tables, the verdicts, the level's "won" — is
+// what the database answered to the replay, never what the link says.
+//
+// The scratch database: a page opened by a share link keeps its database in
+// memory (db/client.js, SCRATCH), takes no part in the tabs' coordination and
+// never opens the reader's stored database. A note at the top says so, with
+// a link back to the reader's own lab (the same URL without the fragment:
+// a new page load, on the stored database).
+//
+// The order of things, and why:
+//   1. decode (share.js): size, shape, counts, handler and fault names — any
+//      fault is answered with its error next to the note;
+//   2. every delivery the link holds is checked by Rust ("checkDelivery",
+//      the rules Deliver applies first), ALL before any runs: a link whose
+//      third delivery is invalid writes nothing at all;
+//   3. the actions, one after another, each as its control does it:
+//      sender.replaySend (Deliver), the burst's button, the race lab's
+//      presses (racelab.replayRace), step mode's buttons (stepper.replayStep).
+// A level's link is replayed on its level's screen (nav.js routes it there),
+// so the level watches the replay and judges it by its own `won(seen)`.
+
+import { SCRATCH, inboxLab } from '../../db/client.js';
+import { el, whileBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { onObserved } from '../../lib/observed.js';
+import { decodeExperiment } from '../../lib/share.js';
+import { LEVELS } from '../levels/levels.js';
+import * as raceLab from '../race-lab/racelab.js';
+import * as sender from '../sender/sender.js';
+import * as stepper from '../stepper/stepper.js';
+
+register({
+  en: {
+    'share.scratch': 'Replayed on a scratch database — your data is untouched.',
+    'share.back': 'Back to your own lab',
+    'share.replaying': 'Replaying the link: action {done} of {total}…',
+    'share.replayed': 'Replayed {total} action(s) from the link: everything below is what the database answered.',
+    'share.handler_opened': 'A shared handler: it is judged on the judge’s own database.',
+    'share.refused': 'Nothing was replayed and nothing was written: {reason}',
+    'share.stopped': 'The replay stopped at action {n}: {message}',
+  },
+  ru: {
+    'share.scratch': 'Повторено на черновой базе — ваши данные не тронуты.',
+    'share.back': 'Вернуться в свою лабораторию',
+    'share.replaying': 'Повторяем ссылку: действие {done} из {total}…',
+    'share.replayed': 'Повторено действий из ссылки: {total}. Всё, что ниже, — ответы базы.',
+    'share.handler_opened': 'Присланный обработчик: его проверяют на собственной базе судьи.',
+    'share.refused': 'Ничего не повторено и ничего не записано: {reason}',
+    'share.stopped': 'Повтор остановился на действии {n}: {message}',
+  },
+});
+
+const ui = {};
+// What the status line says ({key, params} or null) and the error, if any
+// ({key, params, cause} — `cause` an error object rendered in the reader's
+// language), kept to redraw them when the language changes.
+let said = null;
+let failure = null;
+
+export function mount() {
+  if (!SCRATCH) {
+    return;
+  }
+  ui.status = el('p', { className: 'share-status', attrs: { id: 'share-status', role: 'status' } });
+  ui.error = el('p', { className: 'field-error share-error', attrs: { id: 'share-error', role: 'alert' } });
+  ui.error.hidden = true;
+  ui.scratch = el('strong', { text: t('share.scratch') });
+  ui.back = el('a', {
+    text: t('share.back'),
+    attrs: { id: 'share-back', href: `${location.pathname}${location.search}` },
+  });
+  ui.note = el('div', { className: 'share-note', attrs: { id: 'share-note' } }, el('p', {}, ui.scratch, ' ', ui.back), ui.status, ui.error);
+  document.querySelector('#storage-banner').after(ui.note);
+  onLanguageChange(draw);
+  // Busy from now until the replay is over (lib/dom.js): whoever waits for
+  // the page to settle waits for the whole replay.
+  whileBusy(replay);
+}
+
+function draw() {
+  ui.scratch.textContent = t('share.scratch');
+  ui.back.textContent = t('share.back');
+  ui.status.textContent = said === null ? '' : t(said.key, said.params);
+  ui.error.hidden = failure === null;
+  if (failure !== null) {
+    const params = { ...failure.params };
+    if (failure.cause !== undefined) {
+      params.message = errorMessage(failure.cause);
+    }
+    const reason = t(failure.key, params);
+    ui.error.textContent = failure.refused ? t('share.refused', { reason }) : reason;
+  }
+}
+
+function say(key, params = {}) {
+  said = { key, params };
+  draw();
+}
+
+function fail(failed) {
+  failure = failed;
+  ui.note.dataset.state = failed.refused ? 'refused' : 'stopped';
+  draw();
+}
+
+async function replay() {
+  const opened = decodeExperiment(location.hash);
+  if (opened.error) {
+    fail({ refused: true, key: opened.error, params: opened.params ?? {} });
+    return;
+  }
+  const state = opened.state;
+  if (state.kind === 'handler') {
+    say('share.handler_opened');
+    return;
+  }
+  if (state.kind === 'level' && !LEVELS.some((level) => level.id === state.level)) {
+    fail({ refused: true, key: 'share.level', params: { level: state.level } });
+    return;
+  }
+  const actions = actionsOf(state);
+  try {
+    await inboxLab.ready;
+  } catch (error) {
+    fail({ refused: true, key: 'share.stopped', params: { n: 1 }, cause: error });
+    return;
+  }
+  // Every delivery checked by Rust before the first one runs.
+  const deliveries = actions.filter((a) => a.do !== 'race' && a.do !== 'step').concat(actions.filter((a) => a.do === 'step').map((a) => a.send));
+  for (const [i, d] of deliveries.entries()) {
+    try {
+      await inboxLab.checkDelivery(d.event, { handler: d.handler, fault: d.fault ?? null });
+    } catch (error) {
+      fail({ refused: true, key: 'share.event', params: { n: i + 1 }, cause: error });
+      return;
+    }
+  }
+  ui.note.dataset.state = 'replaying';
+  for (const [i, action] of actions.entries()) {
+    say('share.replaying', { done: i + 1, total: actions.length });
+    try {
+      await perform(action);
+    } catch (error) {
+      fail({ refused: false, key: 'share.stopped', params: { n: i + 1 }, cause: error });
+      return;
+    }
+  }
+  ui.note.dataset.state = 'replayed';
+  say('share.replayed', { total: actions.length });
+}
+
+/** The link's actions, one list: sends, bursts, races, a stepped delivery. */
+function actionsOf(state) {
+  switch (state.kind) {
+    case 'timeline':
+      return state.sends.map((send) => ({ do: 'send', ...send }));
+    case 'race':
+      return [{ do: 'race', handler: state.handler, deliveries: state.deliveries, order: state.order }];
+    case 'step':
+      return [{ do: 'step', send: state.send, next: state.next, end: state.end }];
+    default:
+      return state.actions;
+  }
+}
+
+async function perform(action) {
+  if (action.do === 'send') {
+    await sender.replaySend(action);
+  } else if (action.do === 'burst') {
+    // The burst's own button, with the sender's event and handler, as a reader presses it.
+    sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
+    document.querySelector('#burst-count').value = String(action.count);
+    const done = nextObservation('burst');
+    document.querySelector('#burst-same').click();
+    await done;
+  } else if (action.do === 'race') {
+    const error = await raceLab.replayRace(action.handler, action.deliveries, action.order);
+    if (error !== null) {
+      throw error;
+    }
+  } else {
+    await stepper.replayStep(action);
+  }
+}
+
+/** Resolves with the next observation of `kind`; rejects if none comes in `ms`. */
+function nextObservation(kind, ms = 120_000) {
+  return new Promise((resolve, reject) => {
+    const stop = onObserved((observation) => {
+      if (observation.kind === kind) {
+        stop();
+        clearTimeout(timer);
+        resolve(observation);
+      }
+    });
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no ${kind} was observed in ${ms} ms`));
+    }, ms);
+  });
+}

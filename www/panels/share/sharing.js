@@ -1,0 +1,211 @@
+// "Share": a link to the state of an experiment, next to the experiment —
+// the sender's timeline, the race lab's race, step mode's crash point, a won
+// level. The link is the page's URL with the state in its fragment
+// (www/lib/share.js, one format for all); opening it replays the state on a
+// scratch database (replay.js).
+//
+// The link is copied to the clipboard; whether or not that works (a browser
+// may refuse without a permission), it is also shown in a read-only field
+// next to the button, selected when the clipboard refused, so it can be
+// copied by hand. The answer — copied, or why there is nothing to share — is
+// written next to the button.
+//
+// What the timeline's link holds is recorded here, from what the sender
+// reported when each send was over (lib/observed.js): the deliveries as sent
+// (Deliver and the redeliver chips: event, handler, crash point, lost
+// response, retry policy), never the form as it is now. Bursts, step mode and
+// webhooks are on the timeline too but not in its link: step mode and a
+// level have links of their own. "Clear" on the timeline forgets them.
+
+import { el } from '../../lib/dom.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { onObserved } from '../../lib/observed.js';
+import { LIMITS, encodeShare, orderText, sendState } from '../../lib/share.js';
+import * as raceLab from '../race-lab/racelab.js';
+import * as stepper from '../stepper/stepper.js';
+import { timeline } from '../timeline/timeline.js';
+
+register({
+  en: {
+    'share.button': 'Share',
+    'share.button.timeline': 'Share these deliveries',
+    'share.button.race': 'Share this race',
+    'share.button.step': 'Share this crash point',
+    'share.button.level': 'Share this win',
+    'share.link': 'Link',
+    'share.copied': 'Link copied to the clipboard. Opening it replays this on a scratch database.',
+    'share.copy_field': 'The clipboard is not available here: the link is selected in the field — copy it from there.',
+    'share.nothing.timeline': 'Nothing to share yet: deliver something first.',
+    'share.nothing.race': 'Nothing to share yet: start a race and advance it.',
+    'share.nothing.step': 'Nothing to share yet: step a delivery to its end (Next statement or Throw here).',
+    'share.nothing.level': 'Win this level in this visit to share how: the link holds the actions that won it.',
+    'share.level_other':
+      'This win cannot be shared as a link: a level’s link replays deliveries, bursts and races, and this one was won with other controls.',
+    'share.killed':
+      'A delivery ended by killing the worker cannot be shared: the scratch database a link opens lives in the worker’s memory and would die with it.',
+    'share.too_many': 'Too many to share: {count} deliveries or steps, at most {max}.',
+    'share.kind': 'This share link holds an experiment this page does not know ({kind}).',
+    'share.shape': 'This share link is damaged: “{field}” is not what it should be.',
+    'share.handler': 'This share link names an unknown handler: “{name}”.',
+    'share.fault': 'This share link names an unknown crash point: “{name}”.',
+    'share.level': 'This share link names a level that does not exist: {level}.',
+    'share.event': 'Delivery {n} of this share link is invalid: {message}',
+  },
+  ru: {
+    'share.button': 'Поделиться',
+    'share.button.timeline': 'Поделиться этими доставками',
+    'share.button.race': 'Поделиться этой гонкой',
+    'share.button.step': 'Поделиться этой точкой сбоя',
+    'share.button.level': 'Поделиться этой победой',
+    'share.link': 'Ссылка',
+    'share.copied': 'Ссылка скопирована в буфер обмена. Открыв её, вы повторите это на черновой базе.',
+    'share.copy_field': 'Буфер обмена здесь недоступен: ссылка выделена в поле — скопируйте её оттуда.',
+    'share.nothing.timeline': 'Делиться пока нечем: сначала доставьте что-нибудь.',
+    'share.nothing.race': 'Делиться пока нечем: начните гонку и продвиньте её.',
+    'share.nothing.step': 'Делиться пока нечем: пройдите доставку по шагам до конца («Следующий оператор» или «Бросить исключение»).',
+    'share.nothing.level': 'Пройдите этот уровень в этот визит, чтобы поделиться тем, как: ссылка хранит действия, которые привели к победе.',
+    'share.level_other':
+      'Этой победой нельзя поделиться ссылкой: ссылка уровня повторяет доставки, залпы и гонки, а этот уровень пройден другими средствами.',
+    'share.killed':
+      'Доставкой, оборванной убийством воркера, поделиться нельзя: черновая база, которую открывает ссылка, живёт в памяти воркера и погибла бы вместе с ним.',
+    'share.too_many': 'Слишком много, чтобы поделиться: доставок или шагов — {count}, можно не больше {max}.',
+    'share.kind': 'В ссылке эксперимент, которого эта страница не знает ({kind}).',
+    'share.shape': 'Ссылка повреждена: «{field}» — не то, что должно быть.',
+    'share.handler': 'В ссылке неизвестный обработчик: «{name}».',
+    'share.fault': 'В ссылке неизвестная точка сбоя: «{name}».',
+    'share.level': 'В ссылке уровень, которого нет: {level}.',
+    'share.event': 'Доставка {n} из ссылки недопустима: {message}',
+  },
+});
+
+// The timeline's sends, as a link holds them (share.js `send`), oldest first.
+let sends = [];
+
+/**
+ * A "Share" button with its answer and its field. `make()` returns the state
+ * to share or {error, params}. Returns the element to put next to the
+ * experiment's controls.
+ */
+export function shareControl(id, key, make) {
+  const button = el('button', { className: 'secondary', text: t(key), data: { i18n: key }, attrs: { type: 'button', id } });
+  const answer = el('p', { className: 'share-answer', attrs: { id: `${id}-answer`, role: 'status' } });
+  const field = el('input', {
+    className: 'share-url',
+    attrs: { id: `${id}-url`, type: 'text', readonly: '', 'aria-label': t('share.link'), spellcheck: 'false' },
+  });
+  field.hidden = true;
+  let said = null;
+  const say = (text) => {
+    said = text;
+    answer.textContent = text === null ? '' : t(text.key, text.params);
+  };
+  onLanguageChange(() => {
+    button.textContent = t(key);
+    field.setAttribute('aria-label', t('share.link'));
+    say(said);
+  });
+  button.addEventListener('click', async () => {
+    const state = make();
+    if (state.error) {
+      field.hidden = true;
+      say({ key: state.error, params: state.params });
+      return;
+    }
+    const made = encodeShare(state);
+    if (made.error) {
+      field.hidden = true;
+      say({ key: made.error });
+      return;
+    }
+    const url = `${location.origin}${location.pathname}${made.fragment}`;
+    field.value = url;
+    field.hidden = false;
+    try {
+      await navigator.clipboard.writeText(url);
+      say({ key: 'share.copied' });
+    } catch {
+      say({ key: 'share.copy_field' });
+      field.focus();
+      field.select();
+    }
+  });
+  return el('div', { className: 'share-control' }, button, answer, field);
+}
+
+/**
+ * The actions that won a level, from what it saw (lib/observed.js), as a
+ * level's link holds them: {actions} or {error}. Only sends (not step
+ * mode's), bursts of one event and races the reader stepped can be replayed.
+ */
+export function levelActions(seen) {
+  const actions = [];
+  for (const o of seen) {
+    if (o.kind === 'send' && !o.stepped) {
+      actions.push({ do: 'send', ...sendState({ ...o, ...o.policy }) });
+    } else if (o.kind === 'burst') {
+      actions.push({ do: 'burst', event: o.event, handler: o.handler, count: o.count });
+    } else if (o.kind === 'race' && !o.replayed) {
+      actions.push({ do: 'race', handler: o.handler, deliveries: o.deliveries, order: orderText(o.order) });
+    } else {
+      return { error: 'share.level_other' };
+    }
+  }
+  if (actions.length === 0) {
+    return { error: 'share.nothing.level' };
+  }
+  if (actions.length > LIMITS.actions) {
+    return { error: 'share.too_many', params: { count: actions.length, max: LIMITS.actions } };
+  }
+  return { actions };
+}
+
+export function mount() {
+  onObserved((o) => {
+    if (o.kind === 'send' && !o.stepped) {
+      sends.push(sendState({ ...o, ...o.policy }));
+    }
+  });
+  timeline.subscribe(() => {
+    if (timeline.entries().length === 0) {
+      sends = [];
+    }
+  });
+
+  document.querySelector('#timeline-clear').after(
+    shareControl('share-timeline', 'share.button.timeline', () => {
+      if (sends.length === 0) {
+        return { error: 'share.nothing.timeline' };
+      }
+      if (sends.length > LIMITS.sends) {
+        return { error: 'share.too_many', params: { count: sends.length, max: LIMITS.sends } };
+      }
+      return { kind: 'timeline', sends };
+    }),
+  );
+
+  document.querySelector('#race-start').parentElement.after(
+    shareControl('share-race', 'share.button.race', () => {
+      const race = raceLab.sharedRace();
+      if (race === null) {
+        return { error: 'share.nothing.race' };
+      }
+      if (race.order.length > LIMITS.steps) {
+        return { error: 'share.too_many', params: { count: race.order.length, max: LIMITS.steps } };
+      }
+      return { kind: 'race', handler: race.handler, deliveries: race.deliveries, order: orderText(race.order) };
+    }),
+  );
+
+  document.querySelector('#step-kill').parentElement.after(
+    shareControl('share-step', 'share.button.step', () => {
+      const run = stepper.sharedStep();
+      if (run === null) {
+        return { error: 'share.nothing.step' };
+      }
+      if (run.killed) {
+        return { error: 'share.killed' };
+      }
+      return { kind: 'step', send: run.send, next: run.next, end: run.end };
+    }),
+  );
+}
