@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use inbox_lab::core::db::{self, Mode};
-use inbox_lab::wasm::{event_from_js, install_opfs, judge_handler, Lab, RaceLab};
+use inbox_lab::wasm::{check_delivery, event_from_js, install_opfs, judge_handler, Lab, RaceLab};
 use inbox_lab::{
     apply, core::schema, core::tables, labs::tools::scenario, Error, Event, Fault, Field, Outcome,
 };
@@ -765,4 +765,40 @@ async fn deliver_many_and_the_journals() {
         .expect("an unknown journal is refused");
     assert!(text(&err, "message").is_some_and(|m| m.contains("unknown journal")));
     remove(name).await;
+}
+
+/// `checkDelivery`, what a share link's deliveries pass before the first one
+/// runs: the rules of `deliver` for the event, the handler and the crash
+/// point, each refusal naming what is wrong.
+#[test]
+fn check_delivery_applies_deliver_s_rules_and_names_the_fault() {
+    let event = |json: &str| js_sys::JSON::parse(json).expect("json");
+    let good = r#"{"source":"provider-a","event_id":"evt-1","account_id":1,"amount":500}"#;
+    check_delivery(event(good), "atomic".into(), JsValue::NULL).expect("a valid delivery");
+    check_delivery(event(good), "no_dedup".into(), "after_insert".into())
+        .expect("a known handler and crash point");
+
+    let refused = check_delivery(
+        event(r#"{"source":"provider-a","event_id":"evt-1","account_id":1,"amount":-5}"#),
+        "atomic".into(),
+        JsValue::NULL,
+    )
+    .expect_err("a negative amount");
+    assert_eq!(text(&refused, "kind").as_deref(), Some("invalid_input"));
+    assert_eq!(text(&refused, "field").as_deref(), Some("amount"));
+    let refused = check_delivery(
+        event(r#"{"source":"provider-a","event_id":"evt-1","account_id":1,"amount":5,"x":1}"#),
+        "atomic".into(),
+        JsValue::NULL,
+    )
+    .expect_err("an extra field");
+    assert_eq!(text(&refused, "kind").as_deref(), Some("invalid_input"));
+    let refused = check_delivery(event(good), "exactly_once_please".into(), JsValue::NULL)
+        .expect_err("an unknown handler");
+    assert!(text(&refused, "message").is_some_and(|m| m.contains("exactly_once_please")));
+    assert_eq!(text(&refused, "field").as_deref(), Some("handler"));
+    let refused = check_delivery(event(good), "atomic".into(), "after_lunch".into())
+        .expect_err("an unknown crash point");
+    assert!(text(&refused, "message").is_some_and(|m| m.contains("after_lunch")));
+    assert_eq!(text(&refused, "field").as_deref(), Some("fault"));
 }
