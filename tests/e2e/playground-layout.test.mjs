@@ -34,7 +34,7 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     assert.equal(await page.textContent('#deliver-form button[type=submit]'), 'Доставить');
     assert.equal(
       await page.textContent('#status'),
-      'Готово. Хранится в OPFS: переживёт перезагрузку. Журнал WAL, synchronous FULL, записи объединяются (проверено лабораторией сбоев). Почему WAL: один flush на коммит вместо трёх, и всё так же до каждого ответа (?journal=delete открывает журнал отката).',
+      'Готово. Хранится в OPFS: переживёт перезагрузку. Журнал WAL, synchronous FULL, записи объединяются (проверено лабораторией сбоев). WAL: один flush на коммит, а не три.',
     );
     assert.equal(await page.textContent('#sender-summary'), 'Баланс счёта 1: 0 → 500 (+500): зачислено один раз.');
     assert.match((await senderLog(page))[0], /^t=0,0 с · попытка 1 → applied, 200 · ответ потерян/);

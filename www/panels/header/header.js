@@ -25,8 +25,8 @@ register({
     'status.problem': 'The stored database cannot be used: see the notice below.',
     'status.stack': 'Journal {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Journal {journal}, synchronous {synchronous}, writes coalesced (proven by the crash lab).',
-    'status.why.wal': 'Why WAL: one flush per commit instead of three, still before every answer (?journal=delete opens a rollback journal).',
-    'status.why.delete': 'A rollback journal, as asked by ?journal=delete: three flushes per commit; by default the page uses WAL.',
+    'status.why.wal': 'WAL: one flush per commit, not three.',
+    'status.why.delete': 'DELETE, as ?journal=delete asks: three flushes per commit, not one.',
   },
   ru: {
     'page.title': 'inbox-lab: идемпотентная обработка событий на SQLite',
@@ -42,8 +42,8 @@ register({
     'status.problem': 'Сохранённой базой данных пользоваться нельзя: см. сообщение ниже.',
     'status.stack': 'Журнал {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Журнал {journal}, synchronous {synchronous}, записи объединяются (проверено лабораторией сбоев).',
-    'status.why.wal': 'Почему WAL: один flush на коммит вместо трёх, и всё так же до каждого ответа (?journal=delete открывает журнал отката).',
-    'status.why.delete': 'Журнал отката, как просит ?journal=delete: три flush на коммит; по умолчанию страница работает в WAL.',
+    'status.why.wal': 'WAL: один flush на коммит, а не три.',
+    'status.why.delete': 'DELETE, как просит ?journal=delete: три flush на коммит, а не один.',
   },
 });
 
