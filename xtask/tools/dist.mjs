@@ -113,6 +113,9 @@ async function bundle(entry) {
     write: false,
     logLevel: 'warning',
     plugins: [assetUrls],
+    // The page's npm packages (CodeMirror, for the SQL console) are installed
+    // with the build's tools, in xtask/tools (`cargo xtask setup`: npm ci).
+    nodePaths: [join(ROOT, 'xtask/tools/node_modules')],
   });
   return result.outputFiles[0].contents;
 }
