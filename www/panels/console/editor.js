@@ -65,21 +65,48 @@ const THEME = EditorView.theme({
 // look of the text it replaces by wrapping the new text in a <span style=…>,
 // an inline style the page's CSP refuses (and logs). The editor makes that
 // change itself instead (the same edit CodeMirror would read back from the
-// DOM), so the browser never writes one.
+// DOM), so the browser never writes one. What is replaced is the DOM's
+// selection, which a script may have set without the editor having seen it
+// yet (the input event's target ranges would say the same, but Chrome gives
+// none inside a shadow root).
 const typeOverSelection = EditorView.domEventHandlers({
   beforeinput(event, view) {
-    const { state } = view;
     if (event.inputType !== 'insertText' || typeof event.data !== 'string' || view.composing) {
       return false;
     }
-    if (state.selection.ranges.every((range) => range.empty)) {
+    const range = domSelection(view);
+    if (range === null) {
       return false;
     }
+    const ends = [view.posAtDOM(range.startContainer, range.startOffset), view.posAtDOM(range.endContainer, range.endOffset)];
+    const from = Math.min(...ends);
+    const to = Math.max(...ends);
+    if (from === to) {
+      return false; // plain typing: CodeMirror's own path (completion, brackets)
+    }
     event.preventDefault();
-    view.dispatch({ ...state.replaceSelection(event.data), userEvent: 'input.type', scrollIntoView: true });
+    view.dispatch({
+      changes: { from, to, insert: event.data },
+      selection: { anchor: from + event.data.length },
+      userEvent: 'input.type',
+      scrollIntoView: true,
+    });
     return true;
   },
 });
+
+// The DOM's selection in the editor as one range, or null: the shadow
+// root's own view of it where the browser has one (Chrome), else the
+// document's.
+function domSelection(view) {
+  const selection = typeof view.root.getSelection === 'function' ? view.root.getSelection() : document.getSelection();
+  if (selection === null || selection.rangeCount !== 1) {
+    return null;
+  }
+  const range = selection.getRangeAt(0);
+  const inside = (node) => view.contentDOM.contains(node);
+  return inside(range.startContainer) && inside(range.endContainer) ? range : null;
+}
 
 /**
  * An editor holding `doc`, in a shadow root of `host`. `id` goes on the
