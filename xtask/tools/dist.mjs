@@ -21,6 +21,9 @@
 //   _headers                   the CSP and the caching as headers, for hosts
 //                              that read such a file (Netlify, Cloudflare Pages)
 //   assets/app-<hash>.js       the page: www/app.js and everything it imports
+//   assets/editor-<hash>.js    ... but what it imports lazily (import('./x.js')):
+//                              the SQL console's editor (CodeMirror), a chunk
+//                              of its own, fetched when the console is shown
 //   assets/worker-<hash>.js    one bundle per worker (new Worker(...)): the
 //   assets/crashworker-<hash>.js   database's, the crash lab's, the bench's,
 //   assets/benchworker-<hash>.js   each with the wasm-bindgen glue it imports
@@ -40,6 +43,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import * as esbuild from 'esbuild';
 
@@ -102,22 +106,52 @@ const assetUrls = {
   },
 };
 
+const BUNDLE_OPTIONS = {
+  bundle: true,
+  format: 'esm',
+  target: 'es2022',
+  minify: true,
+  legalComments: 'none',
+  write: false,
+  logLevel: 'warning',
+  plugins: [assetUrls],
+  // The page's npm packages (CodeMirror, for the SQL console) are installed
+  // with the build's tools, beside this script (`cargo xtask setup`: npm ci
+  // in xtask/tools), whatever root is built.
+  nodePaths: [fileURLToPath(new URL('node_modules', import.meta.url))],
+};
+
 async function bundle(entry) {
-  const result = await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    minify: true,
-    legalComments: 'none',
-    write: false,
-    logLevel: 'warning',
-    plugins: [assetUrls],
-    // The page's npm packages (CodeMirror, for the SQL console) are installed
-    // with the build's tools, in xtask/tools (`cargo xtask setup`: npm ci).
-    nodePaths: [join(ROOT, 'xtask/tools/node_modules')],
-  });
+  const result = await esbuild.build({ ...BUNDLE_OPTIONS, entryPoints: [entry] });
   return result.outputFiles[0].contents;
+}
+
+// The page: one bundle, split where the page imports a module lazily
+// (`import('./x.js')`): that module and what only it needs become a chunk of
+// their own, fetched when first used (the SQL console's editor with
+// CodeMirror: www/panels/console/editor.js). Each chunk is written as
+// esbuild names it, <name>-<hash of its content>.js, beside the bundle that
+// imports it by that relative name. Returns the entry bundle's bytes.
+async function bundlePage(entry) {
+  const result = await esbuild.build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: [entry],
+    splitting: true,
+    outdir: join(OUT, ASSETS),
+    entryNames: '[name]',
+    chunkNames: '[name]-[hash]',
+  });
+  let page = null;
+  for (const file of result.outputFiles) {
+    const name = basename(file.path);
+    if (name === basename(entry)) {
+      page = file.contents;
+    } else {
+      await writeFile(join(OUT, ASSETS, name), file.contents);
+      assets.push(`${ASSETS}/${name}`);
+    }
+  }
+  return page;
 }
 
 async function main() {
@@ -138,7 +172,7 @@ async function main() {
     const path = join(WWW, source);
     built.set(path, await emit(basename(source, '.js'), 'js', await bundle(path)));
   }
-  const app = await emit('app', 'js', await bundle(join(WWW, 'app.js')));
+  const app = await emit('app', 'js', await bundlePage(join(WWW, 'app.js')));
 
   // 4. One stylesheet.
   const css = await esbuild.build({

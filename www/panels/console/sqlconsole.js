@@ -21,13 +21,17 @@
 // pragma_index_info) — read when the Tools screen is shown, and again when a
 // write (an import, a reset, any tab's) may have changed the tables. Its
 // names complete in the editor; a click on one inserts it.
+//
+// The editor (editor.js: CodeMirror, most of the page's script by size) is
+// imported lazily, when the Tools screen is first shown: the built page
+// fetches it as a chunk of its own (xtask/tools/dist.mjs), so it costs the
+// other screens nothing.
 
 import { inboxLab, onTablesChanged } from '../../db/client.js';
 import { dataTable, el, formatNumber, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { onRoute } from '../nav/nav.js';
-import { createEditor } from './editor.js';
 import { History } from './history.js';
 
 register({
@@ -55,6 +59,7 @@ register({
     'sql.history_empty': 'No queries run yet.',
     'sql.history_load': 'Into the editor',
     'sql.history_run': 'Run again',
+    'sql.editor_failed': 'The editor could not be loaded: {message}',
   },
   ru: {
     'sql.title': 'SQL-консоль (только чтение)',
@@ -80,6 +85,7 @@ register({
     'sql.history_empty': 'Запросов ещё не было.',
     'sql.history_load': 'В редактор',
     'sql.history_run': 'Выполнить снова',
+    'sql.editor_failed': 'Редактор не загрузился: {message}',
   },
 });
 
@@ -100,7 +106,9 @@ WHERE m.type = 'index'
 ORDER BY 1, 2 DESC, 3, 4`;
 
 let form = null;
+// The editor once loaded (`loadEditor`), else null.
 let editor = null;
+let editorLoading = null;
 let output = null;
 let cancelButton = null;
 let errorNote = null;
@@ -119,7 +127,7 @@ let schemaTimer = null;
 // Queries of this panel still waiting for their answer.
 let running = 0;
 
-async function run(sql = editor.text()) {
+async function run(sql) {
   showError(null);
   running += 1;
   showCancel();
@@ -132,7 +140,7 @@ async function run(sql = editor.text()) {
     // Refused, failed or cancelled, the message is about this SQL: show it
     // right under it, and put the focus back where the fix is.
     showError(() => errorMessage(error));
-    editor.focus();
+    editor?.focus();
   } finally {
     running -= 1;
     showCancel();
@@ -143,7 +151,7 @@ function showError(text) {
   shownError = text;
   errorNote.textContent = text === null ? '' : text();
   errorNote.hidden = text === null;
-  editor.setInvalid(text !== null);
+  editor?.setInvalid(text !== null);
 }
 
 // Cancel is there while a query runs. When it goes, focus that was on it
@@ -151,7 +159,7 @@ function showError(text) {
 function showCancel() {
   const show = running > 0;
   if (!show && document.activeElement === cancelButton) {
-    editor.focus();
+    editor?.focus();
   }
   cancelButton.hidden = !show;
 }
@@ -221,7 +229,7 @@ async function readSchema() {
   try {
     const result = await inboxLab.query(SCHEMA_SQL);
     schema = { tables: schemaOf(result.rows) };
-    editor.setSchema(Object.fromEntries(schema.tables.map((table) => [table.name, table.columns])));
+    editor?.setSchema(completionSchema());
   } catch (error) {
     // Cancelled with a query (Escape), or the database is not there: say so,
     // and read it again next time.
@@ -229,6 +237,11 @@ async function readSchema() {
     schemaStale = true;
   }
   drawSchema();
+}
+
+/** The schema as the editor's completion takes it: a table's name → its column names. */
+function completionSchema() {
+  return Object.fromEntries((schema?.tables ?? []).map((table) => [table.name, table.columns]));
 }
 
 function consoleShown() {
@@ -304,19 +317,58 @@ function chosen() {
   return past.entries[historySelect.selectedIndex] ?? null;
 }
 
-function loadChosen() {
+async function loadChosen() {
   const sql = chosen();
   if (sql !== null) {
-    editor.setText(sql);
-    editor.focus();
+    const loaded = await loadEditor();
+    loaded.setText(sql);
+    loaded.focus();
   }
 }
 
 function runChosen() {
   const sql = chosen();
   if (sql !== null) {
-    editor.setText(sql);
-    whileBusy(() => run(sql));
+    whileBusy(async () => {
+      (await loadEditor()).setText(sql);
+      await run(sql);
+    });
+  }
+}
+
+// ---- The editor -----------------------------------------------------------------
+
+/** The editor, imported and created on first use; resolves to it. */
+function loadEditor() {
+  editorLoading ??= import('./editor.js').then(
+    ({ createEditor }) => {
+      editor = createEditor(document.querySelector('#sql-editor'), {
+        doc: INITIAL_SQL,
+        id: 'sql',
+        describedBy: [document.querySelector('#sql-keys'), errorNote],
+        onRun: () => form.requestSubmit(),
+        onEscape: cancel,
+      });
+      editor.setLanguage(currentLanguage(), t('sql.label'));
+      editor.setSchema(completionSchema());
+      editor.setInvalid(shownError !== null);
+      return editor;
+    },
+    (error) => {
+      // Say so where the editor would be; the next use tries again.
+      editorLoading = null;
+      showError(() => t('sql.editor_failed', { message: error?.message ?? String(error) }));
+      throw error;
+    },
+  );
+  return editorLoading;
+}
+
+/** Shows the console's screen's parts that need the database or the editor. */
+function showConsole() {
+  whileBusy(() => loadEditor().catch(() => {}));
+  if (schemaStale) {
+    whileBusy(readSchema);
   }
 }
 
@@ -331,28 +383,20 @@ export function mount() {
   historySelect = document.querySelector('#sql-history');
   historyEmpty = document.querySelector('#sql-history-empty');
   past = new History(storage());
-  editor = createEditor(document.querySelector('#sql-editor'), {
-    doc: INITIAL_SQL,
-    id: 'sql',
-    describedBy: [document.querySelector('#sql-keys'), errorNote],
-    onRun: () => form.requestSubmit(),
-    onEscape: cancel,
-  });
-  editor.setLanguage(currentLanguage(), t('sql.label'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    whileBusy(() => run());
+    whileBusy(async () => run((await loadEditor()).text()));
   });
   cancelButton.addEventListener('click', () => inboxLab.cancel());
   for (const button of form.querySelectorAll('[data-sql]')) {
-    button.addEventListener('click', () => {
-      editor.setText(button.dataset.sql);
+    button.addEventListener('click', async () => {
+      (await loadEditor()).setText(button.dataset.sql);
       form.requestSubmit();
     });
   }
   schemaBox.addEventListener('click', (event) => {
     const button = event.target.closest('button[data-name]');
-    if (button) {
+    if (button && editor !== null) {
       editor.insert(button.dataset.name);
       editor.focus();
     }
@@ -369,15 +413,15 @@ export function mount() {
   drawHistory();
   onTablesChanged(schemaMayHaveChanged);
   onRoute(({ screen }) => {
-    if (screen === 'tools' && schemaStale) {
-      whileBusy(readSchema);
+    if (screen === 'tools') {
+      showConsole();
     }
   });
   if (consoleShown()) {
-    whileBusy(readSchema);
+    showConsole();
   }
   onLanguageChange((lang) => {
-    editor.setLanguage(lang, t('sql.label'));
+    editor?.setLanguage(lang, t('sql.label'));
     if (shown) {
       draw(shown);
     }
