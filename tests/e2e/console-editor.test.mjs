@@ -6,7 +6,8 @@
 // and a click inserts a name; the history survives a reload, re-runs from
 // the keyboard, and a hostile stored value is dropped without a word; Tab
 // leaves the editor; no `securitypolicyviolation` anywhere, and the editor is
-// styled (its constructed stylesheet applied).
+// styled (its constructed stylesheet applied); the editor is fetched only
+// when the console is first shown.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -52,8 +53,16 @@ describe('the SQL console’s editor, schema and history', { timeout: 180_000 },
   });
 
   test('the editor is styled, named, and the page sees no CSP violation while it is used', async () => {
-    await openPage(page, '?storage=memory#/tools');
+    // The editor is a chunk of its own, fetched when the console is first shown.
+    const editorFetches = () =>
+      page.evaluate(() => performance.getEntriesByType('resource').filter((entry) => /\/assets\/editor-[\w-]+\.js$/.test(entry.name)).length);
+    await openPage(page, '?storage=memory');
+    assert.equal(await editorFetches(), 0, 'not fetched for the start screen');
+    assert.equal(await page.$('#sql'), null);
+    await goTo(page, 'tools');
+    await page.waitForSelector('#sql');
     await schemaDrawn(page);
+    assert.equal(await editorFetches(), 1, 'fetched once the Tools screen is shown');
     // CodeMirror's own rules (a constructed stylesheet in the editor's shadow
     // root) and the page's theme are applied.
     const look = await page.$eval('#sql', (content) => {
