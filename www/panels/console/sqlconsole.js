@@ -109,6 +109,8 @@ let form = null;
 // The editor once loaded (`loadEditor`), else null.
 let editor = null;
 let editorLoading = null;
+// The message shown when the editor could not be loaded (the function `showError` got), else null.
+let loadFailure = null;
 let output = null;
 let cancelButton = null;
 let errorNote = null;
@@ -317,22 +319,25 @@ function chosen() {
   return past.entries[historySelect.selectedIndex] ?? null;
 }
 
-async function loadChosen() {
+function loadChosen() {
   const sql = chosen();
   if (sql !== null) {
-    const loaded = await loadEditor();
-    loaded.setText(sql);
-    loaded.focus();
+    withEditor((loaded) => {
+      loaded.setText(sql);
+      loaded.focus();
+    });
   }
 }
 
 function runChosen() {
   const sql = chosen();
   if (sql !== null) {
-    whileBusy(async () => {
-      (await loadEditor()).setText(sql);
-      await run(sql);
-    });
+    whileBusy(() =>
+      withEditor((loaded) => {
+        loaded.setText(sql);
+        return run(sql);
+      }),
+    );
   }
 }
 
@@ -351,22 +356,37 @@ function loadEditor() {
       });
       editor.setLanguage(currentLanguage(), t('sql.label'));
       editor.setSchema(completionSchema());
+      if (shownError === loadFailure) {
+        showError(null);
+      }
       editor.setInvalid(shownError !== null);
       return editor;
     },
     (error) => {
       // Say so where the editor would be; the next use tries again.
       editorLoading = null;
-      showError(() => t('sql.editor_failed', { message: error?.message ?? String(error) }));
+      loadFailure = () => t('sql.editor_failed', { message: error?.message ?? String(error) });
+      showError(loadFailure);
       throw error;
     },
   );
   return editorLoading;
 }
 
+/** Runs `action(editor)` once the editor is there; nothing if it could not be loaded (`loadEditor` said so). */
+async function withEditor(action) {
+  let loaded;
+  try {
+    loaded = await loadEditor();
+  } catch {
+    return;
+  }
+  await action(loaded);
+}
+
 /** Shows the console's screen's parts that need the database or the editor. */
 function showConsole() {
-  whileBusy(() => loadEditor().catch(() => {}));
+  whileBusy(() => withEditor(() => {}));
   if (schemaStale) {
     whileBusy(readSchema);
   }
@@ -385,14 +405,16 @@ export function mount() {
   past = new History(storage());
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    whileBusy(async () => run((await loadEditor()).text()));
+    whileBusy(() => withEditor((loaded) => run(loaded.text())));
   });
   cancelButton.addEventListener('click', () => inboxLab.cancel());
   for (const button of form.querySelectorAll('[data-sql]')) {
-    button.addEventListener('click', async () => {
-      (await loadEditor()).setText(button.dataset.sql);
-      form.requestSubmit();
-    });
+    button.addEventListener('click', () =>
+      withEditor((loaded) => {
+        loaded.setText(button.dataset.sql);
+        form.requestSubmit();
+      }),
+    );
   }
   schemaBox.addEventListener('click', (event) => {
     const button = event.target.closest('button[data-name]');
