@@ -4,49 +4,17 @@
 //! lines and exit codes (0 success, 1 a reported error with JSON on stdout,
 //! 2 a usage error), and every validation rule as seen from the command line.
 
-use std::process::{Command, Output};
-
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
 // ---- helpers ----------------------------------------------------------------------------------
 
-/// What one run of the binary printed and returned.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn inbox_lab(args: &[&str]) -> Run {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_inbox-lab"))
-        .args(args)
-        .output()
-        .expect("run inbox-lab");
-    Run {
-        code: status.code().expect("exited, not killed"),
-        stdout: String::from_utf8(stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(stderr).expect("UTF-8 stderr"),
-    }
-}
+#[path = "support/binary.rs"]
+mod binary;
+use binary::{inbox_lab, Run};
 
 impl Run {
-    /// The one JSON line on stdout.
-    fn json(&self) -> Value {
-        assert!(
-            self.stdout.ends_with('\n') && self.stdout.lines().count() == 1,
-            "expected one JSON line, got {:?} (stderr {:?})",
-            self.stdout,
-            self.stderr
-        );
-        serde_json::from_str(&self.stdout).expect("stdout is JSON")
-    }
-
     /// Asserts exit 1 with `{"error": {...}}` of `kind`; returns the inner object.
     fn error(&self, kind: &str) -> Value {
         assert_eq!(

@@ -7,28 +7,13 @@
 //! child processes), so these judge with 2 deliveries only.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::Value;
 use tempfile::TempDir;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn inbox_lab(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_inbox-lab"))
-        .args(args)
-        .output()
-        .expect("run inbox-lab");
-    Run {
-        code: out.status.code().expect("exited, not killed"),
-        stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    }
-}
+#[path = "support/binary.rs"]
+mod binary;
+use binary::inbox_lab;
 
 /// Writes `text` as `name` in a fresh directory.
 fn handler_file(name: &str, text: &str) -> (TempDir, PathBuf) {
@@ -54,7 +39,7 @@ fn judge(path: &std::path::Path) -> (i32, Value) {
         "2",
     ]);
     assert_eq!(run.stdout.lines().count(), 1, "one line: {}", run.stdout);
-    let json = serde_json::from_str(&run.stdout).expect("JSON");
+    let json = run.json();
     (run.code, json)
 }
 
@@ -194,7 +179,7 @@ fn every_builtin_prints_a_text_that_parses() {
 fn the_workshop_starter_is_judged_broken_by_a_race_with_every_check_run() {
     let run = inbox_lab(&["judge", "--workshop", "--deliveries", "2"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let r: Value = serde_json::from_str(&run.stdout).expect("one JSON line");
+    let r: Value = run.json();
     assert_eq!(r["handler"], "workshop");
     assert_eq!(r["verdict"], "broken");
     assert!(r["race"]["double_credits"].as_u64() > Some(0), "{r}");

@@ -8,10 +8,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { goTo, idle, openPage, reloadPage, usePage } from './browser.mjs';
-import { fillSender, freshPlayground, press, pressDeliver } from './playground.mjs';
+import { goTo, idle, openPage, reloadPage } from './browser.mjs';
+import { WIDE, fillSender, press, pressDeliver, useWidePlayground } from './playground.mjs';
 
-const WIDE = { width: 1280, height: 800 };
 const PHONE = { width: 400, height: 850 };
 
 /** Every section, in the order of the section list. */
@@ -44,16 +43,7 @@ const focused = (page) =>
 
 describe('navigation, the answer next to the action, the flow picture', { timeout: 240_000 }, () => {
   let page;
-  usePage(
-    {
-      beforeEach: async (opened) => {
-        await opened.setViewportSize(WIDE);
-        await opened.evaluate(() => window.inboxLab.setLanguage('en'));
-        await freshPlayground(opened);
-      },
-    },
-    (opened) => (page = opened),
-  );
+  useWidePlayground((opened) => (page = opened));
 
   test('a deep link opens its section (or the section holding a panel); anything else opens the start', async () => {
     for (const route of SECTIONS) {

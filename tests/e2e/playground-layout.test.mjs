@@ -6,14 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { goTo, idle, reloadPage, reveal, screenshotPath, usePage } from './browser.mjs';
-import { fillSender, freshPlayground, press, pressDeliver, restoreSender, senderLog } from './playground.mjs';
+import { goTo, idle, reloadPage, reveal, screenshotPath } from './browser.mjs';
+import { WIDE, fillSender, press, pressDeliver, restoreSender, senderLog, useWidePlayground } from './playground.mjs';
 
 /** Every section of the page (www/panels/nav/nav.js), in the order of the section list. */
 const SECTIONS = ['start', 'levels', 'levels/1', 'deliver', 'race', 'handler', 'crash', 'scheme-ends', 'webhooks', 'workshop', 'tools'];
 
 /** Both sizes the page is designed for. */
-const WIDE = { width: 1280, height: 800 };
 const NARROW = { width: 400, height: 850 };
 
 async function sideways(page) {
@@ -22,16 +21,7 @@ async function sideways(page) {
 
 describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
   let page;
-  usePage(
-    {
-      beforeEach: async (opened) => {
-        await opened.setViewportSize(WIDE);
-        await opened.evaluate(() => window.inboxLab.setLanguage('en'));
-        await freshPlayground(opened);
-      },
-    },
-    (opened) => (page = opened),
-  );
+  useWidePlayground((opened) => (page = opened));
 
   test('RU switches static text and what the page drew, and the choice survives a reload', async () => {
     await fillSender(page, { lose_response: true });

@@ -2,7 +2,7 @@
 // drive the page the way a reader does — fill the form, press buttons — and
 // read back what the page shows.
 
-import { idle, resetDatabase, reveal } from './browser.mjs';
+import { idle, resetDatabase, reveal, usePage } from './browser.mjs';
 
 export const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500' };
 
@@ -14,6 +14,26 @@ export async function freshPlayground(page) {
   await resetDatabase(page);
   await restoreSender(page);
   await clearTimeline(page);
+}
+
+/** The laptop size the page is designed for (the other is 400×850). */
+export const WIDE = { width: 1280, height: 800 };
+
+/**
+ * `usePage` for tests of the whole page as a reader first sees it: 1280×800,
+ * English, a fresh playground before each test.
+ */
+export function useWidePlayground(use) {
+  usePage(
+    {
+      beforeEach: async (opened) => {
+        await opened.setViewportSize(WIDE);
+        await opened.evaluate(() => window.inboxLab.setLanguage('en'));
+        await freshPlayground(opened);
+      },
+    },
+    use,
+  );
 }
 
 /** Fills the sender form; only the fields given are touched. */

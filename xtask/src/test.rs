@@ -290,12 +290,18 @@ fn native() -> Result<Outcome> {
 fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
     let mut cmd = util::cargo();
     cmd.args(["test", "--package", package]).args(extra);
-    let out = run_tee(&mut cmd)?;
+    Ok(run_libtest(&mut cmd)?.passed)
+}
+
+/// Runs a command that prints libtest summaries (`cargo test`, `wasm-pack test`) and
+/// counts them; fails when the command fails or any test failed.
+fn run_libtest(cmd: &mut Command) -> Result<LibtestCounts> {
+    let out = run_tee(cmd)?;
     let counts = libtest_counts(&out.text());
     if !out.status.success() {
         bail!(
             "`{}` failed ({}): {} passed, {} failed",
-            util::show(&cmd),
+            util::show(cmd),
             out.status,
             counts.passed,
             counts.failed
@@ -304,11 +310,11 @@ fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
     if counts.failed > 0 {
         bail!(
             "`{}` reported {} failed tests",
-            util::show(&cmd),
+            util::show(cmd),
             counts.failed
         );
     }
-    Ok(counts.passed)
+    Ok(counts)
 }
 
 // ---- browser ----------------------------------------------------------------------------------
@@ -342,20 +348,7 @@ fn browser(which: WasmBrowser) -> Result<Outcome> {
     if std::env::var_os("WASM_BINDGEN_TEST_TIMEOUT").is_none() {
         cmd.env("WASM_BINDGEN_TEST_TIMEOUT", BROWSER_TEST_TIMEOUT_SECS);
     }
-    let out = run_tee(&mut cmd)?;
-    let counts = libtest_counts(&out.text());
-    if !out.status.success() {
-        bail!(
-            "`{}` failed ({}): {} passed, {} failed",
-            util::show(&cmd),
-            out.status,
-            counts.passed,
-            counts.failed
-        );
-    }
-    if counts.failed > 0 {
-        bail!("wasm-pack test reported {} failed tests", counts.failed);
-    }
+    let counts = run_libtest(&mut cmd)?;
     if counts.passed == 0 {
         bail!(
             "wasm-pack test ran 0 tests in the browser ({} `test result` lines seen)",

@@ -19,7 +19,7 @@
 
 import { el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
-import { stateOf } from '../timeline/timeline-model.js';
+import { opLabel, stateOf } from '../timeline/timeline-model.js';
 import { timeline } from '../timeline/timeline.js';
 
 register({
@@ -62,21 +62,6 @@ const PART_OF = {
   rollback: 'transaction',
   crash: 'handler',
   kill: 'handler',
-};
-
-const OP_LABELS = {
-  begin: 'BEGIN',
-  insert: 'INSERT',
-  insert_or_ignore: 'INSERT OR IGNORE',
-  insert_or_replace: 'INSERT OR REPLACE',
-  check: 'SELECT',
-  read_stored: 'SELECT',
-  credit: 'UPDATE',
-  store_receipt: 'RECEIPT',
-  commit: 'COMMIT',
-  rollback: 'ROLLBACK',
-  crash: 'CRASH',
-  kill: 'KILL',
 };
 
 // The picture's parts (mount) and what is on it now.
@@ -166,7 +151,7 @@ function paint() {
     caption.textContent = t('flow.step', {
       n: lit,
       count: steps.length,
-      op: OP_LABELS[step.op] ?? step.op,
+      op: opLabel(step.op),
       state: t(`timeline.state.${state}`),
     });
   }

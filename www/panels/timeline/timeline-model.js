@@ -102,6 +102,27 @@ export function outcomeOf(answer) {
 //   rollback  the ROLLBACK that undid the transaction
 //   open      ran inside a transaction that has not ended yet (step mode)
 
+/** What each op is called in a diagram (the timeline's, the flow picture's): the statement's first words. */
+const OP_LABELS = {
+  begin: 'BEGIN',
+  insert: 'INSERT',
+  insert_or_ignore: 'INSERT OR IGNORE',
+  insert_or_replace: 'INSERT OR REPLACE',
+  check: 'SELECT',
+  read_stored: 'SELECT',
+  credit: 'UPDATE',
+  store_receipt: 'RECEIPT',
+  commit: 'COMMIT',
+  rollback: 'ROLLBACK',
+  crash: 'CRASH',
+  kill: 'KILL',
+};
+
+/** The label of a step's op; an op this page does not know is shown as Rust named it. */
+export function opLabel(op) {
+  return OP_LABELS[op] ?? op;
+}
+
 /** The INSERTs of the handlers: 0 rows means the key was already there. */
 const INSERTS = new Set(['insert', 'insert_or_ignore', 'insert_or_replace']);
 

@@ -5,7 +5,7 @@
 import { el, formatNumber, formatSeconds } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { verdictElement, verdictWhy } from '../../lib/verdict.js';
-import { Timeline, outcomeOf, stateOf } from './timeline-model.js';
+import { Timeline, opLabel, outcomeOf, stateOf } from './timeline-model.js';
 
 register({
   en: {
@@ -69,22 +69,6 @@ register({
     'timeline.no_answer': 'нет ответа',
   },
 });
-
-/** What each op is called in the diagram: the statement's first words. */
-const OP_LABELS = {
-  begin: 'BEGIN',
-  insert: 'INSERT',
-  insert_or_ignore: 'INSERT OR IGNORE',
-  insert_or_replace: 'INSERT OR REPLACE',
-  check: 'SELECT',
-  read_stored: 'SELECT',
-  credit: 'UPDATE',
-  store_receipt: 'RECEIPT',
-  commit: 'COMMIT',
-  rollback: 'ROLLBACK',
-  crash: 'CRASH',
-  kill: 'KILL',
-};
 
 /** The page's timeline: the sender, step mode and bursts add to it. */
 export const timeline = new Timeline();
@@ -223,7 +207,7 @@ export function stepsDiagram(steps) {
       return el(
         'li',
         { className: `op op-${state}`, title: `${t(`timeline.state.${state}`)}${rows}${sql ? `\n${sql}` : ''}`, data: { op: step.op, state } },
-        OP_LABELS[step.op] ?? step.op,
+        opLabel(step.op),
         // The colour alone would leave out anyone who cannot see it.
         el('span', { className: 'sr-only', text: `: ${t(`timeline.state.${state}`)}${rows}` }),
       );
