@@ -96,7 +96,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
 
   test('the SQL console shows a SELECT as a table', async () => {
     await twoEvents(page);
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', 'SELECT source, event_id, amount, receipt_seq, NULL AS note FROM inbox ORDER BY receipt_seq');
     await press(page, '#sql-form button[type=submit]');
     const table = await page.$$eval('#sql-result tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
@@ -109,9 +109,9 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
   });
 
   test('Ctrl+Enter runs; the example buttons run read-only PRAGMAs', async () => {
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', 'SELECT 6 * 7 AS answer');
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.press('#sql', 'Control+Enter');
     await idle(page);
     assert.deepEqual(await page.$$eval('#sql-result td', (tds) => tds.map((td) => td.textContent)), ['42']);
@@ -123,14 +123,14 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
     await twoEvents(page);
     const before = await shownTables(page);
     for (const sql of ['UPDATE accounts SET balance = 1000000', 'DELETE FROM inbox', 'PRAGMA foreign_keys = OFF']) {
-      await reveal(page, '#sql');
+      await reveal(page, '#sql-editor');
       await page.fill('#sql', sql);
       await press(page, '#sql-form button[type=submit]');
       assert.match(await page.textContent('#sql-error'), /^invalid sql: /, sql);
       assert.equal(await page.getAttribute('#sql', 'aria-invalid'), 'true', sql);
       assert.equal(await page.textContent('#sql-result'), '', sql);
     }
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', 'SELEKT nonsense');
     await press(page, '#sql-form button[type=submit]');
     assert.match(await page.textContent('#sql-error'), /syntax error/);
@@ -148,17 +148,17 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
       ['PRAGMA page_size', ['8192']],
       ['PRAGMA foreign_keys', ['1']],
     ]) {
-      await reveal(page, '#sql');
+      await reveal(page, '#sql-editor');
       await page.fill('#sql', sql);
       await press(page, '#sql-form button[type=submit]');
       assert.deepEqual(await cells(), shown, sql);
     }
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', 'PRAGMA journal_mode = WAL');
     await press(page, '#sql-form button[type=submit]');
     assert.match(await page.textContent('#sql-error'), /^invalid sql: this statement would change the connection/);
     // Not on the console's lists: it would run ANALYZE, which writes.
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', 'PRAGMA optimize');
     await press(page, '#sql-form button[type=submit]');
     assert.equal(
@@ -167,7 +167,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
         '(such as journal_mode, page_size or table_info(inbox))',
     );
 
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', 'SELECT hex(zeroblob(50000)) AS zeros, 7 AS n');
     await press(page, '#sql-form button[type=submit]');
     const [zeros, n] = await cells();
@@ -192,7 +192,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
       });
     });
     assert.equal(await page.isHidden('#sql-cancel'), true, 'no Cancel while nothing runs');
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', ENDLESS);
     await reveal(page, '#sql-form button[type=submit]');
     await page.click('#sql-form button[type=submit]');
@@ -219,7 +219,7 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
   });
 
   test('without Cancel, an endless query ends by itself within its budget, with query_budget', async () => {
-    await reveal(page, '#sql');
+    await reveal(page, '#sql-editor');
     await page.fill('#sql', ENDLESS);
     const started = Date.now();
     await reveal(page, '#sql-form button[type=submit]');

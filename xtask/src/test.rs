@@ -444,8 +444,8 @@ fn e2e() -> Result<Outcome> {
 /// * `crashlab`, `worker`, `hardening-fallback`, `hardening-recovery`, `unit-i18n`: they also
 ///   start a worker or load a module by its source path (`www/...`), which that server serves
 ///   beside dist/ for them (`serve::start_beside_source`) and a static host of dist/ lacks;
-/// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-share`, `unit-timeline`: no page at
-///   all (node only), so a second run would test nothing new.
+/// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-share`, `unit-timeline`,
+///   `unit-sqlhistory`: no page at all (node only), so a second run would test nothing new.
 pub const NEEDS_OWN_SERVER: &[&str] = &[
     "hooks.test.mjs",
     "hardening-csp.test.mjs",
@@ -459,6 +459,7 @@ pub const NEEDS_OWN_SERVER: &[&str] = &[
     "unit-retry.test.mjs",
     "unit-share.test.mjs",
     "unit-timeline.test.mjs",
+    "unit-sqlhistory.test.mjs",
 ];
 
 fn needs_own_server(file: &std::path::Path) -> bool {

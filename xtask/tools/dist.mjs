@@ -21,6 +21,10 @@
 //   _headers                   the CSP and the caching as headers, for hosts
 //                              that read such a file (Netlify, Cloudflare Pages)
 //   assets/app-<hash>.js       the page: www/app.js and everything it imports
+//   assets/editor-<hash>.js    ... but what it imports lazily (import('./x.js')):
+//                              the SQL console's editor (CodeMirror), a chunk
+//                              of its own, fetched when the console is shown
+//   assets/licenses-<hash>.txt the licences of the npm packages bundled
 //   assets/worker-<hash>.js    one bundle per worker (new Worker(...)): the
 //   assets/crashworker-<hash>.js   database's, the crash lab's, the bench's,
 //   assets/benchworker-<hash>.js   each with the wasm-bindgen glue it imports
@@ -37,9 +41,10 @@
 // the same dist/ works at / and under any sub-path.
 
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import * as esbuild from 'esbuild';
 
@@ -102,19 +107,99 @@ const assetUrls = {
   },
 };
 
+/** Where the page's npm packages are: beside this script. */
+const NODE_MODULES = fileURLToPath(new URL('node_modules', import.meta.url));
+
+const BUNDLE_OPTIONS = {
+  bundle: true,
+  format: 'esm',
+  target: 'es2022',
+  minify: true,
+  legalComments: 'none',
+  write: false,
+  logLevel: 'warning',
+  plugins: [assetUrls],
+  // The page's npm packages (CodeMirror, for the SQL console) are installed
+  // with the build's tools, beside this script (`cargo xtask setup`: npm ci
+  // in xtask/tools), whatever root is built.
+  nodePaths: [NODE_MODULES],
+};
+
 async function bundle(entry) {
-  const result = await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    minify: true,
-    legalComments: 'none',
-    write: false,
-    logLevel: 'warning',
-    plugins: [assetUrls],
-  });
+  const result = await esbuild.build({ ...BUNDLE_OPTIONS, entryPoints: [entry] });
   return result.outputFiles[0].contents;
+}
+
+// The page: one bundle, split where the page imports a module lazily
+// (`import('./x.js')`): that module and what only it needs become a chunk of
+// their own, fetched when first used (the SQL console's editor with
+// CodeMirror: www/panels/console/editor.js). Each chunk is written as
+// esbuild names it, <name>-<hash of its content>.js, beside the bundle that
+// imports it by that relative name. The npm packages bundled (MIT: their
+// notices must travel with them) get their licence texts in one file,
+// assets/licenses-<hash>.txt, which each chunk holding them names in its
+// first line. Returns the entry bundle's bytes.
+async function bundlePage(entry) {
+  const result = await esbuild.build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: [entry],
+    splitting: true,
+    outdir: join(OUT, ASSETS),
+    entryNames: '[name]',
+    chunkNames: '[name]-[hash]',
+    metafile: true,
+  });
+  const licenses = await emit('licenses', 'txt', new TextEncoder().encode(await licenceTexts(result.metafile)));
+  let page = null;
+  for (const file of result.outputFiles) {
+    const name = basename(file.path);
+    const packages = packagesIn(result.metafile.outputs[relative(process.cwd(), file.path)]);
+    const notice = packages.length === 0 ? '' : `/*! ${packages.join(', ')}: MIT; licences in ${licenses} */\n`;
+    const bytes = Buffer.concat([Buffer.from(notice), file.contents]);
+    if (name === basename(entry)) {
+      page = bytes;
+    } else {
+      await writeFile(join(OUT, ASSETS, name), bytes);
+      assets.push(`${ASSETS}/${name}`);
+    }
+  }
+  return page;
+}
+
+// The npm packages whose code is in an output (its metafile entry), as "name@version".
+function packagesIn(output) {
+  const names = new Set();
+  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match && bytesInOutput > 0) {
+      names.add(match[1]);
+    }
+  }
+  return [...names].sort().map((name) => `${name}@${packageJson(name).version}`);
+}
+
+function packageJson(name) {
+  return JSON.parse(readFileSync(join(NODE_MODULES, name, 'package.json'), 'utf8'));
+}
+
+// Every bundled package's licence: its name, version, licence and LICENSE file.
+async function licenceTexts(metafile) {
+  const packages = new Set();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const spec of packagesIn(output)) {
+      packages.add(spec.slice(0, spec.lastIndexOf('@')));
+    }
+  }
+  const parts = ['Third-party code in this build of inbox-lab, bundled from npm by xtask/tools/dist.mjs.\n'];
+  for (const name of [...packages].sort()) {
+    const { version, license } = packageJson(name);
+    if (license !== 'MIT') {
+      throw new Error(`${name}: licence ${license}, not MIT: check it may be shipped, then teach dist.mjs its notice`);
+    }
+    const text = await readFile(join(NODE_MODULES, name, 'LICENSE'), 'utf8');
+    parts.push(`${'='.repeat(72)}\n${name}@${version} (${license})\n\n${text.trim()}\n`);
+  }
+  return parts.join('\n');
 }
 
 async function main() {
@@ -135,7 +220,7 @@ async function main() {
     const path = join(WWW, source);
     built.set(path, await emit(basename(source, '.js'), 'js', await bundle(path)));
   }
-  const app = await emit('app', 'js', await bundle(join(WWW, 'app.js')));
+  const app = await emit('app', 'js', await bundlePage(join(WWW, 'app.js')));
 
   // 4. One stylesheet.
   const css = await esbuild.build({
