@@ -59,7 +59,7 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.equal(await page.textContent('#step-list [aria-current="step"] pre'), 'BEGIN IMMEDIATE');
     assert.deepEqual(
       await page.$$eval('#stepper button', (bs) => bs.map((b) => [b.id, b.disabled])),
-      [['step-start', true], ['step-next', false], ['step-throw', false], ['step-kill', false]],
+      [['step-start', true], ['step-next', false], ['step-throw', false], ['step-kill', false], ['share-step', false]],
     );
 
     await next(page, 2); // BEGIN, INSERT
@@ -96,6 +96,8 @@ describe('step mode', { timeout: 240_000 }, () => {
       page.$$eval('#step-source .source-current', (lines) => lines.map((line) => line.textContent.replace(/^\d+/, '').trim()));
     await press(page, '#step-start');
     await page.click('#step-source summary');
+    // The box asks for the text on its `toggle` event, a task after the click.
+    await page.waitForFunction(() => document.querySelector('#step-source .rust-source')?.textContent !== '');
     await idle(page);
     const text = await page.textContent('#step-source .rust-source');
     assert.match(text, /ON CONFLICT\(source, event_id\) DO NOTHING/, 'the real file: its SQL');

@@ -37,6 +37,8 @@ async function shareLink(page, id) {
   await reveal(page, `#${id}`);
   await page.click(`#${id}`);
   await page.waitForSelector(`#${id}-url:not([hidden])`);
+  // The field shows the link at once; the answer follows the clipboard's (asynchronous) reply.
+  await page.waitForFunction((id) => document.getElementById(`${id}-answer`)?.textContent !== '', id);
   const answer = await page.textContent(`#${id}-answer`);
   assert.match(answer, /^(Link copied to the clipboard\.|The clipboard is not available here)/);
   const url = await page.inputValue(`#${id}-url`);

@@ -45,3 +45,20 @@ export function onObserved(listener) {
   listeners.add(listener);
   return () => listeners.delete(listener);
 }
+
+/** Resolves with the next observation of `kind`; rejects if none comes within `ms`. */
+export function nextObserved(kind, ms = 60_000) {
+  return new Promise((resolve, reject) => {
+    const stop = onObserved((observation) => {
+      if (observation.kind === kind) {
+        stop();
+        clearTimeout(timer);
+        resolve(observation);
+      }
+    });
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no ${kind} was observed in ${ms} ms`));
+    }, ms);
+  });
+}

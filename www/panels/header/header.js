@@ -22,6 +22,7 @@ register({
     'status.working': 'Working…',
     'status.opfs': 'Ready. Stored in OPFS: it survives a reload.',
     'status.other': 'Ready. Stored in {storage}: a reload starts from scratch.',
+    'status.memory': 'Ready. Stored in memory: a reload starts from scratch.',
     'status.problem': 'The stored database cannot be used: see the notice below.',
     'status.stack': 'Journal {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Journal {journal}, synchronous {synchronous}, writes coalesced (proven by the crash lab).',
@@ -39,6 +40,7 @@ register({
     'status.working': 'Работаем…',
     'status.opfs': 'Готово. Хранится в OPFS: переживёт перезагрузку.',
     'status.other': 'Готово. Хранится в {storage}: после перезагрузки всё начнётся заново.',
+    'status.memory': 'Готово. Хранится в памяти: после перезагрузки всё начнётся заново.',
     'status.problem': 'Сохранённой базой данных пользоваться нельзя: см. сообщение ниже.',
     'status.stack': 'Журнал {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Журнал {journal}, synchronous {synchronous}, записи объединяются (проверено лабораторией сбоев).',
@@ -107,7 +109,8 @@ function statusText(phase) {
     case 'problem':
       return t('status.problem');
     default: {
-      const where = storage === 'opfs' ? t('status.opfs') : t('status.other', { storage });
+      const key = { opfs: 'status.opfs', memory: 'status.memory' }[storage];
+      const where = key === undefined ? t('status.other', { storage }) : t(key);
       return stackText(status.stack) === '' ? where : `${where} ${stackText(status.stack)}`;
     }
   }

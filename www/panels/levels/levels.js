@@ -14,7 +14,7 @@
 // progress and the judging are levelscreen.js; nothing here looks at a click.
 
 import { register } from '../../lib/i18n.js';
-import { onObserved } from '../../lib/observed.js';
+import { nextObserved } from '../../lib/observed.js';
 import * as nav from '../nav/nav.js';
 import * as raceLab from '../race-lab/racelab.js';
 import * as sender from '../sender/sender.js';
@@ -145,23 +145,6 @@ function freshEvent(level) {
   return { source: 'provider-a', event_id: `level${level}-${Date.now().toString(36)}`, account_id: 1, amount: 100 };
 }
 
-/** Resolves with the next observation of `kind`; rejects if none comes in `ms`. */
-function next(kind, ms = 60_000) {
-  return new Promise((resolve, reject) => {
-    const stop = onObserved((observation) => {
-      if (observation.kind === kind) {
-        stop();
-        clearTimeout(timer);
-        resolve(observation);
-      }
-    });
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`no ${kind} was observed in ${ms} ms`));
-    }, ms);
-  });
-}
-
 /** Sets the sender's form and presses Deliver, as a reader would; resolves when the send is over. */
 async function deliverInSight(event, { handler = 'atomic', fault = null, loseResponse = false } = {}) {
   nav.open('deliver');
@@ -169,7 +152,7 @@ async function deliverInSight(event, { handler = 'atomic', fault = null, loseRes
   sender.setFault(fault);
   sender.setLoseResponse(loseResponse);
   sender.fillFormForReader(event);
-  const done = next('send');
+  const done = nextObserved('send');
   document.querySelector('#deliver-form button[type=submit]').click();
   return done;
 }
@@ -275,7 +258,7 @@ export const LEVELS = Object.freeze([
       sender.fillFormForReader(freshEvent(4));
       const count = document.querySelector('#burst-count');
       count.value = '20';
-      const done = next('burst');
+      const done = nextObserved('burst');
       document.querySelector('#burst-same').click();
       await done;
     },
@@ -326,7 +309,7 @@ export const LEVELS = Object.freeze([
     showMe: async () => {
       nav.open('crash');
       document.querySelector('#crash-kills-trials').value = '10';
-      const done = next('crash', 300_000);
+      const done = nextObserved('crash', 300_000);
       document.querySelector('#crash-kills-run').click();
       await done;
     },
@@ -396,7 +379,7 @@ export const LEVELS = Object.freeze([
     showMe: async () => {
       nav.open('scheme-ends');
       const click = async (selector) => {
-        const done = next('effects');
+        const done = nextObserved('effects');
         document.querySelector(selector).click();
         await done;
       };
@@ -433,7 +416,7 @@ export const LEVELS = Object.freeze([
     showMe: async () => {
       nav.open('scheme-ends');
       const click = async (selector) => {
-        const done = next('retention');
+        const done = nextObserved('retention');
         document.querySelector(selector).click();
         await done;
       };

@@ -25,7 +25,7 @@ import { SCRATCH, inboxLab } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
-import { onObserved } from '../../lib/observed.js';
+import { nextObserved } from '../../lib/observed.js';
 import { decodeExperiment } from '../../lib/share.js';
 import { LEVELS } from '../levels/levels.js';
 import * as raceLab from '../race-lab/racelab.js';
@@ -173,7 +173,7 @@ async function perform(action) {
     // The burst's own button, with the sender's event and handler, as a reader presses it.
     sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
     document.querySelector('#burst-count').value = String(action.count);
-    const done = nextObservation('burst');
+    const done = nextObserved('burst', 120_000);
     document.querySelector('#burst-same').click();
     await done;
   } else if (action.do === 'race') {
@@ -186,19 +186,3 @@ async function perform(action) {
   }
 }
 
-/** Resolves with the next observation of `kind`; rejects if none comes in `ms`. */
-function nextObservation(kind, ms = 120_000) {
-  return new Promise((resolve, reject) => {
-    const stop = onObserved((observation) => {
-      if (observation.kind === kind) {
-        stop();
-        clearTimeout(timer);
-        resolve(observation);
-      }
-    });
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`no ${kind} was observed in ${ms} ms`));
-    }, ms);
-  });
-}
