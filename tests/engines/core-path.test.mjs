@@ -1,7 +1,7 @@
 // The page's core path in one browser engine (INBOX_LAB_ENGINE: chromium,
 // firefox or webkit; engines.mjs starts its WebDriver server): deliver,
 // replay, another payload, a crash after the INSERT, a lost response and the
-// retry, a reload, two tabs. Each test drives the page's real controls and
+// retry, a reload, two tabs, the SQL console's editor. Each test drives the page's real controls and
 // checks what the page shows, and the database through `inboxLab`.
 //
 // Where the engine has OPFS (Chromium, Firefox) the database is kept across
@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 
 import { engineOfRun, openSession } from './engines.mjs';
-import { fillSender, freshPlayground, lab, openPage, press, pressDeliver, reloadPage, shown } from './page.mjs';
+import { fillSender, freshPlayground, lab, openPage, openSection, press, pressDeliver, reloadPage, shown } from './page.mjs';
 
 const engine = engineOfRun();
 
@@ -129,6 +129,32 @@ describe(`the core path in ${engine.name}`, { timeout: 600_000 }, () => {
       assert.equal((await shown(driver)).answer.outcome, 'applied', 'the same event is new to the new database');
     });
   }
+
+  test('the SQL console: its editor (CodeMirror, loaded with the Tools screen) is styled under the CSP and runs a query', async () => {
+    await pressDeliver(driver);
+    await driver.executeScript(() => {
+      window.__violations = [];
+      document.addEventListener('securitypolicyviolation', (event) => window.__violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+    });
+    await openSection(driver, 'tools');
+    const editor = () =>
+      driver.executeScript(() => {
+        const root = document.querySelector('#sql-editor')?.shadowRoot;
+        const view = root?.querySelector('.cm-editor');
+        return view ? { display: getComputedStyle(view).display, text: root.querySelector('.cm-content').textContent } : null;
+      });
+    await driver.wait(async () => (await editor()) !== null, 60_000, 'the editor did not appear');
+    // CodeMirror's own styles (a constructed stylesheet in its shadow root) applied: its editor is a flex column.
+    assert.equal((await editor()).display, 'flex');
+    await press(driver, '#sql-form button[data-sql="SELECT * FROM accounts"]');
+    assert.equal((await editor()).text, 'SELECT * FROM accounts');
+    const result = await driver.executeScript(() =>
+      [...document.querySelectorAll('#sql-result tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent)),
+    );
+    assert.deepEqual(result, [['1', '500']]);
+    assert.deepEqual(await driver.executeScript('return window.__violations'), [], 'no CSP violation');
+    await openSection(driver, 'deliver');
+  });
 
   test('two tabs: one database — a delivery in the second tab shows in the first, whose replay is a duplicate', async () => {
     const first = await driver.getWindowHandle();

@@ -136,6 +136,20 @@ async function domClick(driver, element) {
   await driver.executeScript('arguments[0].click()', element);
 }
 
+/**
+ * Opens the section `route` (#/tools, …) by its link in the section list, as
+ * a reader does, and waits until its screen is shown and the page is idle.
+ */
+export async function openSection(driver, route) {
+  await domClick(driver, await driver.findElement(By.css(`nav.sections a[data-route="${route}"]`)));
+  await driver.wait(
+    () => driver.executeScript('return document.querySelector(`[data-screen="${arguments[0]}"]`)?.hidden === false', route),
+    WAIT_MS,
+    `the ${route} section did not open`,
+  );
+  await idle(driver);
+}
+
 /** Presses Deliver and waits until the whole send (retries included) is answered and drawn. */
 export function pressDeliver(driver) {
   return press(driver, '#deliver-form button[type=submit]');
