@@ -6,7 +6,7 @@
 // action (dom.js's `whileBusy`). The language switch is two toggle buttons.
 
 import { onStatus } from '../../db/client.js';
-import { onPageBusy } from '../../lib/dom.js';
+import { el, onPageBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, setLanguage, t } from '../../lib/i18n.js';
 
@@ -85,33 +85,34 @@ function showStatus() {
   // (../notices/recovery.js shows why and the ways out).
   const ready = status.phase === 'ready' && status.problem ? 'problem' : status.phase;
   const phase = busy && ready === 'ready' ? 'working' : ready;
-  const text = statusText(phase);
+  const [text, detail] = statusText(phase);
   // Written only when they change: every write makes the browser restyle.
   if (statusLine.dataset.phase !== phase) {
     statusLine.dataset.phase = phase;
   }
-  if (statusLine.textContent !== text) {
-    statusLine.textContent = text;
+  if (statusLine.textContent !== (detail === '' ? text : `${text} ${detail}`)) {
+    // The storage stack in smaller type after the state, so the line stays short on a phone.
+    statusLine.replaceChildren(text, ...(detail === '' ? [] : [' ', el('span', { className: 'status-detail', text: detail })]));
   }
 }
 
+/** The status line's text and its detail (the storage stack, or ''). */
 function statusText(phase) {
   const { storage, error } = status;
   switch (phase) {
     case 'opening':
-      return t('status.opening');
+      return [t('status.opening'), ''];
     case 'restarting':
-      return t('status.restarting', { message: errorMessage(error) });
+      return [t('status.restarting', { message: errorMessage(error) }), ''];
     case 'failed':
-      return t('status.failed', { message: errorMessage(error) });
+      return [t('status.failed', { message: errorMessage(error) }), ''];
     case 'working':
-      return t('status.working');
+      return [t('status.working'), ''];
     case 'problem':
-      return t('status.problem');
+      return [t('status.problem'), ''];
     default: {
       const key = { opfs: 'status.opfs', memory: 'status.memory' }[storage];
-      const where = key === undefined ? t('status.other', { storage }) : t(key);
-      return stackText(status.stack) === '' ? where : `${where} ${stackText(status.stack)}`;
+      return [key === undefined ? t('status.other', { storage }) : t(key), stackText(status.stack)];
     }
   }
 }
