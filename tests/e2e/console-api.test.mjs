@@ -271,7 +271,9 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
       { kind: error.kind, code: error.code, field: error.field, retryable: error.retryable },
       { kind: 'invalid_input', code: 'query_cancelled', field: 'sql', retryable: false },
     );
-    assert.ok(result.rejectedAfter < 100, `rejected ${result.rejectedAfter} ms after cancel()`);
+    // "At once": long before the query's 2 s budget would have stopped it (a loaded machine
+    // takes its time to replace a worker, so the bound is not a speed target).
+    assert.ok(result.rejectedAfter < 1000, `rejected ${result.rejectedAfter} ms after cancel()`);
     assert.deepEqual(
       result.answers.map((a) => a.value?.outcome ?? a.error),
       ['applied', 'applied'],

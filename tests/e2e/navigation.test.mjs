@@ -60,10 +60,14 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
       assert.deepEqual(await shown(page), { screens: ['start'], current: ['start'] }, unknown);
     }
     // The start screen leads into the lab, and to the first level, in one click.
+    // (A link's hashchange is handled a task after the click: wait for the screen it opens.)
+    const opened = (screen) => page.waitForFunction((screen) => document.querySelector(`[data-screen="${screen}"]`)?.hidden === false, screen);
     await page.click('#start a.button[href="#/deliver"]');
+    await opened('deliver');
     assert.deepEqual((await shown(page)).screens, ['deliver']);
     await openPage(page, '#/start');
     await page.click('#start a.button[href="#/levels/1"]');
+    await opened('levels');
     assert.deepEqual(await shown(page), { screens: ['levels'], current: ['levels'] });
     // A level's own link opens the levels screen with that level.
     await openPage(page, '#/levels/3');
