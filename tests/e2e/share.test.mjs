@@ -324,7 +324,7 @@ describe('share links', { timeout: 600_000 }, () => {
     assertNoProblems(maker.problems);
   });
 
-  test('a wrong path is not won by its link: level 9 without the receiver’s dedup, level 10 purging before the event is old enough', async () => {
+  test('a wrong path is not won by its link: level 9 without the receiver’s dedup, level 10 purging too early or delivering another event after the purge', async () => {
     const json = (value) => `#s=${Buffer.from(JSON.stringify(value), 'utf8').toString('base64url')}`;
     const fx = (control) => ({ do: 'effects', control, strategy: 'outbox', crash: null, dedup: false });
     const cases = [
@@ -332,25 +332,41 @@ describe('share links', { timeout: 600_000 }, () => {
       [
         10,
         [
-          { do: 'retention', control: 'deliver' },
+          { do: 'retention', control: 'deliver', next: false },
           { do: 'retention', control: 'purge', days: 1 },
-          { do: 'retention', control: 'deliver' },
+          { do: 'retention', control: 'deliver', next: false },
         ],
+        // Nothing was old enough to purge: the second Deliver is a duplicate.
+        /^Day 0: ret-1 → duplicate .*\nDay 0: purge with a window of 1 day — inbox rows deleted: 0\.\nDay 0: ret-1 → applied /,
+      ],
+      [
+        10,
+        [
+          { do: 'retention', control: 'deliver', next: false },
+          { do: 'retention', control: 'advance', days: 7 },
+          { do: 'retention', control: 'purge', days: 1 },
+          { do: 'retention', control: 'deliver', next: true },
+        ],
+        // The purge deleted the row, but the second Deliver was of the next event, applied once.
+        /^Day 7: ret-2 → applied .*\nDay 7: purge with a window of 1 day — inbox rows deleted: 1\.\nDay 0: ret-1 → applied /,
       ],
     ];
     const fresh = await launch();
     try {
       const other = fresh.page;
       other.setDefaultTimeout(60_000);
-      for (const [n, actions] of cases) {
+      for (const [n, actions, log] of cases) {
         await openLink(other, new URL(json({ v: 1, kind: 'level', level: n, actions }), BASE_URL).href);
         assert.equal(await other.textContent('#share-status'), `Replayed ${actions.length} action(s) from the link: everything below is what the database answered.`);
         assert.match(await other.textContent('#level-title'), new RegExp(`^Level ${n}:`));
         assert.equal(await other.getAttribute('#level-status', 'data-won'), 'false', `level ${n}: replayed, not won`);
         assert.equal(await other.getAttribute(`#levels-list > li[data-level="${n}"]`, 'data-won'), 'false');
+        if (log !== undefined) {
+          // What the replay did is on the panel, as the database answered it (newest first).
+          const lines = await other.$$eval('#se-ret-log li', (items) => items.map((li) => li.textContent));
+          assert.match(lines.join('\n'), log, lines.join(' | '));
+        }
       }
-      // What the last replay did is on the panel, as the database answered it: the purge deleted nothing.
-      assert.match(await other.textContent('#se-ret-log'), /inbox rows deleted: 0/);
       assert.deepEqual(await opfsNames(other), []);
       assertNoProblems(fresh.problems);
     } finally {
@@ -523,7 +539,7 @@ describe('share links', { timeout: 600_000 }, () => {
       ],
       [
         'a retention purge with a window of a billion days, after a valid delivery',
-        json({ v: 1, kind: 'level', level: 10, actions: [{ do: 'retention', control: 'deliver' }, { do: 'retention', control: 'purge', days: 1e9 }] }),
+        json({ v: 1, kind: 'level', level: 10, actions: [{ do: 'retention', control: 'deliver', next: false }, { do: 'retention', control: 'purge', days: 1e9 }] }),
         'Nothing was replayed and nothing was written: This share link asks for something this page does not have: “1000000000” as actions[1].days.',
       ],
       [

@@ -154,8 +154,8 @@ describe('experiment links', () => {
       { do: 'effects', control: 'dedup', strategy: 'outbox', crash: null, dedup: true },
       { do: 'effects', control: 'deliver', strategy: 'send_after_commit', crash: 'after_commit_before_send', dedup: false },
       { do: 'effects', control: 'dispatch_crash', strategy: 'outbox', crash: null, dedup: true },
-      { do: 'retention', control: 'deliver' },
-      { do: 'retention', control: 'next' },
+      { do: 'retention', control: 'deliver', next: false },
+      { do: 'retention', control: 'deliver', next: true },
       { do: 'retention', control: 'advance', days: 7 },
       { do: 'retention', control: 'purge', days: 30 },
       { do: 'crash', run: 'sweep', mode: 'wal', events: 3, control: true },
@@ -164,11 +164,11 @@ describe('experiment links', () => {
     assert.deepEqual(decodeExperiment(link({ kind: 'level', level: 9, actions })), { state: { kind: 'level', level: 9, actions } });
     // Fields another control does not use are dropped, not carried along.
     const extra = [
-      { do: 'retention', control: 'deliver', days: 7, html: '<b>' },
+      { do: 'retention', control: 'deliver', next: false, days: 7, html: '<b>' },
       { do: 'crash', run: 'kills', mode: 'wal', trials: 2, events: 3, control: true },
     ];
     assert.deepEqual(decodeExperiment(link({ kind: 'level', level: 10, actions: extra })), {
-      state: { kind: 'level', level: 10, actions: [{ do: 'retention', control: 'deliver' }, { do: 'crash', run: 'kills', mode: 'wal', trials: 2 }] },
+      state: { kind: 'level', level: 10, actions: [{ do: 'retention', control: 'deliver', next: false }, { do: 'crash', run: 'kills', mode: 'wal', trials: 2 }] },
     });
   });
 
@@ -183,6 +183,8 @@ describe('experiment links', () => {
       [level({ ...fx, crash: { toString: 1 } }), 'share.name', { field: 'actions[0].crash', name: '{"toString":1}' }],
       [level({ ...fx, dedup: 'yes' }), 'share.shape', { field: 'actions[0].dedup' }],
       [level({ do: 'retention', control: 'purge_everything' }), 'share.name', { field: 'actions[0].control', name: 'purge_everything' }],
+      [level({ do: 'retention', control: 'next' }), 'share.name', { field: 'actions[0].control', name: 'next' }],
+      [level({ do: 'retention', control: 'deliver', next: 1 }), 'share.shape', { field: 'actions[0].next' }],
       [level({ do: 'retention', control: 'advance', days: 1e9 }), 'share.name', { field: 'actions[0].days', name: '1000000000' }],
       [level({ do: 'retention', control: 'advance', days: 3 }), 'share.name', { field: 'actions[0].days', name: '3' }],
       [level({ do: 'retention', control: 'purge', days: -1 }), 'share.name', { field: 'actions[0].days', name: '-1' }],

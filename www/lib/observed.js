@@ -24,8 +24,8 @@
 //                                                               panels/scheme-ends/schemeends.js
 //   {kind: "retention", action: "deliver", at, event, answer}
 //   {kind: "retention", action: "purge", at, count, days}
-//   {kind: "retention", action: "advance", at, days}            (the clock moved on)
-//   {kind: "retention", action: "next", at, event}              the same panel, retention
+//   {kind: "retention", action: "advance", at, days}            the same panel, retention
+//                                                               (the clock as the worker answered)
 //
 // The levels (panels/levels/) judge their win conditions over this stream.
 

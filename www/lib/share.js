@@ -26,9 +26,12 @@
 //     {do: "effects", control: "deliver" | "dispatch" | "dispatch_crash" | "dedup",
 //      strategy, crash: null | a Deliver crash point, dedup: boolean}
 //                                          "where the scheme ends"' side effects (level 9)
-//     {do: "retention", control: "deliver" | "next" | "advance" | "purge", days?}
-//                                          its retention (level 10): "+1 day"/"+7 days"
-//                                          (days 1 | 7), the purge's window (1 | 3 | 7 | 30)
+//     {do: "retention", control: "deliver", next: boolean}
+//     {do: "retention", control: "advance" | "purge", days}
+//                                          its retention (level 10): Deliver (after "Next
+//                                          event" if `next`: another event than the last
+//                                          one delivered), "+1 day"/"+7 days" (days 1 | 7),
+//                                          the purge with its window (1 | 3 | 7 | 30)
 //     {do: "crash", run: "sweep" | "kills", mode: "delete" | "wal", events?: 1 | 3,
 //      control?: boolean, trials?: 1…LIMITS.kills}
 //                                          the crash lab (level 7): a sweep, or random kills
@@ -163,7 +166,7 @@ export const NAMES = Object.freeze({
   strategy: Object.freeze(['send_before_commit', 'send_after_commit', 'outbox']),
   crash: Object.freeze(['after_send_before_commit', 'after_commit_before_send']),
   effects: Object.freeze(['deliver', 'dispatch', 'dispatch_crash', 'dedup']),
-  retention: Object.freeze(['deliver', 'next', 'advance', 'purge']),
+  retention: Object.freeze(['deliver', 'advance', 'purge']),
   advanceDays: Object.freeze([1, 7]),
   windowDays: Object.freeze([1, 3, 7, 30]),
   run: Object.freeze(['sweep', 'kills']),
@@ -431,7 +434,10 @@ function retentionOf(value, field) {
     const days = named(value.days, control.value === 'advance' ? NAMES.advanceDays : NAMES.windowDays, `${field}.days`);
     return days.error ? days : { value: { do: 'retention', control: control.value, days: days.value } };
   }
-  return { value: { do: 'retention', control: control.value } };
+  if (typeof value.next !== 'boolean') {
+    return shape(`${field}.next`);
+  }
+  return { value: { do: 'retention', control: 'deliver', next: value.next } };
 }
 
 function crashOf(value, field) {

@@ -958,7 +958,6 @@ function buildRetention() {
           button('se.rt.next', 'se-ret-next', async () => {
             rt.next += 1;
             renderRetention();
-            observe('retention', { action: 'next', at: rt.now, event: retainedEvent() });
           }),
         ),
         rtNodes.row,

@@ -241,8 +241,12 @@ async function pressEffects(action) {
   await pressFor('effects', button);
 }
 
-/** "Where the scheme ends", retention: the clock, the next event, Deliver, the purge with its window. */
+/** "Where the scheme ends", retention: the clock, Deliver (of the next event if so), the purge with its window. */
 async function pressRetention(action) {
+  if (action.control === 'deliver' && action.next) {
+    // "Next event" answers with the panel's event line, at once: nothing to wait for.
+    document.querySelector('#se-ret-next').click();
+  }
   if (action.control === 'purge') {
     const window = document.querySelector('#se-window');
     window.value = String(action.days);
@@ -250,7 +254,6 @@ async function pressRetention(action) {
   }
   const button = {
     deliver: '#se-ret-deliver',
-    next: '#se-ret-next',
     advance: action.days === 7 ? '#se-plus-week' : '#se-plus-day',
     purge: '#se-purge',
   }[action.control];

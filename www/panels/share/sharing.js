@@ -143,8 +143,12 @@ export function shareControl(id, key, make) {
  */
 export function levelActions(seen) {
   const actions = [];
+  let delivered = null; // the event of retention's last Deliver
   for (const o of seen) {
-    const action = actionOf(o);
+    const action = actionOf(o, delivered);
+    if (o.kind === 'retention' && o.action === 'deliver') {
+      delivered = o.event;
+    }
     if (action === null) {
       return { error: 'share.level_other' };
     }
@@ -162,8 +166,12 @@ export function levelActions(seen) {
   return { actions };
 }
 
-/** The link's action for one observation, or null if a link cannot replay it. */
-function actionOf(o) {
+/**
+ * The link's action for one observation, or null if a link cannot replay it.
+ * `delivered`: the event retention's previous Deliver delivered (the panel
+ * only moves on to newer ones, with "Next event").
+ */
+function actionOf(o, delivered) {
   switch (o.kind) {
     case 'send':
       return o.stepped ? null : { do: 'send', ...sendState({ ...o, ...o.policy }) };
@@ -174,9 +182,9 @@ function actionOf(o) {
     case 'effects':
       return { do: 'effects', control: o.control, strategy: o.strategy, crash: o.crash, dedup: o.dedup };
     case 'retention':
-      return o.action === 'advance' || o.action === 'purge'
-        ? { do: 'retention', control: o.action, days: o.days }
-        : { do: 'retention', control: o.action };
+      return o.action === 'deliver'
+        ? { do: 'retention', control: 'deliver', next: delivered !== null && delivered.event_id !== o.event.event_id }
+        : { do: 'retention', control: o.action, days: o.days };
     case 'crash':
       if (o.run === 'sweep') {
         return { do: 'crash', run: 'sweep', mode: o.mode, events: o.events, control: o.control };
