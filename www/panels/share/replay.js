@@ -260,16 +260,33 @@ async function pressRetention(action) {
   await pressFor('retention', button);
 }
 
-/** The crash lab: its form set as the link says, then its own Run button. */
+/**
+ * The crash lab: its form set as the link says, then its own Run button.
+ * A run that fails (its pool held by another tab's crash lab, say) publishes
+ * no observation but shows its error under the form: that stops the replay.
+ */
 async function pressCrash(action) {
   document.querySelector(`#crash-mode-${action.mode}`).checked = true;
   if (action.run === 'sweep') {
     document.querySelector(`#crash-events-${action.events}`).checked = true;
     document.querySelector('#crash-control').checked = action.control;
-    await pressFor('crash', '#crash-run', 600_000);
   } else {
     document.querySelector('#crash-kills-trials').value = String(action.trials);
-    await pressFor('crash', '#crash-kills-run', 600_000);
+  }
+  const error = document.querySelector('#crash-error');
+  let watch;
+  const failed = new Promise((resolve, reject) => {
+    watch = new MutationObserver(() => {
+      if (!error.hidden && error.textContent !== '') {
+        reject(new Error(error.textContent));
+      }
+    });
+    watch.observe(error, { childList: true, characterData: true, subtree: true, attributes: true });
+  });
+  try {
+    await Promise.race([pressFor('crash', action.run === 'sweep' ? '#crash-run' : '#crash-kills-run', 600_000), failed]);
+  } finally {
+    watch.disconnect();
   }
 }
 
