@@ -259,6 +259,121 @@ describe('share links', { timeout: 600_000 }, () => {
     assertNoProblems(maker.problems);
   });
 
+  test('levels won with other controls share too: 9 (the outbox) and 10 (retention) replay on the scratch database, 7 (the crash lab) on its own scratch pool; the opener’s inbox database is untouched', async () => {
+    const page = maker.page;
+    for (const n of [9, 10, 7]) {
+      await page.evaluate((n) => (location.hash = `#/levels/${n}`), n);
+      await page.waitForSelector('#level-show-me');
+      await page.click('#level-show-me');
+      await idle(page);
+      await page.waitForFunction((n) => document.querySelector(`#levels-list > li[data-level="${n}"]`).dataset.won === 'true', n, { timeout: 300_000 });
+      await page.evaluate((n) => (location.hash = `#/levels/${n}`), n);
+      await page.waitForSelector('#share-level');
+      const url = await shareLink(page, 'share-level');
+      const state = JSON.parse(Buffer.from(new URL(url).hash.slice(3), 'base64url').toString('utf8'));
+      const expected = {
+        9: ['effects:dedup', 'effects:deliver', 'effects:dispatch_crash', 'effects:dispatch'],
+        10: ['retention:deliver', 'retention:advance', 'retention:purge', 'retention:deliver'],
+        7: ['crash:kills'],
+      }[n];
+      assert.deepEqual(
+        state.actions.map((a) => `${a.do}:${a.control ?? a.run}`),
+        expected,
+        `level ${n}: the controls pressed, as observed`,
+      );
+
+      // A fresh profile with an inbox database of its own, stored in OPFS.
+      const fresh = await launch();
+      try {
+        const other = fresh.page;
+        other.setDefaultTimeout(300_000);
+        await openPage(other, '#/deliver');
+        await fillSender(other, { event_id: `mine-${n}`, amount: '42' });
+        await pressDeliver(other);
+        const own = await tables(other);
+        const stored = await opfsNames(other);
+        assert.ok(stored.length > 0, 'the opener has a stored database');
+
+        await openLink(other, url);
+        assert.equal(await other.$eval('main .screen:not([hidden])', (s) => s.dataset.screen), 'levels');
+        assert.match(await other.textContent('#level-title'), new RegExp(`^Level ${n}:`));
+        assert.equal(await other.getAttribute('#level-status', 'data-won'), 'true', `level ${n} replayed and won`);
+        assert.equal(await other.textContent('#share-status'), `Replayed ${expected.length} action(s) from the link: everything below is what the database answered.`);
+        assert.equal(await other.isVisible('#share-error'), false);
+        assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'memory');
+        // What the replay wrote to the browser's storage: nothing for 9 and
+        // 10; for 7 the crash lab's own scratch pool, and the note says so.
+        assert.equal(await other.isVisible('#share-crash-pool'), n === 7);
+        const after = await opfsNames(other);
+        assert.deepEqual(after, n === 7 ? [...new Set([...stored, '.inbox-lab-crash'])].sort() : stored);
+        if (n === 7) {
+          assert.match(await other.textContent('#share-crash-pool'), /^This link runs the crash lab: its own worker writes only the crash lab’s scratch files/);
+        }
+
+        await other.click('#share-back');
+        await other.waitForURL((u) => u.hash === '');
+        await other.evaluate(() => window.inboxLab.ready);
+        await idle(other);
+        assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'opfs');
+        assert.deepEqual(await tables(other), own, `level ${n}: nothing of the replay was written to the stored database`);
+        assertNoProblems(fresh.problems);
+      } finally {
+        await fresh.close();
+      }
+    }
+    assertNoProblems(maker.problems);
+  });
+
+  test('a wrong path is not won by its link: level 9 without the receiver’s dedup, level 10 purging too early or delivering another event after the purge', async () => {
+    const json = (value) => `#s=${Buffer.from(JSON.stringify(value), 'utf8').toString('base64url')}`;
+    const fx = (control) => ({ do: 'effects', control, strategy: 'outbox', crash: null, dedup: false });
+    const cases = [
+      [9, [fx('deliver'), fx('dispatch_crash'), fx('dispatch')]],
+      [
+        10,
+        [
+          { do: 'retention', control: 'deliver', next: false },
+          { do: 'retention', control: 'purge', days: 1 },
+          { do: 'retention', control: 'deliver', next: false },
+        ],
+        // Nothing was old enough to purge: the second Deliver is a duplicate.
+        /^Day 0: ret-1 → duplicate .*\nDay 0: purge with a window of 1 day — inbox rows deleted: 0\.\nDay 0: ret-1 → applied /,
+      ],
+      [
+        10,
+        [
+          { do: 'retention', control: 'deliver', next: false },
+          { do: 'retention', control: 'advance', days: 7 },
+          { do: 'retention', control: 'purge', days: 1 },
+          { do: 'retention', control: 'deliver', next: true },
+        ],
+        // The purge deleted the row, but the second Deliver was of the next event, applied once.
+        /^Day 7: ret-2 → applied .*\nDay 7: purge with a window of 1 day — inbox rows deleted: 1\.\nDay 0: ret-1 → applied /,
+      ],
+    ];
+    const fresh = await launch();
+    try {
+      const other = fresh.page;
+      other.setDefaultTimeout(60_000);
+      for (const [n, actions, log] of cases) {
+        await openLink(other, new URL(json({ v: 1, kind: 'level', level: n, actions }), BASE_URL).href);
+        assert.equal(await other.textContent('#share-status'), `Replayed ${actions.length} action(s) from the link: everything below is what the database answered.`);
+        assert.match(await other.textContent('#level-title'), new RegExp(`^Level ${n}:`));
+        assert.equal(await other.getAttribute('#level-status', 'data-won'), 'false', `level ${n}: replayed, not won`);
+        assert.equal(await other.getAttribute(`#levels-list > li[data-level="${n}"]`, 'data-won'), 'false');
+        if (log !== undefined) {
+          // What the replay did is on the panel, as the database answered it (newest first).
+          const lines = await other.$$eval('#se-ret-log li', (items) => items.map((li) => li.textContent));
+          assert.match(lines.join('\n'), log, lines.join(' | '));
+        }
+      }
+      assert.deepEqual(await opfsNames(other), []);
+      assertNoProblems(fresh.problems);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test('where the clipboard refuses, the link is selected in its field, and the answer says so', async () => {
     const page = maker.page;
     await page.evaluate(() => {
@@ -302,21 +417,27 @@ describe('share links', { timeout: 600_000 }, () => {
     assertNoProblems(opener.problems);
   });
 
-  test('a level not won offers no Share; one won with controls a link cannot replay says so', async () => {
+  test('a level not won offers no Share; one won with step mode, which a link cannot replay, says so', async () => {
     const page = maker.page;
-    await page.evaluate(() => (location.hash = '#/levels/10'));
+    await page.evaluate(() => (location.hash = '#/levels/1'));
+    await page.waitForSelector('#levels-reset');
+    await page.click('#levels-reset');
     await page.waitForSelector('#level-show-me');
     assert.equal(await page.$('#share-level'), null, 'not won: no Share');
-    await page.evaluate(() => (location.hash = '#/levels/9'));
+    // Level 1 played with a step-mode delivery among the sends, then won by "Show me".
+    await fillSender(page, { event_id: 'lvl1-step', amount: '100', handler: 'atomic', fault: '' });
+    await press(page, '#step-start');
+    await press(page, '#step-throw');
+    await page.evaluate(() => (location.hash = '#/levels/1'));
     await page.waitForSelector('#level-show-me');
     await page.click('#level-show-me');
     await idle(page);
-    await page.waitForFunction(() => document.querySelector('#levels-list > li[data-level="9"]').dataset.won === 'true');
-    await page.evaluate(() => (location.hash = '#/levels/9'));
+    await page.waitForFunction(() => document.querySelector('#levels-list > li[data-level="1"]').dataset.won === 'true');
+    await page.evaluate(() => (location.hash = '#/levels/1'));
     await page.click('#share-level');
     assert.equal(
       await page.textContent('#share-level-answer'),
-      'This win cannot be shared as a link: a level’s link replays deliveries, bursts and races, and this one was won with other controls.',
+      'This win cannot be shared as a link: it was won with step mode or with a race replayed from a link, which a level’s link does not replay.',
     );
     assert.equal(await page.isVisible('#share-level-url'), false, 'no link');
     assertNoProblems(maker.problems);
@@ -410,6 +531,26 @@ describe('share links', { timeout: 600_000 }, () => {
         'an event with a field too many',
         json({ v: 1, kind: 'timeline', sends: [send({ ...good, amount: 1, extra: 'x' })] }),
         'Nothing was replayed and nothing was written: This share link is damaged: “sends[0].event” is not what it should be.',
+      ],
+      [
+        'an outbox action with an unknown control',
+        json({ v: 1, kind: 'level', level: 9, actions: [{ do: 'effects', control: 'drop_outbox', strategy: 'outbox', crash: null, dedup: true }] }),
+        'Nothing was replayed and nothing was written: This share link asks for something this page does not have: “drop_outbox” as actions[0].control.',
+      ],
+      [
+        'a retention purge with a window of a billion days, after a valid delivery',
+        json({ v: 1, kind: 'level', level: 10, actions: [{ do: 'retention', control: 'deliver', next: false }, { do: 'retention', control: 'purge', days: 1e9 }] }),
+        'Nothing was replayed and nothing was written: This share link asks for something this page does not have: “1000000000” as actions[1].days.',
+      ],
+      [
+        'a million random kills in the crash lab',
+        json({ v: 1, kind: 'level', level: 7, actions: [{ do: 'crash', run: 'kills', mode: 'wal', trials: 1e6 }] }),
+        'Nothing was replayed and nothing was written: Too many to share: 1000000 deliveries or steps, at most 100.',
+      ],
+      [
+        'a crash-lab sweep in an unknown journal mode',
+        json({ v: 1, kind: 'level', level: 7, actions: [{ do: 'crash', run: 'sweep', mode: 'off', events: 1, control: false }] }),
+        'Nothing was replayed and nothing was written: This share link asks for something this page does not have: “off” as actions[0].mode.',
       ],
       [
         'a level that does not exist',

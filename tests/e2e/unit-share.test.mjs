@@ -148,4 +148,58 @@ describe('experiment links', () => {
     assert.deepEqual(decodeExperiment('#s=***'), { error: 'share.not_base64' });
     assert.deepEqual(decodeExperiment(raw({ v: 1, kind: 'timeline', __proto__: null })), { error: 'share.shape', params: { field: 'sends' } });
   });
+
+  test('the other controls of a level — "where the scheme ends" and the crash lab — round-trip to validated copies', () => {
+    const actions = [
+      { do: 'effects', control: 'dedup', strategy: 'outbox', crash: null, dedup: true },
+      { do: 'effects', control: 'deliver', strategy: 'send_after_commit', crash: 'after_commit_before_send', dedup: false },
+      { do: 'effects', control: 'dispatch_crash', strategy: 'outbox', crash: null, dedup: true },
+      { do: 'retention', control: 'deliver', next: false },
+      { do: 'retention', control: 'deliver', next: true },
+      { do: 'retention', control: 'advance', days: 7 },
+      { do: 'retention', control: 'purge', days: 30 },
+      { do: 'crash', run: 'sweep', mode: 'wal', events: 3, control: true },
+      { do: 'crash', run: 'kills', mode: 'delete', trials: LIMITS.kills },
+    ];
+    assert.deepEqual(decodeExperiment(link({ kind: 'level', level: 9, actions })), { state: { kind: 'level', level: 9, actions } });
+    // Fields another control does not use are dropped, not carried along.
+    const extra = [
+      { do: 'retention', control: 'deliver', next: false, days: 7, html: '<b>' },
+      { do: 'crash', run: 'kills', mode: 'wal', trials: 2, events: 3, control: true },
+    ];
+    assert.deepEqual(decodeExperiment(link({ kind: 'level', level: 10, actions: extra })), {
+      state: { kind: 'level', level: 10, actions: [{ do: 'retention', control: 'deliver', next: false }, { do: 'crash', run: 'kills', mode: 'wal', trials: 2 }] },
+    });
+  });
+
+  test('hostile actions for the other controls are refused with a specific code, never thrown', () => {
+    const level = (action) => ({ kind: 'level', level: 9, actions: [action] });
+    const fx = { do: 'effects', control: 'deliver', strategy: 'outbox', crash: null, dedup: true };
+    const sweep = { do: 'crash', run: 'sweep', mode: 'delete', events: 1, control: false };
+    const cases = [
+      [level({ ...fx, control: 'drop_outbox' }), 'share.name', { field: 'actions[0].control', name: 'drop_outbox' }],
+      [level({ ...fx, strategy: 'send_twice' }), 'share.name', { field: 'actions[0].strategy', name: 'send_twice' }],
+      [level({ ...fx, crash: 'after_everything' }), 'share.name', { field: 'actions[0].crash', name: 'after_everything' }],
+      [level({ ...fx, crash: { toString: 1 } }), 'share.name', { field: 'actions[0].crash', name: '{"toString":1}' }],
+      [level({ ...fx, dedup: 'yes' }), 'share.shape', { field: 'actions[0].dedup' }],
+      [level({ do: 'retention', control: 'purge_everything' }), 'share.name', { field: 'actions[0].control', name: 'purge_everything' }],
+      [level({ do: 'retention', control: 'next' }), 'share.name', { field: 'actions[0].control', name: 'next' }],
+      [level({ do: 'retention', control: 'deliver', next: 1 }), 'share.shape', { field: 'actions[0].next' }],
+      [level({ do: 'retention', control: 'advance', days: 1e9 }), 'share.name', { field: 'actions[0].days', name: '1000000000' }],
+      [level({ do: 'retention', control: 'advance', days: 3 }), 'share.name', { field: 'actions[0].days', name: '3' }],
+      [level({ do: 'retention', control: 'purge', days: -1 }), 'share.name', { field: 'actions[0].days', name: '-1' }],
+      [level({ do: 'retention', control: 'purge' }), 'share.name', { field: 'actions[0].days', name: 'undefined' }],
+      [level({ ...sweep, run: 'forever' }), 'share.name', { field: 'actions[0].run', name: 'forever' }],
+      [level({ ...sweep, mode: 'memory' }), 'share.name', { field: 'actions[0].mode', name: 'memory' }],
+      [level({ ...sweep, events: 1000 }), 'share.name', { field: 'actions[0].events', name: '1000' }],
+      [level({ ...sweep, control: 'no' }), 'share.shape', { field: 'actions[0].control' }],
+      [level({ do: 'crash', run: 'kills', mode: 'wal', trials: 0 }), 'share.shape', { field: 'actions[0].trials' }],
+      [level({ do: 'crash', run: 'kills', mode: 'wal', trials: 2.5 }), 'share.shape', { field: 'actions[0].trials' }],
+      [level({ do: 'crash', run: 'kills', mode: 'wal', trials: LIMITS.kills + 1 }), 'share.too_many', { count: LIMITS.kills + 1, max: LIMITS.kills }],
+      [level({ do: 'crash', run: 'kills', mode: 'wal', trials: 1e6 }), 'share.too_many', { count: 1e6, max: LIMITS.kills }],
+    ];
+    for (const [state, error, params] of cases) {
+      assert.deepEqual(decodeExperiment(raw({ v: 1, ...state })), { error, params }, JSON.stringify(state).slice(0, 80));
+    }
+  });
 });

@@ -16,13 +16,16 @@
 //                   verdict, replayed}                          panels/race-lab/racelab.js
 //   {kind: "crash", run: "sweep" | "kills", mode, control, points, summary}
 //                                                               panels/crash-lab/crashlab.js
-//   {kind: "effects", strategy, dedup, crashed: event_id | null,
-//                     verdicts: [{eventId, credited, shown, verdict}]}
+//   {kind: "effects", control: "deliver" | "dispatch" | "dispatch_crash" | "dedup",
+//                     strategy, crash (Deliver's crash point, or null), dedup,
+//                     crashed: event_id | null, verdicts: [{eventId, credited, shown, verdict}]}
 //                     after each action of "where the scheme ends"' side effects:
 //                     the inbox as queried, what the receiver showed, the outbox
 //                                                               panels/scheme-ends/schemeends.js
 //   {kind: "retention", action: "deliver", at, event, answer}
-//   {kind: "retention", action: "purge", at, count, days}       the same panel, retention
+//   {kind: "retention", action: "purge", at, count, days}
+//   {kind: "retention", action: "advance", at, days}            the same panel, retention
+//                                                               (the clock as the worker answered)
 //
 // The levels (panels/levels/) judge their win conditions over this stream.
 

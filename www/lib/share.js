@@ -20,9 +20,21 @@
 //                                          presses of "Next statement", then how it ended
 //   {kind: "level", level: id, actions: [action, …]}
 //                                          a level (www/panels/levels/) and the actions
-//                                          that won it, each a send, a burst or a race:
+//                                          that won it, each a control the page presses:
 //     {do: "send", ...send}  {do: "burst", event, handler, count}
 //     {do: "race", handler, deliveries, order}
+//     {do: "effects", control: "deliver" | "dispatch" | "dispatch_crash" | "dedup",
+//      strategy, crash: null | a Deliver crash point, dedup: boolean}
+//                                          "where the scheme ends"' side effects (level 9)
+//     {do: "retention", control: "deliver", next: boolean}
+//     {do: "retention", control: "advance" | "purge", days}
+//                                          its retention (level 10): Deliver (after "Next
+//                                          event" if `next`: another event than the last
+//                                          one delivered), "+1 day"/"+7 days" (days 1 | 7),
+//                                          the purge with its window (1 | 3 | 7 | 30)
+//     {do: "crash", run: "sweep" | "kills", mode: "delete" | "wal", events?: 1 | 3,
+//      control?: boolean, trials?: 1…LIMITS.kills}
+//                                          the crash lab (level 7): a sweep, or random kills
 //
 //   send = {event: {source, event_id, account_id, amount}, handler, fault: null |
 //           "after_insert" | "after_update", lose: boolean, attempts: 1…10, delay: ms}
@@ -31,7 +43,7 @@
 // decoder returns {state} or {error: code, params?} and never throws; the
 // codes (share.too_long, share.not_base64, share.not_json, share.not_object,
 // share.version, share.field, share.kind, share.shape, share.handler,
-// share.fault, share.too_many) are keys of the page's dictionaries (the first
+// share.fault, share.too_many, share.name) are keys of the page's dictionaries (the first
 // six in www/panels/handler-lab/handlerlab.js, which had the first links, the
 // others in www/panels/share/sharing.js). Sizes and counts are bounded
 // (LIMITS); handlers and faults must be known names; the events themselves
@@ -142,7 +154,25 @@ export const FAULTS = Object.freeze(['after_insert', 'after_update']);
  * burst, and a first wait of at most `delayMs` (the sender's clock is
  * simulated: no real wait).
  */
-export const LIMITS = Object.freeze({ sends: 50, actions: 50, steps: 200, next: 20, burst: 100, attempts: 10, delayMs: 60_000 });
+export const LIMITS = Object.freeze({ sends: 50, actions: 50, steps: 200, next: 20, burst: 100, attempts: 10, delayMs: 60_000, kills: 100 });
+
+/**
+ * The names the other controls of a level's link may use, each list the
+ * panel's own: "where the scheme ends" (www/panels/scheme-ends/schemeends.js:
+ * its strategies, Deliver's crash points, its buttons, its clock steps and
+ * purge windows) and the crash lab (www/panels/crash-lab/crashlab.js).
+ */
+export const NAMES = Object.freeze({
+  strategy: Object.freeze(['send_before_commit', 'send_after_commit', 'outbox']),
+  crash: Object.freeze(['after_send_before_commit', 'after_commit_before_send']),
+  effects: Object.freeze(['deliver', 'dispatch', 'dispatch_crash', 'dedup']),
+  retention: Object.freeze(['deliver', 'advance', 'purge']),
+  advanceDays: Object.freeze([1, 7]),
+  windowDays: Object.freeze([1, 3, 7, 30]),
+  run: Object.freeze(['sweep', 'kills']),
+  mode: Object.freeze(['delete', 'wal']),
+  events: Object.freeze([1, 3]),
+});
 
 /** The race lab's deliveries, by letter: "A" is delivery 0. */
 const LETTERS = 'ABC';
@@ -354,7 +384,86 @@ function actionOf(value, field) {
     const race = raceOf(value);
     return race.error ? race : { value: { do: 'race', ...race.value } };
   }
+  if (value.do === 'effects') {
+    return effectsOf(value, field);
+  }
+  if (value.do === 'retention') {
+    return retentionOf(value, field);
+  }
+  if (value.do === 'crash') {
+    return crashOf(value, field);
+  }
   return shape(`${field}.do`);
+}
+
+/** `value` if it is one of `names`, else the error naming the field and (shortened) the value. */
+function named(value, names, field) {
+  if (names.includes(value)) {
+    return { value };
+  }
+  return { error: 'share.name', params: { field, name: String(typeof value === 'object' ? JSON.stringify(value) : value).slice(0, 40) } };
+}
+
+function effectsOf(value, field) {
+  const control = named(value.control, NAMES.effects, `${field}.control`);
+  if (control.error) {
+    return control;
+  }
+  if (typeof value.dedup !== 'boolean') {
+    return shape(`${field}.dedup`);
+  }
+  const strategy = named(value.strategy, NAMES.strategy, `${field}.strategy`);
+  if (strategy.error) {
+    return strategy;
+  }
+  if (value.crash !== null) {
+    const crash = named(value.crash, NAMES.crash, `${field}.crash`);
+    if (crash.error) {
+      return crash;
+    }
+  }
+  return { value: { do: 'effects', control: control.value, strategy: strategy.value, crash: value.crash, dedup: value.dedup } };
+}
+
+function retentionOf(value, field) {
+  const control = named(value.control, NAMES.retention, `${field}.control`);
+  if (control.error) {
+    return control;
+  }
+  if (control.value === 'advance' || control.value === 'purge') {
+    const days = named(value.days, control.value === 'advance' ? NAMES.advanceDays : NAMES.windowDays, `${field}.days`);
+    return days.error ? days : { value: { do: 'retention', control: control.value, days: days.value } };
+  }
+  if (typeof value.next !== 'boolean') {
+    return shape(`${field}.next`);
+  }
+  return { value: { do: 'retention', control: 'deliver', next: value.next } };
+}
+
+function crashOf(value, field) {
+  const run = named(value.run, NAMES.run, `${field}.run`);
+  if (run.error) {
+    return run;
+  }
+  const mode = named(value.mode, NAMES.mode, `${field}.mode`);
+  if (mode.error) {
+    return mode;
+  }
+  if (run.value === 'sweep') {
+    const events = named(value.events, NAMES.events, `${field}.events`);
+    if (events.error) {
+      return events;
+    }
+    if (typeof value.control !== 'boolean') {
+      return shape(`${field}.control`);
+    }
+    return { value: { do: 'crash', run: 'sweep', mode: mode.value, events: events.value, control: value.control } };
+  }
+  if (Number.isInteger(value.trials) && value.trials > LIMITS.kills) {
+    return { error: 'share.too_many', params: { count: value.trials, max: LIMITS.kills } };
+  }
+  const trials = integer(value.trials, `${field}.trials`, 1, LIMITS.kills);
+  return trials.error ? trials : { value: { do: 'crash', run: 'kills', mode: mode.value, trials: trials.value } };
 }
 
 function toBase64Url(bytes) {

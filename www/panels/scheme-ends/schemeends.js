@@ -547,7 +547,7 @@ async function deliverNotified() {
     fx.next += 1;
   }
   await load();
-  observeEffects(null);
+  observeEffects('deliver', null, crash);
 }
 
 async function dispatch(crash) {
@@ -583,13 +583,17 @@ async function dispatch(crash) {
     }
   }
   await load();
-  observeEffects(crashedEvent);
+  observeEffects(crash ? 'dispatch_crash' : 'dispatch', crashedEvent);
 }
 
-/** What the side-effects experiment shows now, for the levels (lib/observed.js). */
-function observeEffects(crashed) {
+/**
+ * What the side-effects experiment shows now, for the levels and a level's
+ * share link (lib/observed.js): after which control (`control`, with the
+ * Deliver's crash point `crash`), and what the tables and the receiver say.
+ */
+function observeEffects(control, crashed, crash = null) {
   if (fx.tables !== null) {
-    observe('effects', { strategy: fx.strategy, dedup: fx.receiver.dedup, crashed, verdicts: verdicts() });
+    observe('effects', { control, strategy: fx.strategy, crash, dedup: fx.receiver.dedup, crashed, verdicts: verdicts() });
   }
 }
 
@@ -599,7 +603,7 @@ async function resetReceiver() {
   fx.receiverName = receiver;
   forgetEffects();
   await load();
-  observeEffects(null);
+  observeEffects('dedup', null);
 }
 
 function forgetEffects() {
@@ -989,6 +993,7 @@ function day(ms) {
 async function advance(days) {
   await inboxLab.scheme.advanceClock(days * DAY_MS);
   await load();
+  observe('retention', { action: 'advance', at: rt.now, days });
 }
 
 async function deliverRetained() {

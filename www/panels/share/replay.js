@@ -17,9 +17,18 @@
 //      third delivery is invalid writes nothing at all;
 //   3. the actions, one after another, each as its control does it:
 //      sender.replaySend (Deliver), the burst's button, the race lab's
-//      presses (racelab.replayRace), step mode's buttons (stepper.replayStep).
+//      presses (racelab.replayRace), step mode's buttons (stepper.replayStep),
+//      the buttons of "where the scheme ends" (side effects, retention) and
+//      the crash lab's forms — each waits for the panel's observation.
 // A level's link is replayed on its level's screen (nav.js routes it there),
 // so the level watches the replay and judges it by its own `won(seen)`.
+//
+// The crash lab (level 7) is the one thing a replay writes to the browser's
+// storage: it never uses the page's database but runs its own worker on its
+// own OPFS pool (the directory `.inbox-lab-crash`, crashworker.js), which
+// every crash-lab run clears and refills with scratch copies. A link with a
+// crash-lab action says so in its note; the reader's inbox database is
+// still neither opened nor written.
 
 import { SCRATCH, inboxLab } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
@@ -41,6 +50,8 @@ register({
     'share.handler_opened': 'A shared handler: it is judged on the judge’s own database.',
     'share.refused': 'Nothing was replayed and nothing was written: {reason}',
     'share.stopped': 'The replay stopped at action {n}: {message}',
+    'share.crash_pool':
+      'This link runs the crash lab: its own worker writes only the crash lab’s scratch files in this browser’s storage (cleared at every crash-lab run); your inbox database is not opened.',
   },
   ru: {
     'share.scratch': 'Повторено на черновой базе — ваши данные не тронуты.',
@@ -50,6 +61,8 @@ register({
     'share.handler_opened': 'Присланный обработчик: его проверяют на собственной базе судьи.',
     'share.refused': 'Ничего не повторено и ничего не записано: {reason}',
     'share.stopped': 'Повтор остановился на действии {n}: {message}',
+    'share.crash_pool':
+      'Эта ссылка запускает лабораторию сбоев: её собственный воркер пишет только черновые файлы лаборатории в хранилище этого браузера (они очищаются при каждом её запуске); вашу базу inbox он не открывает.',
   },
 });
 
@@ -72,7 +85,9 @@ export function mount() {
     text: t('share.back'),
     attrs: { id: 'share-back', href: `${location.pathname}${location.search}` },
   });
-  ui.note = el('div', { className: 'share-note', attrs: { id: 'share-note' } }, el('p', {}, ui.scratch, ' ', ui.back), ui.status, ui.error);
+  ui.crashPool = el('p', { className: 'note', attrs: { id: 'share-crash-pool' } });
+  ui.crashPool.hidden = true;
+  ui.note = el('div', { className: 'share-note', attrs: { id: 'share-note' } }, el('p', {}, ui.scratch, ' ', ui.back), ui.crashPool, ui.status, ui.error);
   document.querySelector('#storage-banner').after(ui.note);
   onLanguageChange(draw);
   // Busy from now until the replay is over (lib/dom.js): whoever waits for
@@ -83,6 +98,7 @@ export function mount() {
 function draw() {
   ui.scratch.textContent = t('share.scratch');
   ui.back.textContent = t('share.back');
+  ui.crashPool.textContent = t('share.crash_pool');
   ui.status.textContent = said === null ? '' : t(said.key, said.params);
   ui.error.hidden = failure === null;
   if (failure !== null) {
@@ -122,6 +138,7 @@ async function replay() {
     return;
   }
   const actions = actionsOf(state);
+  ui.crashPool.hidden = !actions.some((a) => a.do === 'crash');
   try {
     await inboxLab.ready;
   } catch (error) {
@@ -129,7 +146,7 @@ async function replay() {
     return;
   }
   // Every delivery checked by Rust before the first one runs.
-  const deliveries = actions.filter((a) => a.do !== 'race' && a.do !== 'step').concat(actions.filter((a) => a.do === 'step').map((a) => a.send));
+  const deliveries = actions.filter((a) => a.do === 'send' || a.do === 'burst').concat(actions.filter((a) => a.do === 'step').map((a) => a.send));
   for (const [i, d] of deliveries.entries()) {
     try {
       await inboxLab.checkDelivery(d.event, { handler: d.handler, fault: d.fault ?? null });
@@ -181,8 +198,95 @@ async function perform(action) {
     if (error !== null) {
       throw error;
     }
+  } else if (action.do === 'effects') {
+    await pressEffects(action);
+  } else if (action.do === 'retention') {
+    await pressRetention(action);
+  } else if (action.do === 'crash') {
+    await pressCrash(action);
   } else {
     await stepper.replayStep(action);
+  }
+}
+
+/** Clicks `selector` and waits for the observation of `kind` it leads to. */
+async function pressFor(kind, selector, ms) {
+  const done = nextObserved(kind, ms);
+  document.querySelector(selector).click();
+  await done;
+}
+
+/** "Where the scheme ends", side effects: the strategy and crash point chosen, then the control pressed. */
+async function pressEffects(action) {
+  if (action.control === 'dedup') {
+    const done = nextObserved('effects');
+    const box = document.querySelector('#se-dedup');
+    box.checked = action.dedup;
+    box.dispatchEvent(new Event('change'));
+    await done;
+    return;
+  }
+  const radio = document.querySelector(`#se-strategy-${action.strategy}`);
+  if (!radio.checked) {
+    radio.click();
+  }
+  if (action.control === 'deliver') {
+    const crash = document.querySelector('#se-crash');
+    crash.value = action.crash ?? '';
+    if (crash.value !== (action.crash ?? '')) {
+      throw new Error(`the crash point ${action.crash} cannot be chosen with ${action.strategy}`);
+    }
+  }
+  const button = { deliver: '#se-deliver', dispatch: '#se-dispatch', dispatch_crash: '#se-dispatch-crash' }[action.control];
+  await pressFor('effects', button);
+}
+
+/** "Where the scheme ends", retention: the clock, Deliver (of the next event if so), the purge with its window. */
+async function pressRetention(action) {
+  if (action.control === 'deliver' && action.next) {
+    // "Next event" answers with the panel's event line, at once: nothing to wait for.
+    document.querySelector('#se-ret-next').click();
+  }
+  if (action.control === 'purge') {
+    const window = document.querySelector('#se-window');
+    window.value = String(action.days);
+    window.dispatchEvent(new Event('change'));
+  }
+  const button = {
+    deliver: '#se-ret-deliver',
+    advance: action.days === 7 ? '#se-plus-week' : '#se-plus-day',
+    purge: '#se-purge',
+  }[action.control];
+  await pressFor('retention', button);
+}
+
+/**
+ * The crash lab: its form set as the link says, then its own Run button.
+ * A run that fails (its pool held by another tab's crash lab, say) publishes
+ * no observation but shows its error under the form: that stops the replay.
+ */
+async function pressCrash(action) {
+  document.querySelector(`#crash-mode-${action.mode}`).checked = true;
+  if (action.run === 'sweep') {
+    document.querySelector(`#crash-events-${action.events}`).checked = true;
+    document.querySelector('#crash-control').checked = action.control;
+  } else {
+    document.querySelector('#crash-kills-trials').value = String(action.trials);
+  }
+  const error = document.querySelector('#crash-error');
+  let watch;
+  const failed = new Promise((resolve, reject) => {
+    watch = new MutationObserver(() => {
+      if (!error.hidden && error.textContent !== '') {
+        reject(new Error(error.textContent));
+      }
+    });
+    watch.observe(error, { childList: true, characterData: true, subtree: true, attributes: true });
+  });
+  try {
+    await Promise.race([pressFor('crash', action.run === 'sweep' ? '#crash-run' : '#crash-kills-run', 600_000), failed]);
+  } finally {
+    watch.disconnect();
   }
 }
 

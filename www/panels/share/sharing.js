@@ -40,7 +40,7 @@ register({
     'share.nothing.step': 'Nothing to share yet: step a delivery to its end (Next statement or Throw here).',
     'share.nothing.level': 'Win this level in this visit to share how: the link holds the actions that won it.',
     'share.level_other':
-      'This win cannot be shared as a link: a level’s link replays deliveries, bursts and races, and this one was won with other controls.',
+      'This win cannot be shared as a link: it was won with step mode or with a race replayed from a link, which a level’s link does not replay.',
     'share.killed':
       'A delivery ended by killing the worker cannot be shared: the scratch database a link opens lives in the worker’s memory and would die with it.',
     'share.too_many': 'Too many to share: {count} deliveries or steps, at most {max}.',
@@ -49,6 +49,7 @@ register({
     'share.handler': 'This share link names an unknown handler: “{name}”.',
     'share.fault': 'This share link names an unknown crash point: “{name}”.',
     'share.level': 'This share link names a level that does not exist: {level}.',
+    'share.name': 'This share link asks for something this page does not have: “{name}” as {field}.',
     'share.event': 'Delivery {n} of this share link is invalid: {message}',
   },
   ru: {
@@ -65,7 +66,7 @@ register({
     'share.nothing.step': 'Делиться пока нечем: пройдите доставку по шагам до конца («Следующий оператор» или «Бросить исключение»).',
     'share.nothing.level': 'Пройдите этот уровень в этот визит, чтобы поделиться тем, как: ссылка хранит действия, которые привели к победе.',
     'share.level_other':
-      'Этой победой нельзя поделиться ссылкой: ссылка уровня повторяет доставки, залпы и гонки, а этот уровень пройден другими средствами.',
+      'Этой победой нельзя поделиться ссылкой: она получена в пошаговом режиме или гонкой, повторённой по ссылке, а их ссылка уровня не повторяет.',
     'share.killed':
       'Доставкой, оборванной убийством воркера, поделиться нельзя: черновая база, которую открывает ссылка, живёт в памяти воркера и погибла бы вместе с ним.',
     'share.too_many': 'Слишком много, чтобы поделиться: доставок или шагов — {count}, можно не больше {max}.',
@@ -74,6 +75,7 @@ register({
     'share.handler': 'В ссылке неизвестный обработчик: «{name}».',
     'share.fault': 'В ссылке неизвестная точка сбоя: «{name}».',
     'share.level': 'В ссылке уровень, которого нет: {level}.',
+    'share.name': 'Ссылка просит то, чего на этой странице нет: «{name}» в поле {field}.',
     'share.event': 'Доставка {n} из ссылки недопустима: {message}',
   },
 });
@@ -134,21 +136,26 @@ export function shareControl(id, key, make) {
 
 /**
  * The actions that won a level, from what it saw (lib/observed.js), as a
- * level's link holds them: {actions} or {error}. Only sends (not step
- * mode's), bursts of one event and races the reader stepped can be replayed.
+ * level's link holds them: {actions} or {error}. Sends (not step mode's),
+ * bursts of one event, races the reader stepped (not replayed ones), and
+ * the controls pressed in "where the scheme ends" and in the crash lab —
+ * each observation says which control it answered — can be replayed.
  */
 export function levelActions(seen) {
   const actions = [];
+  let delivered = null; // the event of retention's last Deliver
   for (const o of seen) {
-    if (o.kind === 'send' && !o.stepped) {
-      actions.push({ do: 'send', ...sendState({ ...o, ...o.policy }) });
-    } else if (o.kind === 'burst') {
-      actions.push({ do: 'burst', event: o.event, handler: o.handler, count: o.count });
-    } else if (o.kind === 'race' && !o.replayed) {
-      actions.push({ do: 'race', handler: o.handler, deliveries: o.deliveries, order: orderText(o.order) });
-    } else {
+    const action = actionOf(o, delivered);
+    if (o.kind === 'retention' && o.action === 'deliver') {
+      delivered = o.event;
+    }
+    if (action === null) {
       return { error: 'share.level_other' };
     }
+    if (action.tooMany !== undefined) {
+      return { error: 'share.too_many', params: { count: action.tooMany, max: LIMITS.kills } };
+    }
+    actions.push(action);
   }
   if (actions.length === 0) {
     return { error: 'share.nothing.level' };
@@ -157,6 +164,35 @@ export function levelActions(seen) {
     return { error: 'share.too_many', params: { count: actions.length, max: LIMITS.actions } };
   }
   return { actions };
+}
+
+/**
+ * The link's action for one observation, or null if a link cannot replay it.
+ * `delivered`: the event retention's previous Deliver delivered (the panel
+ * only moves on to newer ones, with "Next event").
+ */
+function actionOf(o, delivered) {
+  switch (o.kind) {
+    case 'send':
+      return o.stepped ? null : { do: 'send', ...sendState({ ...o, ...o.policy }) };
+    case 'burst':
+      return { do: 'burst', event: o.event, handler: o.handler, count: o.count };
+    case 'race':
+      return o.replayed ? null : { do: 'race', handler: o.handler, deliveries: o.deliveries, order: orderText(o.order) };
+    case 'effects':
+      return { do: 'effects', control: o.control, strategy: o.strategy, crash: o.crash, dedup: o.dedup };
+    case 'retention':
+      return o.action === 'deliver'
+        ? { do: 'retention', control: 'deliver', next: delivered !== null && delivered.event_id !== o.event.event_id }
+        : { do: 'retention', control: o.action, days: o.days };
+    case 'crash':
+      if (o.run === 'sweep') {
+        return { do: 'crash', run: 'sweep', mode: o.mode, events: o.events, control: o.control };
+      }
+      return o.points > LIMITS.kills ? { tooMany: o.points } : { do: 'crash', run: 'kills', mode: o.mode, trials: o.points };
+    default:
+      return null;
+  }
 }
 
 export function mount() {
