@@ -305,10 +305,8 @@ function eventOf(value, field) {
   return { value: { ...value } };
 }
 
-function sendOf(value, field) {
-  if (!isObject(value)) {
-    return shape(field);
-  }
+/** The event and the handler every delivering action names: {value: {event, handler}} or {error}. */
+function eventAndHandler(value, field) {
   const event = eventOf(value.event, field);
   if (event.error) {
     return event;
@@ -317,6 +315,18 @@ function sendOf(value, field) {
   if (handler.error) {
     return handler;
   }
+  return { value: { event: event.value, handler: handler.value } };
+}
+
+function sendOf(value, field) {
+  if (!isObject(value)) {
+    return shape(field);
+  }
+  const target = eventAndHandler(value, field);
+  if (target.error) {
+    return target;
+  }
+  const { event, handler } = target.value;
   if (value.fault !== null && !FAULTS.includes(value.fault)) {
     return { error: 'share.fault', params: { name: String(value.fault).slice(0, 40) } };
   }
@@ -332,7 +342,7 @@ function sendOf(value, field) {
     return delay;
   }
   return {
-    value: { event: event.value, handler: handler.value, fault: value.fault, lose: value.lose, attempts: attempts.value, delay: delay.value },
+    value: { event, handler, fault: value.fault, lose: value.lose, attempts: attempts.value, delay: delay.value },
   };
 }
 
@@ -366,19 +376,15 @@ function actionOf(value, field) {
     return send.error ? send : { value: { do: 'send', ...send.value } };
   }
   if (value.do === 'burst') {
-    const event = eventOf(value.event, field);
-    if (event.error) {
-      return event;
-    }
-    const handler = handlerOf(value.handler);
-    if (handler.error) {
-      return handler;
+    const target = eventAndHandler(value, field);
+    if (target.error) {
+      return target;
     }
     if (Number.isInteger(value.count) && value.count > LIMITS.burst) {
       return { error: 'share.too_many', params: { count: value.count, max: LIMITS.burst } };
     }
     const count = integer(value.count, `${field}.count`, 1, LIMITS.burst);
-    return count.error ? count : { value: { do: 'burst', event: event.value, handler: handler.value, count: count.value } };
+    return count.error ? count : { value: { do: 'burst', ...target.value, count: count.value } };
   }
   if (value.do === 'race') {
     const race = raceOf(value);
