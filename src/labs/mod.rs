@@ -62,6 +62,10 @@ pub fn error_codes() -> Vec<(&'static str, &'static str)> {
             .iter()
             .map(|c| c.as_str())
             .collect(),
+        script::judge::JudgeCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect(),
     ];
     all.extend(labs.concat().into_iter().map(|c| ("invalid_input", c)));
     all.extend(webhooks::codes());

@@ -407,10 +407,33 @@ impl Lab {
         with_steps(Err(crash.into()), delivery.trace(), Some(&verdict)).map(|_| ())
     }
 
-    /// Runs one read-only SQL statement: `{columns, rows, truncated}`.
+    /// Runs one read-only SQL statement: `{columns, rows, truncated}`. The
+    /// page runs only settings pragmas here ([`super::reads_only_settings`]);
+    /// every other query runs on a copy ([`Lab::snapshot`]) in a worker of
+    /// its own.
     pub fn query(&mut self, sql: String) -> Result<JsValue, JsValue> {
         let conn = self.conn_mut()?;
         to_value(&console::query(conn, &sql)?)
+    }
+
+    /// The database as this connection sees it, as bytes: what a console
+    /// query runs on ([`super::query_copy`]). Unlike [`Lab::export`] it does
+    /// not wait for a stepped delivery: its open transaction is seen, as the
+    /// console saw it on this connection.
+    pub fn snapshot(&mut self) -> Result<Vec<u8>, JsValue> {
+        let conn = self.conn_mut()?;
+        transfer::export(conn).map_err(JsValue::from)
+    }
+
+    /// The last, short step of an import: replaces the database with
+    /// `rebuilt`, the bytes [`super::rebuild_import`] made of the file in
+    /// the import worker (one write transaction).
+    pub fn adopt(&mut self, rebuilt: Vec<u8>) -> Result<(), JsValue> {
+        self.writer()?;
+        let conn = self.conn.as_mut().ok_or_else(|| JsValue::from(closed()))?;
+        transfer::adopt(conn, &rebuilt)?;
+        self.referee.forget(); // another database: credits it never watched
+        Ok(())
     }
 
     /// The database as the bytes of a `.sqlite3` file.

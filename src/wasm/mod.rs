@@ -8,6 +8,8 @@
 //!   console, export and import, the article's scenario.
 //! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections, and
 //!   [`judge_handler`], the judge of a handler text (no crash sweep here).
+//! * Foreign work (`foreign.rs`), for `www/db/guest.js`: a console query
+//!   on a copy, an imported file checked and rebuilt, their deadlines.
 //! * [`CrashLab`] (`crash.rs`) — the crash lab, for `www/crashworker.js`,
 //!   in its own OPFS pool.
 //! * [`Notifier`] and the scheme-ends calls on [`Lab`] (`scheme_ends.rs`).
@@ -27,6 +29,7 @@
 use std::time::Duration;
 
 mod crash;
+mod foreign;
 mod hooks;
 mod lab;
 mod race;
@@ -38,6 +41,7 @@ mod bench;
 #[cfg(feature = "bench")]
 pub use bench::Bench;
 pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
+pub use foreign::{deadline_ms, over_deadline, query_copy, reads_only_settings, rebuild_import};
 pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
 pub use race::{
     builtin_handler, handler_names, judge_handler, judge_workshop, replay_handler, replay_workshop,

@@ -5,8 +5,8 @@
 // ops) in the one request/answer shape of www/lib/rpc.js, whose `Caller`
 // settles each call's Promise with the reply that echoes its id, so any
 // number of calls may be in flight and each gets its own answer. What is
-// added here: the tabs, restarting a worker that died, cancelling a query,
-// and holding requests back behind a running query. A rejection always
+// added here: the tabs, restarting a worker that died, and cancelling a
+// query. A rejection always
 // carries the same shape as Rust's errors:
 // `{kind, code, message, http_status, retryable, params, field?}`
 // (www/lib/problem.js).
@@ -52,24 +52,14 @@
 //
 // ## Cancelling a query
 //
-// `cancel()` rejects this tab's console queries still waiting, at once, with
-// invalid_input / query_cancelled (not retryable: nothing was changed). The
-// worker runs SQLite synchronously, so no message can reach it while a query
-// runs: a query of this tab that is running in its worker is stopped by
-// terminating the worker and starting a new one, which reopens the database.
-// That loses nothing else, by construction: nothing is posted to the worker
-// after a query until the query is answered (later requests wait here, in
-// order, and keep a copy of their arguments taken at the call), and the
-// worker is only terminated once every request before the query has been
-// answered. So the dead worker held nothing but the query, and every request
-// it never took is sent to the new one: no delivery is lost or applied twice.
-// Like `killWorker()`, it rolls back a delivery being stepped and forgets the
-// race lab's and the receiver's in-memory state. Without Cancel a query still
-// ends within its budget (2 s, src/budget.rs) with query_budget.
-//
-// In a follower tab the query runs in the owner tab's worker, which this tab
-// does not stop: `cancel()` rejects the query at once all the same, and the
-// owner's worker finishes it or stops it at the budget, answering nobody.
+// A console query never runs in the database worker: it runs on a copy in
+// the console's own worker, which the database worker terminates at the
+// query's deadline (2 s, src/labs/tools/budget.rs) or on `cancel()`
+// (worker.js, www/db/foreign.js). So nothing waits behind a query, and
+// cancelling one touches nothing else. `cancel()` rejects this tab's queries
+// still waiting, at once, with invalid_input / query_cancelled (not
+// retryable: nothing was changed), and asks the database worker — this
+// tab's, or the owner tab's — to stop them by their tickets.
 //
 // ## No OPFS
 //
@@ -104,7 +94,7 @@
 // or after the database was reopened — so every tab can show the same live
 // tables.
 
-import { isErrorObject, opfsMissing, problem } from '../lib/problem.js';
+import { isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
 import { Caller } from '../lib/rpc.js';
 import { isShare } from '../lib/share.js';
 import { ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS, TAB_ID, canShare, claimOwnership, openChannel } from './tabs.js';
@@ -135,6 +125,7 @@ const READS = new Set([
   'tables',
   'applySource',
   'query',
+  'cancel',
   'export',
   'runScenario',
   'raceNew',
@@ -152,20 +143,13 @@ const READS = new Set([
 ]);
 // Calls that may be sent again to a new owner when the old one took them but
 // went away before answering: running them twice changes nothing.
-const REPEATABLE = new Set(['tables', 'query', 'export', 'exportRaw', 'applySource']);
+const REPEATABLE = new Set(['tables', 'query', 'cancel', 'export', 'exportRaw', 'applySource']);
 
 // This tab's calls still waiting for an answer, by id:
-// {id, op, args, resolve, reject, route: "worker" | "channel", acked, owner, timer,
-// job (its job for this tab's worker)}.
+// {id, op, args, resolve, reject, route: "worker" | "channel", acked, owner, timer}.
 const pending = new Map();
-// Requests the worker has and has not answered yet, in the order they were
-// posted: jobs (below). This tab's own calls and, in the owner, other tabs'.
-const inWorker = new Set();
-// Requests for this tab's worker not posted yet, in order: while a query is
-// in the worker (`barrier`), nothing else is posted ("Cancelling a query").
-// Each job is {op, args, settle, cancelled}, also in `inWorker` once posted.
-const held = [];
-let barrier = null;
+// Names this tab's queries by, for `cancel()`: unique across tabs.
+let nextTicket = 1;
 // Requests other tabs sent to this owner, by "tab:id": false while running,
 // true once answered. A request that arrives again is acked again while it
 // runs and otherwise ignored: the tab that sent it gets the one reply.
@@ -324,14 +308,16 @@ export const inboxLab = Object.freeze({
    * the console's budget (2 s) at most: rejected with query_budget.
    */
   query(sql) {
-    return request('query', { sql });
+    const ticket = `${TAB_ID}:${nextTicket}`;
+    nextTicket += 1;
+    return request('query', { sql, ticket });
   },
 
   /**
    * Cancels this tab's queries still waiting for an answer: each is
-   * rejected at once with invalid_input / query_cancelled, and one running
-   * in this tab's worker is stopped now (see "Cancelling a query" above).
-   * Resolves to `{cancelled}`, how many queries were cancelled.
+   * rejected at once with invalid_input / query_cancelled, and stopped where
+   * it runs (see "Cancelling a query" above). Resolves to `{cancelled}`,
+   * how many queries were cancelled.
    */
   cancel() {
     return Promise.resolve({ cancelled: cancelQueries() });
@@ -500,100 +486,49 @@ function finish(entry, ok, value) {
 function sendToWorker(entry) {
   entry.route = 'worker';
   clearTimeout(entry.timer);
-  entry.job = toWorker(entry.op, entry.args, (ok, value) => finish(entry, ok, value));
+  toWorker(entry.op, entry.args, (ok, value) => finish(entry, ok, value));
 }
 
-// Sends one request to this tab's worker, now or, behind a query, once the
-// query is answered; `settle(ok, value)` gets the reply. Returns its job.
+// Sends one request to this tab's worker; `settle(ok, value)` gets the reply.
 // Arguments that cannot be copied to a worker — functions, symbols, DOM
 // objects (structured clone) — settle it at once with not_cloneable, so
 // Rust never sees them.
 function toWorker(op, args, settle) {
-  const job = { op, args, settle, cancelled: false };
-  if (barrier !== null) {
-    // Copied now, as postMessage would: a caller who changes its object
-    // after the call must not change the request.
-    try {
-      job.args = structuredClone(args);
-    } catch (thrown) {
-      settle(false, notCloneable('the database worker', thrown));
-      return job;
-    }
-  }
-  held.push(job);
-  release();
-  return job;
-}
-
-// Posts the held requests in order, up to and including the next query,
-// which then holds back the rest until it is answered.
-function release() {
-  while (barrier === null && held.length > 0) {
-    const job = held.shift();
-    try {
-      worker.send(job.op, job.args, (ok, value) => answered(job, ok, value));
-    } catch (thrown) {
-      job.settle(false, notCloneable('the database worker', thrown));
-      continue;
-    }
-    inWorker.add(job);
-    if (job.op === 'query') {
-      barrier = job;
-    }
+  try {
+    worker.send(op, args, (ok, value) => answered(op, ok, value, settle));
+  } catch (thrown) {
+    settle(false, notCloneable('the database worker', thrown));
   }
 }
 
-// The worker's reply to `job`; or, when the worker was stopped (`failAll`
-// took it out of `inWorker` first), the error every request in it gets.
-function answered(job, ok, value) {
-  const replied = inWorker.delete(job);
-  if (replied) {
-    dirty ||= !READS.has(job.op);
-    if (job === barrier) {
-      barrier = null;
+// The worker's reply to a request: after a write, every tab's tables are
+// refreshed once the worker is idle (a write answered while it is idle — an
+// import, whose last step comes after the requests behind it — at once).
+function answered(op, ok, value, settle) {
+  if (!READS.has(op)) {
+    if (status.busy) {
+      dirty = true;
+    } else {
+      tablesChanged(true);
     }
   }
-  if (!job.cancelled) {
-    job.settle(ok, value);
-  }
-  if (replied) {
-    stopCancelledQuery();
-    release();
-  }
+  settle(ok, value);
 }
 
-// Rejects this tab's queries still waiting; returns how many. A cancelled
-// query not yet posted is dropped; one in the worker is stopped as soon as
-// every request before it is answered (at once, if it is running).
+// Rejects this tab's queries still waiting; returns how many. The database
+// worker is asked to stop them where they run, by their tickets.
 function cancelQueries() {
-  let count = 0;
+  const tickets = [];
   for (const entry of [...pending.values()]) {
-    if (entry.op !== 'query') {
-      continue;
-    }
-    count += 1;
-    finish(entry, false, queryCancelled());
-    if (entry.route === 'worker' && entry.job !== null) {
-      entry.job.cancelled = true;
-      const at = held.indexOf(entry.job);
-      if (at !== -1) {
-        held.splice(at, 1);
-      }
+    if (entry.op === 'query') {
+      tickets.push(entry.args.ticket);
+      finish(entry, false, queryCancelled());
     }
   }
-  stopCancelledQuery();
-  return count;
-}
-
-// If the oldest request in the worker is a cancelled query, the worker is
-// running it (or about to: everything before it is answered) and holds
-// nothing else (the barrier): replace the worker. Its answer, if one is
-// already on the way, is dropped with it; a query changed nothing.
-function stopCancelledQuery() {
-  const oldest = inWorker.values().next().value;
-  if (oldest !== undefined && oldest.cancelled) {
-    restart(queryCancelled());
+  if (tickets.length > 0) {
+    request('cancel', { tickets }).catch(() => {}); // a query that ended meanwhile is no loss
   }
+  return tickets.length;
 }
 
 function sendToOwner(entry) {
@@ -696,10 +631,7 @@ function start() {
     } else {
       stopped = error;
       settleReady.reject(error);
-      failAll(error);
-      for (const job of held.splice(0)) {
-        job.settle(false, error);
-      }
+      worker.terminate(error);
       setStatus({ phase: 'failed', busy: false, error });
     }
   };
@@ -731,8 +663,8 @@ function start() {
       }
     }
   };
-  // Replies go to `answered` (release); a replaced worker's late messages
-  // are dropped by its Caller.
+  // Replies go to `answered`; a replaced worker's late messages are
+  // dropped by its Caller.
   worker = new Caller(new Worker(url, { type: 'module' }), { name: 'the database worker', onAnnouncement, onError });
 }
 
@@ -759,10 +691,9 @@ function killLocalWorker() {
 // got: the one that hit the crash was rolled back, but one finished just
 // before may have committed and lost only its answer. Delivering the same
 // event again is safe either way (applied, or a duplicate with the stored
-// receipt): that is the whole point of the inbox. Requests the dead worker
-// never received (held behind a query) go to the new one.
+// receipt): that is the whole point of the inbox.
 function restart(error) {
-  failAll(
+  worker.terminate(
     problem(
       'storage',
       'unconfirmed',
@@ -772,16 +703,8 @@ function restart(error) {
   );
   setStatus({ phase: 'restarting', busy: false, error });
   start();
-  release();
 }
 
-// Terminates this tab's worker and rejects every request it has (a
-// cancelled query was rejected already).
-function failAll(error) {
-  inWorker.clear();
-  barrier = null;
-  worker.terminate(error);
-}
 
 // ---- A follower: listening to the other tabs --------------------------------
 
@@ -920,16 +843,6 @@ function badOptions() {
     'invalid fault: the second argument must be an object such as {fault: "after_insert"}',
     {},
     'fault',
-  );
-}
-
-function queryCancelled() {
-  return problem(
-    'invalid_input',
-    'query_cancelled',
-    'invalid sql: the query was cancelled before it finished; nothing was changed',
-    {},
-    'sql',
   );
 }
 

@@ -108,26 +108,34 @@
 //     op "stepThrow"   args none   the stepped handler throws: rolled back; always an error
 //                      {kind: "simulated_crash", steps, verdict}. While a stepped delivery is open, other
 //                      writes answer `busy` (it holds the write lock).
-//     op "query"       args {sql}  one read-only statement (src/console.rs): result
-//                      {columns, rows, truncated, truncated_values: [{row, column, bytes}]}.
+//     op "query"       args {sql, ticket?}  one read-only statement (src/labs/tools/console.rs):
+//                      result {columns, rows, truncated, truncated_values: [{row, column, bytes}]}.
 //                      `rows` are arrays of null, numbers and text (blobs as x'0A1B', integers
 //                      past 2^53-1 as text); at most 500 rows and 4 MiB of text in all
 //                      (`truncated`: rows were left out). A text or blob longer than 10,000
 //                      characters is cut: its cell holds the beginning and `truncated_values`
-//                      lists it, with the whole value's size in bytes. It runs within a budget
-//                      (2 s or 10^8 SQLite steps) and limits: invalid_input errors, field
-//                      "sql", codes query_budget, value_too_big (a value over 1 MiB),
-//                      query_memory (SQLite's 512 MiB heap limit for this worker). The page
-//                      can stop a query sooner only by terminating this worker: SQLite runs
-//                      synchronously, so no message reaches it meanwhile (client.js,
-//                      "Cancelling a query"; it never has another request queued behind a
-//                      query, so the terminated worker loses nothing else).
+//                      lists it, with the whole value's size in bytes. It runs on a copy of
+//                      the database (taken as the query arrives) in the console's own worker
+//                      (foreign.js), never here — only a bare pragma reading a setting of this
+//                      connection (`PRAGMA journal_mode`) is answered here — within a budget
+//                      (2 s or 10^8 SQLite steps) that the console worker is terminated at,
+//                      whatever the query does: invalid_input errors, field "sql", codes
+//                      query_budget, value_too_big (a value over 1 MiB), query_memory
+//                      (SQLite's 512 MiB heap limit). Requests after it do not wait for it.
+//     op "cancel"      args {tickets: [string]}  stops the queries with these tickets, waiting
+//                      or running (their console worker is terminated): each is answered
+//                      invalid_input / query_cancelled. Result {cancelled: n}
 //     op "export"      args none   result Uint8Array, the database as a .sqlite3 file
 //     op "import"      args {bytes: Uint8Array}  replaces the database with the file's rows,
 //                      rebuilt in a fresh inbox-lab database (the file's schema is never
 //                      adopted): result {accounts, inbox, outbox, orders, version, ignored:
 //                      ["trigger name", ...]}. A file that is not an intact inbox-lab
-//                      database: an invalid_input error, field "file", nothing changed
+//                      database: an invalid_input error, field "file", nothing changed. The
+//                      file is checked and rebuilt in the import's own worker, within a budget
+//                      scaled to its size (2 s + 1 s per MiB, import_budget), and only the
+//                      last step — copying the rebuilt database in, one transaction — runs
+//                      here: requests after it do not wait for the check, and what they wrote
+//                      before that step is replaced with everything else.
 //     op "applySource" args none   the Rust step mode runs, as built into this wasm
 //                      (src/core/source.rs): result {path: "src/core/apply.rs", text,
 //                      steps: [{step, first, last}]} (each step's lines, 1-based, inclusive)
@@ -147,7 +155,9 @@
 //                      with the feature `workshop`; otherwise an invalid_input error); while it
 //                      runs, the announcement {type: "judgeProgress", done, total, check}
 //                      as each check ("cases", "faults", "race_2", "race_3", then "done") starts,
-//                      judged on an in-memory database of its own (never the reader's):
+//                      judged on an in-memory database of its own (never the reader's), in
+//                      the judge's own worker, stopped at its deadline (120 s) with
+//                      invalid_input / judge_budget; requests after it do not wait for it:
 //                      result {result: "report", report: {handler, verdict, race, faults,
 //                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
 //                      {result: "parse_error", code, line, column, en, ru}
@@ -266,14 +276,14 @@ import init, {
   applySource,
   builtinHandler,
   checkDelivery,
+  deadlineMs,
   handlerNames,
-  judgeHandler,
-  judgeWorkshop,
-  replayHandler,
-  replayWorkshop,
+  overDeadline,
+  readsOnlySettings,
 } from '../pkg/inbox_lab.js';
-import { asErrorObject, isErrorObject, opfsMissing, problem } from '../lib/problem.js';
+import { asErrorObject, isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
+import { Lane } from './foreign.js';
 
 const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
@@ -317,12 +327,24 @@ const OPS = new Map([
   ['stepStart', (args) => lab.stepStart(args?.event, args?.fault)],
   ['stepNext', () => lab.stepNext()],
   ['stepThrow', () => lab.stepThrow()],
-  ['query', (args) => lab.query(String(args?.sql ?? ''))],
+  ['query', (args) => {
+    const sql = String(args?.sql ?? '');
+    if (readsOnlySettings(sql)) {
+      return lab.query(sql);
+    }
+    return foreign('console', 'query', { copy: lab.snapshot(), sql }, { ticket: args?.ticket });
+  }],
+  ['cancel', (args) => {
+    const tickets = Array.isArray(args?.tickets) ? args.tickets : [];
+    return { cancelled: LANES.console.cancel(tickets, queryCancelled()) };
+  }],
   ['export', () => lab.export()],
-  ['import', (args) => {
-    const result = lab.import(bytesOf(args?.bytes));
+  ['import', async (args) => {
+    const file = bytesOf(args?.bytes);
+    const rebuilt = await foreign('import', 'rebuild', { file }, { bytes: file.length });
+    lab.adopt(rebuilt.bytes);
     forgetNotifier();
-    return result;
+    return rebuilt.report;
   }],
   ['runScenario', () => lab.runScenario()],
   ['applySource', () => applySource()],
@@ -334,14 +356,17 @@ const OPS = new Map([
   ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (args) => race().explore(args?.handler)],
   ['judge', (args) =>
-    args?.workshop === true
-      ? judgeWorkshop(args?.deliveries, judgeProgress)
-      : judgeHandler(args?.text, args?.deliveries, judgeProgress)],
+    foreign('judge', 'judge', { workshop: args?.workshop === true, text: args?.text, deliveries: args?.deliveries }, {
+      onProgress: judgeProgress,
+    })],
   ['judgeBuiltin', (args) => builtinHandler(args?.name)],
   ['judgeReplay', (args) =>
-    args?.workshop === true
-      ? replayWorkshop(args?.deliveries, scheduleOf(args?.schedule))
-      : replayHandler(args?.text, args?.deliveries, scheduleOf(args?.schedule))],
+    foreign('judge', 'judgeReplay', {
+      workshop: args?.workshop === true,
+      text: args?.text,
+      deliveries: args?.deliveries,
+      schedule: scheduleOf(args?.schedule),
+    })],
   ['judgeHandlers', () => handlerNames()],
   ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
   // Rust's `None` arrives as undefined; the protocol says null.
@@ -370,6 +395,29 @@ const OPS = new Map([
   ['hookReceive', (args) => lab.hookReceive(args?.relayed, args?.verify)],
   ['hookForget', () => lab.hookForget()],
 ]);
+
+// Foreign work (foreign.js): each kind in a worker of its own, stopped at
+// its deadline, so no query, file or handler can make a delivery wait.
+const LANES = {
+  console: new Lane('the console worker'),
+  import: new Lane('the import worker'),
+  judge: new Lane('the judge worker'),
+};
+// The ops whose reply does not hold the requests after them (rpc.js).
+const BACKGROUND = new Set(['query', 'import', 'judge', 'judgeReplay']);
+
+/**
+ * Runs `op` in the lane of `work` ("console", "import", "judge"), with that
+ * work's deadline from Rust (for an import, scaled to `bytes`).
+ */
+function foreign(work, op, args, { bytes = 0, ticket, onProgress } = {}) {
+  return LANES[work].run(op, args, {
+    deadlineMs: deadlineMs(work, bytes),
+    overDeadline: (progress) => overDeadline(work, bytes, progress?.check ?? 'first'),
+    onProgress,
+    ticket,
+  });
+}
 
 /** 32 random bytes: the key of a new secret. */
 function freshKey() {
@@ -415,12 +463,12 @@ function forgetNotifier() {
   }
 }
 
-/** A schedule as Rust takes it: delivery indexes 0..2, at most 10,000 of them. */
 /** The judge's progress, as each check starts: an announcement to the page. */
 function judgeProgress({ done, total, check }) {
   self.postMessage({ type: 'judgeProgress', done, total, check });
 }
 
+/** A schedule as Rust takes it: delivery indexes 0..2, at most 10,000 of them. */
 function scheduleOf(value) {
   if (!Array.isArray(value) || value.length > 10_000 || !value.every((i) => i === 0 || i === 1 || i === 2)) {
     const text = 'a schedule is a list of delivery indexes 0, 1 or 2';
@@ -495,6 +543,7 @@ serve(OPS, {
   },
   asError: crashed,
   onBusy: (busy) => self.postMessage({ type: 'busy', busy }),
+  background: BACKGROUND,
 });
 
 // Opens the database: OPFS if asked for and possible, else memory with the

@@ -97,7 +97,9 @@ register({
     'error.invalid_input.row_invalid': 'invalid {field}: row {row} of table {table}, column {column}: {detail}',
     'error.invalid_input.inconsistent': 'invalid {field}: inconsistent data: {detail}',
     'error.invalid_input.import_budget':
-      'invalid {field}: reading the file took more than its budget ({seconds} s); it was stopped and nothing was imported',
+      'invalid {field}: checking the file took more than its budget ({seconds} s for a file of this size); it was stopped and nothing was imported',
+    'error.invalid_input.judge_budget':
+      'invalid {field}: the judge was stopped after its {seconds} s while running the {check} check: one statement of this handler runs far too long; nothing was judged',
     'error.invalid_input.other_order':
       'invalid {field}: event ({event_source}, {event_id}) was already processed for order {order}',
     'error.invalid_input.clock_backwards': 'invalid {field}: the clock only moves forward',
@@ -229,7 +231,9 @@ register({
     'error.invalid_input.row_invalid': 'поле {field}: строка {row} таблицы {table}, столбец {column}: {detail}',
     'error.invalid_input.inconsistent': 'поле {field}: данные не согласованы: {detail}',
     'error.invalid_input.import_budget':
-      'поле {field}: чтение файла превысило отведённый бюджет ({seconds} с); оно остановлено, ничего не импортировано',
+      'поле {field}: проверка файла превысила отведённый бюджет ({seconds} с для файла такого размера); она остановлена, ничего не импортировано',
+    'error.invalid_input.judge_budget':
+      'поле {field}: судья остановлен через {seconds} с во время проверки {check}: одна инструкция этого обработчика выполняется слишком долго; ничего не оценено',
     'error.invalid_input.other_order':
       'поле {field}: событие ({event_source}, {event_id}) уже обработано для заказа {order}',
     'error.invalid_input.clock_backwards': 'поле {field}: часы идут только вперёд',

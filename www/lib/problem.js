@@ -72,6 +72,17 @@ export function isErrorObject(value) {
   );
 }
 
+/** A console query cancelled by the reader (inboxLab.cancel()). */
+export function queryCancelled() {
+  return problem(
+    'invalid_input',
+    'query_cancelled',
+    'invalid sql: the query was cancelled before it finished; nothing was changed',
+    {},
+    'sql',
+  );
+}
+
 /** `thrown` as an error object: itself if it is one, else a storage error `code` saying `context`. */
 export function asErrorObject(thrown, code, context) {
   if (isErrorObject(thrown)) {

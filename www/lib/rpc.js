@@ -25,7 +25,8 @@
 //   {type, …}                 an announcement: no `id`, about the worker rather than one
 //                             request ("ready", "busy", "crashed", the crash lab's "ack", …).
 //
-// A worker handles its requests one at a time, in arrival order.
+// A worker handles its requests one at a time, in arrival order — except the
+// ops it names `background` (below), whose replies may come after later ones'.
 //
 // What "exactly one reply" cannot promise: a worker that is gone — terminated,
 // its script failed to load, it threw outside a request — answers nothing
@@ -171,12 +172,19 @@ export class Caller {
  *   default, what was thrown.
  * * `onBusy(busy)`: called with true before a run of requests and false once
  *   none wait, so the worker can say so.
+ * * `background`, a set of op names: such a request starts in arrival order
+ *   like any other, but the requests after it do not wait for its promise;
+ *   its reply is posted when it settles (the database worker's foreign work,
+ *   www/db/foreign.js). It does not count as busy while it waits.
  *
  * An unknown op is answered with invalid_input / unknown_op (through
  * `asError`). A request whose op never settles is never answered, and
  * nothing after it is: the crash lab's workers stop that way.
  */
-export function serve(ops, { ready = Promise.resolve(), refuse = () => null, asError = (thrown) => thrown, onBusy = () => {} } = {}) {
+export function serve(
+  ops,
+  { ready = Promise.resolve(), refuse = () => null, asError = (thrown) => thrown, onBusy = () => {}, background = new Set() } = {},
+) {
   const queue = [];
   let open = false;
   let draining = false;
@@ -188,7 +196,12 @@ export function serve(ops, { ready = Promise.resolve(), refuse = () => null, asE
     draining = true;
     onBusy(true);
     while (queue.length > 0) {
-      self.postMessage(await answer(queue.shift()));
+      const request = queue.shift();
+      if (background.has(request?.op)) {
+        answer(request).then((reply) => self.postMessage(reply));
+      } else {
+        self.postMessage(await answer(request));
+      }
     }
     onBusy(false);
     draining = false;

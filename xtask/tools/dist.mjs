@@ -26,7 +26,8 @@
 //                              of its own, fetched when the console is shown
 //   assets/licenses-<hash>.txt the licences of the npm packages bundled
 //   assets/worker-<hash>.js    one bundle per worker (new Worker(...)): the
-//   assets/crashworker-<hash>.js   database's, the crash lab's, the bench's,
+//   assets/guest-<hash>.js         database's, its foreign work's (started by it),
+//   assets/crashworker-<hash>.js   the crash lab's, the bench's,
 //   assets/benchworker-<hash>.js   each with the wasm-bindgen glue it imports
 //   assets/inbox_lab-<hash>.wasm, assets/inbox_lab_bench-<hash>.wasm
 //   assets/style-<hash>.css    www/style.css with its @imports inlined
@@ -216,7 +217,8 @@ async function main() {
   }
 
   // 2. The workers (each new Worker(...) of the page), then 3. the page, which names them.
-  for (const source of ['db/worker.js', 'panels/crash-lab/crashworker.js', 'panels/bench/benchworker.js']) {
+  // (The database worker's foreign-work worker first: the database worker names it.)
+  for (const source of ['db/guest.js', 'db/worker.js', 'panels/crash-lab/crashworker.js', 'panels/bench/benchworker.js']) {
     const path = join(WWW, source);
     built.set(path, await emit(basename(source, '.js'), 'js', await bundle(path)));
   }

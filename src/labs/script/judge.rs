@@ -27,11 +27,35 @@ use crate::labs::race::{explore, race_payload, Arena};
 use crate::labs::tools::budget::{Budget, Meter, Spent};
 
 /// The judge's whole budget: every statement of every delivery it runs.
-pub const JUDGE_BUDGET: Budget = Budget {
-    steps: 300_000_000,
-    time: std::time::Duration::from_secs(120),
-    max_value_bytes: 1 << 20,
-};
+pub const JUDGE_BUDGET: Budget = Budget::JUDGE;
+
+crate::core::error::code_enum! {
+    /// The judge's own refusal (field `handler`).
+    JudgeCode {
+        /// The page stopped the judge's worker at [`Budget::deadline`]: one
+        /// statement ran longer than the whole budget, where the meter
+        /// cannot reach it. Params: `seconds`, `check`.
+        JudgeBudget => "judge_budget",
+    }
+}
+
+/// The judge did not finish by its deadline and was stopped from outside
+/// while running `check` (`cases`, `faults`, `race_2`, `race_3`).
+pub fn over_deadline(check: &str) -> Error {
+    let seconds = JUDGE_BUDGET.time.as_secs();
+    Error::refused(
+        crate::labs::race::HANDLER,
+        crate::core::error::Reason::new(
+            JudgeCode::JudgeBudget,
+            format!(
+                "the judge was stopped after its {seconds} s while running the {check} check: \
+                 one statement of this handler runs far too long; nothing was judged"
+            ),
+        )
+        .with("seconds", seconds)
+        .with("check", check),
+    )
+}
 
 /// A connection to the judge's scratch database file at `path` (created on
 /// first use): no fsync and the rollback journal in memory — nothing there

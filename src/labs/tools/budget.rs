@@ -56,14 +56,44 @@ impl Budget {
         max_value_bytes: 1 << 20,
     };
 
-    /// Checking and reading one imported file (up to 64 MiB): proportionate
-    /// to the largest file accepted, still bounded.
-    pub const IMPORT: Budget = Budget {
-        steps: 2_000_000_000,
-        time: Duration::from_secs(20),
+    /// One run of the handler judge: every statement of every delivery it
+    /// runs (thousands, on several connections: [`Meter`]).
+    pub const JUDGE: Budget = Budget {
+        steps: 300_000_000,
+        time: Duration::from_secs(120),
         max_value_bytes: 1 << 20,
     };
+
+    /// Checking and reading one imported file of `bytes` bytes: 2 s, and 1 s
+    /// more per MiB (66 s for the largest file accepted, 64 MiB).
+    pub fn import(bytes: usize) -> Budget {
+        const MIB: u64 = 1 << 20;
+        let mib = (bytes as u64).div_ceil(MIB);
+        Budget {
+            steps: 2_000_000_000,
+            time: Duration::from_secs(2 + mib),
+            max_value_bytes: 1 << 20,
+        }
+    }
+
+    /// The wall-clock deadline the page enforces from outside on work run
+    /// under this budget: the budget, and [`GRACE`] for the budget's own
+    /// answer to arrive first.
+    ///
+    /// The page runs foreign work (a console query, an imported file, a
+    /// judged handler) in a worker of its own, never in the worker that owns
+    /// the database (www/db/foreign.js), and terminates that worker at this
+    /// deadline. That is what makes the limit hold whatever the cost shape:
+    /// the progress handler counts virtual-machine steps, and one step — a
+    /// `LIKE` or `instr` over a megabyte string — can take a minute.
+    pub fn deadline(&self) -> Duration {
+        self.time + GRACE
+    }
 }
+
+/// How long past its budget foreign work may run before the page stops it
+/// from outside ([`Budget::deadline`]).
+pub const GRACE: Duration = Duration::from_millis(250);
 
 /// Which half of the budget ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

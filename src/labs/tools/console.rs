@@ -37,9 +37,16 @@
 //! * more memory than SQLite's hard heap limit in the browser
 //!   ([`crate::labs::tools::budget::HEAP_LIMIT_BYTES`]): `query_memory`.
 //!
-//! The page can also stop a query sooner: it terminates the worker and
-//! starts a new one (`inboxLab.cancel()`, www/client.js). Nothing is lost
-//! by that, because a console query never has anything to roll back.
+//! Invariant: on the page, a console query never runs where the database
+//! is. It runs in a worker of its own on a copy ([`query_copy`]: the bytes
+//! the database worker serialised, read-only in memory), which the page
+//! terminates at the budget's [`Budget::deadline`] or when the reader
+//! presses Cancel: one SQLite step can outlast any step count, and the
+//! worker that answers deliveries must never wait for it. Only a bare
+//! pragma that reads a setting of the connection itself
+//! ([`reads_only_settings`]: `PRAGMA journal_mode`, which a copy in memory
+//! would answer differently) runs on the database's own connection; it does
+//! no work proportional to anything.
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -51,7 +58,7 @@ use serde::Serialize;
 
 use crate::core::error::{Error, Reason};
 use crate::core::event::Field;
-use crate::labs::tools::budget::{self, Budget, Exceeded};
+use crate::labs::tools::budget::{self, Budget};
 
 /// The input holding the statement typed into the console.
 pub const SQL: Field = Field::new("sql");
@@ -161,7 +168,55 @@ pub fn query(conn: &mut Connection, sql: &str) -> Result<QueryResult, Error> {
         conn.authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
         result
     })
-    .unwrap_or_else(|spent| Err(over_budget(spent)))
+    .unwrap_or_else(|_| Err(over_budget()))
+}
+
+/// [`query`] on a copy of a database: `bytes`, as [`crate::labs::tools::transfer::export`]
+/// made them, opened read-only in memory.
+///
+/// # Errors
+/// As [`query`]; a storage error if `bytes` are not a database.
+pub fn query_copy(bytes: &[u8], sql: &str) -> Result<QueryResult, Error> {
+    let mut copy = Connection::open_in_memory()?;
+    copy.deserialize_read_exact(rusqlite::MAIN_DB, bytes, bytes.len(), true)?;
+    copy.pragma_update(None, "foreign_keys", true)?;
+    query(&mut copy, sql)
+}
+
+/// The bare pragmas that read a setting of the connection rather than the
+/// data (a copy in memory has settings of its own): answered by the
+/// database's connection, at no cost proportional to anything.
+pub const PRAGMAS_READING_THE_CONNECTION: [&str; 16] = [
+    "busy_timeout",
+    "cache_size",
+    "cache_spill",
+    "data_version",
+    "database_list",
+    "foreign_keys",
+    "hard_heap_limit",
+    "journal_mode",
+    "journal_size_limit",
+    "locking_mode",
+    "mmap_size",
+    "query_only",
+    "soft_heap_limit",
+    "synchronous",
+    "temp_store",
+    "wal_autocheckpoint",
+];
+
+/// Whether `sql` is one bare pragma of [`PRAGMAS_READING_THE_CONNECTION`]
+/// (`PRAGMA journal_mode`, `pragma main.synchronous;`): a test of the text
+/// alone, so deciding costs nothing either.
+pub fn reads_only_settings(sql: &str) -> bool {
+    let sql = sql.trim();
+    let sql = sql.strip_suffix(';').unwrap_or(sql).trim_end();
+    let Some((keyword, name)) = sql.split_once(char::is_whitespace) else {
+        return false;
+    };
+    let name = name.trim_start().to_ascii_lowercase();
+    let name = name.strip_prefix("main.").unwrap_or(&name);
+    keyword.eq_ignore_ascii_case("pragma") && PRAGMAS_READING_THE_CONNECTION.contains(&name)
 }
 
 fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult, Error> {
@@ -435,9 +490,11 @@ fn denied(denial: Option<Denial>) -> Error {
     }
 }
 
-/// The budget ran out. The reader is told the budget, not what was spent
-/// (that differs from run to run, and the page translates the message).
-fn over_budget(_spent: Exceeded) -> Error {
+/// The budget ran out: inside, when SQLite stopped the query, or from
+/// outside, when the page stopped the worker running it at the budget's
+/// deadline. The reader is told the budget, not what was spent (that
+/// differs from run to run, and the page translates the message).
+pub fn over_budget() -> Error {
     let Budget { steps, time, .. } = Budget::CONSOLE;
     let seconds = time.as_secs_f64();
     refuse(

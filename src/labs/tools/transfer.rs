@@ -128,11 +128,7 @@ fn standalone(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// rolls it back).
 pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error> {
     let (fresh, report) = rebuild(bytes)?;
-    let backup = Backup::new(&fresh, conn)?;
-    // All pages in one step: one write transaction on the destination.
-    backup.step(-1)?;
-    drop(backup);
-    schema::check_current(conn)?;
+    copy_over(&fresh, conn)?;
     Ok(report)
 }
 
@@ -162,22 +158,11 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
         )));
     }
     let mut foreign = open_foreign(&standalone(bytes))?;
-    let read = budget::within(&mut foreign, Budget::IMPORT, read_file);
+    let budget = Budget::import(bytes.len());
+    let read = budget::within(&mut foreign, budget, read_file);
     let (rows, ignored, version) = match read {
         Ok(result) => result?,
-        Err(spent) => {
-            let seconds = format!("{:.1}", spent.elapsed.as_secs_f64());
-            return Err(refuse(
-                Reason::new(
-                    ImportCode::ImportBudget,
-                    format!(
-                        "reading the file took more than its budget ({seconds} s); \
-                         it was stopped and nothing was imported"
-                    ),
-                )
-                .with("seconds", seconds),
-            ));
-        }
+        Err(_) => return Err(over_budget(bytes.len())),
     };
     drop(foreign);
     let fresh = write_fresh(&rows)?;
@@ -190,6 +175,57 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
         ignored,
     };
     Ok((fresh, report))
+}
+
+/// Reading a file of `bytes` bytes ran past [`Budget::import`]: inside,
+/// when SQLite stopped it, or from outside, when the page stopped the worker
+/// checking it at the budget's deadline.
+pub fn over_budget(bytes: usize) -> Error {
+    let seconds = Budget::import(bytes).time.as_secs();
+    refuse(
+        Reason::new(
+            ImportCode::ImportBudget,
+            format!(
+                "checking the file took more than its budget ({seconds} s for a file of this \
+                 size); it was stopped and nothing was imported"
+            ),
+        )
+        .with("seconds", seconds),
+    )
+}
+
+/// [`rebuild`], as the bytes of the fresh database: what the page's import
+/// worker hands to the worker that owns the database ([`adopt`]).
+///
+/// # Errors
+/// As [`rebuild`].
+pub fn rebuild_to_bytes(bytes: &[u8]) -> Result<(Vec<u8>, ImportReport), Error> {
+    let (mut fresh, report) = rebuild(bytes)?;
+    Ok((export(&mut fresh)?, report))
+}
+
+/// Replaces the database behind `conn` with `rebuilt`, a database
+/// [`rebuild_to_bytes`] made: one backup step, one write transaction. The
+/// short last step of an import, the one that runs where the database is.
+///
+/// # Errors
+/// A storage error if `rebuilt` cannot be read or is not at the current
+/// schema version (nothing changed); [`Error::Busy`] or storage errors from
+/// the copy (SQLite rolls it back).
+pub fn adopt(conn: &mut Connection, rebuilt: &[u8]) -> Result<(), Error> {
+    let mut fresh = Connection::open_in_memory()?;
+    fresh.deserialize_read_exact(MAIN_DB, rebuilt, rebuilt.len(), true)?;
+    schema::check_current(&fresh)?;
+    copy_over(&fresh, conn)
+}
+
+/// Copies every page of `fresh` over `conn`'s database in one transaction.
+fn copy_over(fresh: &Connection, conn: &mut Connection) -> Result<(), Error> {
+    let backup = Backup::new(fresh, conn)?;
+    // All pages in one step: one write transaction on the destination.
+    backup.step(-1)?;
+    drop(backup);
+    schema::check_current(conn)
 }
 
 /// The foreign bytes on a private, read-only, defensive connection.

@@ -1,0 +1,82 @@
+//! Foreign work, for the page's foreign-work workers (`www/db/guest.js`):
+//! a console query on a copy of the database, the check and rebuild of an
+//! imported file, and the deadlines the database worker enforces on them
+//! from outside (`www/db/foreign.js`). The judge's calls are in `race.rs`.
+//!
+//! None of these touches the reader's database: a copy comes in as bytes,
+//! a rebuilt database goes out as bytes, and [`Lab::adopt`] copies it in.
+//!
+//! [`Lab::adopt`]: super::Lab::adopt
+
+use wasm_bindgen::prelude::*;
+
+use super::to_value;
+use crate::labs::script::judge::{self, JUDGE_BUDGET};
+use crate::labs::tools::budget::{self, Budget};
+use crate::labs::tools::{console, transfer};
+
+/// One console query on `copy`, the bytes of a database
+/// ([`super::Lab::snapshot`]): `{columns, rows, truncated, truncated_values}`.
+#[wasm_bindgen(js_name = queryCopy)]
+pub fn query_copy(copy: Vec<u8>, sql: String) -> Result<JsValue, JsValue> {
+    budget::set_heap_limit(budget::HEAP_LIMIT_BYTES);
+    to_value(&console::query_copy(&copy, &sql)?)
+}
+
+/// Whether a console query reads only a setting of the connection
+/// (`PRAGMA journal_mode`): the one kind the database worker answers itself.
+#[wasm_bindgen(js_name = readsOnlySettings)]
+pub fn reads_only_settings(sql: &str) -> bool {
+    console::reads_only_settings(sql)
+}
+
+/// Checks an imported file and rebuilds its rows in a fresh database:
+/// `{bytes: Uint8Array, report: {accounts, inbox, …}}`, `bytes` for
+/// [`super::Lab::adopt`].
+#[wasm_bindgen(js_name = rebuildImport)]
+pub fn rebuild_import(file: Vec<u8>) -> Result<JsValue, JsValue> {
+    budget::set_heap_limit(budget::HEAP_LIMIT_BYTES);
+    let (bytes, report) = transfer::rebuild_to_bytes(&file)?;
+    let answer = js_sys::Object::new();
+    // Setting a property of a plain object we just made cannot fail.
+    let _ = js_sys::Reflect::set(
+        &answer,
+        &"bytes".into(),
+        &js_sys::Uint8Array::from(&bytes[..]),
+    );
+    let _ = js_sys::Reflect::set(&answer, &"report".into(), &to_value(&report)?);
+    Ok(answer.into())
+}
+
+/// The foreign work named `work` ("console", "import" of `bytes` bytes,
+/// "judge") and its budget.
+fn budget_of(work: &str, bytes: f64) -> Result<Budget, JsValue> {
+    match work {
+        "console" => Ok(Budget::CONSOLE),
+        // A JS number of bytes; a file's length is always a whole number.
+        "import" => Ok(Budget::import(bytes.max(0.0) as usize)),
+        "judge" => Ok(JUDGE_BUDGET),
+        other => Err(JsValue::from_str(&format!("unknown foreign work {other:?}"))),
+    }
+}
+
+/// The wall-clock deadline of `work`, in ms ([`Budget::deadline`]): the
+/// database worker terminates the worker running it then.
+#[wasm_bindgen(js_name = deadlineMs)]
+pub fn deadline_ms(work: &str, bytes: f64) -> Result<f64, JsValue> {
+    Ok(budget_of(work, bytes)?.deadline().as_secs_f64() * 1000.0)
+}
+
+/// The error `work` ends with when it was stopped at its deadline: the same
+/// refusal its budget gives from inside (`query_budget`, `import_budget`),
+/// or the judge's `judge_budget`, naming the `check` it was running.
+#[wasm_bindgen(js_name = overDeadline)]
+pub fn over_deadline(work: &str, bytes: f64, check: &str) -> Result<JsValue, JsValue> {
+    budget_of(work, bytes)?;
+    Ok(match work {
+        "console" => console::over_budget(),
+        "import" => transfer::over_budget(bytes.max(0.0) as usize),
+        _ => judge::over_deadline(check),
+    }
+    .into())
+}
