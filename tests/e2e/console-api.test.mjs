@@ -242,17 +242,21 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
     assert.deepEqual(answers.after, FRESH, 'nothing was delivered, and the API keeps working');
   });
 
-  test('cancel(): a running query rejects at once with query_cancelled; deliveries sent behind it are applied exactly once', async () => {
+  test('cancel(): a running query rejects at once with query_cancelled; deliveries sent behind it are applied exactly once, without waiting for it', async () => {
     const ENDLESS = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
     const result = await page.evaluate(
       async ([event, endless]) => {
         const lab = window.inboxLab;
         const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
         const nothing = await lab.cancel();
-        const query = settle(lab.query(endless));
-        // Sent while the query runs: they wait behind it, in order.
+        let queryEnded = false;
+        const query = settle(lab.query(endless)).finally(() => (queryEnded = true));
+        // Sent while the query runs: answered without waiting for it (it runs
+        // in the console's own worker), in order.
         const first = settle(lab.deliver(event));
         const second = settle(lab.deliver({ ...event, event_id: 'evt-2' }));
+        await Promise.all([first, second]);
+        const deliveredWhileRunning = !queryEnded;
         await new Promise((resolve) => setTimeout(resolve, 300));
         const started = performance.now();
         const cancelled = await lab.cancel();
@@ -260,7 +264,7 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
         const rejectedAfter = performance.now() - started;
         const answers = [await first, await second];
         const repeat = await lab.deliver(event);
-        return { nothing, cancelled, queryAnswer, rejectedAfter, answers, repeat, tables: await lab.tables() };
+        return { nothing, cancelled, queryAnswer, rejectedAfter, answers, deliveredWhileRunning, repeat, tables: await lab.tables() };
       },
       [EVENT, ENDLESS],
     );
@@ -278,6 +282,7 @@ describe('window.inboxLab', { timeout: 180_000 }, () => {
       result.answers.map((a) => a.value?.outcome ?? a.error),
       ['applied', 'applied'],
     );
+    assert.equal(result.deliveredWhileRunning, true, 'both deliveries were answered while the query still ran');
     assert.equal(result.repeat.outcome, 'duplicate', 'the first delivery was applied once');
     assert.deepEqual(result.tables.accounts, [{ id: 1, balance: 1000 }]);
     assert.equal(result.tables.inbox.length, 2);

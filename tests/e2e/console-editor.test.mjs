@@ -112,6 +112,10 @@ describe('the SQL console’s editor, schema and history', { timeout: 180_000 },
   });
 
   test('completion offers the real column names, bare and after a table’s name', async () => {
+    // The schema is read by a console query of its own: let it arrive first,
+    // or it replaces the completion list under the keyboard.
+    await schemaDrawn(page);
+    await idle(page);
     await typeSql(page, 'SELECT receipt_s');
     await page.waitForSelector('.cm-tooltip-autocomplete li');
     const offered = await page.$$eval('.cm-tooltip-autocomplete li', (items) => items.map((item) => item.textContent));

@@ -100,33 +100,41 @@ describe('several tabs share one database', { timeout: 300_000 }, () => {
     assertNoProblems(problems);
   });
 
-  test('cancel() in a follower rejects its query at once; the owner ends it at its budget; both tabs keep delivering', async () => {
+  test('a follower’s running query holds no delivery of either tab; cancel() there rejects it at once and stops it', async () => {
     const owner = browser.page;
     await owner.evaluate(() => window.inboxLab.reset());
     const other = await openTab();
     const endless = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
-    const answer = await other.evaluate(async (sql) => {
-      const lab = window.inboxLab;
-      const query = lab.query(sql).then((value) => ({ value }), (error) => ({ error }));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const started = performance.now();
-      const cancelled = await lab.cancel();
-      const { error } = await query;
-      const rejectedAfter = performance.now() - started;
-      // Waits behind the query in the owner's worker, at most its budget.
-      const delivered = await lab.deliver({ source: 'tabs', event_id: 'after-cancel', account_id: 1, amount: 5 });
-      return { cancelled, code: error?.code, rejectedAfter, outcome: delivered.outcome };
+    await other.evaluate((sql) => {
+      window.running = window.inboxLab.query(sql).then((value) => ({ value }), (error) => ({ error }));
+      window.queryEnded = false;
+      window.running.finally(() => (window.queryEnded = true));
     }, endless);
-    assert.deepEqual(
-      { cancelled: answer.cancelled, code: answer.code, outcome: answer.outcome },
-      { cancelled: { cancelled: 1 }, code: 'query_cancelled', outcome: 'applied' },
-    );
-    assert.ok(answer.rejectedAfter < 100, `rejected ${answer.rejectedAfter} ms after cancel()`);
+    await other.waitForTimeout(300);
+    // The owner's delivery, while the follower's query runs in the owner's
+    // console worker: answered without waiting for it.
     const own = await owner.evaluate(() =>
-      window.inboxLab.deliver({ source: 'tabs', event_id: 'owner-after-cancel', account_id: 1, amount: 5 }),
+      window.inboxLab.deliver({ source: 'tabs', event_id: 'owner-during-query', account_id: 1, amount: 5 }),
     );
     assert.equal(own.outcome, 'applied');
+    assert.equal(await other.evaluate(() => window.queryEnded), false, 'answered while the query still ran');
+    const answer = await other.evaluate(async () => {
+      const lab = window.inboxLab;
+      const delivered = await lab.deliver({ source: 'tabs', event_id: 'during-query', account_id: 1, amount: 5 });
+      const whileRunning = !window.queryEnded;
+      const started = performance.now();
+      const cancelled = await lab.cancel();
+      const { error } = await window.running;
+      const rejectedAfter = performance.now() - started;
+      return { cancelled, code: error?.code, rejectedAfter, outcome: delivered.outcome, whileRunning };
+    });
+    assert.deepEqual(
+      { cancelled: answer.cancelled, code: answer.code, outcome: answer.outcome, whileRunning: answer.whileRunning },
+      { cancelled: { cancelled: 1 }, code: 'query_cancelled', outcome: 'applied', whileRunning: true },
+    );
+    assert.ok(answer.rejectedAfter < 100, `rejected ${answer.rejectedAfter} ms after cancel()`);
     assert.deepEqual(await owner.evaluate(() => window.inboxLab.cancel()), { cancelled: 0 }, "the follower's query was not the owner's");
+    assert.deepEqual((await owner.evaluate(() => window.inboxLab.query('SELECT 1 AS one'))).rows, [[1]], 'the console runs on');
     await other.close();
     assertNoProblems(problems);
   });

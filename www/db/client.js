@@ -365,7 +365,8 @@ export const inboxLab = Object.freeze({
   }),
 
   /**
-   * Write your own handler: `judge.run(text, deliveries)`, `judge.builtin(name)`,
+   * Write your own handler: `judge.run(text, deliveries, {seconds})` (its limit: 1 to 120 s,
+   * 120 when not given; stopped then with judge_budget), `judge.builtin(name)`,
    * `judge.replay(text, deliveries, schedule)` (worker ops "judge", "judgeBuiltin", "judgeReplay");
    * the workshop's handler in Rust (a build with the feature `workshop`):
    * `judge.runWorkshop(deliveries)`, `judge.replayWorkshop(deliveries, schedule)`;
@@ -374,7 +375,7 @@ export const inboxLab = Object.freeze({
    * (this tab's worker only); returns an unsubscribe function.
    */
   judge: Object.freeze({
-    run: (text, deliveries) => request('judge', { text, deliveries }),
+    run: (text, deliveries, options = {}) => calling(() => request('judge', { text, deliveries, seconds: options?.seconds })),
     builtin: (name) => request('judgeBuiltin', { name }),
     replay: (text, deliveries, schedule) => request('judgeReplay', { text, deliveries, schedule }),
     runWorkshop: (deliveries) => request('judge', { workshop: true, deliveries }),

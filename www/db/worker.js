@@ -150,7 +150,7 @@
 //     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}
-//     op "judge"       args {text, deliveries?: 2 | 3}  a handler text (docs/handler-language.md),
+//     op "judge"       args {text, deliveries?: 2 | 3, seconds?: 1..120}  a handler text (docs/handler-language.md),
 //                      or {workshop: true, deliveries?} the workshop's handler in Rust (a build
 //                      with the feature `workshop`; otherwise an invalid_input error); while it
 //                      runs, the announcement {type: "judgeProgress", done, total, check}
@@ -341,7 +341,7 @@ const OPS = new Map([
   ['export', () => lab.export()],
   ['import', async (args) => {
     const file = bytesOf(args?.bytes);
-    const rebuilt = await foreign('import', 'rebuild', { file }, { bytes: file.length });
+    const rebuilt = await foreign('import', 'rebuild', { file }, { size: file.length });
     lab.adopt(rebuilt.bytes);
     forgetNotifier();
     return rebuilt.report;
@@ -357,6 +357,7 @@ const OPS = new Map([
   ['raceExplore', (args) => race().explore(args?.handler)],
   ['judge', (args) =>
     foreign('judge', 'judge', { workshop: args?.workshop === true, text: args?.text, deliveries: args?.deliveries }, {
+      size: judgeLimit(args?.seconds),
       onProgress: judgeProgress,
     })],
   ['judgeBuiltin', (args) => builtinHandler(args?.name)],
@@ -408,12 +409,13 @@ const BACKGROUND = new Set(['query', 'import', 'judge', 'judgeReplay']);
 
 /**
  * Runs `op` in the lane of `work` ("console", "import", "judge"), with that
- * work's deadline from Rust (for an import, scaled to `bytes`).
+ * work's deadline from Rust: for an import scaled to its `size` in bytes,
+ * for the judge `size` seconds (0: its whole budget).
  */
-function foreign(work, op, args, { bytes = 0, ticket, onProgress } = {}) {
+function foreign(work, op, args, { size = 0, ticket, onProgress } = {}) {
   return LANES[work].run(op, args, {
-    deadlineMs: deadlineMs(work, bytes),
-    overDeadline: (progress) => overDeadline(work, bytes, progress?.check ?? 'first'),
+    deadlineMs: deadlineMs(work, size),
+    overDeadline: (progress) => overDeadline(work, size, progress?.check ?? 'cases'),
     onProgress,
     ticket,
   });
@@ -461,6 +463,14 @@ function forgetNotifier() {
     notifierInstance.free();
     notifierInstance = null;
   }
+}
+
+/** A judge run's limit in seconds as Rust takes it: 0 when not given; Rust refuses what is not a whole number 1..=120. */
+function judgeLimit(seconds) {
+  if (seconds === undefined) {
+    return 0;
+  }
+  return typeof seconds === 'number' && seconds !== 0 ? seconds : Number.NaN;
 }
 
 /** The judge's progress, as each check starts: an announcement to the page. */

@@ -99,7 +99,7 @@ register({
     'error.invalid_input.import_budget':
       'invalid {field}: checking the file took more than its budget ({seconds} s for a file of this size); it was stopped and nothing was imported',
     'error.invalid_input.judge_budget':
-      'invalid {field}: the judge was stopped after its {seconds} s while running the {check} check: one statement of this handler runs far too long; nothing was judged',
+      'invalid {field}: the judge was stopped at its limit of {seconds} s while running the {check} check: a statement of this handler runs far too long; nothing was judged',
     'error.invalid_input.other_order':
       'invalid {field}: event ({event_source}, {event_id}) was already processed for order {order}',
     'error.invalid_input.clock_backwards': 'invalid {field}: the clock only moves forward',
@@ -233,7 +233,7 @@ register({
     'error.invalid_input.import_budget':
       'поле {field}: проверка файла превысила отведённый бюджет ({seconds} с для файла такого размера); она остановлена, ничего не импортировано',
     'error.invalid_input.judge_budget':
-      'поле {field}: судья остановлен через {seconds} с во время проверки {check}: одна инструкция этого обработчика выполняется слишком долго; ничего не оценено',
+      'поле {field}: судья остановлен на пределе в {seconds} с во время проверки {check}: инструкция этого обработчика выполняется слишком долго; ничего не оценено',
     'error.invalid_input.other_order':
       'поле {field}: событие ({event_source}, {event_id}) уже обработано для заказа {order}',
     'error.invalid_input.clock_backwards': 'поле {field}: часы идут только вперёд',

@@ -39,17 +39,17 @@ crate::core::error::code_enum! {
     }
 }
 
-/// The judge did not finish by its deadline and was stopped from outside
-/// while running `check` (`cases`, `faults`, `race_2`, `race_3`).
-pub fn over_deadline(check: &str) -> Error {
-    let seconds = JUDGE_BUDGET.time.as_secs();
+/// The judge did not finish within its limit of `seconds` and was stopped
+/// from outside while running `check` (`cases`, `faults`, `race_2`,
+/// `race_3`).
+pub fn over_deadline(seconds: u64, check: &str) -> Error {
     Error::refused(
         crate::labs::race::HANDLER,
         crate::core::error::Reason::new(
             JudgeCode::JudgeBudget,
             format!(
-                "the judge was stopped after its {seconds} s while running the {check} check: \
-                 one statement of this handler runs far too long; nothing was judged"
+                "the judge was stopped at its limit of {seconds} s while running the {check} \
+                 check: a statement of this handler runs far too long; nothing was judged"
             ),
         )
         .with("seconds", seconds)

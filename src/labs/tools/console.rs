@@ -639,6 +639,52 @@ mod tests {
         conn
     }
 
+    /// Only a bare pragma reading a setting of the connection is answered by
+    /// the database's own connection; everything else runs on a copy.
+    #[test]
+    fn settings_pragmas_are_told_apart_by_their_text() {
+        for sql in [
+            "PRAGMA journal_mode",
+            "pragma main.synchronous;",
+            "  PRAGMA\tforeign_keys ; ",
+            "PRAGMA MAIN.LOCKING_MODE",
+        ] {
+            assert!(reads_only_settings(sql), "{sql}");
+        }
+        for sql in [
+            "PRAGMA integrity_check",
+            "PRAGMA journal_mode = DELETE",
+            "PRAGMA journal_mode; SELECT 1",
+            "PRAGMA table_info(inbox)",
+            "SELECT * FROM pragma_journal_mode",
+            "PRAGMA temp.journal_mode",
+            "",
+            "PRAGMA",
+        ] {
+            assert!(!reads_only_settings(sql), "{sql}");
+        }
+    }
+
+    /// A query on a copy reads what the database held when it was copied,
+    /// and is as read-only as one on the database.
+    #[test]
+    fn a_query_on_a_copy_reads_the_copied_database() {
+        let mut conn = db();
+        let copy = crate::labs::tools::transfer::export(&mut conn).unwrap();
+        conn.execute("UPDATE accounts SET balance = 5 WHERE id = 1", [])
+            .unwrap();
+        let r = query_copy(&copy, "SELECT id, balance FROM accounts ORDER BY id").unwrap();
+        assert_eq!(r.rows.len(), 2);
+        assert_eq!(r.rows[0], [serde_json::json!(1), serde_json::json!(0)]);
+        let foreign_keys = query_copy(&copy, "PRAGMA foreign_keys").unwrap();
+        assert_eq!(foreign_keys.rows, [[serde_json::json!(1)]]);
+        match query_copy(&copy, "DELETE FROM accounts") {
+            Err(err) => assert_eq!(err.code(), "sql_writes"),
+            Ok(r) => panic!("a write ran on the copy: {r:?}"),
+        }
+        assert!(query_copy(b"not a database", "SELECT 1").is_err());
+    }
+
     /// The refusal's code; panics if `sql` was answered or failed otherwise.
     fn refusal_code(conn: &mut Connection, sql: &str) -> &'static str {
         match query(conn, sql) {

@@ -504,6 +504,45 @@ mod tests {
         assert_eq!(tables::snapshot(&b).unwrap(), tables::snapshot(&a).unwrap());
     }
 
+    /// The page's import in two halves: rebuilt as bytes where the file is
+    /// checked, adopted where the database is — the same tables as
+    /// [`import`]; bytes that are not a rebuilt database change nothing.
+    #[test]
+    fn rebuilt_bytes_are_adopted_and_nothing_else_is() {
+        let mut a = db_with_one_event();
+        let file = export(&mut a).unwrap();
+        let (rebuilt, report) = rebuild_to_bytes(&file).unwrap();
+        assert_eq!((report.accounts, report.inbox), (1, 1));
+        let mut b = Connection::open_in_memory().unwrap();
+        schema::prepare(&b, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+        schema::init(&mut b, &[7]).unwrap();
+        let before = tables::snapshot(&b).unwrap();
+        let mut old = Connection::open_in_memory().unwrap();
+        let not_current = export(&mut old).unwrap(); // an empty database: version 0
+        for bad in [&b"not a database at all"[..], &not_current] {
+            assert!(adopt(&mut b, bad).is_err());
+            assert_eq!(tables::snapshot(&b).unwrap(), before, "nothing changed");
+        }
+        adopt(&mut b, &rebuilt).unwrap();
+        assert_eq!(tables::snapshot(&b).unwrap(), tables::snapshot(&a).unwrap());
+    }
+
+    /// The import's budget grows with the file: 2 s and 1 s a MiB begun, and
+    /// its refusal names the budget of that size.
+    #[test]
+    fn the_import_budget_is_scaled_to_the_file() {
+        let seconds = |bytes| Budget::import(bytes).time.as_secs();
+        assert_eq!(
+            [seconds(0), seconds(1), seconds(1 << 20), seconds(MAX_IMPORT_BYTES)],
+            [2, 3, 3, 66]
+        );
+        let refused = over_budget(5 << 20).report();
+        assert_eq!(
+            (refused.code, refused.params.get("seconds").map(String::as_str)),
+            ("import_budget", Some("7"))
+        );
+    }
+
     /// A database in WAL mode, its last commit still in the log: the export
     /// holds it and stands alone (a rollback-journal header), and a WAL-mode
     /// file offered as it is imports too.
