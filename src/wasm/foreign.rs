@@ -83,7 +83,9 @@ fn budget_of(work: &str, size: f64) -> Result<Budget, JsValue> {
             time: Duration::from_secs(judge_seconds(size)?),
             ..JUDGE_BUDGET
         }),
-        other => Err(JsValue::from_str(&format!("unknown foreign work {other:?}"))),
+        other => Err(JsValue::from_str(&format!(
+            "unknown foreign work {other:?}"
+        ))),
     }
 }
 

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { idle, openPage, reloadPage, reveal, shownTables, usePage, watchViolations } from './browser.mjs';
+import { DB_WORKER_SCRIPT, idle, openPage, reloadPage, reveal, shownTables, usePage, watchViolations } from './browser.mjs';
 
 const BASE = { source: 'hostile', event_id: 'evt-base', account_id: 1, amount: 5 };
 const MAX_SAFE = 9007199254740991;
@@ -35,8 +35,10 @@ describe('hostile input', { timeout: 300_000 }, () => {
         opened.on('load', () => {
           counts.loads += 1;
         });
-        opened.on('worker', () => {
-          counts.workers += 1;
+        // (The console's, the import's and the judge's own workers are not
+        // database workers: they are started when first needed.)
+        opened.on('worker', (worker) => {
+          counts.workers += DB_WORKER_SCRIPT.test(worker.url()) ? 1 : 0;
         });
         // Before any script of the page: note CSP violations and prove that no
         // payload ever runs (each would set window.__pwned).
@@ -211,7 +213,7 @@ describe('hostile input', { timeout: 300_000 }, () => {
 
   test('after all of it: no wasm trap, no restart, no script ran, no CSP violation, and the page still works', async () => {
     assert.equal(counts.workers, counts.loads, 'one database worker per page load: none was restarted after a trap');
-    assert.equal(page.workers().length, 1);
+    assert.equal(page.workers().filter((worker) => DB_WORKER_SCRIPT.test(worker.url())).length, 1);
     await page.waitForSelector('#status[data-phase="ready"]');
     await page.evaluate(() => window.inboxLab.reset());
     await submitForm(page, { source: 'provider-a', event_id: 'evt-after', account_id: '1', amount: '500' });

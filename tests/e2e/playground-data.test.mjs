@@ -210,7 +210,8 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
     assert.ok(shownAfter < 1_000, `the cancel was shown ${shownAfter} ms after the key press`);
     await page.waitForSelector('#sql-cancel', { state: 'hidden' });
     await idle(page);
-    assert.deepEqual(await page.evaluate(() => window.statusPhases), [], 'the database worker ran on throughout');
+    const phases = await page.evaluate(() => window.statusPhases);
+    assert.ok(!phases.includes('restarting'), `the database worker ran on throughout: ${phases}`);
 
     await fillSender(page, EXAMPLE);
     await pressDeliver(page);

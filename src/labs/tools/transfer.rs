@@ -533,12 +533,20 @@ mod tests {
     fn the_import_budget_is_scaled_to_the_file() {
         let seconds = |bytes| Budget::import(bytes).time.as_secs();
         assert_eq!(
-            [seconds(0), seconds(1), seconds(1 << 20), seconds(MAX_IMPORT_BYTES)],
+            [
+                seconds(0),
+                seconds(1),
+                seconds(1 << 20),
+                seconds(MAX_IMPORT_BYTES)
+            ],
             [2, 3, 3, 66]
         );
         let refused = over_budget(5 << 20).report();
         assert_eq!(
-            (refused.code, refused.params.get("seconds").map(String::as_str)),
+            (
+                refused.code,
+                refused.params.get("seconds").map(String::as_str)
+            ),
             ("import_budget", Some("7"))
         );
     }
