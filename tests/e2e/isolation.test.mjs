@@ -49,16 +49,16 @@ const CONTEXTS = {
   where: (call) => `SELECT count(*) FROM accounts WHERE ${call} IS NOT NULL`,
 };
 
-/** Every slow call on every built string, and in every context: [name, sql]. */
+/** Every slow call on every built string, and the first in every context: [name, sql]. */
 function slowQueries() {
   const queries = [];
   for (const [call, slow] of Object.entries(SLOW_CALLS)) {
     for (const [how, build] of Object.entries(BUILT)) {
       queries.push([`${call} over a string built with ${how}`, CONTEXTS.alone(slow(build(SIZE), SIZE))]);
     }
-    for (const [where, context] of Object.entries(CONTEXTS).slice(1)) {
-      queries.push([`${call} inside ${where}`, context(slow(BUILT.printf(SIZE), SIZE))]);
-    }
+  }
+  for (const [where, context] of Object.entries(CONTEXTS).slice(1)) {
+    queries.push([`instr inside ${where}`, context(SLOW_CALLS.instr(BUILT.printf(SIZE), SIZE))]);
   }
   return queries;
 }

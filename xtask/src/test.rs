@@ -444,6 +444,9 @@ fn e2e() -> Result<Outcome> {
 /// * `crashlab`, `worker`, `hardening-fallback`, `hardening-recovery`, `unit-i18n`: they also
 ///   start a worker or load a module by its source path (`www/...`), which that server serves
 ///   beside dist/ for them (`serve::start_beside_source`) and a static host of dist/ lacks;
+/// * `isolation`: long (each slow query, file and handler runs to its deadline) and nothing
+///   in it depends on the host; the engines layer runs the console's own worker from a
+///   static host under a sub-path;
 /// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-share`, `unit-timeline`,
 ///   `unit-sqlhistory`: no page at all (node only), so a second run would test nothing new.
 pub const NEEDS_OWN_SERVER: &[&str] = &[
@@ -453,6 +456,7 @@ pub const NEEDS_OWN_SERVER: &[&str] = &[
     "worker.test.mjs",
     "hardening-fallback.test.mjs",
     "hardening-recovery.test.mjs",
+    "isolation.test.mjs",
     "unit-i18n.test.mjs",
     "unit-changes.test.mjs",
     "unit-exercises.test.mjs",
