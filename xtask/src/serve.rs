@@ -59,12 +59,24 @@
 //! no database. So that a real HTTP client (`curl`, a webhook sender's test tool) can deliver
 //! a webhook to it, the server *relays*: it hands each webhook request to the open page and
 //! answers with whatever the page's handler answered. It is for local use, like the rest of
-//! `cargo xtask serve`, which listens on `127.0.0.1` unless `--host` says otherwise: nothing
-//! here authenticates anyone (checking the Standard Webhooks signature is the page's job).
+//! `cargo xtask serve`, which listens on `127.0.0.1` unless `--host` says otherwise.
 //!
-//! Three endpoints (a query string is ignored):
+//! **Who may do what.** Anyone who reaches the port may send a webhook: checking its Standard
+//! Webhooks signature is the page's job. Only the page may receive webhooks and answer them,
+//! since a sender that hears `200` forgets the event. The server makes a random key at start
+//! ([`KEY_BYTES`], 128 bits) and gives it out in one place only: the link it prints for the
+//! reader to open ([`Server::reader_url`], `/?relay=<key>`, as Jupyter does with its token).
+//! The page keeps it for its tab and sends it as `?key=<key>` on `GET /hooks/subscribe` and
+//! `POST /hooks/answer/{id}`; without it (or with another), both get **`403 not_the_page`**
+//! before anything else happens: no subscriber slot taken, no page displaced, no webhook
+//! answered (its sender still gets the page's answer, or a 503). No response of this server
+//! holds the key and its log leaves queries out, so a local process that can only make HTTP
+//! requests cannot learn it; one that can read the reader's terminal or browser profile can,
+//! and is not defended against.
 //!
-//! 1. **`GET /hooks/subscribe`**: the page subscribes with an `EventSource` (server-sent
+//! Three endpoints (a query string is ignored but for `key`):
+//!
+//! 1. **`GET /hooks/subscribe?key=<key>`**: the page subscribes with an `EventSource` (server-sent
 //!    events, same origin). `200`, `Content-Type: text/event-stream`, `Cache-Control:
 //!    no-store`, kept open. It starts with `retry: 2000` (reconnect 2 s after losing it);
 //!    then, for each webhook relayed to this page, one event
@@ -87,7 +99,7 @@
 //!    response deadline but counts as a connection in flight. When several pages (tabs) are
 //!    subscribed, the **newest** gets each webhook; if writing the event to it fails (within
 //!    2 s), it is dropped and the next newest is tried.
-//! 2. **`POST /hooks/answer/{id}`**, body `{"status": 200..=599, "body": <any JSON>}`
+//! 2. **`POST /hooks/answer/{id}?key=<key>`**, body `{"status": 200..=599, "body": <any JSON>}`
 //!    (other keys ignored): the webhook waiting under relay id `id` is answered with that
 //!    status, `Content-Type: application/json` and the JSON of `body` (nothing for 204 and
 //!    304, which have no content). The page gets `204`. An unknown id, or one answered or
@@ -123,7 +135,7 @@
 //! others); other paths under `/hooks/` (`/hooks/a/b`) get `404 no_such_path`. Every 4xx and
 //! 5xx the relay produces itself has a JSON body in the project's error shape:
 //! `{"kind", "code", "message", "http_status", "retryable"}`, with kinds `invalid_input`
-//! (400, 411), `payload_too_large` (413), `timeout` (408), `not_found` (404),
+//! (400, 411), `forbidden` (403), `payload_too_large` (413), `timeout` (408), `not_found` (404),
 //! `method_not_allowed` (405) and `unavailable` (503, the only retryable ones with 408).
 //!
 //! Inside, with std only: the connection thread of each subscriber waits on its socket (for
@@ -150,6 +162,10 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; \
      img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
+
+/// Printed under [`Server::reader_url`] by `cargo xtask serve` and `workshop`.
+pub const READER_NOTE: &str = "(Open this link: only a tab opened with it receives and answers \
+     real webhooks, so no other local program can answer in the page's name. Ctrl+C to stop.)";
 
 /// The longest request head accepted (request line + headers); a longer one gets 431.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -197,6 +213,8 @@ impl Default for Limits {
 /// A running server; stops when [`Server::stop`] is called or it is dropped.
 pub struct Server {
     addr: SocketAddr,
+    /// The relay's key: only a page opened with it may subscribe and answer.
+    relay_key: String,
     stop: Arc<AtomicBool>,
     #[cfg(test)]
     slots: Arc<Slots>,
@@ -209,6 +227,12 @@ impl Server {
     /// `http://host:port/`
     pub fn url(&self) -> String {
         format!("http://{}/", self.addr)
+    }
+
+    /// `http://host:port/?relay=<key>`: the link to give the reader (and nobody else), the
+    /// only way a page learns the relay's key.
+    pub fn reader_url(&self) -> String {
+        format!("{}?{READER_PARAM}={}", self.url(), self.relay_key)
     }
 
     /// Serves until the process is stopped.
@@ -359,7 +383,7 @@ fn start_inner(
         used: Mutex::new(0),
         freed: Condvar::new(),
     });
-    let relay = Arc::new(Relay::new(limits));
+    let relay = Arc::new(Relay::new(limits)?);
     let acceptor = {
         let stop = Arc::clone(&stop);
         let slots = Arc::clone(&slots);
@@ -398,6 +422,7 @@ fn start_inner(
     };
     Ok(Server {
         addr,
+        relay_key: relay.key.clone(),
         stop,
         #[cfg(test)]
         slots,
@@ -469,8 +494,9 @@ fn handle(server: &Shared, stream: TcpStream, accepted: Instant) {
     let (reply, head_only, what) = match read_head(&stream, accepted + limits.head_deadline) {
         Ok(request) => {
             // The target is visible ASCII only (checked), so logging it cannot smuggle
-            // terminal escapes.
-            let what = format!("{} {}", request.method, request.target);
+            // terminal escapes; its query is left out, since it may hold the relay's key.
+            let path = request.target.split('?').next().unwrap_or("");
+            let what = format!("{} {path}", request.method);
             let Some(reply) = respond(server, &stream, &request) else {
                 // An event stream, served until it ended (see `Relay::subscribe`).
                 if log {
@@ -535,13 +561,18 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
     };
     let relay = &server.relay;
     let body_deadline = Instant::now() + server.limits.body_deadline;
+    // Only the page holds the key: anyone else is refused before anything else is looked at.
+    let page = relay.holds_key(&request.target);
     Some(match (route, method) {
-        (HookRoute::Subscribe, "GET") => return relay.subscribe(stream, &server.stop),
+        (HookRoute::Subscribe, "GET") if page => return relay.subscribe(stream, &server.stop),
+        (HookRoute::Answer(id), "POST") if page => {
+            match read_body(stream, request, body_deadline) {
+                Ok(body) => relay.answer(id, &body),
+                Err(reply) => reply,
+            }
+        }
+        (HookRoute::Subscribe, "GET") | (HookRoute::Answer(_), "POST") => not_the_page(),
         (HookRoute::Subscribe, _) => not_allowed("GET"),
-        (HookRoute::Answer(id), "POST") => match read_body(stream, request, body_deadline) {
-            Ok(body) => relay.answer(id, &body),
-            Err(reply) => reply,
-        },
         (HookRoute::Hook(segment), "POST") => {
             match hook_request(stream, request, segment, body_deadline) {
                 Ok(hook) => relay.relay(hook),
@@ -829,6 +860,7 @@ fn reason_phrase(status: u16) -> &'static str {
         202 => "Accepted",
         204 => "No Content",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
@@ -1012,9 +1044,22 @@ const SUBSCRIBER_POLL: Duration = Duration::from_millis(200);
 /// Sent first on every event stream: the browser reconnects 2 s after losing it.
 const SSE_RETRY: &[u8] = b"retry: 2000\n\n";
 
+/// The query parameter of [`Server::reader_url`] that hands the page the relay's key
+/// (www/panels/hooks/relay.js reads it).
+const READER_PARAM: &str = "relay";
+
+/// The query parameter that carries the key on `GET /hooks/subscribe` and
+/// `POST /hooks/answer/{id}`.
+const KEY_PARAM: &str = "key";
+
+/// Random bytes in the relay's key: 128 bits, as many as nobody guesses.
+const KEY_BYTES: usize = 16;
+
 /// The relay's shared state, behind one mutex that is never held during a socket operation.
 struct Relay {
     limits: Limits,
+    /// Made at start, in lowercase hex; given out only in [`Server::reader_url`].
+    key: String,
     /// Relay ids (`r1`, `r2`, ...) and subscriber ids, never reused.
     next_id: AtomicU64,
     state: Mutex<RelayState>,
@@ -1069,12 +1114,35 @@ struct Hook {
 }
 
 impl Relay {
-    fn new(limits: Limits) -> Relay {
-        Relay {
+    fn new(limits: Limits) -> Result<Relay> {
+        let mut bytes = [0u8; KEY_BYTES];
+        getrandom::fill(&mut bytes)
+            .map_err(|e| anyhow::anyhow!("no random bytes for the relay's key: {e}"))?;
+        Ok(Relay {
             limits,
+            key: bytes.iter().map(|b| format!("{b:02x}")).collect(),
             next_id: AtomicU64::new(1),
             state: Mutex::new(RelayState::default()),
-        }
+        })
+    }
+
+    /// Whether `target`'s query holds the relay's key, once (`?key=<key>`). Compared in
+    /// constant time, so how long a refusal takes says nothing about how close a guess was.
+    fn holds_key(&self, target: &str) -> bool {
+        let query = target.split_once('?').map_or("", |(_, q)| q);
+        let keys: Vec<&str> = query
+            .split('&')
+            .filter_map(|pair| pair.strip_prefix(KEY_PARAM)?.strip_prefix('='))
+            .collect();
+        let [given] = keys.as_slice() else {
+            return false;
+        };
+        given.len() == self.key.len()
+            && given
+                .bytes()
+                .zip(self.key.bytes())
+                .fold(0, |diff, (a, b)| diff | (a ^ b))
+                == 0
     }
 
     fn lock(&self) -> MutexGuard<'_, RelayState> {
@@ -1290,6 +1358,18 @@ impl Relay {
             ),
         }
     }
+}
+
+/// A subscription or an answer without the relay's key: it could come from any local process.
+fn not_the_page() -> Reply {
+    error_reply(
+        403,
+        "forbidden",
+        "not_the_page",
+        "only the page opened with the link `cargo xtask serve` printed (?relay=...) may \
+         subscribe to the relay or answer for it",
+        false,
+    )
 }
 
 fn no_page() -> Reply {
@@ -2221,12 +2301,26 @@ mod tests {
         buf: Vec<u8>,
     }
 
+    /// The relay's key, taken from the link the server prints, as a reader's browser gets it.
+    fn key_of(server: &Server) -> String {
+        let link = server.reader_url();
+        let (base, key) = link.split_once("?relay=").expect("a link with the key");
+        assert_eq!(base, server.url());
+        assert!(
+            key.len() == 2 * KEY_BYTES && key.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{link}"
+        );
+        key.to_string()
+    }
+
     impl Page {
         fn subscribe(server: &Server) -> Page {
             let mut stream = connect(server);
-            stream
-                .write_all(b"GET /hooks/subscribe HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                .unwrap();
+            let request = format!(
+                "GET /hooks/subscribe?key={} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                key_of(server)
+            );
+            stream.write_all(request.as_bytes()).unwrap();
             let mut page = Page {
                 stream,
                 buf: Vec::new(),
@@ -2342,8 +2436,10 @@ mod tests {
         })
     }
 
+    /// The page's answer to webhook `id` (with the relay's key).
     fn answer(server: &Server, id: &str, json: &str) -> String {
-        post(server, &format!("/hooks/answer/{id}"), "", json.as_bytes())
+        let target = format!("/hooks/answer/{id}?key={}", key_of(server));
+        post(server, &target, "", json.as_bytes())
     }
 
     fn body_of(response: &str) -> &str {
@@ -2698,7 +2794,10 @@ mod tests {
         let site = Site::new("five");
         let server = site.serve(Limits::default());
         let mut pages: Vec<Page> = (0..4).map(|_| Page::subscribe(&server)).collect();
-        let fifth = get(&server, "/hooks/subscribe");
+        let fifth = get(
+            &server,
+            &format!("/hooks/subscribe?key={}", key_of(&server)),
+        );
         assert_error(&fifth, 503, "unavailable", "too_many_subscribers");
         assert!(fifth.contains("\r\nRetry-After: 5\r\n"), "{fifth}");
         assert_eq!(server.subscribers(), 4);
@@ -2828,5 +2927,160 @@ mod tests {
         assert_eq!(status(&post_root), 405, "{post_root}");
         assert!(post_root.contains("\r\nAllow: GET, HEAD\r\n"));
         assert_eq!(status(&get(&server, "/hooks")), 404);
+    }
+
+    // Only the page answers for the page (issue 27): what a local process without the key tries.
+
+    /// Targets on `path` that do not carry the relay's key once and exactly: none, empty, one
+    /// hex digit off, cut short, one too long, given twice, under the page's parameter name.
+    fn without_the_key(server: &Server, path: &str) -> Vec<String> {
+        let key = key_of(server);
+        let other_first = if key.starts_with('0') { '1' } else { '0' };
+        let off_by_one = format!("{other_first}{}", &key[1..]);
+        vec![
+            path.to_string(),
+            format!("{path}?key="),
+            format!("{path}?key={off_by_one}"),
+            format!("{path}?key={}", &key[..key.len() - 1]),
+            format!("{path}?key={key}0"),
+            format!("{path}?key={key}&key={key}"),
+            format!("{path}?{READER_PARAM}={key}"),
+        ]
+    }
+
+    const APPLIED: &str = r#"{"status": 200, "body": {"outcome": "applied"}}"#;
+
+    #[test]
+    fn without_the_key_nobody_subscribes_or_answers_and_the_page_is_not_displaced() {
+        let site = Site::new("hijack");
+        let server = site.serve(Limits::default());
+        let mut page = Page::subscribe(&server);
+        // A hijacker subscribes after the page: refused at once, taking no slot.
+        for target in without_the_key(&server, "/hooks/subscribe") {
+            assert_error(&get(&server, &target), 403, "forbidden", "not_the_page");
+        }
+        assert_eq!(server.subscribers(), 1);
+
+        // The next webhook still goes to the page. Answers to its real relay id from anyone
+        // without the key are refused, and the webhook keeps waiting for the page's answer.
+        let hook = post_later(&server, "/hooks/bank", "webhook-id: msg_1\r\n", b"{}");
+        let id = page.next_hook()["id"].as_str().unwrap().to_string();
+        for target in without_the_key(&server, &format!("/hooks/answer/{id}")) {
+            let forged = post(&server, &target, "", APPLIED.as_bytes());
+            assert_error(&forged, 403, "forbidden", "not_the_page");
+        }
+        assert_eq!(server.pending(), 1);
+        answer(&server, &id, r#"{"status": 422, "body": "the page's"}"#);
+        let got = hook.join().unwrap();
+        assert_eq!(status(&got), 422, "{got}");
+        assert_eq!(body_of(&got), r#""the page's""#);
+    }
+
+    /// The hijack issue 27 found: a plain HTTP client subscribes, then answers every webhook
+    /// it is sent with `200 applied`. A correctly signed sender must never hear a 2xx for an
+    /// event the page did not apply, on its first try or on a retry.
+    #[test]
+    fn a_hijacker_never_makes_a_sender_hear_2xx() {
+        let site = Site::new("hijack-503");
+        let server = site.serve(Limits {
+            relay_answer_deadline: Duration::from_millis(300),
+            ..Limits::default()
+        });
+        let signed = "webhook-id: msg_1\r\nwebhook-timestamp: 1700000000\r\n\
+                      webhook-signature: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=\r\n";
+        // No page open: the hijacker's subscription is refused, and the sender hears 503.
+        assert_error(
+            &get(&server, "/hooks/subscribe"),
+            403,
+            "forbidden",
+            "not_the_page",
+        );
+        for _try in 0..2 {
+            let got = post(&server, "/hooks/bank", signed, b"{}");
+            assert_error(&got, 503, "unavailable", "no_page");
+            assert!(got.contains("\r\nRetry-After: 5\r\n"), "{got}");
+        }
+        // The page open but not answering in time: the hijacker answers the real relay id
+        // first, is refused, and the sender hears 503 again.
+        let mut page = Page::subscribe(&server);
+        for _try in 0..2 {
+            let hook = post_later(&server, "/hooks/bank", signed, b"{}");
+            let id = page.next_hook()["id"].as_str().unwrap().to_string();
+            let forged = post(
+                &server,
+                &format!("/hooks/answer/{id}"),
+                "",
+                APPLIED.as_bytes(),
+            );
+            assert_error(&forged, 403, "forbidden", "not_the_page");
+            let got = hook.join().unwrap();
+            assert_error(&got, 503, "unavailable", "no_answer");
+            assert!(got.contains("\r\nRetry-After: 5\r\n"), "{got}");
+        }
+    }
+
+    /// A page that stops reading its event stream, but keeps it open, is dropped once one
+    /// write to it has waited [`EVENT_WRITE_DEADLINE`], long before a webhook's answer
+    /// deadline; what reached it before can still be answered, and later webhooks find no page.
+    #[test]
+    fn a_subscriber_that_stops_reading_is_dropped_at_the_write_deadline() {
+        let site = Site::new("stalled");
+        let answer_deadline = Duration::from_secs(60);
+        let server = site.serve(Limits {
+            relay_answer_deadline: answer_deadline,
+            relay_max_pending: 1000,
+            max_connections: 2000,
+            ..Limits::default()
+        });
+        let mut stalled = Page::subscribe(&server);
+        let started = Instant::now();
+        // Webhooks of 64 KiB, until the socket buffers between the server and the page are
+        // full and a write waits past its deadline.
+        let body = vec![b'x'; MAX_HOOK_BODY_BYTES];
+        let mut hooks = Vec::new();
+        while server.subscribers() == 1 {
+            assert!(
+                started.elapsed() < answer_deadline / 4,
+                "still subscribed after {:?} and {} webhooks",
+                started.elapsed(),
+                hooks.len()
+            );
+            if hooks.len() < 400 {
+                hooks.extend((0..8).map(|_| post_later(&server, "/hooks/bank", "", &body)));
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        let dropped_after = started.elapsed();
+        assert!(dropped_after >= EVENT_WRITE_DEADLINE, "{dropped_after:?}");
+
+        // The page reads again: its stream ends after the events written before the drop
+        // (the last one maybe cut short), and each whole one can still be answered.
+        stalled
+            .buf
+            .extend(read_all(&mut stalled.stream).into_bytes());
+        let text = String::from_utf8(std::mem::take(&mut stalled.buf)).unwrap();
+        let ids: Vec<String> = text
+            .split("\n\n")
+            .filter_map(|block| block.strip_prefix("event: hook\ndata: "))
+            .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+            .map(|event| event["id"].as_str().unwrap().to_string())
+            .collect();
+        assert!(!ids.is_empty(), "nothing was written before the stall");
+        for id in &ids {
+            assert_eq!(status(&answer(&server, id, APPLIED)), 204, "{id}");
+        }
+        let (mut applied, mut no_page) = (0, 0);
+        for hook in hooks {
+            let got = hook.join().unwrap();
+            if status(&got) == 200 {
+                applied += 1;
+            } else {
+                assert_error(&got, 503, "unavailable", "no_page");
+                no_page += 1;
+            }
+        }
+        assert_eq!(applied, ids.len());
+        assert!(no_page >= 1, "the webhook whose write failed got no 503");
+        wait_until("every connection ends", || server.in_flight() == 0);
     }
 }
