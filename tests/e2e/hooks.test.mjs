@@ -1,6 +1,6 @@
 // Signed webhooks end to end: real HTTP clients nobody here wrote — the
 // official Standard Webhooks libraries from npm and from PyPI — sign and POST
-// to the server's relay (`cargo xtask serve`, xtask/src/serve.rs) while the
+// to the server's relay (`cargo xtask serve`, xtask/src/serve/relay.rs) while the
 // page is open; the page's worker verifies and delivers (Rust:
 // src/labs/webhooks/), and the sender gets the handler's own answer. Then the
 // panel's curl + openssl example, rotation, and the dedup-poisoning level,
