@@ -1032,6 +1032,21 @@ mod tests {
         })
     }
 
+    /// `n` webhooks sent, each received by `page`: their senders (waiting) and relay ids.
+    fn hooks_waiting(
+        server: &Server,
+        page: &mut Page,
+        n: usize,
+    ) -> (Vec<thread::JoinHandle<String>>, Vec<String>) {
+        let hooks = (0..n)
+            .map(|_| post_later(server, "/hooks/bank", "", b"{}"))
+            .collect();
+        let ids = (0..n)
+            .map(|_| page.next_hook()["id"].as_str().unwrap().to_string())
+            .collect();
+        (hooks, ids)
+    }
+
     /// The page's answer to webhook `id` (with the relay's key).
     fn answer(server: &Server, id: &str, json: &str) -> String {
         let target = format!("/hooks/answer/{id}?key={}", key_of(server));
@@ -1357,12 +1372,7 @@ mod tests {
             ..Limits::default()
         });
         let mut page = Page::subscribe(&server);
-        let waiting: Vec<_> = (0..2)
-            .map(|_| post_later(&server, "/hooks/bank", "", b"{}"))
-            .collect();
-        let ids: Vec<String> = (0..2)
-            .map(|_| page.next_hook()["id"].as_str().unwrap().to_string())
-            .collect();
+        let (waiting, ids) = hooks_waiting(&server, &mut page, 2);
         assert_eq!(server.pending(), 2);
         let full = post(&server, "/hooks/bank", "", b"{}");
         assert_error(&full, 503, "unavailable", "queue_full");
@@ -1470,12 +1480,7 @@ mod tests {
         let site = Site::new("static-pending");
         let server = site.serve(Limits::default());
         let mut page = Page::subscribe(&server);
-        let hooks: Vec<_> = (0..3)
-            .map(|_| post_later(&server, "/hooks/bank", "", b"{}"))
-            .collect();
-        let ids: Vec<String> = (0..3)
-            .map(|_| page.next_hook()["id"].as_str().unwrap().to_string())
-            .collect();
+        let (hooks, ids) = hooks_waiting(&server, &mut page, 3);
         assert_eq!(server.pending(), 3);
         let index = get(&server, "/");
         assert_eq!(status(&index), 200, "{index}");
