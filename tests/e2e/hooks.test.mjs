@@ -341,6 +341,11 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     assert.match(await other.textContent('#hooks-relay'), /^Ретранслятор заблокирован\. .*\?relay=…/);
     await other.evaluate(() => window.inboxLab.setLanguage('en'));
     assert.equal((await sendNpm(secret, late, body(40))).status, 503, 'a locked tab receives nothing');
+    // A key from an earlier start of the server (a stale link) is refused too, and the panel says what to do.
+    await other.goto(`${BASE_URL}?relay=0123456789abcdef0123456789abcdef`);
+    await other.waitForSelector('#hooks-relay[data-state="unavailable"]', { state: 'attached' });
+    assert.match(await other.textContent('#hooks-relay'), /after a restart, its new link/);
+    assert.equal(new URL(other.url()).searchParams.get('relay'), null, 'the key is taken off the address');
     await other.close();
 
     // This tab again, without the link: it kept the key, so the sender's next retry is applied, once.
