@@ -70,8 +70,9 @@ export const receiver = { verify: true };
 /**
  * `connecting` | `connected` | `unavailable` (this browser has no
  * EventSource, or the relay went away or refused the key) | `locked` (there
- * is a relay, but this tab was not opened with its link) | `static` (the page is served as
- * static files, e.g. dist/ on any host: there is no relay to subscribe to) |
+ * is a relay, but this tab was not opened with its link) | `static` (the
+ * page is served as static files, e.g. dist/ on any host: there is no relay
+ * to subscribe to) |
  * `offline` (the browser is offline) | `follower` (another tab runs the
  * database and receives the webhooks).
  */
