@@ -24,8 +24,18 @@ if (!process.env.INBOX_LAB_URL) {
   );
 }
 
+// INBOX_LAB_URL may be the link `cargo xtask serve` prints, with the key of
+// its webhook relay (`…/?relay=<key>`; `cargo xtask test` passes it so):
+// the key is kept apart, and `openPage` opens every page with it, as a reader
+// opens that link. BASE_URL is the page without it.
+const LINK = new URL(process.env.INBOX_LAB_URL);
+
+/** The relay's key, or null (a static host, or a URL given without it). */
+export const RELAY_KEY = LINK.searchParams.get('relay');
+LINK.searchParams.delete('relay');
+
 /** The page under test, e.g. http://127.0.0.1:8080/ */
-export const BASE_URL = process.env.INBOX_LAB_URL;
+export const BASE_URL = LINK.href;
 
 /**
  * The URL of the database worker's script: www/db/worker.js in the source
@@ -85,11 +95,16 @@ export function assertNoProblems(problems) {
 }
 
 /**
- * Opens the page (`query` e.g. "?storage=memory") and waits until the database
- * is open and the page has drawn the tables. Returns what `inboxLab.ready` gave.
+ * Opens the page (`query` e.g. "?storage=memory"; with the relay's key when
+ * there is one) and waits until the database is open and the page has drawn
+ * the tables. Returns what `inboxLab.ready` gave.
  */
 export async function openPage(page, query = '') {
-  await page.goto(new URL(query, BASE_URL).href);
+  const url = new URL(query, BASE_URL);
+  if (RELAY_KEY !== null) {
+    url.searchParams.set('relay', RELAY_KEY);
+  }
+  await page.goto(url.href);
   return settle(page);
 }
 

@@ -1,6 +1,6 @@
 // Signed webhooks end to end: real HTTP clients nobody here wrote — the
 // official Standard Webhooks libraries from npm and from PyPI — sign and POST
-// to the server's relay (`cargo xtask serve`, xtask/src/serve.rs) while the
+// to the server's relay (`cargo xtask serve`, xtask/src/serve/relay.rs) while the
 // page is open; the page's worker verifies and delivers (Rust:
 // src/labs/webhooks/), and the sender gets the handler's own answer. Then the
 // panel's curl + openssl example, rotation, and the dedup-poisoning level,
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Webhook } from 'standardwebhooks';
 
-import { BASE_URL, idle, reveal, usePage } from './browser.mjs';
+import { BASE_URL, RELAY_KEY, idle, reveal, usePage } from './browser.mjs';
 import { freshPlayground } from './playground.mjs';
 
 const SOURCE = 'provider-a';
@@ -59,6 +59,37 @@ function sendPython(secret, id, payload, secondsAgo = 0) {
   });
   assert.equal(run.status, 0, `python sender failed: ${run.stderr}`);
   return JSON.parse(run.stdout);
+}
+
+const APPLIED = JSON.stringify({ status: 200, body: { outcome: 'applied' } });
+
+/**
+ * What any program on this computer can do: a plain HTTP client subscribes to
+ * the relay (without the key: it was never given the link) and answers every
+ * webhook it is sent with `200 applied`, in the page's name.
+ * `{status, body, stop()}`: its subscription's answer.
+ */
+async function hijack() {
+  const controller = new AbortController();
+  const response = await fetch(new URL('/hooks/subscribe', BASE_URL), { signal: controller.signal });
+  if (!response.ok) {
+    return { status: response.status, body: await response.json(), stop() {} };
+  }
+  const answerAll = async () => {
+    let unfinished = '';
+    for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
+      const blocks = (unfinished + chunk).split('\n\n');
+      unfinished = blocks.pop();
+      for (const block of blocks) {
+        const data = block.match(/^event: hook\ndata: (.*)$/)?.[1];
+        if (data !== undefined) {
+          await fetch(new URL(`/hooks/answer/${JSON.parse(data).id}`, BASE_URL), { method: 'POST', body: APPLIED });
+        }
+      }
+    }
+  };
+  answerAll().catch(() => {}); // ends when stopped
+  return { status: response.status, body: null, stop: () => controller.abort() };
 }
 
 async function secretOf(page, source = SOURCE) {
@@ -269,6 +300,62 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       await page.evaluate(() => window.inboxLab.setLanguage('en'));
     });
   }
+
+  test('only the tab opened with the printed link answers: a hijacker is refused (403), a sender never hears 2xx from it, and the page still applies the next webhook', async () => {
+    await relayOn(page);
+    assert.ok(RELAY_KEY, 'INBOX_LAB_URL must be the link `cargo xtask serve` printed (…/?relay=<key>)');
+    assert.equal(new URL(page.url()).searchParams.get('relay'), null, 'the key is taken off the address');
+    const secret = await secretOf(page);
+    const id = `hijack-${Date.now()}`;
+
+    // The page subscribed, a hijacker subscribes after it: refused, and the page still gets the next webhook.
+    const hijacker = await hijack();
+    const first = await sendNpm(secret, id, body(300));
+    hijacker.stop();
+    assert.deepEqual([first.status, first.body.outcome], [200, 'applied'], JSON.stringify(first.body));
+    assert.equal(await balance(page), 300, 'the 200 came from the page: the event is in its inbox');
+    assert.deepEqual([hijacker.status, hijacker.body?.code], [403, 'not_the_page']);
+    for (let n = 1; n <= 20; n += 1) {
+      const forged = await fetch(new URL(`/hooks/answer/r${n}`, BASE_URL), { method: 'POST', body: APPLIED });
+      assert.equal(forged.status, 403, `a forged answer for r${n}`);
+    }
+
+    // The page closed: the hijacker tries again, and a signed sender and its retry hear 503, never a 2xx.
+    await page.goto('about:blank');
+    const late = `${id}-late`;
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const again = await hijack();
+      const answer = await sendNpm(secret, late, body(40));
+      again.stop();
+      assert.equal(again.status, 403);
+      assert.deepEqual([answer.status, answer.body?.kind], [503, 'unavailable'], JSON.stringify(answer.body));
+      assert.match(answer.retryAfter ?? '', /^\d+$/);
+    }
+
+    // A new tab opened without the link: the panel says it needs it, in English and Russian.
+    const other = await page.context().newPage();
+    await other.goto(BASE_URL);
+    await other.waitForSelector('#hooks-relay[data-state="locked"]', { state: 'attached' });
+    assert.match(await other.textContent('#hooks-relay'), /^Relay: locked\. .*link “cargo xtask serve” printed \(it ends in \?relay=…\)/);
+    await other.evaluate(() => window.inboxLab.setLanguage('ru'));
+    assert.match(await other.textContent('#hooks-relay'), /^Ретранслятор заблокирован\. .*\?relay=…/);
+    await other.evaluate(() => window.inboxLab.setLanguage('en'));
+    assert.equal((await sendNpm(secret, late, body(40))).status, 503, 'a locked tab receives nothing');
+    // A key from an earlier start of the server (a stale link) is refused too, and the panel says what to do.
+    await other.goto(`${BASE_URL}?relay=0123456789abcdef0123456789abcdef`);
+    await other.waitForSelector('#hooks-relay[data-state="unavailable"]', { state: 'attached' });
+    assert.match(await other.textContent('#hooks-relay'), /after a restart, its new link/);
+    assert.equal(new URL(other.url()).searchParams.get('relay'), null, 'the key is taken off the address');
+    await other.close();
+
+    // This tab again, without the link: it kept the key, so the sender's next retry is applied, once.
+    await page.goto(BASE_URL);
+    await page.evaluate(() => window.inboxLab.ready);
+    await relayOn(page);
+    const retry = await sendNpm(secret, late, body(40));
+    assert.deepEqual([retry.status, retry.body.outcome], [200, 'applied'], JSON.stringify(retry.body));
+    assert.equal(await balance(page), 340);
+  });
 
   test('no page subscribed: 503 with Retry-After, and the relay never says 200 on its own', async () => {
     await page.goto('about:blank');

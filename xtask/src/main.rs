@@ -116,8 +116,8 @@ fn run(args: Vec<String>) -> Result<()> {
             } else {
                 serve::start(&root, &host, port, true)?
             };
-            println!("Serving inbox-lab at {}", server.url());
-            println!("(Ctrl+C to stop)");
+            println!("Serving inbox-lab at {}", server.reader_url());
+            println!("{}", serve::READER_NOTE);
             server.wait();
             Ok(())
         }

@@ -396,9 +396,11 @@ fn e2e() -> Result<Outcome> {
     // Run 1: every file, against dist/ served by the project's own server (`cargo xtask serve`:
     // the webhook relay, the CSP as a header).
     let server = serve::start_beside_source(&dist, &root, "127.0.0.1", 0, false)?;
-    let url = server.url();
+    // The link a reader is told to open, with the relay's key (tests/e2e/browser.mjs).
+    let url = server.reader_url();
     say(format!(
-        "e2e, run 1 of 2: dist/ on the project's server at {url}"
+        "e2e, run 1 of 2: dist/ on the project's server at {}",
+        server.url()
     ));
     let own = node_tests(&files, &url, &dist);
     server.stop();

@@ -79,9 +79,9 @@ pub fn run(options: &Options) -> Result<()> {
     let server = serve::start(&dist, &options.host, options.port, true)?;
     println!(
         "Serving inbox-lab with the workshop's handler at {} (the race lab and \"Write your own handler\" list it as \"workshop\")",
-        server.url()
+        server.reader_url()
     );
-    println!("(Ctrl+C to stop)");
+    println!("{}", serve::READER_NOTE);
     server.wait();
     Ok(())
 }

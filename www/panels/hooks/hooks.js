@@ -22,7 +22,9 @@ register({
     'hooks.relay.connecting': 'Relay: connecting to the server…',
     'hooks.relay.connected': 'Relay: on. A POST to {url} reaches this page and is answered by its handler.',
     'hooks.relay.unavailable':
-      'Relay: not available. Real webhooks need the page served by “cargo xtask serve” (the level below needs it too).',
+      'Relay: not available. Real webhooks need the page served by “cargo xtask serve” and opened with the link it printed — after a restart, its new link (the level below needs it too).',
+    'hooks.relay.locked':
+      'Relay: locked. The server hands webhooks only to a tab opened with the link “cargo xtask serve” printed (it ends in ?relay=…), so that no other program on this computer can take them or answer in this page’s name. Open that link in this tab.',
     'hooks.relay.follower': 'Relay: the tab that runs the database receives the webhooks; this one shows the tables.',
     'hooks.relay.static':
       'Real webhooks: not on this host. This copy of the page is served as plain files, and a file server cannot pass an HTTP request on to a page, so the level that sends real requests is hidden. The secrets and signatures below work here; real senders need the page served by “cargo xtask serve”.',
@@ -75,7 +77,9 @@ register({
     'hooks.relay.connecting': 'Ретранслятор: подключаемся к серверу…',
     'hooks.relay.connected': 'Ретранслятор включён. POST на {url} доходит до этой страницы, и отвечает её обработчик.',
     'hooks.relay.unavailable':
-      'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» (уровню ниже тоже).',
+      'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» по ссылке, которую он напечатал, — после перезапуска по новой ссылке (уровню ниже тоже).',
+    'hooks.relay.locked':
+      'Ретранслятор заблокирован. Сервер передаёт вебхуки только вкладке, открытой по ссылке, которую напечатал «cargo xtask serve» (она кончается на ?relay=…), чтобы никакая другая программа на этом компьютере не могла их забрать или ответить от имени этой страницы. Откройте эту ссылку в этой вкладке.',
     'hooks.relay.follower': 'Ретранслятор: вебхуки принимает вкладка, в которой работает база; эта показывает таблицы.',
     'hooks.relay.static':
       'Настоящие вебхуки на этом хостинге недоступны. Эта копия страницы раздаётся как обычные файлы, а файловый сервер не умеет передать HTTP-запрос странице, поэтому уровень с настоящими запросами скрыт. Секреты и подписи ниже работают и здесь; настоящим отправителям нужна страница, открытая через «cargo xtask serve».',

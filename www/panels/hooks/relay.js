@@ -1,5 +1,5 @@
 // The page's end of the webhook relay in `cargo xtask serve`
-// (xtask/src/serve.rs documents the protocol). The server holds no
+// (xtask/src/serve/relay.rs documents the protocol). The server holds no
 // database: a real HTTP sender's `POST /hooks/{source}` is passed to this
 // page as a server-sent event on `GET /hooks/subscribe`,
 //
@@ -15,6 +15,13 @@
 // posted (an error object with its status), or none at all — then the
 // server answers 503 after its deadline. The relay never says 200 on its own.
 //
+// Only this page may subscribe and answer, not any program that can reach
+// the port: both carry the relay's key (`?key=`), which the server gives out
+// in one place only, the link `cargo xtask serve` prints (`…/?relay=<key>`).
+// The page takes the key off its address at once (so it is not bookmarked,
+// shared or shown) and keeps it in sessionStorage: this tab keeps it across
+// reloads; another tab needs the link. Without it the panel says so.
+//
 // A webhook that reached the handler also goes on the timeline (via
 // "webhook"), with the steps Rust ran. The last LOG_LIMIT requests, with
 // their verdicts, are kept for the panel and `inboxLab.hooks.requests()`.
@@ -26,6 +33,34 @@ import { timeline } from '../timeline/timeline.js';
 /** Requests kept in the log. */
 const LOG_LIMIT = 50;
 
+/** The parameter of the printed link that holds the key, and where this tab keeps it. */
+const LINK_PARAM = 'relay';
+const KEY_STORE = 'inbox-lab.relay-key';
+
+/** The relay's key, or null: taken as this module loads, before anything copies the address. */
+const relayKey = takeKey();
+
+function takeKey() {
+  const url = new URL(window.location.href);
+  const given = url.searchParams.get(LINK_PARAM);
+  try {
+    if (given === null) {
+      return sessionStorage.getItem(KEY_STORE);
+    }
+    sessionStorage.setItem(KEY_STORE, given);
+  } catch {
+    // No sessionStorage (blocked): the key lasts as long as this load.
+  }
+  url.searchParams.delete(LINK_PARAM);
+  history.replaceState(history.state, '', url.href);
+  return given;
+}
+
+/** A relay path with the key. */
+function keyed(path) {
+  return `${path}?key=${encodeURIComponent(relayKey)}`;
+}
+
 /**
  * The receiver's one setting, the lesson's switch: verify signatures (the
  * way to do it) or not (the mistake, to see why).
@@ -34,8 +69,10 @@ export const receiver = { verify: true };
 
 /**
  * `connecting` | `connected` | `unavailable` (this browser has no
- * EventSource, or the relay went away) | `static` (the page is served as
- * static files, e.g. dist/ on any host: there is no relay to subscribe to) |
+ * EventSource, or the relay went away or refused the key) | `locked` (there
+ * is a relay, but this tab was not opened with its link) | `static` (the
+ * page is served as static files, e.g. dist/ on any host: there is no relay
+ * to subscribe to) |
  * `offline` (the browser is offline) | `follower` (another tab runs the
  * database and receives the webhooks).
  */
@@ -88,18 +125,21 @@ async function probe() {
   } catch {
     // Not served at all (the source tree's layout has no relay.json): no relay.
   }
-  if (relay) {
-    open();
-  } else {
+  if (!relay) {
     setStatus('static');
+  } else if (relayKey === null) {
+    setStatus('locked');
+  } else {
+    open();
   }
 }
 
 function open() {
-  const events = new EventSource('hooks/subscribe');
+  const events = new EventSource(keyed('hooks/subscribe'));
   events.addEventListener('open', () => setStatus('connected'));
-  // EventSource reconnects by itself after a network error; a 404 (a static
-  // host without the relay) closes it for good.
+  // EventSource reconnects by itself after a network error; any answer but
+  // 200 closes it for good: a key the server does not know (it was restarted
+  // and printed a new link), or too many tabs subscribed.
   events.addEventListener('error', () => setStatus(events.readyState === EventSource.CLOSED ? 'unavailable' : 'connecting'));
   events.addEventListener('hook', (message) => {
     handle(message.data);
@@ -150,7 +190,7 @@ async function handle(data) {
 
 async function postAnswer(id, { status: code, body }) {
   try {
-    await fetch(`hooks/answer/${encodeURIComponent(id)}`, {
+    await fetch(keyed(`hooks/answer/${encodeURIComponent(id)}`), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ status: code, body: body ?? null }),
