@@ -8,7 +8,7 @@
 #[path = "support/receivers.rs"]
 mod receivers;
 
-use receivers::{probe, two, Probed, Receiver, SECRET};
+use receivers::{probe, two, Postgres, Probed, Receiver, SECRET};
 use tempfile::TempDir;
 
 fn sqlite(dir: &TempDir) -> (String, String) {
@@ -150,4 +150,49 @@ fn the_balance_can_come_from_a_url() {
         "--state-url",
         &balance,
     ]));
+}
+
+/// Probes two instances of `handler` sharing one PostgreSQL database (a
+/// throwaway cluster this test owns), the balance read through the
+/// `postgres` crate.
+fn probe_postgres_pair(handler: &str) -> Probed {
+    let pg = Postgres::start();
+    let [a, b] = two(handler, &pg.url);
+    probe(&[
+        &a.hooks(),
+        &b.hooks(),
+        "--secret",
+        SECRET,
+        "--state",
+        &pg.url,
+        "--balance-sql",
+        "SELECT balance FROM accounts WHERE id = 1",
+    ])
+}
+
+/// The article's pattern on PostgreSQL at READ COMMITTED, two receiver
+/// processes, the bursts spread over both: INSERT ... ON CONFLICT DO NOTHING
+/// makes the second delivery wait for the first and then insert nothing.
+#[test]
+fn the_pattern_on_postgres_with_two_processes_is_idempotent() {
+    let p = probe_postgres_pair("postgres");
+    assert_idempotent(&p);
+    let urls: std::collections::HashSet<_> = p.scenario("concurrent")["deliveries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| d["attempts"][0]["url"].to_string())
+        .collect();
+    assert_eq!(urls.len(), 2, "the burst reached both processes");
+}
+
+/// SELECT, then UPDATE and INSERT, at READ COMMITTED with two processes:
+/// deliveries at the same moment all see no row, and all credit.
+#[test]
+fn check_then_act_on_postgres_is_broken_by_concurrent_deliveries() {
+    assert_broken_at(
+        &probe_postgres_pair("check_then_act"),
+        "concurrent",
+        "credited_twice",
+    );
 }

@@ -21,6 +21,7 @@ import hashlib
 import sqlite3
 import sys
 import threading
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "oracle"))
@@ -40,6 +41,13 @@ CREATE TABLE IF NOT EXISTS inbox (
 );
 INSERT INTO accounts(id) VALUES (1) ON CONFLICT DO NOTHING;
 """
+
+
+def other_work():
+    """What a real handler does between deciding and committing: a call to
+    another service, a log line. 50 ms of it widens the window a race needs,
+    and the same window is in the correct PostgreSQL handler, which holds."""
+    time.sleep(0.05)
 
 
 def sqlite_path(db):
@@ -120,6 +128,7 @@ def postgres(db, source, event_id, account_id, amount, **_):
             if cur.fetchone() != (account_id, amount):
                 raise ValueError("same key, different payload")
             return "duplicate"
+        other_work()
         cur.execute("UPDATE accounts SET balance = balance + %s WHERE id = %s",
                     (amount, account_id))
         return "applied"
@@ -176,6 +185,7 @@ def check_then_act(db, source, event_id, account_id, amount, **_):
             if old != (account_id, amount):
                 raise ValueError("same key, different payload")
             return "duplicate"
+        other_work()
         cur.execute("UPDATE accounts SET balance = balance + %s WHERE id = %s",
                     (amount, account_id))
         cur.execute("INSERT INTO inbox(source, event_id, account_id, amount) "
