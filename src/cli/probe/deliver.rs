@@ -274,7 +274,11 @@ impl Sender {
         let target = self.target();
         let mut ex = self.blank(target, msg);
         let Some(budget) = self.budget() else {
-            return failed(ex, NoAnswer::Deadline, "the run's deadline passed".into());
+            return failed(
+                ex,
+                NoAnswer::Deadline,
+                "the run's deadline (--deadline) passed".into(),
+            );
         };
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -302,12 +306,7 @@ impl Sender {
         match result {
             Ok((status, body)) => {
                 ex.status = Some(status);
-                ex.answer = Some(
-                    String::from_utf8_lossy(&body)
-                        .chars()
-                        .take(KEPT_ANSWER_CHARS)
-                        .collect(),
-                );
+                ex.answer = Some(printable(&body));
                 ex
             }
             Err(e) => {
@@ -335,7 +334,7 @@ impl Sender {
         request.push_str(&msg.body);
         let sent = self
             .budget()
-            .ok_or("the run's deadline passed".to_owned())
+            .ok_or("the run's deadline (--deadline) passed".to_owned())
             .and_then(|budget| {
                 let addr = target
                     .authority
@@ -365,6 +364,23 @@ impl Sender {
     }
 }
 
+/// The start of an answer, its control characters escaped: a receiver's
+/// bytes never reach the terminal raw.
+fn printable(body: &[u8]) -> String {
+    String::from_utf8_lossy(body)
+        .chars()
+        .take(KEPT_ANSWER_CHARS)
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
 fn failed(mut ex: Exchange, kind: NoAnswer, text: String) -> Exchange {
     ex.no_answer = Some(kind);
     ex.error = Some(text);
@@ -384,7 +400,7 @@ fn explain(e: &ureq::Error, budget: Duration) -> (NoAnswer, String) {
         }
         ureq::Error::Timeout(_) => (
             NoAnswer::Failed,
-            format!("no complete answer within {} s", budget.as_secs_f64()),
+            format!("no complete answer within {:.1} s", budget.as_secs_f64()),
         ),
         ureq::Error::BodyExceedsLimit(_) => (
             NoAnswer::Failed,

@@ -39,6 +39,8 @@ pub struct Finding {
 // The page's verdict words (`crate::labs::verdicts::Kind`), where they fit.
 const CREDITED_TWICE: &str = "credited_twice";
 const CREDIT_LOST: &str = "credit_lost";
+/// A delivery the receiver never answered properly, after retries.
+const NO_ANSWER: &str = "no_answer";
 /// A credit that no genuine event asked for.
 const FORGED_CREDIT: &str = "forged_credit";
 
@@ -465,7 +467,12 @@ pub fn run_all(sender: &Sender, mut state: State) -> Run {
             Err(e) => return run.stop(format!("cannot read the receiver's state: {e}")),
         };
         let verdict = judge(scenario, &played, before.zip(after));
+        // A receiver that does not answer would only time out again.
+        let silent = matches!(&verdict, Verdict::Broken { kind, .. } if kind == NO_ANSWER);
         run.push(Judged::new(scenario, played, before, after, verdict));
+        if silent {
+            break;
+        }
     }
     super::report::progress_done();
     run
@@ -491,7 +498,7 @@ fn could_not_run(played: &Played) -> Option<String> {
 pub fn judge(scenario: &Scenario, played: &Played, balance: Option<(i64, i64)>) -> Verdict {
     if let Some(why) = played.deliveries.iter().find_map(wrong_answer) {
         let kind = if why.starts_with("no answer") {
-            "no_answer"
+            NO_ANSWER
         } else {
             "wrong_answer"
         };
