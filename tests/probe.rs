@@ -11,25 +11,17 @@ mod receivers;
 use receivers::{probe, two, Postgres, Probed, Receiver, SECRET};
 use tempfile::TempDir;
 
-fn sqlite(dir: &TempDir) -> (String, String) {
-    let path = dir.path().join("receiver.sqlite3").display().to_string();
-    (format!("sqlite:{path}"), format!("sqlite:{path}"))
+fn sqlite(dir: &TempDir) -> String {
+    format!("sqlite:{}", dir.path().join("receiver.sqlite3").display())
 }
 
-/// Probes two instances of `handler` sharing one SQLite file, the balance
-/// read from that file.
-fn probe_sqlite_pair(handler: &str) -> Probed {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let (db, state) = sqlite(&dir);
-    let [a, b] = two(handler, &db);
-    probe(&[
-        &a.hooks(),
-        &b.hooks(),
-        "--secret",
-        SECRET,
-        "--state",
-        &state,
-    ])
+/// Probes two instances of `handler` sharing `db`, the balance read from
+/// `state`.
+fn probe_pair(handler: &str, db: &str, state: &[&str]) -> Probed {
+    let [a, b] = two(handler, db);
+    let mut args = vec![a.hooks(), b.hooks(), "--secret".into(), SECRET.into()];
+    args.extend(state.iter().map(|s| s.to_string()));
+    probe(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 fn assert_idempotent(p: &Probed) {
@@ -43,75 +35,210 @@ fn assert_idempotent(p: &Probed) {
     );
 }
 
-fn assert_broken_at(p: &Probed, scenario: &str, kind: &str) {
-    assert_eq!(p.code, 1, "{}\n{}", p.doc, p.stderr);
-    assert_eq!(p.doc["outcome"], "broken");
-    assert_eq!(p.first_failure(), Some(scenario), "{:?}", p.verdicts());
+/// The reference receivers of examples/receivers/ and what the probe must
+/// say of each: nothing wrong, or the first scenario that shows its mistake
+/// and the verdict word.
+const REFERENCES: &[(&str, Store, FirstFailure)] = &[
+    // The article's handler, unchanged, on SQLite.
+    ("article", Store::Sqlite, None),
+    // The pattern on PostgreSQL at READ COMMITTED: INSERT ... ON CONFLICT DO
+    // NOTHING makes a second delivery wait for the first, then insert nothing.
+    ("postgres", Store::Postgres, None),
+    // The repeat reaches the other instance, which never saw the event.
+    (
+        "memory",
+        Store::Sqlite,
+        Some(("same_again", "credited_twice")),
+    ),
+    // The credit commits before the unique key refuses the registration.
+    (
+        "two_transactions",
+        Store::Sqlite,
+        Some(("same_again", "credited_twice")),
+    ),
+    // SELECT, then act: deliveries at the same moment all see no row.
+    (
+        "check_then_act",
+        Store::Postgres,
+        Some(("concurrent", "credited_twice")),
+    ),
+    // A new event with an equal body is taken for a repeat.
+    (
+        "body_hash",
+        Store::Sqlite,
+        Some(("id_stripped_or_changed", "credit_lost")),
+    ),
+    // A forgery sent first registers the id; the genuine event is "duplicate".
+    (
+        "signature_after_dedup",
+        Store::Sqlite,
+        Some(("forged_first", "credit_lost")),
+    ),
+];
+
+/// The scenario a receiver first fails, and the verdict word; `None`: idempotent.
+type FirstFailure = Option<(&'static str, &'static str)>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Store {
+    Sqlite,
+    Postgres,
+}
+
+/// Every reference receiver, two processes sharing its database (a file,
+/// or a database of one throwaway PostgreSQL cluster this test owns), is
+/// judged as [`REFERENCES`] says — from the balance, which the broken
+/// ones' answers ("200") do not show — and README's table is what these
+/// runs printed (`PROBE_TABLE=write cargo test --test probe` rewrites it).
+#[test]
+fn every_reference_receiver_is_judged_as_expected_and_the_readme_shows_it() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let pg = Postgres::start();
+    let mut runs = Vec::new();
+    let mut wrong = Vec::new();
+    for (handler, store, expected) in REFERENCES {
+        let p = match store {
+            Store::Sqlite => {
+                let db = format!(
+                    "sqlite:{}",
+                    dir.path().join(format!("{handler}.sqlite3")).display()
+                );
+                probe_pair(handler, &db, &["--state", &db])
+            }
+            Store::Postgres => {
+                let db = pg.database(&format!("receiver_{handler}"));
+                probe_pair(
+                    handler,
+                    &db,
+                    &[
+                        "--state",
+                        &db,
+                        "--balance-sql",
+                        "SELECT balance FROM accounts WHERE id = 1",
+                    ],
+                )
+            }
+        };
+        let got = p.first_failure().map(|s| {
+            (
+                s.to_owned(),
+                p.scenario(s)["kind"].as_str().unwrap_or("").to_owned(),
+            )
+        });
+        let want = expected.map(|(s, k)| (s.to_owned(), k.to_owned()));
+        let want_code = if expected.is_some() { 1 } else { 0 };
+        if got != want
+            || p.code != want_code
+            || !p
+                .verdicts()
+                .iter()
+                .all(|(_, v)| v != "answers_only" && v != "skipped")
+        {
+            wrong.push(format!(
+                "{handler}: exit {} first failure {got:?}, expected exit {want_code} {want:?}\n{}",
+                p.code, p.stderr
+            ));
+        }
+        runs.push((*handler, *store, p));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let (article, postgres) = (&runs[0].2, &runs[1].2);
     assert_eq!(
-        p.scenario(scenario)["kind"],
-        kind,
-        "{}",
-        p.scenario(scenario)
+        article.scenario("concurrent")["deliveries"]
+            .as_array()
+            .map(Vec::len),
+        Some(20)
     );
+    let urls: std::collections::HashSet<_> = postgres.scenario("concurrent")["deliveries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| d["attempts"][0]["url"].to_string())
+        .collect();
+    assert_eq!(urls.len(), 2, "the burst reached both PostgreSQL receivers");
+    readme_table(&table(&runs));
 }
 
-/// The article's handler, unchanged, behind signature checks on SQLite,
-/// with two processes sharing the file: every scenario correct, and the
-/// history shows the burst really was N deliveries.
-#[test]
-fn the_articles_handler_on_sqlite_is_idempotent() {
-    let p = probe_sqlite_pair("article");
-    assert_idempotent(&p);
-    let burst = p.scenario("concurrent");
-    assert_eq!(burst["deliveries"].as_array().map(Vec::len), Some(20));
-    assert_eq!(
-        burst["balance_after"]
-            .as_i64()
-            .zip(burst["balance_before"].as_i64())
-            .map(|(a, b)| a - b),
-        burst["expected_change"].as_i64()
+/// The table README shows: scenario × receiver, each cell the verdict
+/// word, the first failure in bold; then each broken receiver's first
+/// failure in the probe's words.
+fn table(runs: &[(&str, Store, Probed)]) -> String {
+    let store = |s: &Store| {
+        if *s == Store::Sqlite {
+            "SQLite"
+        } else {
+            "PostgreSQL"
+        }
+    };
+    let mut out = format!(
+        "| scenario | {} |\n|---|{}\n",
+        runs.iter()
+            .map(|(h, s, _)| format!("`{h}` ({})", store(s)))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(runs.len())
     );
+    let names: Vec<String> = runs[0]
+        .2
+        .verdicts()
+        .into_iter()
+        .map(|(n, _)| n.trim_matches('"').to_owned())
+        .collect();
+    for name in &names {
+        let cells: Vec<String> = runs
+            .iter()
+            .map(|(_, _, p)| {
+                let verdict = p.scenario(name);
+                let word = verdict["kind"].as_str().unwrap_or("ok").to_owned();
+                if p.first_failure() == Some(name.as_str()) {
+                    format!("**{word}**")
+                } else {
+                    word
+                }
+            })
+            .collect();
+        out += &format!("| {name} | {} |\n", cells.join(" | "));
+    }
+    out += &format!(
+        "| exit | {} |\n\n",
+        runs.iter()
+            .map(|(_, _, p)| p.code.to_string())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    for (handler, _, p) in runs {
+        if let Some(first) = p.first_failure() {
+            out += &format!(
+                "- `{handler}`, {first}: {}.\n",
+                p.scenario(first)["why"].as_str().unwrap_or("")
+            );
+        }
+    }
+    out
 }
 
-/// Dedup in one process's memory: the repeat reaches the other instance,
-/// which never saw the event, and pays again.
-#[test]
-fn dedup_in_process_memory_is_broken_by_the_repeat() {
-    assert_broken_at(&probe_sqlite_pair("memory"), "same_again", "credited_twice");
-}
-
-/// The credit committed in one transaction and the registration in
-/// another: the unique key refuses the repeat's registration after its
-/// credit is already in.
-#[test]
-fn credit_and_registration_in_two_transactions_is_broken_by_the_repeat() {
-    assert_broken_at(
-        &probe_sqlite_pair("two_transactions"),
-        "same_again",
-        "credited_twice",
-    );
-}
-
-/// Dedup keyed on a hash of the body: a new event with an equal body is
-/// taken for a repeat and never paid.
-#[test]
-fn dedup_on_the_body_is_broken_by_a_changed_id() {
-    assert_broken_at(
-        &probe_sqlite_pair("body_hash"),
-        "id_stripped_or_changed",
-        "credit_lost",
-    );
-}
-
-/// The id registered before the signature is checked: a forgery sent first
-/// with the real id poisons it, and the genuine event is "duplicate".
-#[test]
-fn signature_checked_after_the_dedup_insert_is_broken_by_a_forgery_sent_first() {
-    assert_broken_at(
-        &probe_sqlite_pair("signature_after_dedup"),
-        "forged_first",
-        "credit_lost",
-    );
+/// Compares README's block with `table`, or writes it there when
+/// `PROBE_TABLE=write`.
+fn readme_table(table: &str) {
+    const START: &str =
+        "<!-- probe-table: written by `PROBE_TABLE=write cargo test --test probe` -->\n";
+    const END: &str = "<!-- /probe-table -->";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md");
+    let (Some(start), Some(end)) = (readme.find(START), readme.find(END)) else {
+        panic!("README.md has no {START:?} ... {END:?} block");
+    };
+    let shown = &readme[start + START.len()..end];
+    if std::env::var("PROBE_TABLE").as_deref() == Ok("write") {
+        let updated = format!(
+            "{}{table}{}",
+            &readme[..start + START.len()],
+            &readme[end..]
+        );
+        std::fs::write(&path, updated).expect("write README.md");
+    } else {
+        assert_eq!(shown, table, "README's probe table is not what the probe printed: run `PROBE_TABLE=write cargo test --test probe`");
+    }
 }
 
 /// Without --state the probe judges the answers alone and says so: the
@@ -120,7 +247,7 @@ fn signature_checked_after_the_dedup_insert_is_broken_by_a_forgery_sent_first() 
 #[test]
 fn without_state_only_the_answers_are_judged_and_the_report_says_so() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let (db, _) = sqlite(&dir);
+    let db = sqlite(&dir);
     let [a, b] = two("memory", &db);
     let p = probe(&[&a.hooks(), &b.hooks(), "--secret", SECRET]);
     assert_eq!(p.code, 0, "{}", p.doc);
@@ -140,7 +267,7 @@ fn without_state_only_the_answers_are_judged_and_the_report_says_so() {
 #[test]
 fn the_balance_can_come_from_a_url() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let (db, _) = sqlite(&dir);
+    let db = sqlite(&dir);
     let r = Receiver::start("article", &db);
     let balance = format!("{}/balance", r.base);
     assert_idempotent(&probe(&[
@@ -150,49 +277,4 @@ fn the_balance_can_come_from_a_url() {
         "--state-url",
         &balance,
     ]));
-}
-
-/// Probes two instances of `handler` sharing one PostgreSQL database (a
-/// throwaway cluster this test owns), the balance read through the
-/// `postgres` crate.
-fn probe_postgres_pair(handler: &str) -> Probed {
-    let pg = Postgres::start();
-    let [a, b] = two(handler, &pg.url);
-    probe(&[
-        &a.hooks(),
-        &b.hooks(),
-        "--secret",
-        SECRET,
-        "--state",
-        &pg.url,
-        "--balance-sql",
-        "SELECT balance FROM accounts WHERE id = 1",
-    ])
-}
-
-/// The article's pattern on PostgreSQL at READ COMMITTED, two receiver
-/// processes, the bursts spread over both: INSERT ... ON CONFLICT DO NOTHING
-/// makes the second delivery wait for the first and then insert nothing.
-#[test]
-fn the_pattern_on_postgres_with_two_processes_is_idempotent() {
-    let p = probe_postgres_pair("postgres");
-    assert_idempotent(&p);
-    let urls: std::collections::HashSet<_> = p.scenario("concurrent")["deliveries"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|d| d["attempts"][0]["url"].to_string())
-        .collect();
-    assert_eq!(urls.len(), 2, "the burst reached both processes");
-}
-
-/// SELECT, then UPDATE and INSERT, at READ COMMITTED with two processes:
-/// deliveries at the same moment all see no row, and all credit.
-#[test]
-fn check_then_act_on_postgres_is_broken_by_concurrent_deliveries() {
-    assert_broken_at(
-        &probe_postgres_pair("check_then_act"),
-        "concurrent",
-        "credited_twice",
-    );
 }

@@ -196,6 +196,19 @@ impl Postgres {
         pg
     }
 
+    /// A new, empty database of the cluster, as a URL.
+    pub fn database(&self, name: &str) -> String {
+        let mut client = postgres::Client::connect(&self.url, postgres::NoTls).expect("connect");
+        client
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .expect("CREATE DATABASE");
+        let server = self
+            .url
+            .rsplit_once('/')
+            .map_or(&*self.url, |(server, _)| server);
+        format!("{server}/{name}")
+    }
+
     fn tool(&self, name: &str) -> String {
         self.bin.join(name).display().to_string()
     }

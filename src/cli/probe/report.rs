@@ -206,14 +206,18 @@ pub fn print(run: &Run, json: bool) {
     }
     println!("{}", run.summary());
     if let Some(failed) = run.first_failure() {
-        let shown = |b: Option<i64>| b.map_or("not read".to_owned(), |b| b.to_string());
-        println!(
-            "history of {} (balance {} -> {}; its genuine events add up to {}):",
-            failed.name,
-            shown(failed.balance_before),
-            shown(failed.balance_after),
-            shown(failed.expected_change)
-        );
+        println!("history of {}:", failed.name);
+        if let (Some(before), Some(after), Some(expected)) = (
+            failed.balance_before,
+            failed.balance_after,
+            failed.expected_change,
+        ) {
+            println!(
+                "  balance {before} -> {after}: moved by {}, while its genuine events add up to \
+                 {expected}",
+                after - before
+            );
+        }
         for d in &failed.deliveries {
             for e in &d.attempts {
                 let answer = match (e.status, &e.error) {
