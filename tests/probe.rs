@@ -263,18 +263,30 @@ fn without_state_only_the_answers_are_judged_and_the_report_says_so() {
     );
 }
 
-/// The balance read from a URL the receiver serves (`--state-url`).
+/// The balance read from a URL the receiver serves (`--state-url`), and
+/// the body from a template of the reader's (`--body-template`).
 #[test]
 fn the_balance_can_come_from_a_url() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let db = sqlite(&dir);
     let r = Receiver::start("article", &db);
     let balance = format!("{}/balance", r.base);
-    assert_idempotent(&probe(&[
+    let template = dir.path().join("body.json");
+    std::fs::write(
+        &template,
+        "{\"amount\": {amount},\n \"account_id\": {account_id}}",
+    )
+    .expect("write");
+    let p = probe(&[
         &r.hooks(),
         "--secret",
         SECRET,
         "--state-url",
         &balance,
-    ]));
+        "--body-template",
+        &template.display().to_string(),
+    ]);
+    assert_idempotent(&p);
+    let sent = &p.scenario("new_event")["deliveries"][0]["attempts"][0]["body"];
+    assert_eq!(sent, "{\"amount\": 101,\n \"account_id\": 1}");
 }

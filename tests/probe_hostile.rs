@@ -206,6 +206,14 @@ fn a_receiver_that_answers_200_garbage_to_everything_accepts_a_stripped_id() {
         ],
     );
     assert!(!text.contains('\0'), "{text:?}");
+    // Unsigned, the forged and stale scenarios cannot be played, and say so.
+    let (code, text) = probe(&[&h.url, "--unsigned", "--timeout", "1"]);
+    assert_says(
+        code,
+        &text,
+        1,
+        &["skipped       forged_first", "needs --secret"],
+    );
 }
 
 #[test]
@@ -291,6 +299,10 @@ fn bad_arguments_mean_it_could_not_run_and_nothing_is_sent() {
     let h = Hostile::start(|conn, _| {
         let _ = conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
     });
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let template = dir.path().join("body.json");
+    std::fs::write(&template, r#"{"amount": 5}"#).expect("write");
+    let template = template.display().to_string();
     for (args, phrase) in [
         (
             vec!["http://192.0.2.1/hooks/a", "--secret", SECRET],
@@ -316,6 +328,16 @@ fn bad_arguments_mean_it_could_not_run_and_nothing_is_sent() {
             "https is not supported",
         ),
         (vec![h.url.as_str()], "--secret"),
+        (
+            vec![
+                h.url.as_str(),
+                "--secret",
+                SECRET,
+                "--body-template",
+                &template,
+            ],
+            "it has no {account_id}",
+        ),
     ] {
         let (code, text) = probe(&args);
         assert_says(code, &text, 2, &[phrase]);
