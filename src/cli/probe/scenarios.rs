@@ -300,8 +300,7 @@ fn other_payload(ev: &Events<'_>) -> Played {
     let (msg, amount) = ev.genuine();
     let first = ev.sender.deliver("the event", &msg, Expect::Accepted);
     let (_, other_amount) = ev.fresh();
-    let mut other = ev.sender.message(&msg.signed_id, other_amount);
-    other.id = msg.id.clone();
+    let other = ev.sender.message(&msg.signed_id, other_amount);
     let conflict = ev
         .sender
         .deliver("its id with another amount", &other, Expect::Settled);
