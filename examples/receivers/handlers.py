@@ -45,9 +45,9 @@ INSERT INTO accounts(id) VALUES (1) ON CONFLICT DO NOTHING;
 
 def other_work():
     """What a real handler does between deciding and committing: a call to
-    another service, a log line. 50 ms of it widens the window a race needs,
+    another service, a log line. 200 ms of it widens the window a race needs,
     and the same window is in the correct PostgreSQL handler, which holds."""
-    time.sleep(0.05)
+    time.sleep(0.2)
 
 
 def sqlite_path(db):
