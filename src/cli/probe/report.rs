@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 
 use serde::Serialize;
 
-use super::deliver::{Delivery, Sender};
+use super::deliver::{Delivery, Sender, Signing};
 use super::scenarios::{Played, Scenario, Verdict};
 use super::state::State;
 
@@ -226,13 +226,17 @@ pub fn print(run: &Run, json: bool) {
                     (None, None) => "(not read)".to_owned(),
                 };
                 println!(
-                    "  +{}ms {} [{}] webhook-id={} ts={} {:?} {} -> {} ({} ms)",
+                    "  +{}ms {} [{}] webhook-id={} ts={} signed={} {} -> {} ({} ms)",
                     e.at_ms,
                     e.url,
                     d.what,
                     e.webhook_id.as_deref().unwrap_or("(none)"),
                     e.webhook_timestamp,
-                    e.signed,
+                    if e.signed == Signing::Forged {
+                        "forged"
+                    } else {
+                        "genuine"
+                    },
                     e.body,
                     answer.trim_end(),
                     e.took_ms
