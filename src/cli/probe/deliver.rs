@@ -422,3 +422,43 @@ pub fn now_secs() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    /// The probe sends forged and repeated payments: only to this machine,
+    /// unless asked, and a host that merely starts like a loopback name is not one.
+    #[test]
+    fn only_loopback_targets_unless_allowed() {
+        for url in [
+            "http://127.0.0.1:9/h",
+            "http://localhost/h",
+            "http://[::1]:8080/h",
+            "http://127.3.4.5/",
+        ] {
+            assert!(Target::parse(url, false).is_ok(), "{url}");
+        }
+        for url in [
+            "http://127.0.0.1.example.com/h",
+            "http://localhost.example/h",
+            "http://192.0.2.1/h",
+            "http://10.0.0.1/h",
+        ] {
+            let refused = Target::parse(url, false).expect_err(url);
+            assert!(refused.contains("--allow-remote"), "{refused}");
+            assert!(
+                Target::parse(url, true).is_ok(),
+                "{url} with --allow-remote"
+            );
+        }
+        for url in [
+            "https://127.0.0.1/h",
+            "ftp://127.0.0.1/h",
+            "127.0.0.1:80",
+            "http://",
+        ] {
+            assert!(Target::parse(url, true).is_err(), "{url}");
+        }
+    }
+}
