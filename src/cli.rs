@@ -13,6 +13,7 @@
 //! inbox-lab judge --handler FILE [--deliveries 2|3]
 //! inbox-lab judge --workshop [--deliveries 2|3]
 //! inbox-lab judge --print-builtin NAME
+//! inbox-lab probe URL... (--secret whsec_… | --unsigned) [--state …] [--json]
 //! ```
 //!
 //! `judge` exits 0 for a correct handler, 1 for a broken one (or an error
@@ -25,6 +26,8 @@
 //! error (a missing or unknown option, from clap). Values arrive as text and
 //! follow [`crate::event`]'s rules: `--amount 1.5` is present but invalid, so
 //! it is an `invalid_input` error (exit 1), not a usage error.
+
+mod probe;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -170,6 +173,9 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         print_builtin: Option<String>,
     },
+    /// Check a webhook receiver from outside: repeats, races, lost answers,
+    /// forgeries (src/cli/probe/). Exit 0 idempotent, 1 broken, 2 could not run.
+    Probe(probe::Args),
     /// Explore every interleaving of K deliveries of one event by one
     /// handler, on real connections to a temporary file database.
     Race {
@@ -207,6 +213,7 @@ pub fn main() -> ExitCode {
             print_result(apply_one(&db, &source, &event_id, &account, &amount, fault))
         }
         Command::Show { db } => print_result(show(&db)),
+        Command::Probe(args) => probe::main(args),
         Command::Race {
             handler,
             deliveries,

@@ -3,11 +3,12 @@
 // to the server's relay (`cargo xtask serve`, xtask/src/serve/relay.rs) while the
 // page is open; the page's worker verifies and delivers (Rust:
 // src/labs/webhooks/), and the sender gets the handler's own answer. Then the
-// panel's curl + openssl example, rotation, and the dedup-poisoning level,
-// won and lost, in English and Russian.
+// panel's curl + openssl example, rotation, the dedup-poisoning level, won
+// and lost, in English and Russian, and the whole lab probed from outside
+// with `inbox-lab probe`.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { afterEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -48,6 +49,20 @@ async function post(headers, payload) {
     // not JSON: kept as null
   }
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: json };
+}
+
+/** Runs `inbox-lab probe … --json` (built by cargo if needed): `{status, doc}`. */
+function probe(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('cargo', ['run', '--quiet', '--bin', 'inbox-lab', '--', 'probe', ...args, '--json'], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, doc: JSON.parse(out) }));
+  });
 }
 
 /** Signs with the PyPI library (a Python process) and POSTs. */
@@ -355,6 +370,34 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     const retry = await sendNpm(secret, late, body(40));
     assert.deepEqual([retry.status, retry.body.outcome], [200, 'applied'], JSON.stringify(retry.body));
     assert.equal(await balance(page), 340);
+  });
+
+  // The lab itself probed from outside (`inbox-lab probe`, src/cli/probe/):
+  // the relay → the worker's verification → the atomic handler. The page's
+  // database is in the browser, out of the probe's reach, so it judges the
+  // answers and this test checks the balance: it moved by exactly what the
+  // genuine events add up to.
+  test('inbox-lab probe: the lab is idempotent, and its balance moved by the genuine events only', async () => {
+    await relayOn(page);
+    const before = await balance(page);
+    const { status, doc } = await probe([HOOK_URL, '--secret', await secretOf(page)]);
+    assert.equal(status, 0, `${doc.summary}\n${JSON.stringify(doc.scenarios.map((s) => [s.name, s.verdict, s.why]))}`);
+    assert.ok(doc.scenarios.every((s) => s.verdict === 'answers_only'), 'judged by its answers');
+    const expected = doc.scenarios.reduce((sum, s) => sum + s.expected_change, 0);
+    await idle(page);
+    assert.equal((await balance(page)) - before, expected);
+  });
+
+  test('inbox-lab probe: with “check signatures” off, the lab is broken by the forgery sent first', async () => {
+    await relayOn(page);
+    await reveal(page, '#hooks-verify');
+    await page.uncheck('#hooks-verify');
+    const { status, doc } = await probe([HOOK_URL, '--secret', await secretOf(page)]);
+    assert.equal(status, 1, doc.summary);
+    assert.equal(doc.first_failure, 'forged_first');
+    assert.match(doc.summary, /forged, sent first was answered 200 .*must be refused was accepted/);
+    await reveal(page, '#hooks-verify');
+    await page.check('#hooks-verify');
   });
 
   test('no page subscribed: 503 with Retry-After, and the relay never says 200 on its own', async () => {

@@ -1,6 +1,7 @@
 // The workshop: the article's scenario in the browser, and the three
 // exercises whose checks say whether the expected result happened — for
-// the right handler, and not for a wrong one.
+// the right handler, and not for a wrong one; the fourth is done with the
+// command line (`inbox-lab probe`).
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -120,6 +121,14 @@ describe('the workshop', { timeout: 240_000 }, () => {
       text:
         '✓ Done. The replay of (provider-a, evt-1) answered duplicate with receipt #1, balance after 500: the receipt stored with the first application.',
     });
+  });
+
+  test('exercise 4 is done outside the page: it shows the probe command, and no Check', async () => {
+    await reveal(page, '[data-exercise="ex4"]');
+    assert.equal(await page.$$eval('[data-exercise="ex4"] button', (bs) => bs.length), 0);
+    const command = await page.textContent('[data-exercise="ex4"] pre code');
+    assert.match(command, /^cargo run --release -- probe http:\/\/127\.0\.0\.1:\d+\/hooks\/provider-a .*--secret whsec_… --state sqlite:/);
+    assert.match(await page.textContent('[data-exercise="ex4"] h3'), /^Exercise 4\. Probe your own receiver$/);
   });
 
   test('exercise 3 with no_dedup: no duplicate ever comes back', async () => {

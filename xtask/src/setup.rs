@@ -75,6 +75,19 @@ const APT_REQUIRED: &[AptPiece] = &[
         why: "a virtual display for MiniBrowser, which has no headless mode",
         scope: Scope::Full,
     },
+    AptPiece {
+        program: "pg_ctlcluster",
+        package: "postgresql",
+        why:
+            "the PostgreSQL server the probe's tests (tests/probe.rs) start a throwaway cluster of",
+        scope: Scope::Full,
+    },
+    AptPiece {
+        program: "/usr/lib/python3/dist-packages/psycopg2/__init__.py",
+        package: "python3-psycopg2",
+        why: "the PostgreSQL driver of the reference receivers (examples/receivers/)",
+        scope: Scope::Full,
+    },
 ];
 
 fn present(piece: &AptPiece) -> bool {

@@ -389,6 +389,9 @@ fn e2e() -> Result<Outcome> {
         &util::root().join(build::BENCH_OUT_DIR),
     )
     .context("building the benchmark worker's module for the end-to-end tests")?;
+    // The native `inbox-lab`, whose `probe` hooks.test.mjs runs (`cargo run`) against the lab.
+    util::run(util::cargo().args(["build", "--package", MAIN_PACKAGE, "--bin", "inbox-lab"]))
+        .context("building inbox-lab for the end-to-end tests")?;
     // The site as it deploys: dist/, from the modules just built.
     let dist = root.join(dist::DIST_DIR);
     dist::assemble(&dist).context("building dist/ for the end-to-end tests")?;

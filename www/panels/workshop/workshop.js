@@ -1,5 +1,7 @@
-// The workshop: the article's scenario in one click, and its three
-// exercises as tasks the reader does.
+// The workshop: the article's scenario in one click, its three exercises
+// as tasks the reader does, and a fourth outside the page: probing the
+// reader's own receiver with `inbox-lab probe` (README, "Check your own
+// receiver"), which only the command line can do.
 //
 // Each exercise says what to do; the reader does it with the sender (with
 // the handler chosen there, so a mistaken handler can fail an exercise for
@@ -71,6 +73,10 @@ register({
     'ex3.not_yet': 'No duplicate answer in the timeline yet.',
     'ex3.no_receipt': 'The replay of ({source}, {event_id}) answered duplicate, but there is no stored receipt to return.',
     'ex3.different': 'The replay answered receipt #{seq}, but the stored one is #{stored}.',
+
+    'ex4.title': 'Exercise 4. Probe your own receiver',
+    'ex4.task':
+      'Write the receiver in your language, on your database: POST /hooks/{source} checking the Standard Webhooks signature, then the inbox row and the credit in one transaction. Start two instances on one database and probe both with the command below (README, “Check your own receiver”). Exit 0: idempotent. Exit 1 names the first scenario that broke it, in these words: Credited twice (credited_twice) — a repeat, a retry or a burst was paid again; Credit lost (credit_lost) — a genuine event was never paid (deduplicated on the body, or its id taken first by a forgery); forged_credit — a forged or stale request was paid.',
   },
   ru: {
     'workshop.title': 'Практикум',
@@ -123,6 +129,10 @@ register({
     'ex3.not_yet': 'В хронологии пока нет ответа duplicate.',
     'ex3.no_receipt': 'Повтор ({source}, {event_id}) ответил duplicate, но сохранённой квитанции, которую можно вернуть, нет.',
     'ex3.different': 'Повтор вернул квитанцию №{seq}, а сохранена №{stored}.',
+
+    'ex4.title': 'Упражнение 4. Проверьте свой приёмник',
+    'ex4.task':
+      'Напишите приёмник на своём языке, со своей базой: POST /hooks/{source} проверяет подпись Standard Webhooks, затем строка inbox и зачисление — в одной транзакции. Запустите два экземпляра на одной базе и проверьте оба командой ниже (README, «Check your own receiver»). Код 0: идемпотентен. Код 1 называет первый сценарий, на котором приёмник ошибся, этими словами: «Зачислено дважды» (credited_twice) — повтор, повторная попытка или залп оплачены снова; «Зачисление потеряно» (credit_lost) — подлинное событие так и не оплачено (дедупликация по телу или id, занятый подделкой); forged_credit — оплачен поддельный или просроченный запрос.',
   },
 });
 
@@ -144,6 +154,13 @@ const EXERCISES = [
     id: 'ex3',
     actions: [], // storing and replaying the first result is the reader's to do
     check: (tables, entries) => checkReplayReturnsFirstReceipt(tables, entries),
+  },
+  {
+    id: 'ex4',
+    actions: [],
+    // No check here: the probe's exit code is the verdict.
+    command:
+      'cargo run --release -- probe http://127.0.0.1:9000/hooks/provider-a http://127.0.0.1:9001/hooks/provider-a --secret whsec_… --state sqlite:receiver.db',
   },
 ];
 
@@ -193,7 +210,7 @@ function drawScenario() {
 function drawExercises() {
   const list = document.querySelector('#exercises');
   list.replaceChildren(
-    ...EXERCISES.map(({ id, actions }) => {
+    ...EXERCISES.map(({ id, actions, check: checks, command }) => {
       // Chips only fill the sender's form (base.css: .chip); Deliver is the reader's.
       const chips = actions.map(({ key, event }) => {
         const chip = el('button', { className: 'chip', text: t(key), attrs: { type: 'button' }, data: { fill: key } });
@@ -206,6 +223,7 @@ function drawExercises() {
       });
       const checkButton = el('button', { text: t('workshop.check_button'), attrs: { type: 'button' }, data: { check: id } });
       checkButton.addEventListener('click', () => whileBusy(() => check(id)));
+      const done = checks ? [el('div', { className: 'actions' }, checkButton), verdictNode(id)] : [];
       return el(
         'li',
         { className: 'exercise', data: { exercise: id } },
@@ -214,8 +232,8 @@ function drawExercises() {
         ...(chips.length === 0
           ? []
           : [el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('workshop.fills') } }, el('span', { className: 'group-label', text: t('workshop.fills') }), ...chips)]),
-        el('div', { className: 'actions' }, checkButton),
-        verdictNode(id),
+        ...(command ? [el('pre', { className: 'exercise-command' }, el('code', { text: command }))] : []),
+        ...done,
       );
     }),
   );
