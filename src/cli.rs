@@ -931,7 +931,7 @@ fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged
         options.deadline,
         format!(
             "inbox-lab: judge stopped: the deadline of {} s passed before the judge finished \
-             (seed {}); a statement of the handler runs far too long",
+             (seed {}): the handler takes too long to judge",
             options.deadline.as_secs(),
             options.seed
         ),
