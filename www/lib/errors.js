@@ -46,6 +46,7 @@ register({
     'error.invalid_input.whitespace_only': 'invalid {field}: must not be only whitespace',
     'error.invalid_input.too_long': 'invalid {field}: is {bytes} bytes of UTF-8; at most {max} are allowed',
     'error.invalid_input.control_char': 'invalid {field}: contains the control character {char} at byte {at}',
+    'error.invalid_input.invisible_char': 'invalid {field}: contains the invisible character {char} at byte {at}',
     'error.invalid_input.lone_surrogate':
       'invalid {field}: contains a lone surrogate (invalid UTF-16), which has no UTF-8 form',
     'error.invalid_input.not_canonical_integer':
@@ -180,6 +181,7 @@ register({
     'error.invalid_input.whitespace_only': 'поле {field}: не может состоять из одних пробелов',
     'error.invalid_input.too_long': 'поле {field}: {bytes} байт в UTF-8, а допускается не больше {max}',
     'error.invalid_input.control_char': 'поле {field}: управляющий символ {char} в байте {at}',
+    'error.invalid_input.invisible_char': 'поле {field}: невидимый символ {char} в байте {at}',
     'error.invalid_input.lone_surrogate':
       'поле {field}: одиночный суррогат (неверный UTF-16) — у такой строки нет записи в UTF-8',
     'error.invalid_input.not_canonical_integer':
