@@ -30,15 +30,16 @@ fn builtin(name: &str) -> String {
     run.stdout
 }
 
+/// Runs `inbox-lab judge` on `path` with 2 deliveries and `more` options.
+fn judge_run(path: &std::path::Path, more: &[&str]) -> binary::Run {
+    let p = path.to_str().expect("utf-8");
+    let args = ["judge", "--handler", p, "--deliveries", "2"];
+    inbox_lab(&[&args[..], more].concat())
+}
+
 /// Judges `path` with 2 deliveries: the exit code and the one JSON line.
 fn judge(path: &std::path::Path) -> (i32, Value) {
-    let run = inbox_lab(&[
-        "judge",
-        "--handler",
-        path.to_str().expect("utf-8"),
-        "--deliveries",
-        "2",
-    ]);
+    let run = judge_run(path, &[]);
     assert_eq!(run.stdout.lines().count(), 1, "one line: {}", run.stdout);
     let json = run.json();
     (run.code, json)
@@ -175,10 +176,7 @@ fn a_handler_gaming_one_source_is_broken_and_its_seed_repeats_the_report() {
     let replay = r["cases"]["replay"].as_str().unwrap_or_default();
     assert!(replay.contains("from \"production\""), "{r}");
     let seed = r["seed"].as_u64().expect("a seed").to_string();
-    let p = path.to_str().expect("utf-8");
-    let again = |seed: &str| {
-        inbox_lab(&["judge", "--handler", p, "--deliveries", "2", "--seed", seed]).stdout
-    };
+    let again = |seed: &str| judge_run(&path, &["--seed", seed]).stdout;
     let line = again(&seed);
     assert_eq!(line, again(&seed), "the same seed, the same line");
     let repeated: Value = serde_json::from_str(&line).expect("JSON");
@@ -194,17 +192,7 @@ fn a_run_past_its_deadline_ends_with_exit_4_and_says_why() {
         SELECT instr(printf('%.*c', 1000000, 'a'), printf('%.*c', 500000, 'a') || 'b')\n\
         COMMIT\nANSWER applied\n";
     let (_dir, path) = handler_file("slow.inbox", slow);
-    let run = inbox_lab(&[
-        "judge",
-        "--handler",
-        path.to_str().expect("utf-8"),
-        "--deliveries",
-        "2",
-        "--seed",
-        "5",
-        "--deadline",
-        "1",
-    ]);
+    let run = judge_run(&path, &["--seed", "5", "--deadline", "1"]);
     assert_eq!(run.code, 4, "{} {}", run.stdout, run.stderr);
     assert_eq!(run.stdout, "", "no report");
     assert_eq!(
