@@ -10,17 +10,21 @@
 //! inbox-lab race  --handler NAME [--deliveries K]
 //! inbox-lab crash-lab [--mode delete|wal] [--events N] [--control | --control-coalescing]
 //!                     [--workload apply|dispatch] [--no-dedup]
-//! inbox-lab judge --handler FILE [--deliveries 2|3]
-//! inbox-lab judge --workshop [--deliveries 2|3]
+//! inbox-lab judge --handler FILE [--deliveries 2|3] [--seed N] [--deadline SECONDS]
+//! inbox-lab judge --workshop [--deliveries 2|3] [--seed N] [--deadline SECONDS]
 //! inbox-lab judge --print-builtin NAME
 //! inbox-lab probe URL... (--secret whsec_… | --unsigned) [--state …] [--json]
 //! ```
 //!
 //! `judge` exits 0 for a correct handler, 1 for a broken one (or an error
 //! of the lab, as JSON), 2 when the file does not parse (the error on
-//! stderr, with line and column). `--workshop` judges the handler written
-//! in Rust in `workshop/handler.rs` (a binary built with the feature
-//! `workshop`, as `cargo xtask workshop` does; without it, exit 2).
+//! stderr, with line and column) or an option is wrong, 4 when the whole
+//! run passed its deadline ([`DEFAULT_DEADLINE`] unless `--deadline`; a
+//! message on stderr, nothing on stdout). `--seed` repeats the events of a
+//! report's `seed` (a fresh one when not given). `--workshop` judges the
+//! handler written in Rust in `workshop/handler.rs` (a binary built with
+//! the feature `workshop`, as `cargo xtask workshop` does; without it,
+//! exit 2).
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
 //! error (a missing or unknown option, from clap). Values arrive as text and
@@ -32,7 +36,8 @@ mod probe;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use clap::{ArgGroup, Parser, Subcommand};
 use serde::Serialize;
@@ -154,6 +159,9 @@ enum Command {
         /// Deliver with the workshop's handler (feature `workshop`).
         #[arg(long)]
         workshop: bool,
+        /// End (exit 4) after this many milliseconds: the judge's deadline.
+        #[arg(long)]
+        deadline_ms: Option<u64>,
     },
     /// Judge a handler written in the handler language: the article's
     /// cases, a fault after every statement, every race interleaving, the
@@ -172,6 +180,14 @@ enum Command {
         /// Print a built-in handler's text instead.
         #[arg(long, value_name = "NAME")]
         print_builtin: Option<String>,
+        /// The seed of the events delivered (a report's `seed`); fresh when
+        /// not given.
+        #[arg(long, allow_hyphen_values = true)]
+        seed: Option<String>,
+        /// Wall-clock limit of the whole run, in seconds (default 180):
+        /// past it, exit 4.
+        #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
+        deadline: Option<String>,
     },
     /// Check a webhook receiver from outside: repeats, races, lost answers,
     /// forgeries (src/cli/probe/). Exit 0 idempotent, 1 broken, 2 could not run.
@@ -223,8 +239,13 @@ pub fn main() -> ExitCode {
             workshop,
             deliveries,
             print_builtin,
+            seed,
+            deadline,
         } => match (handler, print_builtin) {
-            (None, None) if workshop => judge_workshop(deliveries.as_deref()),
+            (None, None) if workshop => {
+                judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref())
+                    .map_or_else(usage, judge_workshop)
+            }
             (_, Some(name)) => match name.parse::<Handler>() {
                 Ok(h) => {
                     print!("{}", script::builtin(h));
@@ -235,7 +256,10 @@ pub fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             },
-            (Some(file), None) => judge_file(&file, deliveries.as_deref()),
+            (Some(file), None) => judge_file(
+                &file,
+                judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref()),
+            ),
             (None, None) => ExitCode::from(2),
         },
         Command::CrashLab {
@@ -266,6 +290,7 @@ pub fn main() -> ExitCode {
             control,
             handler_file,
             workshop,
+            deadline_ms,
         } => match crash_child(&ChildRun {
             path: &db,
             mode: &mode,
@@ -283,6 +308,7 @@ pub fn main() -> ExitCode {
                 (None, true) => Some(Judged::Workshop),
                 (None, false) => None,
             },
+            deadline: deadline_ms.map(Duration::from_millis),
         }) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -467,9 +493,15 @@ struct ChildRun<'a> {
     receiver: &'a str,
     control: &'a str,
     handler: Option<Judged<'a>>,
+    /// The judge's deadline, passed on: a child delivering with a slow
+    /// handler ends with its parent.
+    deadline: Option<Duration>,
 }
 
 fn crash_child(run: &ChildRun<'_>) -> Result<(), Error> {
+    if let Some(after) = run.deadline {
+        watchdog(after, String::new(), None);
+    }
     let mode: JournalMode = run.mode.parse().map_err(Error::storage)?;
     let control: crash::Control = run.control.parse().map_err(Error::storage)?;
     let handler = run.handler.map(Judged::contender).transpose()?;
@@ -613,6 +645,10 @@ pub fn crash_sweep_with(
             }
             None => {}
         }
+        if let Some(at) = DEADLINE.get() {
+            let left = at.saturating_duration_since(Instant::now());
+            cmd.args(["--deadline-ms", &left.as_millis().to_string()]);
+        }
         let out = cmd
             .output()
             .map_err(|e| Error::storage(format!("child: {e}")))?;
@@ -737,14 +773,12 @@ fn read_handler(path: &str) -> Result<Contender, Error> {
 }
 
 /// `inbox-lab judge --handler FILE`: exit 0 correct, 1 broken (or a lab
-/// error, as JSON), 2 unreadable or not parsing (on stderr).
-fn judge_file(path: &str, deliveries: Option<&str>) -> ExitCode {
+/// error, as JSON), 2 unreadable or not parsing (on stderr), 4 past the
+/// deadline. The options are refused only after the file parsed.
+fn judge_file(path: &str, options: Result<JudgeOptions, String>) -> ExitCode {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("inbox-lab: cannot read {path}: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return usage(format!("cannot read {path}: {e}")),
     };
     let program = match script::parse(&text) {
         Ok(p) => p,
@@ -758,31 +792,84 @@ fn judge_file(path: &str, deliveries: Option<&str>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let deliveries = match deliveries_of(deliveries) {
-        Ok(d) => d,
-        Err(reason) => {
-            eprintln!("inbox-lab: {reason}");
-            return ExitCode::from(2);
-        }
+    let options = match options {
+        Ok(options) => options,
+        Err(reason) => return usage(reason),
     };
     let name = Path::new(path)
         .file_name()
         .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
     judge_contender(
         &Contender::Script { name, program },
-        &deliveries,
+        &options,
         Judged::File(path),
     )
 }
 
-/// `--deliveries`: both when not given.
-fn deliveries_of(deliveries: Option<&str>) -> Result<Vec<usize>, String> {
-    match deliveries {
-        None => Ok(vec![2, 3]),
-        Some("2") => Ok(vec![2]),
-        Some("3") => Ok(vec![3]),
-        Some(other) => Err(format!("--deliveries must be 2 or 3, got {other:?}")),
-    }
+/// The judge's options, checked: exit 2 with the reason otherwise.
+struct JudgeOptions {
+    deliveries: Vec<usize>,
+    seed: u64,
+    deadline: Duration,
+}
+
+/// The whole run's wall-clock limit when `--deadline` is not given: above
+/// the in-process budget ([`judge::JUDGE_BUDGET`], 120 s), so a handler the
+/// budget stops still gets its report; the deadline is for what the budget
+/// cannot stop (one slow SQLite step, the crash sweep's children).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(180);
+
+/// The exit code of a judge run that passed its deadline.
+pub const EXIT_DEADLINE: u8 = 4;
+
+fn judge_options(
+    deliveries: Option<&str>,
+    seed: Option<&str>,
+    deadline: Option<&str>,
+) -> Result<JudgeOptions, String> {
+    let deliveries = match deliveries {
+        None => vec![2, 3],
+        Some("2") => vec![2],
+        Some("3") => vec![3],
+        Some(other) => return Err(format!("--deliveries must be 2 or 3, got {other:?}")),
+    };
+    let seed = match seed {
+        None => fresh_seed(),
+        Some(text) => parse_integer(script::sample::SEED, text)
+            .and_then(script::sample::seed)
+            .map_err(|e| format!("--seed {e}"))?,
+    };
+    let deadline = match deadline {
+        None => DEFAULT_DEADLINE,
+        Some(text) => match parse_integer(Field::new("deadline"), text) {
+            Ok(n @ 1..=86_400) => Duration::from_secs(n.unsigned_abs()),
+            _ => {
+                return Err(format!(
+                    "--deadline must be a whole number of seconds from 1 to 86400, got {text:?}"
+                ))
+            }
+        },
+    };
+    Ok(JudgeOptions {
+        deliveries,
+        seed,
+        deadline,
+    })
+}
+
+/// A seed no run has chosen: std's per-process random hash keys.
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let bits = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    bits & script::sample::MAX_SEED
+}
+
+/// Says `reason` on stderr: exit 2.
+fn usage(reason: String) -> ExitCode {
+    eprintln!("inbox-lab: {reason}");
+    ExitCode::from(2)
 }
 
 /// The workshop's handler, if this binary has it.
@@ -794,26 +881,69 @@ fn workshop_contender() -> Result<Contender, Error> {
 
 /// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
 /// Rust compiled in with the feature `workshop`; exit 2 without it.
-fn judge_workshop(deliveries: Option<&str>) -> ExitCode {
-    let deliveries = match deliveries_of(deliveries) {
-        Ok(d) => d,
-        Err(reason) => {
-            eprintln!("inbox-lab: {reason}");
-            return ExitCode::from(2);
-        }
-    };
+fn judge_workshop(options: JudgeOptions) -> ExitCode {
     match workshop_contender() {
-        Ok(contender) => judge_contender(&contender, &deliveries, Judged::Workshop),
-        Err(_) => {
-            eprintln!("inbox-lab: {}", crate::labs::workshop::MISSING);
-            ExitCode::from(2)
-        }
+        Ok(contender) => judge_contender(&contender, &options, Judged::Workshop),
+        Err(_) => usage(crate::labs::workshop::MISSING.to_owned()),
     }
 }
 
+/// When the judge's deadline passes (set once, read by the crash sweep to
+/// give its children what is left).
+static DEADLINE: OnceLock<Instant> = OnceLock::new();
+/// Set by whoever ends the run first: the judge printing its report, or
+/// the watchdog at the deadline (the other then does nothing).
+static ENDED: Mutex<bool> = Mutex::new(false);
+
+/// Ends the process `after` from now unless it [`ended`] first: says
+/// `message` on stderr (none for a crash child), removes `scratch`, exits
+/// [`EXIT_DEADLINE`]. A thread of its own, so that nothing the judge runs —
+/// a single SQLite call included, which no progress handler interrupts —
+/// can hold the run past it.
+fn watchdog(after: Duration, message: String, scratch: Option<std::path::PathBuf>) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        let mut ended = ENDED.lock().unwrap_or_else(PoisonError::into_inner);
+        if *ended {
+            return;
+        }
+        *ended = true;
+        if !message.is_empty() {
+            eprintln!("{message}");
+        }
+        if let Some(dir) = scratch {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        std::process::exit(i32::from(EXIT_DEADLINE));
+    });
+}
+
+/// Claims the end of the run for the report; `false` if the watchdog
+/// already has it (the process is exiting).
+fn ended() -> bool {
+    let mut ended = ENDED.lock().unwrap_or_else(PoisonError::into_inner);
+    !std::mem::replace(&mut *ended, true)
+}
+
 /// Judges `contender` (the crash sweep's children deliver with `judged`) and
-/// prints the report: exit 0 correct, 1 broken or a lab error (as JSON).
-fn judge_contender(contender: &Contender, deliveries: &[usize], judged: Judged<'_>) -> ExitCode {
+/// prints the report: exit 0 correct, 1 broken or a lab error (as JSON), 4
+/// past the deadline.
+fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged<'_>) -> ExitCode {
+    let dir = match temp_dir() {
+        Ok(dir) => dir,
+        Err(e) => return print_result(Err::<(), _>(e)),
+    };
+    let _ = DEADLINE.set(Instant::now() + options.deadline);
+    watchdog(
+        options.deadline,
+        format!(
+            "inbox-lab: judge stopped: the deadline of {} s passed before the judge finished \
+             (seed {}): the handler takes too long to judge",
+            options.deadline.as_secs(),
+            options.seed
+        ),
+        Some(dir.path().to_owned()),
+    );
     let sweep = || -> Result<Option<(judge::CrashCounts, Option<judge::Failure>)>, Error> {
         let mut counts = judge::CrashCounts::default();
         let mut failure = None;
@@ -834,18 +964,25 @@ fn judge_contender(contender: &Contender, deliveries: &[usize], judged: Judged<'
         Ok(Some((counts, failure)))
     };
     let run = || -> Result<judge::Report, Error> {
-        let dir = temp_dir()?;
         let db = dir.path().join("judge.sqlite3");
         let db = utf8(&db)?;
         judge::judge(
             contender,
-            deliveries,
+            &options.deliveries,
             || judge::open_scratch(db),
             judge::JUDGE_BUDGET,
+            options.seed,
             sweep,
         )
     };
-    match run() {
+    let result = run();
+    if !ended() {
+        // The watchdog is ending the process: block until it has.
+        loop {
+            std::thread::park();
+        }
+    }
+    match result {
         Ok(report) => {
             let broken = report.verdict != "correct";
             let code = print_result(Ok::<_, Error>(&report));

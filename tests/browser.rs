@@ -587,14 +587,24 @@ async fn console_memory_is_bounded_by_the_heap_limit() {
 /// correct with every count 0, `check_then_act`'s is broken with a race
 /// schedule to replay, a typo comes back with its line, column and both
 /// languages' sentences — and the crash sweep is said to run natively only.
+/// A seed given back gives the same report, and replays the schedule with
+/// the event it failed with.
 #[test]
 fn the_judge_runs_a_handler_text_in_the_worker() {
     use inbox_lab::labs::race::Handler;
     use inbox_lab::labs::script::builtin;
+    use inbox_lab::wasm::replay_handler;
     let two = JsValue::from_f64(2.0);
-    let judged = |text: &str| {
-        judge_handler(JsValue::from_str(text), two.clone(), JsValue::UNDEFINED).expect("judged")
+    let seeded = |text: &str, seed: JsValue| {
+        judge_handler(
+            JsValue::from_str(text),
+            two.clone(),
+            JsValue::UNDEFINED,
+            seed,
+        )
+        .expect("judged")
     };
+    let judged = |text: &str| seeded(text, JsValue::UNDEFINED);
     let ok = judged(builtin(Handler::Atomic));
     assert_eq!(text(&ok, "result").as_deref(), Some("report"));
     assert_eq!(text(&ok, "crash_sweep").as_deref(), Some("native_only"));
@@ -617,6 +627,34 @@ fn the_judge_runs_a_handler_text_in_the_worker() {
     assert_eq!(text(&first, "check").as_deref(), Some("race"));
     let schedule = js_sys::Array::from(&get(&first, "schedule"));
     assert!(schedule.length() >= 2);
+    let seed = get(&report, "seed");
+    assert!(seed.as_f64().is_some(), "the seed is reported");
+    let json = |v: &JsValue| js_sys::JSON::stringify(v).map(String::from).ok();
+    let again = seeded(builtin(Handler::CheckThenAct), seed.clone());
+    assert_eq!(
+        json(&get(&again, "report")),
+        json(&report),
+        "same seed, same report"
+    );
+    let replayed = replay_handler(
+        JsValue::from_str(builtin(Handler::CheckThenAct)),
+        two.clone(),
+        schedule
+            .iter()
+            .map(|i| i.as_f64().unwrap_or(0.0) as u32)
+            .collect(),
+        seed,
+    )
+    .expect("replayed");
+    let verdict = get(&replayed, "verdict");
+    assert_eq!(get(&verdict, "double_credit").as_bool(), Some(true));
+    let negative = judge_handler(
+        JsValue::from_str("SELECT 1\nANSWER applied"),
+        two.clone(),
+        JsValue::UNDEFINED,
+        JsValue::from_f64(-1.0),
+    );
+    assert!(negative.is_err(), "a negative seed is refused");
 
     let typo = judged("SELECT 1\nIF CHANGED 0\nEND\nANSWER applied\n");
     assert_eq!(text(&typo, "result").as_deref(), Some("parse_error"));
@@ -629,6 +667,7 @@ fn the_judge_runs_a_handler_text_in_the_worker() {
     let four = judge_handler(
         JsValue::from_str("SELECT 1\nANSWER applied"),
         JsValue::from_f64(4.0),
+        JsValue::UNDEFINED,
         JsValue::UNDEFINED,
     );
     assert!(four.is_err(), "4 deliveries are refused");
@@ -655,6 +694,7 @@ fn the_judge_tells_its_progress_to_a_listener() {
         )),
         JsValue::from_f64(2.0),
         listener.as_ref().clone(),
+        JsValue::UNDEFINED,
     )
     .expect("judged");
     assert_eq!(text(&judged, "result").as_deref(), Some("report"));
@@ -684,8 +724,10 @@ fn without_the_feature_the_workshop_handler_is_not_listed_and_asking_for_it_says
     );
     let two = JsValue::from_f64(2.0);
     for err in [
-        judge_workshop(two.clone(), JsValue::UNDEFINED).expect_err("no workshop handler"),
-        replay_workshop(two.clone(), vec![0, 1]).expect_err("no workshop handler"),
+        judge_workshop(two.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED)
+            .expect_err("no workshop handler"),
+        replay_workshop(two.clone(), vec![0, 1], JsValue::UNDEFINED)
+            .expect_err("no workshop handler"),
         RaceLab::new(two.clone())
             .expect("race lab")
             .start(JsValue::from_str("workshop"))

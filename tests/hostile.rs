@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use inbox_lab::core::db::{self, Mode};
 use inbox_lab::core::error::codes;
-use inbox_lab::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT, MAX_KEY_BYTES};
+use inbox_lab::core::event::{is_default_ignorable, MAX_ACCOUNT_ID, MAX_AMOUNT, MAX_KEY_BYTES};
 use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use inbox_lab::core::tables;
 use inbox_lab::{apply, Error, Event, Field, Outcome};
@@ -33,7 +33,8 @@ use serde_json::{json, Value};
 // ---- The oracle: the rules, restated ---------------------------------------------------------
 
 /// Why a key is refused, if it is: not blank, at most 255 bytes, no control characters
-/// (C0, C1, DEL, and the bidirectional embeddings, overrides and isolates).
+/// (C0, C1, DEL, and the bidirectional embeddings, overrides and isolates) and no other
+/// default-ignorable character (the first such character decides the code).
 fn key_problem(key: &str) -> Option<&'static str> {
     if key.is_empty() {
         Some("empty")
@@ -41,13 +42,16 @@ fn key_problem(key: &str) -> Option<&'static str> {
         Some("whitespace_only")
     } else if key.len() > MAX_KEY_BYTES {
         Some("too_long")
-    } else if key
-        .chars()
-        .any(|c| c.is_control() || matches!(u32::from(c), 0x202A..=0x202E | 0x2066..=0x2069))
-    {
-        Some("control_char")
     } else {
-        None
+        key.chars().find_map(|c| {
+            if c.is_control() || matches!(u32::from(c), 0x202A..=0x202E | 0x2066..=0x2069) {
+                Some("control_char")
+            } else if is_default_ignorable(c) {
+                Some("invisible_char")
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -605,7 +609,17 @@ fn the_named_catalogue() {
             ok("s\u{7}", "e"),
             Some((Field::SOURCE, "control_char")),
         ),
-        ("emoji", ok("🦀", "👩‍👩‍👧‍👦"), None),
+        ("emoji", ok("🦀", "👍🏽"), None),
+        (
+            "emoji joined by U+200D",
+            ok("🦀", "👩‍👩‍👧‍👦"),
+            Some((Field::EVENT_ID, "invisible_char")),
+        ),
+        (
+            "zero width space",
+            ok("s\u{200B}", "e"),
+            Some((Field::SOURCE, "invisible_char")),
+        ),
         ("RTL", ok("שלום", "مرحبا"), None),
         ("HTML", ok("<img src=x onerror=alert(1)>", "<script>"), None),
         ("SQL", ok("'; DROP TABLE inbox; --", "1 OR 1=1"), None),

@@ -1,10 +1,11 @@
 #![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 //! `inbox-lab judge`, run as a process the way a workshop script runs it:
 //! exit 0 for a correct handler, 1 for a broken one, 2 for a file that does
-//! not parse (the error on stderr as `FILE:LINE:COLUMN: sentence`); one
-//! JSON line of the issue's shape on stdout; `--print-builtin` prints the
-//! texts the judge is checked against. The crash sweep runs here (it needs
-//! child processes), so these judge with 2 deliveries only.
+//! not parse (the error on stderr as `FILE:LINE:COLUMN: sentence`), 4 past
+//! the deadline; one JSON line of the issue's shape on stdout, with the
+//! seed that repeats it; `--print-builtin` prints the texts the judge is
+//! checked against. The crash sweep runs here (it needs child processes),
+//! so these judge with 2 deliveries only.
 
 use std::path::PathBuf;
 
@@ -29,15 +30,16 @@ fn builtin(name: &str) -> String {
     run.stdout
 }
 
+/// Runs `inbox-lab judge` on `path` with 2 deliveries and `more` options.
+fn judge_run(path: &std::path::Path, more: &[&str]) -> binary::Run {
+    let p = path.to_str().expect("utf-8");
+    let args = ["judge", "--handler", p, "--deliveries", "2"];
+    inbox_lab(&[&args[..], more].concat())
+}
+
 /// Judges `path` with 2 deliveries: the exit code and the one JSON line.
 fn judge(path: &std::path::Path) -> (i32, Value) {
-    let run = inbox_lab(&[
-        "judge",
-        "--handler",
-        path.to_str().expect("utf-8"),
-        "--deliveries",
-        "2",
-    ]);
+    let run = judge_run(path, &[]);
     assert_eq!(run.stdout.lines().count(), 1, "one line: {}", run.stdout);
     let json = run.json();
     (run.code, json)
@@ -134,12 +136,70 @@ fn bad_arguments_exit_2_with_a_reason() {
             "cannot read",
         ),
         (vec!["judge"], "--handler"),
+        (vec!["judge", "--handler", p, "--seed", "-1"], "--seed"),
+        (vec!["judge", "--handler", p, "--seed", "1.5"], "--seed"),
+        (
+            vec!["judge", "--handler", p, "--seed", "9007199254740992"],
+            "--seed",
+        ),
+        (
+            vec!["judge", "--handler", p, "--deadline", "0"],
+            "--deadline",
+        ),
+        (
+            vec!["judge", "--handler", p, "--deadline", "2s"],
+            "--deadline",
+        ),
     ] {
         let run = inbox_lab(&args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
         assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{args:?}");
     }
+}
+
+/// A handler right for the usual event only (a `production` event is
+/// credited without an inbox row) is broken, the case naming the event; the
+/// seed printed judges the same events again, line for line.
+#[test]
+fn a_handler_gaming_one_source_is_broken_and_its_seed_repeats_the_report() {
+    let atomic = builtin("atomic");
+    let text = format!(
+        "SELECT 1 WHERE :source = 'production'\nIF ROW\n\
+         UPDATE accounts SET balance = balance + :amount WHERE id = :account_id\n\
+         ANSWER applied\nEND\n{atomic}"
+    );
+    let (_dir, path) = handler_file("gamed.inbox", &text);
+    let (code, r) = judge(&path);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["verdict"], "broken", "{r}");
+    let replay = r["cases"]["replay"].as_str().unwrap_or_default();
+    assert!(replay.contains("from \"production\""), "{r}");
+    let seed = r["seed"].as_u64().expect("a seed").to_string();
+    let again = |seed: &str| judge_run(&path, &["--seed", seed]).stdout;
+    let line = again(&seed);
+    assert_eq!(line, again(&seed), "the same seed, the same line");
+    let repeated: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(repeated, r, "and the same report as the first run");
+}
+
+/// A handler whose one statement takes far longer than the deadline (a
+/// search over strings it builds: a single SQLite step, which no progress
+/// handler interrupts) ends at the deadline with exit 4 and says so.
+#[test]
+fn a_run_past_its_deadline_ends_with_exit_4_and_says_why() {
+    let slow = "BEGIN IMMEDIATE\n\
+        SELECT instr(printf('%.*c', 1000000, 'a'), printf('%.*c', 500000, 'a') || 'b')\n\
+        COMMIT\nANSWER applied\n";
+    let (_dir, path) = handler_file("slow.inbox", slow);
+    let run = judge_run(&path, &["--seed", "5", "--deadline", "1"]);
+    assert_eq!(run.code, 4, "{} {}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "", "no report");
+    assert_eq!(
+        run.stderr.trim_end(),
+        "inbox-lab: judge stopped: the deadline of 1 s passed before the judge finished \
+         (seed 5): the handler takes too long to judge"
+    );
 }
 
 #[test]

@@ -241,8 +241,12 @@ code_enum! {
         WhitespaceOnly => "whitespace_only",
         /// More than 255 bytes of UTF-8. Params: `bytes`, `max`.
         TooLong => "too_long",
-        /// A control character (NUL, newline, DEL, C1). Params: `char` (`U+0000`), `at` (byte).
+        /// A control character (NUL, newline, DEL, C1, or a bidirectional embedding, override or
+        /// isolate). Params: `char` (`U+0000`), `at` (byte).
         ControlChar => "control_char",
+        /// A default-ignorable character, which shows as nothing (U+200B,
+        /// U+FEFF, U+3164, tag characters, …). Params: `char`, `at` (byte).
+        InvisibleChar => "invisible_char",
         /// A JavaScript string with an unpaired surrogate: it has no UTF-8 form.
         LoneSurrogate => "lone_surrogate",
         /// Text that is not a canonical base-10 integer (`"05"`, `"1.5"`, `"+5"`). Params: `got`.

@@ -6,11 +6,14 @@
 //! crate never re-checks. The rules:
 //!
 //! * `source` and `event_id`: not blank (not empty, not only whitespace), at
-//!   most [`MAX_KEY_BYTES`] bytes of UTF-8, no control characters (C0, C1,
-//!   DEL, and the bidirectional overrides and isolates, see
-//!   [`is_bidi_control`]). They are
-//!   kept and compared **byte for byte**: never trimmed, never normalised, so
-//!   `"evt-1"` and `"evt-1 "` are two different events.
+//!   most [`MAX_KEY_BYTES`] bytes of UTF-8, and no character that does not
+//!   show as itself ([`refused_in_key`], the one rule for that): control
+//!   characters (C0, C1, DEL), the bidirectional embeddings, overrides and
+//!   isolates, and every other default-ignorable code point (zero-width
+//!   spaces and joiners, U+FEFF, fillers, variation selectors, tag
+//!   characters, …), so two keys that look the same are the same key. They
+//!   are kept and compared **byte for byte**: never trimmed, never
+//!   normalised, so `"evt-1"` and `"evt-1 "` are two different events.
 //! * `account_id`: an integer in `1..=`[`MAX_ACCOUNT_ID`] (2^53-1, the largest
 //!   integer a JavaScript number holds exactly).
 //! * `amount`: an integer in `1..=`[`MAX_AMOUNT`] (10^9).
@@ -377,16 +380,20 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
             .with("max", MAX_KEY_BYTES),
         ));
     }
-    if let Some((at, c)) = value
+    if let Some((at, c, code)) = value
         .char_indices()
-        .find(|&(_, c)| c.is_control() || is_bidi_control(c))
+        .find_map(|(at, c)| refused_in_key(c).map(|code| (at, c, code)))
     {
         let char = format!("U+{:04X}", u32::from(c));
+        let what = match code {
+            InvalidCode::ControlChar => "control",
+            _ => "invisible",
+        };
         return Err(Error::refused(
             field,
             Reason::new(
-                InvalidCode::ControlChar,
-                format!("contains the control character {char} at byte {at}"),
+                code,
+                format!("contains the {what} character {char} at byte {at}"),
             )
             .with("char", char)
             .with("at", at),
@@ -395,16 +402,76 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// Why `c` may not be part of a key, if it may not: the one rule for
+/// characters in `source` and `event_id` (stored rows are held to it too,
+/// through [`Event::new`]).
+///
+/// * [`InvalidCode::ControlChar`]: a control character (C0, DEL, C1) or an
+///   explicit bidirectional control ([`is_bidi_control`]);
+/// * [`InvalidCode::InvisibleChar`]: any other default-ignorable code point
+///   ([`is_default_ignorable`]).
+///
+/// Both are refused rather than shown escaped because a key is read by
+/// people: a key holding U+202E displays its bytes in reverse, and one
+/// holding U+200B or U+3164 looks like the key without it, so two different
+/// keys could look identical in the tables ("Trojan Source").
+pub fn refused_in_key(c: char) -> Option<InvalidCode> {
+    if c.is_control() || is_bidi_control(c) {
+        Some(InvalidCode::ControlChar)
+    } else if is_default_ignorable(c) {
+        Some(InvalidCode::InvisibleChar)
+    } else {
+        None
+    }
+}
+
 /// The explicit bidirectional controls (Unicode's `Bidi_Control` embeddings,
-/// overrides and isolates: U+202A–U+202E, U+2066–U+2069). They are refused in
-/// keys rather than shown escaped: a key holding U+202E displays its bytes in
-/// reverse, so two different keys could look identical in the tables
-/// ("Trojan Source"). The implicit marks (U+200E, U+200F, U+061C) only
-/// attach a direction to neighbouring text and stay allowed, like any other
-/// right-to-left text.
+/// overrides and isolates: U+202A–U+202E, U+2066–U+2069), reported as
+/// control characters. (The implicit marks U+200E, U+200F and U+061C are
+/// default-ignorable, refused as invisible.)
 pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
+
+/// Unicode's `Default_Ignorable_Code_Point` property: what a renderer shows
+/// as nothing when it cannot show it otherwise.
+pub fn is_default_ignorable(c: char) -> bool {
+    let c = u32::from(c);
+    DEFAULT_IGNORABLE
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// `Default_Ignorable_Code_Point`, as ranges in order: Unicode 16.0.0,
+/// `DerivedCoreProperties.txt` (the same table `regex-syntax` generates with
+/// `ucd-generate`; a test holds the two together).
+const DEFAULT_IGNORABLE: [(u32, u32); 17] = [
+    (0x00AD, 0x00AD),   // SOFT HYPHEN
+    (0x034F, 0x034F),   // COMBINING GRAPHEME JOINER
+    (0x061C, 0x061C),   // ARABIC LETTER MARK
+    (0x115F, 0x1160),   // HANGUL CHOSEONG / JUNGSEONG FILLER
+    (0x17B4, 0x17B5),   // KHMER VOWEL INHERENT AQ, AA
+    (0x180B, 0x180F),   // MONGOLIAN FREE VARIATION SELECTORS, VOWEL SEPARATOR
+    (0x200B, 0x200F),   // ZERO WIDTH SPACE … RIGHT-TO-LEFT MARK
+    (0x202A, 0x202E),   // bidirectional embeddings and overrides
+    (0x2060, 0x206F),   // WORD JOINER … NOMINAL DIGIT SHAPES (isolates included)
+    (0x3164, 0x3164),   // HANGUL FILLER
+    (0xFE00, 0xFE0F),   // VARIATION SELECTOR-1 … 16
+    (0xFEFF, 0xFEFF),   // ZERO WIDTH NO-BREAK SPACE (byte order mark)
+    (0xFFA0, 0xFFA0),   // HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),   // unassigned, reserved default-ignorable
+    (0x1BCA0, 0x1BCA3), // SHORTHAND FORMAT CONTROLS
+    (0x1D173, 0x1D17A), // MUSICAL SYMBOL BEGIN BEAM … END PHRASE
+    (0xE0000, 0xE0FFF), // tag characters, VARIATION SELECTOR-17 … 256, reserved
+];
 
 /// Validates a user-supplied account id (for creating accounts) with the same
 /// rule events use.
@@ -769,6 +836,68 @@ mod tests {
         );
     }
 
+    /// Each kind of character that shows as nothing is refused in either
+    /// key, with its code and where it is.
+    #[test]
+    fn invisible_characters_are_refused_in_both_keys_with_their_code() {
+        for (c, name) in [
+            ('\u{200B}', "zero width space"),
+            ('\u{200C}', "zero width non-joiner"),
+            ('\u{200D}', "zero width joiner"),
+            ('\u{200E}', "left-to-right mark"),
+            ('\u{200F}', "right-to-left mark"),
+            ('\u{2060}', "word joiner"),
+            ('\u{2064}', "invisible plus"),
+            ('\u{FEFF}', "zero width no-break space"),
+            ('\u{00AD}', "soft hyphen"),
+            ('\u{034F}', "combining grapheme joiner"),
+            ('\u{061C}', "arabic letter mark"),
+            ('\u{115F}', "hangul choseong filler"),
+            ('\u{1160}', "hangul jungseong filler"),
+            ('\u{3164}', "hangul filler"),
+            ('\u{FFA0}', "halfwidth hangul filler"),
+            ('\u{180E}', "mongolian vowel separator"),
+            ('\u{FE0F}', "variation selector-16"),
+            ('\u{1D173}', "musical symbol begin beam"),
+            ('\u{E0000}', "reserved tag"),
+            ('\u{E0001}', "language tag"),
+            ('\u{E0041}', "tag latin capital a"),
+            ('\u{E007F}', "cancel tag"),
+            ('\u{E0100}', "variation selector-17"),
+            ('\u{E0FFF}', "last default-ignorable"),
+        ] {
+            let key = format!("evt{c}1");
+            let at_3 = |e: Result<Event, Error>, field: Field| {
+                let r = e.expect_err(name).report();
+                assert_eq!((r.field, r.code), (Some(field), "invisible_char"), "{name}");
+                assert_eq!(r.params["at"], "3", "{name}");
+                assert_eq!(
+                    r.params["char"],
+                    format!("U+{:04X}", u32::from(c)),
+                    "{name}"
+                );
+            };
+            at_3(Event::new(key.as_str(), "e", 1, 5), Field::SOURCE);
+            at_3(Event::new("s", key.as_str(), 1, 5), Field::EVENT_ID);
+        }
+        // Their neighbours are ordinary characters.
+        for c in [
+            '\u{200A}',
+            '\u{2010}',
+            '\u{3163}',
+            '\u{3165}',
+            '\u{FFA1}',
+            '\u{E1000}',
+        ] {
+            let key = format!("a{c}");
+            assert!(
+                Event::new(key.as_str(), key.as_str(), 1, 5).is_ok(),
+                "U+{:04X}",
+                u32::from(c)
+            );
+        }
+    }
+
     #[test]
     fn keys_are_checked_but_never_trimmed() {
         for (bad, why) in [
@@ -1016,5 +1145,36 @@ mod tests {
             )),
             Some(Field::SOURCE)
         );
+    }
+
+    // Native only: proptest is a native dev-dependency. Its regex strategy
+    // draws from regex-syntax's own Unicode tables, so these hold the table
+    // above to an independent copy of the property, from both sides.
+    #[cfg(not(target_family = "wasm"))]
+    mod invisible {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            #[test]
+            fn any_key_holding_a_default_ignorable_is_refused(
+                key in "[a-z0-9 ]{0,8}\\p{Default_Ignorable_Code_Point}[a-z0-9 ]{0,8}"
+            ) {
+                let code = |r: Result<Event, Error>| r.map_err(|e| e.report().code);
+                let expected = if key.chars().any(is_bidi_control) { "control_char" } else { "invisible_char" };
+                prop_assert_eq!(code(Event::new(key.as_str(), "e", 1, 5)).err(), Some(expected));
+                prop_assert_eq!(code(Event::new("s", key.as_str(), 1, 5)).err(), Some(expected));
+            }
+
+            #[test]
+            fn a_key_of_other_printable_characters_is_accepted(
+                key in "a[\\P{Default_Ignorable_Code_Point}&&\\P{Cc}]{0,20}"
+            ) {
+                prop_assume!(key.len() <= MAX_KEY_BYTES);
+                prop_assert!(Event::new(key.as_str(), key.as_str(), 1, 5).is_ok(), "{:?}", key);
+            }
+        }
     }
 }

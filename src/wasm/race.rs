@@ -110,7 +110,7 @@ enum Judged {
     /// `crash_sweep` says where the crash sweep runs: natively only
     /// (`inbox-lab judge`); the report carries no crash counts here.
     Report {
-        report: crate::labs::script::judge::Report,
+        report: Box<crate::labs::script::judge::Report>,
         crash_sweep: &'static str,
     },
     /// Line and column (1-based), the code, and the sentence in both
@@ -129,15 +129,19 @@ enum Judged {
 /// `{result: "report", report, crash_sweep: "native_only"}` or
 /// `{result: "parse_error", code, line, column, en, ru}`. `progress`, if a
 /// function, is called with `{done, total, check}` as each check starts.
+/// `seed` (optional, a report's `seed`) repeats that report's events; a
+/// fresh one when undefined.
 #[wasm_bindgen(js_name = judgeHandler)]
 pub fn judge_handler(
     text: JsValue,
     deliveries: JsValue,
     progress: JsValue,
+    seed: JsValue,
 ) -> Result<JsValue, JsValue> {
     use crate::labs::script::{self, Lang};
     let text = string_from_js(crate::labs::race::HANDLER, &text)?;
     let deliveries = judged_deliveries(&deliveries)?;
+    let seed = seed_from_js(&seed)?.unwrap_or_else(fresh_seed);
     let program = match script::parse(&text) {
         Ok(p) => p,
         Err(e) => {
@@ -157,7 +161,24 @@ pub fn judge_handler(
         },
         deliveries,
         &progress,
+        seed,
     )
+}
+
+/// A judge's seed: `None` when undefined or null.
+fn seed_from_js(seed: &JsValue) -> Result<Option<u64>, Error> {
+    use crate::labs::script::sample;
+    if seed.is_undefined() || seed.is_null() {
+        return Ok(None);
+    }
+    sample::seed(number_from_js(sample::SEED, seed)?).map(Some)
+}
+
+/// A seed no run has chosen (`Math.random`'s 53 bits).
+fn fresh_seed() -> u64 {
+    let max = crate::labs::script::sample::MAX_SEED;
+    // In [0, 1): the product is below 2^53, and the cast keeps it whole.
+    (js_sys::Math::random() * max as f64) as u64
 }
 
 /// `deliveries` of the judge: 2 or 3; both when undefined.
@@ -177,6 +198,7 @@ fn judge_contender(
     contender: &Contender,
     deliveries: Vec<usize>,
     progress: &JsValue,
+    seed: u64,
 ) -> Result<JsValue, JsValue> {
     use crate::labs::script::judge;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -191,6 +213,7 @@ fn judge_contender(
         &deliveries,
         || db::open(&name, Mode::Create, Duration::ZERO),
         judge::JUDGE_BUDGET,
+        seed,
         || Ok(None),
         &mut |p| {
             if let (Some(f), Ok(value)) = (progress, to_value(&p)) {
@@ -200,7 +223,7 @@ fn judge_contender(
         },
     )?;
     to_value(&Judged::Report {
-        report,
+        report: Box::new(report),
         crash_sweep: "native_only",
     })
 }
@@ -208,11 +231,16 @@ fn judge_contender(
 /// Judges the workshop's handler in Rust (a build with the feature
 /// `workshop`) as [`judge_handler`] judges a text: `{result: "report", …}`.
 #[wasm_bindgen(js_name = judgeWorkshop)]
-pub fn judge_workshop(deliveries: JsValue, progress: JsValue) -> Result<JsValue, JsValue> {
+pub fn judge_workshop(
+    deliveries: JsValue,
+    progress: JsValue,
+    seed: JsValue,
+) -> Result<JsValue, JsValue> {
     let deliveries = judged_deliveries(&deliveries)?;
+    let seed = seed_from_js(&seed)?.unwrap_or_else(fresh_seed);
     let handler =
         workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
-    judge_contender(&Contender::Rust(handler), deliveries, &progress)
+    judge_contender(&Contender::Rust(handler), deliveries, &progress, seed)
 }
 
 /// The text of a built-in handler (`atomic`, `check_then_act`, …), to show
@@ -234,12 +262,14 @@ struct Replayed {
 /// reports a race failure) of `deliveries` deliveries of handler `text`, on
 /// a fresh `memdb` database: `{steps: [{delivery, statements, result, …}],
 /// verdict}` (`verdict` null while a delivery is still waiting: a
-/// deadlock).
+/// deadlock). With `seed` (optional: the report's), the schedule replays
+/// with the event of that seed it failed with; without, with the article's.
 #[wasm_bindgen(js_name = replayHandler)]
 pub fn replay_handler(
     text: JsValue,
     deliveries: JsValue,
     schedule: Vec<u32>,
+    seed: JsValue,
 ) -> Result<JsValue, JsValue> {
     let text = string_from_js(crate::labs::race::HANDLER, &text)?;
     let program = crate::labs::script::parse(&text)
@@ -251,22 +281,28 @@ pub fn replay_handler(
         },
         &deliveries,
         schedule,
+        &seed,
     )
 }
 
 /// Replays `schedule` of the workshop's handler in Rust, as
 /// [`replay_handler`] does a text's.
 #[wasm_bindgen(js_name = replayWorkshop)]
-pub fn replay_workshop(deliveries: JsValue, schedule: Vec<u32>) -> Result<JsValue, JsValue> {
+pub fn replay_workshop(
+    deliveries: JsValue,
+    schedule: Vec<u32>,
+    seed: JsValue,
+) -> Result<JsValue, JsValue> {
     let handler =
         workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
-    replay_contender(Contender::Rust(handler), &deliveries, schedule)
+    replay_contender(Contender::Rust(handler), &deliveries, schedule, &seed)
 }
 
 fn replay_contender(
     contender: Contender,
     deliveries: &JsValue,
     schedule: Vec<u32>,
+    seed: &JsValue,
 ) -> Result<JsValue, JsValue> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let k = number_from_js(lab::DELIVERIES, deliveries)?;
@@ -278,7 +314,14 @@ fn replay_contender(
         RUN.fetch_add(1, Ordering::Relaxed)
     );
     let arena = Arena::new(k, || db::open(&name, Mode::Create, Duration::ZERO))?;
-    let mut race = Race::new(&arena, contender)?;
+    let event = match seed_from_js(seed)? {
+        Some(seed) => {
+            let schedule: Vec<usize> = schedule.iter().map(|&i| i as usize).collect();
+            crate::labs::script::judge::raced_event(&arena, &contender, seed, &schedule)?
+        }
+        None => lab::race_payload(),
+    };
+    let mut race = Race::with_event(&arena, contender, event)?;
     let mut steps = Vec::with_capacity(schedule.len());
     for i in schedule {
         steps.push(race.step(&arena, i as usize)?);

@@ -246,6 +246,10 @@ async function consoleCatalogue(base) {
     ['C1 control', { ...base, source: 'a\u0085' }, 'source', 'control_char'],
     ['right-to-left override', { ...base, source: '\u202eevil' }, 'source', 'control_char'],
     ['first strong isolate', { ...base, event_id: 'a\u2068b' }, 'event_id', 'control_char'],
+    ['zero width joiner', { ...base, event_id: 'a\u200db' }, 'event_id', 'invisible_char'],
+    ['right-to-left mark', { ...base, source: '\u200fevil' }, 'source', 'invisible_char'],
+    ['hangul filler', { ...base, event_id: 'evt\u3164' }, 'event_id', 'invisible_char'],
+    ['tag character', { ...base, source: 'a\u{e0041}' }, 'source', 'invisible_char'],
     ['lone high surrogate', { ...base, source: `a${lone}` }, 'source', 'lone_surrogate'],
     ['lone low surrogate', { ...base, event_id: `${loneLow}b` }, 'event_id', 'lone_surrogate'],
     ['source a number', { ...base, source: 5 }, 'source', 'wrong_type'],
@@ -343,9 +347,8 @@ function checkRefusal({ name, expected, answer, error, en, ru }) {
 /** [source, event_id] pairs that are valid however they look. */
 function validKeys() {
   return [
-    ['🦀 провайдер', '👩‍👩‍👧‍👦 family'], // emoji with zero-width joiners
+    ['🦀 провайдер', '👍🏽 thumbs'], // emoji with a skin tone (a joiner is invisible: refused)
     ['שלום', 'مرحبا-1'], // right-to-left
-    ['\u200fevil', 'rtl-mark'], // an implicit direction mark is allowed (overrides are refused)
     ['<img src=x onerror="window.__pwned=1">', '<script>window.__pwned=2</script>'],
     ['"><svg onload=window.__pwned=3>', '{{constructor.constructor("window.__pwned=4")()}}'],
     ["'; DROP TABLE inbox; --", "Robert'); DROP TABLE accounts;--"],

@@ -46,6 +46,7 @@ register({
     'error.invalid_input.whitespace_only': 'invalid {field}: must not be only whitespace',
     'error.invalid_input.too_long': 'invalid {field}: is {bytes} bytes of UTF-8; at most {max} are allowed',
     'error.invalid_input.control_char': 'invalid {field}: contains the control character {char} at byte {at}',
+    'error.invalid_input.invisible_char': 'invalid {field}: contains the invisible character {char} at byte {at}',
     'error.invalid_input.lone_surrogate':
       'invalid {field}: contains a lone surrogate (invalid UTF-16), which has no UTF-8 form',
     'error.invalid_input.not_canonical_integer':
@@ -80,6 +81,8 @@ register({
       'invalid {field}: a value would be longer than {max} bytes, the most the console computes; ask for a part of it (substr) or its length (length)',
     'error.invalid_input.query_memory':
       'invalid {field}: the query needed more memory than SQLite may use here ({mib} MiB) and was stopped; nothing was changed (ask for fewer or shorter rows)',
+    'error.invalid_input.result_too_big':
+      'invalid {field}: the column names alone are {bytes} bytes; a result holds at most {max}: give the columns short names with AS',
     'error.invalid_input.query_cancelled':
       'invalid {field}: the query was cancelled before it finished; nothing was changed',
     'error.invalid_input.file_too_big': 'invalid {field}: the file is {bytes} bytes; at most {max} are accepted',
@@ -182,6 +185,7 @@ register({
     'error.invalid_input.whitespace_only': 'поле {field}: не может состоять из одних пробелов',
     'error.invalid_input.too_long': 'поле {field}: {bytes} байт в UTF-8, а допускается не больше {max}',
     'error.invalid_input.control_char': 'поле {field}: управляющий символ {char} в байте {at}',
+    'error.invalid_input.invisible_char': 'поле {field}: невидимый символ {char} в байте {at}',
     'error.invalid_input.lone_surrogate':
       'поле {field}: одиночный суррогат (неверный UTF-16) — у такой строки нет записи в UTF-8',
     'error.invalid_input.not_canonical_integer':
@@ -216,6 +220,8 @@ register({
       'поле {field}: значение было бы длиннее {max} байт — больше консоль не вычисляет; запросите его часть (substr) или длину (length)',
     'error.invalid_input.query_memory':
       'поле {field}: запросу понадобилось больше памяти, чем SQLite может занять здесь ({mib} МиБ), и он остановлен; ничего не изменено (запросите меньше строк или строки покороче)',
+    'error.invalid_input.result_too_big':
+      'поле {field}: одни только имена столбцов занимают {bytes} байт, а результат вмещает не больше {max}; дайте столбцам короткие имена с помощью AS',
     'error.invalid_input.query_cancelled': 'поле {field}: запрос отменён, не успев завершиться; ничего не изменено',
     'error.invalid_input.file_too_big': 'поле {field}: файл занимает {bytes} байт, а принимается не больше {max}',
     'error.invalid_input.not_sqlite': 'поле {field}: это не база SQLite — файл не начинается с заголовка SQLite',

@@ -117,16 +117,28 @@ impl Arena {
         Ok(())
     }
 
-    /// The committed balance of account 1 and the number of inbox rows, as
-    /// another connection reads them; `None` while a writer's lock keeps
-    /// readers out (SQLite's `memdb` admits no new reader while a write
-    /// transaction is open).
+    /// [`Arena::reset`], with the one account numbered `account_id`.
+    ///
+    /// # Errors
+    /// As [`Arena::reset`].
+    pub fn reset_for(&self, account_id: i64) -> Result<(), Error> {
+        self.reset()?;
+        self.observer
+            .execute("UPDATE accounts SET id = ?1", [account_id])?;
+        Ok(())
+    }
+
+    /// The committed balance of every account together (there is one:
+    /// account 1, or the one a race was started with) and the
+    /// number of inbox rows, as another connection reads them; `None` while
+    /// a writer's lock keeps readers out (SQLite's `memdb` admits no new
+    /// reader while a write transaction is open).
     ///
     /// # Errors
     /// Storage errors other than busy.
     pub fn committed(&self) -> Result<Option<Committed>, Error> {
         let read = self.observer.query_row(
-            "SELECT (SELECT balance FROM accounts WHERE id = 1), (SELECT count(*) FROM inbox)",
+            "SELECT (SELECT sum(balance) FROM accounts), (SELECT count(*) FROM inbox)",
             [],
             |r| {
                 Ok(Committed {
@@ -218,9 +230,21 @@ impl Race {
     /// # Errors
     /// Storage errors.
     pub fn new(arena: &Arena, contender: impl Into<Contender>) -> Result<Race, Error> {
-        arena.reset()?;
+        Race::with_event(arena, contender, race_payload())
+    }
+
+    /// As [`Race::new`], every delivery carrying `payload` (the account is
+    /// its account): the judge races the events it varies from a seed.
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::InvalidInput`] for an invalid payload.
+    pub fn with_event(
+        arena: &Arena,
+        contender: impl Into<Contender>,
+        payload: Payload,
+    ) -> Result<Race, Error> {
+        arena.reset_for(payload.account_id)?;
         let contender = contender.into();
-        let payload = race_payload();
         let runs = (0..arena.deliveries())
             .map(|_| contender.run(&payload))
             .collect::<Result<Vec<_>, _>>()?;
@@ -355,6 +379,18 @@ pub struct Summary {
 /// # Errors
 /// Storage errors.
 pub fn explore(arena: &Arena, handler: impl Into<Contender>) -> Result<Summary, Error> {
+    explore_event(arena, handler, &race_payload())
+}
+
+/// [`explore`] with every delivery carrying `payload` ([`Race::with_event`]).
+///
+/// # Errors
+/// Storage errors.
+pub fn explore_event(
+    arena: &Arena,
+    handler: impl Into<Contender>,
+    payload: &Payload,
+) -> Result<Summary, Error> {
     let handler = handler.into();
     let mut summary = Summary {
         handler: handler.name(),
@@ -367,7 +403,7 @@ pub fn explore(arena: &Arena, handler: impl Into<Contender>) -> Result<Summary, 
         failing_schedule: None,
     };
     let mut prefix = Vec::new();
-    dfs(arena, &handler, &mut prefix, &mut summary)?;
+    dfs(arena, &handler, payload, &mut prefix, &mut summary)?;
     Ok(summary)
 }
 
@@ -380,7 +416,20 @@ pub fn replay(
     handler: impl Into<Contender>,
     schedule: &[usize],
 ) -> Result<Race, Error> {
-    let mut race = Race::new(arena, handler)?;
+    replay_event(arena, handler, &race_payload(), schedule)
+}
+
+/// [`replay`] with every delivery carrying `payload`.
+///
+/// # Errors
+/// As [`replay`].
+pub fn replay_event(
+    arena: &Arena,
+    handler: impl Into<Contender>,
+    payload: &Payload,
+    schedule: &[usize],
+) -> Result<Race, Error> {
+    let mut race = Race::with_event(arena, handler, payload.clone())?;
     for &i in schedule {
         race.step(arena, i)?;
     }
@@ -390,12 +439,13 @@ pub fn replay(
 fn dfs(
     arena: &Arena,
     handler: &Contender,
+    payload: &Payload,
     prefix: &mut Vec<usize>,
     summary: &mut Summary,
 ) -> Result<(), Error> {
     let mut moved = false;
     for i in 0..arena.deliveries() {
-        let mut race = replay(arena, handler.clone(), prefix)?;
+        let mut race = replay_event(arena, handler.clone(), payload, prefix)?;
         if race.next_statements(i).is_none() {
             continue;
         }
@@ -416,7 +466,7 @@ fn dfs(
                 summary.failing_schedule = Some(prefix.clone());
             }
         } else {
-            dfs(arena, handler, prefix, summary)?;
+            dfs(arena, handler, payload, prefix, summary)?;
         }
         prefix.pop();
     }

@@ -9,7 +9,7 @@ mod explorer;
 pub mod handlers;
 
 pub use explorer::{
-    explore, race_payload, replay, Arena, Committed, Race, StepLog, StepResult, Summary, Verdict,
-    DELIVERIES, MAX_DELIVERIES,
+    explore, explore_event, race_payload, replay, replay_event, Arena, Committed, Race, StepLog,
+    StepResult, Summary, Verdict, DELIVERIES, MAX_DELIVERIES,
 };
 pub use handlers::{Answer, Handler, Payload, HANDLER};

@@ -2,8 +2,8 @@
 //! connections, counted.
 //!
 //! * **cases** — the article's: a replay, another payload, a missing
-//!   account, amount 0, the same id from provider-b, a lock held past the
-//!   timeout (never "duplicate");
+//!   account, amount 0, the same id from another source, a lock held past
+//!   the timeout (never "duplicate");
 //! * **faults** — the handler dies after its 1st, 2nd, … statement (what is
 //!   uncommitted is lost), then the sender retries;
 //! * **race** — every interleaving of 2 and 3 deliveries ([`explore`]);
@@ -11,9 +11,15 @@
 //!   run by the caller (natively a child process per try, `crate::cli`)
 //!   and passed in.
 //!
+//! The cases, the faults and the race run over every event of a
+//! [`Sample`] drawn from a seed (the report's `seed`); each check goes
+//! through the events in order and stops at the first event it finds
+//! wrong (the handler is broken; the rest would only cost time).
+//!
 //! Invariant: every count comes from deliveries that really ran on real
-//! SQLite; the first failure is replayable (a race schedule goes to
-//! [`crate::labs::race::replay`] as it is).
+//! SQLite; the first failure is replayable (a race schedule with its event
+//! goes to [`crate::labs::race::replay_event`] as it is; the seed gives the
+//! same report again).
 
 use std::collections::BTreeMap;
 
@@ -21,9 +27,11 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::core::error::Error;
+use crate::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT};
 use crate::labs::crash::Summary as CrashSummary;
 use crate::labs::race::handlers::{Answer, Contender, Payload};
-use crate::labs::race::{explore, race_payload, Arena};
+use crate::labs::race::{explore_event, race_payload, replay_event, Arena};
+use crate::labs::script::sample::Sample;
 use crate::labs::tools::budget::{Budget, Meter, Spent};
 
 /// The judge's whole budget: every statement of every delivery it runs.
@@ -78,6 +86,9 @@ pub fn open_scratch(path: &str) -> Result<Connection, Error> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RaceCounts {
     pub deliveries: Vec<usize>,
+    /// Events raced (each number of deliveries stops at the first event
+    /// with a failing schedule).
+    pub events: usize,
     pub interleavings: u64,
     pub double_credits: u64,
     pub lost_credits: u64,
@@ -116,18 +127,27 @@ impl CrashCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "check", rename_all = "snake_case")]
 pub enum Failure {
-    /// A race schedule: the delivery index of each statement.
+    /// A race schedule of `event`: the delivery index of each statement.
     Race {
         deliveries: usize,
         schedule: Vec<usize>,
+        event: Payload,
     },
-    /// The handler died after this many statements; the retry then did
-    /// `what`.
-    Faults { after_statements: u64, what: String },
+    /// Delivering `event`, the handler died after this many statements;
+    /// the retry then did `what`.
+    Faults {
+        after_statements: u64,
+        what: String,
+        event: Payload,
+    },
     /// A crash after storage operation `k`.
     Crash { mode: String, k: usize },
-    /// One of the article's cases.
-    Case { case: String, what: String },
+    /// One of the article's cases, with `event`.
+    Case {
+        case: String,
+        what: String,
+        event: Payload,
+    },
 }
 
 /// The judge's report: the CLI's one JSON line.
@@ -135,6 +155,10 @@ pub enum Failure {
 pub struct Report {
     pub handler: String,
     pub verdict: &'static str,
+    /// The seed of the events delivered: `--seed` repeats this report.
+    pub seed: u64,
+    /// How many events the checks delivered ([`Sample`]).
+    pub events: usize,
     pub race: RaceCounts,
     pub faults: FaultCounts,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -156,10 +180,11 @@ pub const CASES: [&str; 6] = [
     "lock_timeout",
 ];
 
-/// Judges `contender`: the cases, the faults, the race with each number of
-/// `deliveries`, then the caller's crash sweep `crash` (its counts and its
-/// first failing crash point; `None` where it cannot run). `open` must return a new connection to one shared
-/// scratch database each call.
+/// Judges `contender` over the events of `seed` ([`Sample::of`]): the
+/// cases, the faults, the race with each number of `deliveries`, then the
+/// caller's crash sweep `crash` (its counts and its first failing crash
+/// point; `None` where it cannot run). `open` must return a new connection
+/// to one shared scratch database each call.
 ///
 /// # Errors
 /// Storage errors of the scratch database itself.
@@ -168,9 +193,18 @@ pub fn judge(
     deliveries: &[usize],
     open: impl Fn() -> Result<Connection, Error>,
     budget: Budget,
+    seed: u64,
     crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
 ) -> Result<Report, Error> {
-    judge_reporting(contender, deliveries, open, budget, crash, &mut |_| {})
+    judge_reporting(
+        contender,
+        deliveries,
+        open,
+        budget,
+        seed,
+        crash,
+        &mut |_| {},
+    )
 }
 
 /// Where the judge is: `done` of `total` checks finished, and the one it
@@ -193,9 +227,11 @@ pub fn judge_reporting(
     deliveries: &[usize],
     open: impl Fn() -> Result<Connection, Error>,
     budget: Budget,
+    seed: u64,
     crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, Error> {
+    let sample = Sample::of(seed, contender);
     let total = 2 + deliveries.len();
     let mut done = 0;
     let mut tell = |check: &'static str, done: usize| progress(Progress { done, total, check });
@@ -208,6 +244,8 @@ pub fn judge_reporting(
     let mut report = Report {
         handler: contender.name(),
         verdict: "broken",
+        seed,
+        events: sample.events.len(),
         race: RaceCounts {
             deliveries: deliveries.to_vec(),
             ..RaceCounts::default()
@@ -222,22 +260,36 @@ pub fn judge_reporting(
     tell("cases", done);
     let mut case_failure = None;
     for case in CASES {
-        let what = run_case(&single, contender, case, &meter)?;
-        if let Some(stop) = stopped(&meter, &what) {
-            report.stopped = Some(stop);
-            return Ok(report);
-        }
-        if what != "ok" && case_failure.is_none() {
-            case_failure = Some(Failure::Case {
-                case: case.to_owned(),
-                what: what.clone(),
-            });
+        let mut what = "ok".to_owned();
+        for i in 0..sample.events.len() {
+            let wrong = run_case(&single, contender, case, &sample, i)?;
+            if let Some(stop) = stopped(&meter, wrong.as_deref().unwrap_or("")) {
+                report.stopped = Some(stop);
+                return Ok(report);
+            }
+            if let Some(wrong) = wrong {
+                what = format!("{}: {wrong}", shown(&sample.events[i]));
+                if case_failure.is_none() {
+                    case_failure = Some(Failure::Case {
+                        case: case.to_owned(),
+                        what: what.clone(),
+                        event: sample.events[i].clone(),
+                    });
+                }
+                break;
+            }
         }
         report.cases.insert(case, what);
     }
     done += 1;
     tell("faults", done);
-    let fault_failure = faults(&single, contender, &mut report.faults)?;
+    let mut fault_failure = None;
+    for event in &sample.events {
+        fault_failure = faults(&single, contender, event, &mut report.faults)?;
+        if fault_failure.is_some() || meter.exceeded().is_some() {
+            break;
+        }
+    }
     done += 1;
     if let Some(stop) = stopped(&meter, "") {
         report.stopped = Some(stop);
@@ -248,26 +300,31 @@ pub fn judge_reporting(
     for &k in deliveries {
         tell(if k == 3 { "race_3" } else { "race_2" }, done);
         let arena = Arena::new(k, metered)?;
-        let explored = explore(&arena, contender.clone());
-        // Once the budget interrupts a statement, a replayed schedule no
-        // longer runs as it first did (the explorer may then fail): the
-        // budget is what is reported.
-        if let Some(stop) = stopped(&meter, "") {
-            report.stopped = Some(stop);
-            return Ok(report);
-        }
-        let s = explored?;
-        let r = &mut report.race;
-        r.interleavings += s.interleavings;
-        r.double_credits += s.double_credits;
-        r.lost_credits += s.lost_credits;
-        r.wrong_answers += s.wrong_answers;
-        r.deadlocks += s.deadlocks;
-        if race_failure.is_none() {
-            race_failure = s.failing_schedule.map(|schedule| Failure::Race {
-                deliveries: k,
-                schedule,
-            });
+        for event in &sample.events {
+            let explored = explore_event(&arena, contender.clone(), event);
+            // Once the budget interrupts a statement, a replayed schedule
+            // no longer runs as it first did (the explorer may then fail):
+            // the budget is what is reported.
+            if let Some(stop) = stopped(&meter, "") {
+                report.stopped = Some(stop);
+                return Ok(report);
+            }
+            let s = explored?;
+            let r = &mut report.race;
+            r.events += 1;
+            r.interleavings += s.interleavings;
+            r.double_credits += s.double_credits;
+            r.lost_credits += s.lost_credits;
+            r.wrong_answers += s.wrong_answers;
+            r.deadlocks += s.deadlocks;
+            if let Some(schedule) = s.failing_schedule {
+                race_failure = race_failure.or(Some(Failure::Race {
+                    deliveries: k,
+                    schedule,
+                    event: event.clone(),
+                }));
+                break;
+            }
         }
         done += 1;
     }
@@ -306,6 +363,34 @@ fn stopped(meter: &Meter, what: &str) -> Option<String> {
     })
 }
 
+/// The event of `seed`'s sample that the race `schedule` fails with: the
+/// first one on which it replays to a wrong end (the judge races the events
+/// in order and reports the first that fails, so this is that one), or
+/// the article's event when none does.
+///
+/// # Errors
+/// Storage errors.
+pub fn raced_event(
+    arena: &Arena,
+    contender: &Contender,
+    seed: u64,
+    schedule: &[usize],
+) -> Result<Payload, Error> {
+    for event in Sample::of(seed, contender).events {
+        let Ok(race) = replay_event(arena, contender.clone(), &event, schedule) else {
+            continue; // the schedule does not fit this event's run
+        };
+        let wrong = !race.finished()
+            || race
+                .verdict(arena)
+                .is_ok_and(|v| v.double_credit || v.lost_credit || v.wrong_answer);
+        if wrong {
+            return Ok(event);
+        }
+    }
+    Ok(race_payload())
+}
+
 /// One whole delivery on `conn`; a lock it cannot have ends it as the
 /// handler answers a lock timeout.
 pub fn deliver(
@@ -338,34 +423,65 @@ fn kind(result: &Result<Answer, Error>) -> &str {
     }
 }
 
-/// Runs one of the article's cases on a fresh database: `"ok"`, or what
-/// went wrong.
+/// How a failure names its event: `event "evt-1" from "provider-a"
+/// (account 1, amount 500)` (keys quoted with escapes, so an invisible
+/// difference shows).
+fn shown(e: &Payload) -> String {
+    format!(
+        "event {:?} from {:?} (account {}, amount {})",
+        e.event_id, e.source, e.account_id, e.amount
+    )
+}
+
+/// The committed balance of `account`, the number of inbox rows and the
+/// balance of every other account together.
+fn settled(arena: &Arena, account: i64) -> Result<(i64, i64, i64), Error> {
+    arena
+        .observer()
+        .query_row(
+            "SELECT (SELECT coalesce(sum(balance), 0) FROM accounts WHERE id = ?1),
+                    (SELECT count(*) FROM inbox),
+                    (SELECT coalesce(sum(balance), 0) FROM accounts WHERE id != ?1)",
+            [account],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(|e| match Error::from(e) {
+            Error::Busy => Error::storage("a lock is still held after the case"),
+            other => other,
+        })
+}
+
+/// Runs one of the article's cases with event `i` of `sample` on a fresh
+/// database (the event's account at balance 0): `None`, or what went
+/// wrong.
 fn run_case(
     arena: &Arena,
     contender: &Contender,
     case: &str,
-    _meter: &Meter,
-) -> Result<String, Error> {
-    arena.reset()?;
+    sample: &Sample,
+    i: usize,
+) -> Result<Option<String>, Error> {
+    let p = &sample.events[i];
+    let next = sample.next(i);
+    arena.reset_for(p.account_id)?;
     let conn = arena
         .conn(0)
         .ok_or_else(|| Error::storage("no delivery connection"))?;
-    let p = race_payload();
     let amount = p.amount;
-    let settled = |arena: &Arena| -> Result<(i64, i64), Error> {
-        let c = arena
-            .committed()?
-            .ok_or_else(|| Error::storage("a lock is still held after the case"))?;
-        Ok((c.balance, c.inbox_rows))
-    };
+    let account = p.account_id;
     let expect = |what: &str, got: &Result<Answer, Error>, want: &str| -> Option<String> {
         (kind(got) != want).then(|| format!("{what}: answered {}; expected {want}", said(got)))
     };
+    let nothing_left = |arena: &Arena| -> Result<Option<String>, Error> {
+        let (balance, rows, _) = settled(arena, account)?;
+        Ok((balance != 0 || rows != 0)
+            .then(|| format!("left balance {balance} and {rows} inbox rows behind")))
+    };
     let wrong = match case {
         "replay" => {
-            let first = deliver(conn, contender, &p);
-            let second = deliver(conn, contender, &p);
-            let (balance, _) = settled(arena)?;
+            let first = deliver(conn, contender, p);
+            let second = deliver(conn, contender, p);
+            let (balance, _, _) = settled(arena, account)?;
             expect("first delivery", &first, "applied")
                 .or_else(|| expect("the replay", &second, "duplicate"))
                 .or_else(|| {
@@ -374,15 +490,19 @@ fn run_case(
                 })
         }
         "other_payload" => {
-            let _ = deliver(conn, contender, &p);
+            let _ = deliver(conn, contender, p);
             let other = Payload {
-                amount: amount + 200,
+                amount: if amount + 200 <= MAX_AMOUNT {
+                    amount + 200
+                } else {
+                    amount - 200
+                },
                 ..p.clone()
             };
             let second = deliver(conn, contender, &other);
-            let (balance, _) = settled(arena)?;
+            let (balance, _, _) = settled(arena, account)?;
             expect(
-                "the same key with another amount",
+                &format!("the same key with amount {}", other.amount),
                 &second,
                 "payload_conflict",
             )
@@ -392,16 +512,20 @@ fn run_case(
             })
         }
         "missing_account" => {
-            let p99 = Payload {
-                account_id: 99,
+            let missing = if next.account_id != account {
+                next.account_id
+            } else if account < MAX_ACCOUNT_ID {
+                account + 1
+            } else {
+                account - 1
+            };
+            let elsewhere = Payload {
+                account_id: missing,
                 ..p.clone()
             };
-            let got = deliver(conn, contender, &p99);
-            let (balance, rows) = settled(arena)?;
-            expect("account 99", &got, "unknown_account").or_else(|| {
-                (balance != 0 || rows != 0)
-                    .then(|| format!("left balance {balance} and {rows} inbox rows behind"))
-            })
+            let got = deliver(conn, contender, &elsewhere);
+            expect(&format!("account {missing}"), &got, "unknown_account")
+                .map_or_else(|| nothing_left(arena), |w| Ok(Some(w)))?
         }
         "amount_0" => {
             let p0 = Payload {
@@ -409,21 +533,27 @@ fn run_case(
                 ..p.clone()
             };
             let got = deliver(conn, contender, &p0);
-            let (balance, rows) = settled(arena)?;
-            expect("amount 0", &got, "invalid_input").or_else(|| {
-                (balance != 0 || rows != 0)
-                    .then(|| format!("left balance {balance} and {rows} inbox rows behind"))
-            })
+            expect("amount 0", &got, "invalid_input")
+                .map_or_else(|| nothing_left(arena), |w| Ok(Some(w)))?
         }
         "provider_b" => {
-            let _ = deliver(conn, contender, &p);
+            let _ = deliver(conn, contender, p);
+            let source = [next.source.as_str(), "provider-b", "provider-a"]
+                .into_iter()
+                .find(|s| *s != p.source)
+                .unwrap_or("provider-b");
             let b = Payload {
-                source: "provider-b".into(),
+                source: source.to_owned(),
                 ..p.clone()
             };
             let got = deliver(conn, contender, &b);
-            let (balance, _) = settled(arena)?;
-            expect("the same event id from provider-b", &got, "applied").or_else(|| {
+            let (balance, _, _) = settled(arena, account)?;
+            expect(
+                &format!("the same event id from {source:?}"),
+                &got,
+                "applied",
+            )
+            .or_else(|| {
                 (balance != 2 * amount)
                     .then(|| format!("balance {balance}; expected {} (two events)", 2 * amount))
             })
@@ -431,11 +561,11 @@ fn run_case(
         _ => {
             // lock_timeout: another connection holds the write lock.
             arena.observer().execute_batch("BEGIN IMMEDIATE")?;
-            let got = deliver(conn, contender, &p);
+            let got = deliver(conn, contender, p);
             arena.observer().execute_batch("ROLLBACK")?;
-            let (balance, _) = settled(arena)?;
-            let retry = deliver(conn, contender, &p);
-            let (after, _) = settled(arena)?;
+            let (balance, _, _) = settled(arena, account)?;
+            let retry = deliver(conn, contender, p);
+            let (after, _, _) = settled(arena, account)?;
             expect("a delivery that waited past the lock timeout", &got, "busy")
                 .or_else(|| {
                     (balance != 0).then(|| format!("balance {balance} while the lock was held"))
@@ -446,7 +576,9 @@ fn run_case(
                 })
         }
     };
-    Ok(wrong.unwrap_or_else(|| "ok".to_owned()))
+    // Whatever the case, no other account may have moved.
+    let (_, _, others) = settled(arena, account)?;
+    Ok(wrong.or_else(|| (others != 0).then(|| format!("credited {others} to another account"))))
 }
 
 /// The fault check: for n = 1, 2, …, the delivery dies after n statements
@@ -455,16 +587,16 @@ fn run_case(
 fn faults(
     arena: &Arena,
     contender: &Contender,
+    p: &Payload,
     counts: &mut FaultCounts,
 ) -> Result<Option<Failure>, Error> {
     let conn = arena
         .conn(0)
         .ok_or_else(|| Error::storage("no delivery connection"))?;
-    let p = race_payload();
     let mut first = None;
     for n in 1u64.. {
-        arena.reset()?;
-        let mut run = contender.run(&p)?;
+        arena.reset_for(p.account_id)?;
+        let mut run = contender.run(p)?;
         let mut ran = 0;
         while ran < n && !run.finished() {
             match run.step(conn) {
@@ -481,13 +613,11 @@ fn faults(
         // The process dies here: whatever is not committed is lost (and a
         // finished delivery's answer never reaches the sender).
         run.abort(conn)?;
-        let retry = deliver(conn, contender, &p);
-        let c = arena
-            .committed()?
-            .ok_or_else(|| Error::storage("a lock is still held after a fault"))?;
+        let retry = deliver(conn, contender, p);
+        let (balance, _, others) = settled(arena, p.account_id)?;
         counts.points += 1;
-        let double = c.balance > p.amount;
-        let lost = c.balance < p.amount;
+        let double = balance > p.amount || others != 0;
+        let lost = balance < p.amount;
         let wrong = !matches!(retry, Ok(Answer::Applied | Answer::Duplicate));
         counts.double_credits += u64::from(double);
         counts.lost_credits += u64::from(lost);
@@ -496,11 +626,12 @@ fn faults(
             first = Some(Failure::Faults {
                 after_statements: n,
                 what: format!(
-                    "the retry answered {}; balance {} (expected {})",
+                    "{}: the retry answered {}; balance {balance} (expected {})",
+                    shown(p),
                     said(&retry),
-                    c.balance,
                     p.amount
                 ),
+                event: p.clone(),
             });
         }
         if answered {

@@ -22,7 +22,8 @@
 //!   the built-in handlers (`Run::Script`), so step mode, the race lab and
 //!   the timeline take it unchanged;
 //! * [`judge`](mod@judge) — the cases, the faults, the race (and the crash
-//!   sweep its caller runs), counted;
+//!   sweep its caller runs), counted, over the events of a seed
+//!   ([`sample`]);
 //! * [`builtin`] — the six built-in handlers as texts (`builtin/*.inbox`),
 //!   checked equal to their Rust versions by the tests;
 //! * [`rust`] — a handler written in Rust as a step program
@@ -36,12 +37,13 @@ pub mod message;
 mod parse;
 mod run;
 pub mod rust;
+pub mod sample;
 // Natively: they judge on scratch files.
 #[cfg(all(test, not(target_family = "wasm")))]
 mod tests;
 
 pub use message::{Lang, ParseError, ScriptCode};
-pub use parse::{parse, Program, MAX_LINE_BYTES, MAX_STATEMENTS, MAX_TEXT_BYTES};
+pub use parse::{parse, Literals, Program, MAX_LINE_BYTES, MAX_STATEMENTS, MAX_TEXT_BYTES};
 pub use run::Script;
 
 use crate::labs::race::handlers::Handler;

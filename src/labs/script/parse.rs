@@ -165,6 +165,101 @@ impl Program {
     pub fn text(&self) -> &str {
         &self.text
     }
+
+    /// Every value the handler writes down: the text and whole-number
+    /// literals of its SQL and of its conditions. The judge delivers them
+    /// (and their neighbours) so a handler that treats one value apart is
+    /// put to the test with that value.
+    pub fn literals(&self) -> Literals {
+        let mut found = Literals::default();
+        for s in &self.statements {
+            scan_literals(s.sql(), &mut found);
+        }
+        for instr in &self.code {
+            let Instr::Unless(cond, _) = instr else {
+                continue;
+            };
+            for atom in &cond.atoms {
+                match atom {
+                    Atom::Changed(_, n) | Atom::Column(_, _, Operand::Int(n)) => {
+                        found.ints.push(*n);
+                    }
+                    Atom::Column(_, _, Operand::Text(t)) => found.texts.push(t.clone()),
+                    Atom::Row(_) | Atom::Column(_, _, Operand::Param(_)) => {}
+                }
+            }
+        }
+        found
+    }
+}
+
+/// The literals of a handler ([`Program::literals`]), in order of
+/// appearance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Literals {
+    pub texts: Vec<String>,
+    pub ints: Vec<i64>,
+}
+
+/// Adds the string literals (`'it''s'` is `it's`) and the whole numbers
+/// (decimal or `0x` hex) of one SQL statement to `found`; quoted names and
+/// a trailing `--` comment are skipped.
+fn scan_literals(sql: &str, found: &mut Literals) {
+    let chars: Vec<char> = sql.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\'' => {
+                let mut text = String::new();
+                i += 1;
+                while i < chars.len() {
+                    if chars[i] == '\'' && chars.get(i + 1) == Some(&'\'') {
+                        text.push('\'');
+                        i += 2;
+                    } else if chars[i] == '\'' {
+                        break;
+                    } else {
+                        text.push(chars[i]);
+                        i += 1;
+                    }
+                }
+                found.texts.push(text);
+            }
+            '"' | '`' | '[' => {
+                let close = if c == '[' { ']' } else { c };
+                i += 1;
+                while i < chars.len() && chars[i] != close {
+                    i += 1;
+                }
+            }
+            '-' if chars.get(i + 1) == Some(&'-') => break,
+            _ if c.is_ascii_digit() => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                let hex = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X"));
+                let n = match hex {
+                    Some(h) => i64::from_str_radix(h, 16).ok(),
+                    None => word.parse().ok(),
+                };
+                found.ints.extend(n);
+                continue;
+            }
+            _ if c.is_alphanumeric() || c == '_' || c == ':' || c == '$' || c == '@' => {
+                // A name (or a parameter): digits inside it are not numbers.
+                i += 1;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 /// Parses and checks a handler text.

@@ -7,12 +7,21 @@ use std::time::Duration;
 use super::judge::{judge, open_scratch, Failure, Report, JUDGE_BUDGET};
 use super::*;
 use crate::labs::race::handlers::Contender;
-use crate::labs::race::{replay, Arena, StepResult};
+use crate::labs::race::{replay_event, Arena, StepResult};
 use crate::labs::tools::budget::Budget;
+
+/// The seed of the events the tests judge with (any seed judges the same
+/// verdicts: [`the_mistake_corpus_is_broken_for_the_right_reason_and_the_variants_are_correct`]
+/// tries several).
+const SEED: u64 = 27;
 
 /// Judges with `deliveries` on a fresh scratch file, as `inbox-lab judge`
 /// does (no crash sweep: that one needs child processes, `tests/judge.rs`).
 fn judged_with(contender: &Contender, deliveries: &[usize], budget: Budget) -> Report {
+    judged_seeded(contender, deliveries, budget, SEED)
+}
+
+fn judged_seeded(contender: &Contender, deliveries: &[usize], budget: Budget, seed: u64) -> Report {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("judge.sqlite3");
     let path = path.to_str().expect("utf-8");
@@ -21,6 +30,7 @@ fn judged_with(contender: &Contender, deliveries: &[usize], budget: Budget) -> R
         deliveries,
         || open_scratch(path),
         budget,
+        seed,
         || Ok(None),
     )
     .expect("the judge runs")
@@ -53,8 +63,9 @@ fn each_builtin_text_gives_exactly_the_verdicts_and_counts_of_its_rust_version()
         let (mut r, t) = (rust.faults.clone(), text.faults.clone());
         if h == Handler::Atomic {
             // The Rust version stores its receipt in one step of two
-            // statements; the text in two lines: one more fault point.
-            assert_eq!(r.points + 1, t.points, "{h}: fault points");
+            // statements; the text in two lines: one more fault point
+            // with each event.
+            assert_eq!(r.points + text.events as u64, t.points, "{h}: fault points");
             r.points = t.points;
         }
         assert_eq!(r, t, "{h}: faults");
@@ -94,6 +105,7 @@ fn a_deadlock_is_counted_never_answered_and_its_schedule_replays_to_it() {
     let Some(Failure::Race {
         deliveries,
         schedule,
+        event,
     }) = report.first_failure
     else {
         panic!("no race failure: {:?}", report.first_failure);
@@ -104,7 +116,7 @@ fn a_deadlock_is_counted_never_answered_and_its_schedule_replays_to_it() {
     let path = dir.path().join("replay.sqlite3");
     let path = path.to_str().expect("utf-8");
     let arena = Arena::new(deliveries, || open_scratch(path)).expect("arena");
-    let mut race = replay(&arena, h, &schedule).expect("the schedule replays");
+    let mut race = replay_event(&arena, h, &event, &schedule).expect("the schedule replays");
     assert!(!race.finished());
     for i in 0..deliveries {
         if race.next_statements(i).is_some() {
@@ -165,22 +177,154 @@ fn the_mistake_corpus_is_broken_for_the_right_reason_and_the_variants_are_correc
             .next()
             .and_then(|l| l.strip_prefix("# expect: "))
             .unwrap_or_else(|| panic!("{name}: no '# expect:' line"));
-        let report = judged(&script(name, text), JUDGE_BUDGET);
-        let json = serde_json::to_value(&report).expect("json");
-        if expect == "correct" {
-            assert_eq!(report.verdict, "correct", "{name}: {json}");
-            continue;
-        }
-        assert_eq!(report.verdict, "broken", "{name}: {json}");
-        let (check, field) = expect.split_once('.').expect("check.field");
-        match check {
-            "case" => assert_ne!(json["cases"][field], "ok", "{name}: {json}"),
-            _ => assert!(
-                json[check][field].as_u64().unwrap_or(0) > 0,
-                "{name}: {check}.{field} is 0: {json}"
-            ),
+        // Not a matter of the seed: a few of them, each its own events.
+        for seed in [SEED, 1, 2_026] {
+            judged_as_expected(name, text, expect, seed);
         }
     }
+}
+
+fn judged_as_expected(name: &str, text: &str, expect: &str, seed: u64) {
+    let report = judged_seeded(&script(name, text), &[2], JUDGE_BUDGET, seed);
+    let json = serde_json::to_value(&report).expect("json");
+    if expect == "correct" {
+        assert_eq!(report.verdict, "correct", "{name} (seed {seed}): {json}");
+        return;
+    }
+    assert_eq!(report.verdict, "broken", "{name} (seed {seed}): {json}");
+    let (check, field) = expect.split_once('.').expect("check.field");
+    match check {
+        "case" => assert_ne!(json["cases"][field], "ok", "{name}: {json}"),
+        _ => assert!(
+            json[check][field].as_u64().unwrap_or(0) > 0,
+            "{name}: {check}.{field} is 0: {json}"
+        ),
+    }
+}
+
+/// The article's handler after a first line that sets some events apart:
+/// those for which `select` returns a row run `special` instead.
+fn gamed(select: &str, special: &str) -> String {
+    let atomic = builtin(Handler::Atomic);
+    format!("{select}\nIF ROW\n{special}\nEND\n{atomic}")
+}
+
+/// Credits without an inbox row: every replay is credited again.
+const CREDIT_ONLY: &str =
+    "UPDATE accounts SET balance = balance + :amount WHERE id = :account_id\n\
+    IF CHANGED = 0\n  ANSWER unknown_account\nEND\nANSWER applied";
+
+#[test]
+fn a_handler_right_only_for_the_usual_event_is_judged_broken_with_the_event_that_shows_it() {
+    // Each sets apart a value or a range the text writes down, and is
+    // right for the article's event (provider-a, evt-1, account 1, 500).
+    let keyed = [
+        (
+            "source",
+            gamed("SELECT 1 WHERE :source = 'production'", CREDIT_ONLY),
+        ),
+        (
+            "event id",
+            gamed("SELECT 1 WHERE :event_id LIKE 'live-%'", CREDIT_ONLY),
+        ),
+        (
+            "account",
+            gamed("SELECT 1 WHERE :account_id = 42", CREDIT_ONLY),
+        ),
+        (
+            "amount",
+            gamed("SELECT 1 WHERE :amount > 5000", CREDIT_ONLY),
+        ),
+        (
+            "race",
+            gamed(
+                "SELECT 1 WHERE :amount BETWEEN 700 AND 800",
+                // Right one delivery at a time, wrong only in a race.
+                builtin(Handler::CheckThenAct),
+            ),
+        ),
+    ];
+    for (what, text) in keyed {
+        let report = judged(&script(what, &text), JUDGE_BUDGET);
+        let json = serde_json::to_value(&report).expect("json");
+        assert_eq!(report.verdict, "broken", "{what}: {json}");
+        let Some(failure) = &report.first_failure else {
+            panic!("{what}: no failure: {json}");
+        };
+        let event = match failure {
+            Failure::Race { event, .. }
+            | Failure::Faults { event, .. }
+            | Failure::Case { event, .. } => event,
+            Failure::Crash { .. } => panic!("{what}: no crash sweep here: {json}"),
+        };
+        let set_apart = match what {
+            "source" => event.source == "production",
+            "event id" => event.event_id.starts_with("live-"),
+            "account" => event.account_id == 42,
+            "amount" => event.amount > 5000,
+            _ => (700..=800).contains(&event.amount),
+        };
+        assert!(
+            set_apart,
+            "{what}: the failing event is not one set apart: {json}"
+        );
+        if what == "race" {
+            // Only a race shows it: one delivery at a time it is right.
+            assert!(report.cases.values().all(|c| c == "ok"), "{json}");
+            assert!(matches!(failure, Failure::Race { .. }), "{json}");
+        } else {
+            // The replay case names the event it was wrong with.
+            let replay = &report.cases["replay"];
+            assert!(replay.contains("expected duplicate"), "{what}: {json}");
+        }
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_report_and_another_seed_other_events() {
+    let text = gamed("SELECT 1 WHERE :source = 'production'", CREDIT_ONLY);
+    let h = script("gamed", &text);
+    let run = |seed| judged_seeded(&h, &[2], JUDGE_BUDGET, seed);
+    let json = |r: &Report| serde_json::to_string(r).expect("json");
+    let first = run(1234);
+    assert_eq!(first.seed, 1234);
+    assert_eq!(json(&first), json(&run(1234)));
+    assert_ne!(
+        sample::Sample::of(1234, &h).events,
+        sample::Sample::of(1235, &h).events
+    );
+}
+
+#[test]
+fn a_sample_holds_the_articles_event_the_handlers_literals_and_their_neighbours() {
+    let text = gamed(
+        "SELECT 1 WHERE :source = 'production' AND :amount >= 700",
+        CREDIT_ONLY,
+    );
+    let program = parse(&text).expect("parses");
+    let literals = program.literals();
+    assert!(
+        literals.texts.contains(&"production".to_owned()),
+        "{literals:?}"
+    );
+    assert!(literals.ints.contains(&700), "{literals:?}");
+    for seed in [0, 1, sample::MAX_SEED] {
+        let s = sample::Sample::new(seed, &literals);
+        assert!(s.events.len() >= sample::EVENTS, "{s:?}");
+        assert_eq!(s.events[0], crate::labs::race::race_payload());
+        for e in &s.events {
+            e.to_event().expect("every event is valid");
+        }
+        let has = |f: &dyn Fn(&crate::labs::race::Payload) -> bool| s.events.iter().any(f);
+        assert!(has(&|e| e.source == "production"), "{s:?}");
+        assert!(has(&|e| e.event_id == "production"), "{s:?}");
+        for n in [699, 700, 701] {
+            assert!(has(&|e| e.amount == n), "{n}: {s:?}");
+            assert!(has(&|e| e.account_id == n), "{n}: {s:?}");
+        }
+    }
+    assert!(sample::seed(-1).is_err() && sample::seed(1 << 53).is_err());
+    assert_eq!(sample::seed(5).ok(), Some(5));
 }
 
 #[test]
@@ -456,6 +600,7 @@ fn the_judge_tells_each_check_as_it_starts_for_a_progress_bar() {
         &[2, 3],
         || open_scratch(path),
         JUDGE_BUDGET,
+        SEED,
         || Ok(None),
         &mut |p: Progress| told.push((p.check, p.done, p.total)),
     )

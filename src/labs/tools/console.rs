@@ -25,8 +25,9 @@
 //! Invariant: a console query ends within [`Budget::CONSOLE`] (2 s or 10^8
 //! virtual-machine steps; [`crate::labs::tools::budget`]) with its result or a clear
 //! refusal, and hands back a bounded result: at most [`MAX_ROWS`] rows, each
-//! text or blob shown up to [`MAX_CELL_CHARS`] characters, at most
-//! [`MAX_RESULT_BYTES`] of text in all. A value cut short is listed in
+//! text or blob shown up to [`MAX_CELL_CHARS`] characters, and everything it
+//! returns — column names, numbers and nulls too, as their JSON — counted
+//! against [`MAX_RESULT_BYTES`]. A value cut short is listed in
 //! [`QueryResult::truncated_values`], so nothing is ever shown shorter (or
 //! empty) without saying so. The refusals:
 //! * the budget ran out: `query_budget` (the worker is single-threaded;
@@ -35,7 +36,10 @@
 //! * a value over `SQLITE_LIMIT_LENGTH` (`SELECT randomblob(3e8)`):
 //!   `value_too_big`, at once, instead of a 300 MB allocation;
 //! * more memory than SQLite's hard heap limit in the browser
-//!   ([`crate::labs::tools::budget::HEAP_LIMIT_BYTES`]): `query_memory`.
+//!   ([`crate::labs::tools::budget::HEAP_LIMIT_BYTES`]): `query_memory`;
+//! * column names that alone pass [`MAX_RESULT_BYTES`]
+//!   (`SELECT 1 AS "xxxx…"`, many times): `result_too_big`, before any row
+//!   is read.
 //!
 //! Invariant: on the page, a console query never runs where the database
 //! is. It runs in a worker of its own on a copy ([`query_copy`]: the bytes
@@ -88,6 +92,9 @@ crate::core::error::code_enum! {
         /// A `PRAGMA` the console does not run: not on its list of pragmas
         /// that only read. Params: `name`.
         SqlPragmaNotAllowed => "sql_pragma_not_allowed",
+        /// A query whose column names alone pass [`MAX_RESULT_BYTES`].
+        /// Params: `bytes` (the names'), `max`.
+        ResultTooBig => "result_too_big",
     }
 }
 
@@ -99,10 +106,19 @@ pub const MAX_ROWS: usize = 500;
 /// [`QueryResult::truncated_values`].
 pub const MAX_CELL_CHARS: usize = 10_000;
 
-/// At most this many bytes of text (UTF-8) over all the cells of a result:
-/// once they are used, the remaining cells of the row are cut (and listed)
-/// and no further row is added (`truncated`).
+/// At most this many bytes in a result, counted as the JSON it is sent as:
+/// the column names first, then each cell (text and blobs as shown, a number
+/// or null as written), each with its separator. Once they are used, the
+/// remaining text cells of the row are cut (and listed) and no further row
+/// is added (`truncated`). A number, a null and the note of a cut cell
+/// cannot be cut, so the last row may pass the mark by them: less than
+/// [`ROW_SLACK`] bytes a column.
 pub const MAX_RESULT_BYTES: usize = 4 << 20;
+
+/// What one cell of the last row may add past [`MAX_RESULT_BYTES`]: a
+/// number's JSON (≤ 24 bytes) or an empty text cut there and its note in
+/// [`QueryResult::truncated_values`] (≤ 60 bytes).
+pub const ROW_SLACK: usize = 64;
 
 /// A query's result, ready to show as a table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -235,29 +251,56 @@ fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult
         )));
     }
     let columns: Vec<String> = stmt.column_names().map(String::from).collect();
+    // The names are returned too: they count first, and alone they may not
+    // fill the result (a name is the expression's text when not given).
+    let names: usize = columns.iter().map(json_bytes).sum();
+    if names > MAX_RESULT_BYTES {
+        return Err(refuse(
+            Reason::new(
+                ConsoleCode::ResultTooBig,
+                format!(
+                    "the column names alone are {names} bytes; a result holds at most \
+                     {MAX_RESULT_BYTES}: give the columns short names with AS"
+                ),
+            )
+            .with("bytes", names)
+            .with("max", MAX_RESULT_BYTES),
+        ));
+    }
     let mut rows = Vec::new();
     let mut truncated = false;
     let mut truncated_values = Vec::new();
-    let mut text_bytes = 0;
+    // And the result's own frame: its keys, brackets, `truncated`.
+    let frame = json_bytes(&QueryResult {
+        columns: Vec::new(),
+        rows: Vec::new(),
+        truncated: true,
+        truncated_values: Vec::new(),
+    });
+    let mut used = frame + names;
     let mut cursor = stmt.query([]).map_err(|e| refusal(e, log, Stage::Run))?;
     while let Some(row) = cursor.next().map_err(|e| refusal(e, log, Stage::Run))? {
-        if rows.len() == MAX_ROWS || text_bytes >= MAX_RESULT_BYTES {
+        if rows.len() == MAX_ROWS || used >= MAX_RESULT_BYTES {
             truncated = true;
             break;
         }
+        used += 2; // the row's brackets
         let mut values = Vec::with_capacity(columns.len());
         for column in 0..columns.len() {
             let value = row
                 .get_ref(column)
                 .map_err(|e| refusal(e, log, Stage::Run))?;
-            let shown = Cell::of(value, MAX_RESULT_BYTES.saturating_sub(text_bytes));
-            text_bytes += shown.text_bytes;
+            // The room for its text: what is left, less its quotes and comma.
+            let shown = Cell::of(value, MAX_RESULT_BYTES.saturating_sub(used + 3));
+            used += json_bytes(&shown.json);
             if let Some(bytes) = shown.cut_from {
-                truncated_values.push(TruncatedValue {
+                let note = TruncatedValue {
                     row: rows.len(),
                     column,
                     bytes,
-                });
+                };
+                used += json_bytes(&note);
+                truncated_values.push(note);
             }
             values.push(shown.json);
         }
@@ -544,8 +587,25 @@ struct Cell {
     json: serde_json::Value,
     /// The whole value's size in bytes, if only its beginning is shown.
     cut_from: Option<usize>,
-    /// Bytes of text this cell adds to the result.
-    text_bytes: usize,
+}
+
+/// What `v` adds to a result: its JSON and a separator (counted as it is
+/// written, nothing kept).
+fn json_bytes(v: &impl Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(1);
+    // Writing to a counter cannot fail, nor can serialising plain values.
+    let _ = serde_json::to_writer(&mut count, v);
+    count.0
 }
 
 impl Cell {
@@ -557,7 +617,6 @@ impl Cell {
         let whole = |json: Value| Cell {
             json,
             cut_from: None,
-            text_bytes: 0,
         };
         match v {
             ValueRef::Null => whole(Value::Null),
@@ -573,7 +632,6 @@ impl Cell {
                 let shown = prefix(&text, MAX_CELL_CHARS, room);
                 Cell {
                     cut_from: (shown.len() < text.len()).then_some(t.len()),
-                    text_bytes: shown.len(),
                     json: Value::from(shown),
                 }
             }
@@ -599,7 +657,6 @@ impl Cell {
                 }
                 Cell {
                     cut_from: (!fits).then_some(b.len()),
-                    text_bytes: hex.len(),
                     json: Value::from(hex),
                 }
             }
@@ -959,8 +1016,9 @@ mod tests {
         );
     }
 
-    /// All cells together hold at most MAX_RESULT_BYTES of text: the cell
-    /// that reaches it is cut (and listed), and no further row is added.
+    /// A result's JSON is at most MAX_RESULT_BYTES (and the last row's
+    /// slack): the text cell that reaches it is cut (and listed), and no
+    /// further row is added.
     #[test]
     fn a_result_is_capped_in_total() {
         let mut conn = db();
@@ -970,23 +1028,80 @@ mod tests {
              SELECT i, hex(zeroblob(5000)) FROM n",
         )
         .unwrap();
-        let full_rows = MAX_RESULT_BYTES / MAX_CELL_CHARS;
-        assert_eq!(r.rows.len(), full_rows + 1);
         assert!(r.truncated);
+        let last = r.rows.len() - 1;
         assert_eq!(
             r.truncated_values,
             [TruncatedValue {
-                row: full_rows,
+                row: last,
                 column: 1,
                 bytes: MAX_CELL_CHARS
             }]
         );
-        let shown: usize = r
-            .rows
+        assert!(r.rows[..last]
             .iter()
-            .map(|row| row[1].as_str().unwrap().len())
-            .sum();
-        assert_eq!(shown, MAX_RESULT_BYTES);
+            .all(|row| row[1].as_str().unwrap().len() == MAX_CELL_CHARS));
+        let sent = serde_json::to_string(&r).unwrap().len();
+        assert!(sent <= MAX_RESULT_BYTES + 100, "{sent}");
+        assert!(sent > MAX_RESULT_BYTES - 100, "{sent}: filled");
+    }
+
+    /// Whatever a result is made of — long column names, many columns of
+    /// numbers and nulls, text that JSON escapes — what is sent is bounded by
+    /// MAX_RESULT_BYTES, passed at most by the last row's slack.
+    #[test]
+    fn everything_a_result_returns_counts_against_its_cap() {
+        let mut conn = db();
+        let rows_of = |select: String| {
+            format!(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n LIMIT 500) \
+                 SELECT {select} FROM n"
+            )
+        };
+        let columns = |n: usize, each: &dyn Fn(usize) -> String| {
+            (0..n).map(each).collect::<Vec<_>>().join(", ")
+        };
+        let long_name = "n".repeat(3_000);
+        for (what, sql) in [
+            (
+                "long names",
+                rows_of(columns(1_000, &|i| format!("i AS \"{long_name}{i}\""))),
+            ),
+            (
+                "numbers and nulls",
+                rows_of(columns(1_900, &|i| {
+                    if i % 2 == 0 {
+                        "NULL"
+                    } else {
+                        "-1.2345678901234567e300"
+                    }
+                    .to_owned()
+                })),
+            ),
+            (
+                "escapes",
+                rows_of(columns(1_900, &|_| "char(1, 2, 3, 4)".to_owned())),
+            ),
+        ] {
+            let r = query(&mut conn, &sql).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let sent = serde_json::to_string(&r).unwrap().len();
+            let last_row = ROW_SLACK * r.columns.len();
+            assert!(r.truncated, "{what}: {} rows", r.rows.len());
+            assert!(
+                sent <= MAX_RESULT_BYTES + last_row,
+                "{what}: {sent} bytes sent"
+            );
+        }
+    }
+
+    /// Column names that alone pass the cap are refused before any row.
+    #[test]
+    fn column_names_alone_over_the_cap_are_result_too_big() {
+        let mut conn = db();
+        let name = "x".repeat(MAX_CELL_CHARS);
+        let select: Vec<String> = (0..500).map(|i| format!("1 AS \"{name}{i}\"")).collect();
+        let sql = format!("SELECT {}", select.join(", "));
+        assert_eq!(refusal_code(&mut conn, &sql), "result_too_big");
     }
 
     #[test]

@@ -43,7 +43,7 @@ crate::core::error::code_enum! {
 /// | no signature matches | 401 | `unauthorized/signature_mismatch` |
 /// | missing id or timestamp header | 400 | `invalid_input/missing_field` |
 /// | timestamp not a canonical integer | 400 | `invalid_input/empty`, `not_canonical_integer`, `out_of_range` |
-/// | source or id breaks a key rule | 400 | `invalid_input/empty`, `whitespace_only`, `too_long`, `control_char` |
+/// | source or id breaks a key rule | 400 | `invalid_input/empty`, `whitespace_only`, `too_long`, `control_char`, `invisible_char` |
 /// | body not the expected JSON | 400 | `invalid_input/not_json`, `not_object`, `unexpected_field`, `duplicate_field`, `missing_field`, `wrong_type`, `decimal_or_exponent`, `out_of_range` |
 ///
 /// None is retryable: the same bytes are refused the same way (a sender's

@@ -18,6 +18,9 @@ mod two_transactions {
     include!("../../../tests/fixtures/workshop_two_transactions.rs");
 }
 
+/// The seed of the events judged, as in the language's tests.
+const SEED: u64 = 27;
+
 /// Judges with 2 deliveries on a fresh scratch file, without the crash
 /// sweep (child processes: `tests/judge.rs`), as the language's tests do.
 fn judged(contender: &Contender) -> Report {
@@ -29,6 +32,7 @@ fn judged(contender: &Contender) -> Report {
         &[2],
         || open_scratch(path),
         JUDGE_BUDGET,
+        SEED,
         || Ok(None),
     )
     .expect("the judge runs")
