@@ -365,25 +365,28 @@ export const inboxLab = Object.freeze({
   }),
 
   /**
-   * Write your own handler: `judge.run(text, deliveries, {seconds})` (its limit: 1 to 120 s,
-   * 120 when not given; stopped then with judge_budget), `judge.builtin(name)`,
-   * `judge.replay(text, deliveries, schedule)` (worker ops "judge", "judgeBuiltin", "judgeReplay");
-   * the workshop's handler in Rust (a build with the feature `workshop`):
-   * `judge.runWorkshop(deliveries)`, `judge.replayWorkshop(deliveries, schedule)`;
+   * Write your own handler: `judge.run(text, deliveries, {seconds, seed})` (its limit: 1 to 120 s,
+   * 120 when not given, stopped then with judge_budget; `seed` repeats a report's events),
+   * `judge.builtin(name)`, `judge.replay(text, deliveries, schedule, seed)` (worker ops "judge",
+   * "judgeBuiltin", "judgeReplay"); the workshop's handler in Rust (a build with the feature
+   * `workshop`): `judge.runWorkshop(deliveries, {seconds, seed})`,
+   * `judge.replayWorkshop(deliveries, schedule, seed)`;
    * `judge.handlers()`: the six built-ins' names, then "workshop" when the build has it;
    * `judge.onProgress(listener)`: {done, total, check} as each of the judge's checks starts
    * (this tab's worker only); returns an unsubscribe function.
    */
   judge: Object.freeze({
-    run: (text, deliveries, options = {}) => calling(() => request('judge', { text, deliveries, seconds: options?.seconds })),
+    run: (text, deliveries, options = {}) =>
+      calling(() => request('judge', { text, deliveries, seconds: options?.seconds, seed: options?.seed })),
     builtin: (name) => request('judgeBuiltin', { name }),
-    replay: (text, deliveries, schedule) => request('judgeReplay', { text, deliveries, schedule }),
-    runWorkshop: (deliveries) => request('judge', { workshop: true, deliveries }),
+    replay: (text, deliveries, schedule, seed) => request('judgeReplay', { text, deliveries, schedule, seed }),
+    runWorkshop: (deliveries, options = {}) =>
+      calling(() => request('judge', { workshop: true, deliveries, seconds: options?.seconds, seed: options?.seed })),
     onProgress: (listener) => {
       judgeListeners.add(listener);
       return () => judgeListeners.delete(listener);
     },
-    replayWorkshop: (deliveries, schedule) => request('judgeReplay', { workshop: true, deliveries, schedule }),
+    replayWorkshop: (deliveries, schedule, seed) => request('judgeReplay', { workshop: true, deliveries, schedule, seed }),
     handlers: () => request('judgeHandlers'),
   }),
 

@@ -16,10 +16,10 @@
 //   op "rebuild"     args {file: Uint8Array}  an imported file checked and its rows
 //                    rebuilt in a fresh database (Rust: rebuildImport) →
 //                    {bytes: Uint8Array, report}
-//   op "judge"       args {text, deliveries} or {workshop: true, deliveries}: the judge
+//   op "judge"       args {text, deliveries, seed} or {workshop: true, deliveries, seed}: the judge
 //                    (Rust: judgeHandler, judgeWorkshop), with a progress message
 //                    {done, total, check} as each check starts → its report
-//   op "judgeReplay" args {text, deliveries, schedule} or {workshop: true, …} → the replay
+//   op "judgeReplay" args {text, deliveries, schedule, seed} or {workshop: true, …} → the replay
 //
 // Announcement: {type: "ready"} once it can run requests.
 //
@@ -35,12 +35,12 @@ const OPS = new Map([
   ['rebuild', (args) => rebuildImport(args.file)],
   ['judge', (args, { progress }) =>
     args.workshop === true
-      ? judgeWorkshop(args.deliveries, progress)
-      : judgeHandler(args.text, args.deliveries, progress)],
+      ? judgeWorkshop(args.deliveries, progress, args.seed)
+      : judgeHandler(args.text, args.deliveries, progress, args.seed)],
   ['judgeReplay', (args) =>
     args.workshop === true
-      ? replayWorkshop(args.deliveries, args.schedule)
-      : replayHandler(args.text, args.deliveries, args.schedule)],
+      ? replayWorkshop(args.deliveries, args.schedule, args.seed)
+      : replayHandler(args.text, args.deliveries, args.schedule, args.seed)],
 ]);
 
 // Announced once the wasm is loaded (or failed to load: then every request

@@ -120,7 +120,8 @@
 //                      connection (`PRAGMA journal_mode`) is answered here — within a budget
 //                      (2 s or 10^8 SQLite steps) that the console worker is terminated at,
 //                      whatever the query does: invalid_input errors, field "sql", codes
-//                      query_budget, value_too_big (a value over 1 MiB), query_memory
+//                      query_budget, value_too_big (a value over 1 MiB), result_too_big
+//                      (column names alone over the 4 MiB a result may hold), query_memory
 //                      (SQLite's 512 MiB heap limit). Requests after it do not wait for it.
 //     op "cancel"      args {tickets: [string]}  stops the queries with these tickets, waiting
 //                      or running (their console worker is terminated): each is answered
@@ -150,7 +151,7 @@
 //     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
 //                      interleavings, double_credits, lost_credits, wrong_answers,
 //                      failing_schedule}
-//     op "judge"       args {text, deliveries?: 2 | 3, seconds?: 1..120}  a handler text (docs/handler-language.md),
+//     op "judge"       args {text, deliveries?: 2 | 3, seconds?: 1..120, seed?}  a handler text (docs/handler-language.md),
 //                      or {workshop: true, deliveries?} the workshop's handler in Rust (a build
 //                      with the feature `workshop`; otherwise an invalid_input error); while it
 //                      runs, the announcement {type: "judgeProgress", done, total, check}
@@ -162,7 +163,7 @@
 //                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
 //                      {result: "parse_error", code, line, column, en, ru}
 //     op "judgeBuiltin" args {name}  a built-in handler's text: result a string
-//     op "judgeReplay" args {text, deliveries, schedule: [delivery index, …]}  a schedule the
+//     op "judgeReplay" args {text, deliveries, schedule: [delivery index, …], seed?}  a schedule the
 //                      judge reported, replayed on fresh connections: result {steps: [as
 //                      "raceStep" without next/verdict], verdict (null: a delivery still waits)};
 //                      {workshop: true, deliveries, schedule} replays the workshop's handler
@@ -356,7 +357,7 @@ const OPS = new Map([
   ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
   ['raceExplore', (args) => race().explore(args?.handler)],
   ['judge', (args) =>
-    foreign('judge', 'judge', { workshop: args?.workshop === true, text: args?.text, deliveries: args?.deliveries }, {
+    foreign('judge', 'judge', { workshop: args?.workshop === true, text: args?.text, deliveries: args?.deliveries, seed: args?.seed }, {
       size: judgeLimit(args?.seconds),
       onProgress: judgeProgress,
     })],
@@ -367,6 +368,7 @@ const OPS = new Map([
       text: args?.text,
       deliveries: args?.deliveries,
       schedule: scheduleOf(args?.schedule),
+      seed: args?.seed,
     })],
   ['judgeHandlers', () => handlerNames()],
   ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],

@@ -329,7 +329,7 @@ function draw(ui, { source, answer }) {
   if (f === null || f === undefined) {
     out.push(el('p', { text: t('handlerlab.first.none') }));
   } else if (f.check === 'race') {
-    out.push(...replayView(source, f.deliveries, f.schedule).nodes);
+    out.push(...replayView(source, f.deliveries, f.schedule, r.seed).nodes);
   } else if (f.check === 'faults') {
     out.push(el('p', { text: t('handlerlab.first.faults', { n: f.after_statements, what: f.what }) }));
   } else if (f.check === 'crash') {
@@ -343,8 +343,9 @@ function draw(ui, { source, answer }) {
 /**
  * A race schedule of `source` ({text} or {workshop: true}) with a button that
  * replays it on fresh connections, one statement per row: {nodes, replay}.
+ * `seed` is the judge's (its events; undefined: the article's event).
  */
-function replayView(source, deliveries, schedule) {
+function replayView(source, deliveries, schedule, seed) {
   const first = el('p', {
     attrs: { id: 'handler-first' },
     text: t('handlerlab.first.race', { deliveries, schedule: schedule.map((i) => LETTERS[i]).join(' ') }),
@@ -356,8 +357,8 @@ function replayView(source, deliveries, schedule) {
     try {
       const run = await whileBusy(() =>
         source.workshop
-          ? inboxLab.judge.replayWorkshop(deliveries, schedule)
-          : inboxLab.judge.replay(source.text, deliveries, schedule),
+          ? inboxLab.judge.replayWorkshop(deliveries, schedule, seed)
+          : inboxLab.judge.replay(source.text, deliveries, schedule, seed),
       );
       steps.replaceChildren(...run.steps.map((s) => el('li', { text: `${LETTERS[s.delivery]}: ${(s.statements ?? []).join('; ')} → ${stepResult(s)}` })));
       const end = run.verdict
