@@ -524,6 +524,24 @@ impl Lab {
         }
     }
 
+    /// "Keep what is sound", for a stored database that cannot be used: its
+    /// file is read as an import reads one ([`transfer::salvage`]: rows read
+    /// from the tables, never through an index, each checked), except that a
+    /// row that fails is left out and listed instead of refusing the file;
+    /// then the database is reset and the rebuilt rows copied in. Returns
+    /// `{kept: {accounts, inbox, outbox, orders, version, ignored}, dropped:
+    /// [error object, …]}` — each row left out as the refusal an import would
+    /// have answered for it. Throws (changing nothing) when nothing can be
+    /// kept; export the file as is first to keep every byte.
+    pub fn salvage(&mut self) -> Result<JsValue, JsValue> {
+        let bytes = self.export_raw()?;
+        let (fresh, salvaged) = transfer::salvage(&bytes)?;
+        self.reset()?;
+        let conn = self.conn_mut()?;
+        transfer::adopt(conn, &fresh)?;
+        to_value(&salvaged)
+    }
+
     /// Test only (the worker exposes it only with `?simulate=plant`, for the
     /// end-to-end tests): closes the database, replaces its file in the OPFS
     /// pool with `bytes` exactly as given — no check of any kind, so a

@@ -43,7 +43,7 @@ use serde::Serialize;
 use crate::core::error::{Error, InvalidCode, Reason};
 use crate::core::event::Field;
 use crate::core::schema;
-use crate::core::stored::{read_rows, unreadable_reason, Rows};
+use crate::core::stored::{read_rows, unreadable_reason, OnBadRow, Rows};
 use crate::labs::tools::budget::{self, Budget};
 
 /// The input holding a database file offered for import.
@@ -128,11 +128,7 @@ fn standalone(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// rolls it back).
 pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error> {
     let (fresh, report) = rebuild(bytes)?;
-    let backup = Backup::new(&fresh, conn)?;
-    // All pages in one step: one write transaction on the destination.
-    backup.step(-1)?;
-    drop(backup);
-    schema::check_current(conn)?;
+    adopt(conn, &fresh)?;
     Ok(report)
 }
 
@@ -142,6 +138,58 @@ pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error
 /// # Errors
 /// [`Error::InvalidInput`] (field `file`) saying what is wrong.
 pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
+    rebuild_with(bytes, None)
+}
+
+/// What "keep what is sound" ([`salvage`]) kept, and every row it left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Salvaged {
+    /// What the rebuilt database holds, counted as an import's.
+    pub kept: ImportReport,
+    /// Each row left out (or one-row table rebuilt), as the refusal an
+    /// import would have answered for it: `{kind, code, message, params,
+    /// field}`, so the page words it like any error.
+    pub dropped: Vec<crate::core::error::ErrorReport>,
+}
+
+/// "Keep what is sound": the import's rebuild of `bytes` (a database the
+/// page cannot use), except that a row the typed reading or the fresh
+/// database's constraints refuse is left out and listed instead of refusing
+/// the file, and a failed `integrity_check` is no reason to stop (the rows
+/// are read from the tables, never through an index). Touches no other
+/// database; the caller copies the result over the live one ([`adopt`]).
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `file`) when nothing can be kept: not
+/// SQLite, a table missing, a page SQLite cannot read, past the budget.
+pub fn salvage(bytes: &[u8]) -> Result<(Connection, Salvaged), Error> {
+    let mut dropped = Vec::new();
+    let (fresh, kept) = rebuild_with(bytes, Some(&mut dropped))?;
+    let dropped = dropped
+        .into_iter()
+        .map(|reason| refuse(reason).report())
+        .collect();
+    Ok((fresh, Salvaged { kept, dropped }))
+}
+
+/// Copies `fresh` over the database behind `conn` in one write transaction
+/// (SQLite's backup API): the last step of an import and of a salvage.
+///
+/// # Errors
+/// [`Error::Busy`] or storage errors (SQLite rolls the copy back).
+pub fn adopt(conn: &mut Connection, fresh: &Connection) -> Result<(), Error> {
+    let backup = Backup::new(fresh, conn)?;
+    // All pages in one step: one write transaction on the destination.
+    backup.step(-1)?;
+    drop(backup);
+    schema::check_current(conn)
+}
+
+/// [`rebuild`], or with `dropped` [`salvage`]'s reading.
+fn rebuild_with(
+    bytes: &[u8],
+    mut dropped: Option<&mut Vec<Reason>>,
+) -> Result<(Connection, ImportReport), Error> {
     if bytes.len() > MAX_IMPORT_BYTES {
         return Err(refuse(
             Reason::new(
@@ -162,7 +210,9 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
         )));
     }
     let mut foreign = open_foreign(&standalone(bytes))?;
-    let read = budget::within(&mut foreign, Budget::IMPORT, read_file);
+    let read = budget::within(&mut foreign, Budget::IMPORT, |conn| {
+        read_file(conn, dropped.as_deref_mut())
+    });
     let (rows, ignored, version) = match read {
         Ok(result) => result?,
         Err(spent) => {
@@ -180,7 +230,7 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
         }
     };
     drop(foreign);
-    let fresh = write_fresh(&rows)?;
+    let fresh = write_fresh(&rows, dropped)?;
     let report = ImportReport {
         accounts: rows.accounts.len(),
         inbox: rows.inbox.len(),
@@ -213,8 +263,12 @@ fn open_foreign(bytes: &[u8]) -> Result<Connection, Error> {
 }
 
 /// Everything read from the foreign file: its rows, the objects left
-/// behind, its version.
-fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
+/// behind, its version. With `dropped`, bad rows are listed there and
+/// skipped, and a failed `integrity_check` does not stop the reading.
+fn read_file(
+    conn: &mut Connection,
+    dropped: Option<&mut Vec<Reason>>,
+) -> Result<(Rows, Vec<String>, i64), Error> {
     let integrity: Vec<String> = conn
         .prepare("PRAGMA integrity_check(10)")
         .and_then(|mut s| {
@@ -222,7 +276,7 @@ fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
                 .collect::<Result<_, _>>()
         })
         .map_err(unreadable)?;
-    if integrity != ["ok"] {
+    if integrity != ["ok"] && dropped.is_none() {
         let detail = integrity.join("; ");
         return Err(refuse(
             Reason::new(
@@ -283,7 +337,11 @@ fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
         })
         .map(|(kind, name, _)| format!("{kind} {name}"))
         .collect();
-    let rows = read_rows(conn, version).map_err(refuse)?;
+    let bad = match dropped {
+        Some(list) => OnBadRow::Drop(list),
+        None => OnBadRow::Refuse,
+    };
+    let rows = read_rows(conn, version, bad).map_err(refuse)?;
     Ok((rows, ignored, version))
 }
 
@@ -314,39 +372,51 @@ fn is_own_internal(kind: &str, name: &str) -> bool {
 // ---- Writing them into a fresh database ---------------------------------------------------------
 
 /// A fresh inbox-lab database holding `rows`, written by plain INSERTs so
-/// that the schema's own constraints judge them.
-fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
+/// that the schema's own constraints judge them. With `dropped`, a row a
+/// constraint refuses is listed there and left out (SQLite undoes only
+/// that statement), instead of refusing the file.
+fn write_fresh(rows: &Rows, mut dropped: Option<&mut Vec<Reason>>) -> Result<Connection, Error> {
     let mut fresh = Connection::open_in_memory()?;
     schema::prepare(&fresh, schema::DEFAULT_BUSY_TIMEOUT)?;
     schema::migrate(&mut fresh)?;
     let tx = fresh.transaction()?;
-    let refused = |table: &'static str| {
-        move |e: rusqlite::Error| -> Error {
-            if crate::core::apply::is_foreign_key(&e) {
-                return refuse(Reason::new(
-                    ImportCode::DanglingAccount,
-                    "inconsistent data: an inbox row points to a missing account",
-                ));
+    // One row's INSERT: refused as the file's fault, or left out and listed.
+    let mut insert = |table: &'static str, row: String, done: rusqlite::Result<usize>| {
+        let Err(e) = done else { return Ok(()) };
+        let dangling = crate::core::apply::is_foreign_key(&e);
+        if !dangling && e.sqlite_error_code() != Some(ErrorCode::ConstraintViolation) {
+            return Err(Error::from(e));
+        }
+        let detail = if dangling {
+            format!("{table} {row} points to an account that is not there")
+        } else {
+            format!("{table} {row}: {e}")
+        };
+        let reason = Reason::new(
+            InvalidCode::Inconsistent,
+            format!("inconsistent data: {detail}"),
+        )
+        .with("detail", detail);
+        match dropped.as_deref_mut() {
+            Some(list) => {
+                list.push(reason);
+                Ok(())
             }
-            if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
-                let detail = format!("{table}: {e}");
-                return refuse(
-                    Reason::new(
-                        InvalidCode::Inconsistent,
-                        format!("inconsistent data: {detail}"),
-                    )
-                    .with("detail", detail),
-                );
-            }
-            Error::from(e)
+            None if dangling => Err(refuse(Reason::new(
+                ImportCode::DanglingAccount,
+                "inconsistent data: an inbox row points to a missing account",
+            ))),
+            None => Err(refuse(reason)),
         }
     };
     {
-        let mut insert = tx.prepare("INSERT INTO accounts(id, balance) VALUES (?1, ?2)")?;
+        let mut stmt = tx.prepare("INSERT INTO accounts(id, balance) VALUES (?1, ?2)")?;
         for (id, balance) in &rows.accounts {
-            insert
-                .execute(params![id, balance])
-                .map_err(refused("accounts"))?;
+            insert(
+                "accounts",
+                format!("id {id}"),
+                stmt.execute(params![id, balance]),
+            )?;
         }
         tx.execute(
             "UPDATE receipt_counter SET last_seq = ?1 WHERE id = 1",
@@ -356,40 +426,42 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
             "UPDATE lab_clock SET now = ?1 WHERE id = 1",
             params![rows.clock],
         )?;
-        let mut insert = tx.prepare(
+        let mut stmt = tx.prepare(
             "INSERT INTO inbox(source, event_id, account_id, amount, receipt_seq, balance_after, received_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         for row in &rows.inbox {
             let e = &row.event;
-            insert
-                .execute(params![
-                    e.source(),
-                    e.event_id(),
-                    e.account_id(),
-                    e.amount(),
-                    row.receipt.map(|r| r.0),
-                    row.receipt.map(|r| r.1),
-                    row.received_at
-                ])
-                .map_err(refused("inbox"))?;
+            let done = stmt.execute(params![
+                e.source(),
+                e.event_id(),
+                e.account_id(),
+                e.amount(),
+                row.receipt.map(|r| r.0),
+                row.receipt.map(|r| r.1),
+                row.received_at
+            ]);
+            insert(
+                "inbox",
+                format!("({:?}, {:?})", e.source(), e.event_id()),
+                done,
+            )?;
         }
-        let mut insert = tx.prepare(
+        let mut stmt = tx.prepare(
             "INSERT INTO outbox(message_id, source, event_id, account_id, amount, sent_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
         for m in &rows.outbox {
             let e = &m.event;
-            insert
-                .execute(params![
-                    m.message_id,
-                    e.source(),
-                    e.event_id(),
-                    e.account_id(),
-                    e.amount(),
-                    m.sent_at
-                ])
-                .map_err(refused("outbox"))?;
+            let done = stmt.execute(params![
+                m.message_id,
+                e.source(),
+                e.event_id(),
+                e.account_id(),
+                e.amount(),
+                m.sent_at
+            ]);
+            insert("outbox", format!("message {}", m.message_id), done)?;
         }
         // AUTOINCREMENT's memory: message ids are never reused.
         tx.execute("DELETE FROM sqlite_sequence", [])?;
@@ -399,20 +471,18 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
                 params![seq],
             )?;
         }
-        let mut insert =
+        let mut stmt =
             tx.prepare("INSERT INTO orders(order_id, source, event_id) VALUES (?1, ?2, ?3)")?;
         for (order, source, event_id) in &rows.orders {
-            insert
-                .execute(params![order, source, event_id])
-                .map_err(refused("orders"))?;
+            let done = stmt.execute(params![order, source, event_id]);
+            insert("orders", format!("{order:?}"), done)?;
         }
-        let mut insert = tx.prepare(
+        let mut stmt = tx.prepare(
             "INSERT INTO order_events(source, event_id, order_id, result) VALUES (?1, ?2, ?3, ?4)",
         )?;
         for (source, event_id, order, result) in &rows.order_events {
-            insert
-                .execute(params![source, event_id, order, result])
-                .map_err(refused("order_events"))?;
+            let done = stmt.execute(params![source, event_id, order, result]);
+            insert("order_events", format!("({source:?}, {event_id:?})"), done)?;
         }
     }
     tx.commit()?;
