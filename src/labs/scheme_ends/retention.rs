@@ -126,3 +126,61 @@ pub fn purge(conn: &Connection, keep_ms: i64, batch: usize) -> Result<usize, Err
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_family = "wasm")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+    use crate::core::{health, schema};
+    use crate::labs::scheme_ends::outbox::{self, Receiver, Strategy};
+    use crate::{apply, Event};
+
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        schema::prepare(&conn, schema::DEFAULT_BUSY_TIMEOUT).unwrap();
+        schema::init(&mut conn, &[1]).unwrap();
+        conn
+    }
+
+    /// The clock may reach its largest time, never pass it: a step past it
+    /// is refused and changes nothing, and what a delivery then stamps is a
+    /// time the health check reads.
+    #[test]
+    fn the_clock_stops_at_its_largest_time() {
+        let conn = db();
+        let max = *schema::TIME.end();
+        assert_eq!(advance(&conn, max - 10).unwrap(), max - 10);
+        for ms in [11, max, i64::MAX] {
+            let err = advance(&conn, ms).unwrap_err();
+            assert_eq!((err.kind(), err.code()), ("invalid_input", "clock_limit"));
+            assert_eq!(err.report().params["max"], max.to_string());
+            assert_eq!(now(&conn).unwrap(), max - 10, "unchanged");
+        }
+        assert_eq!(advance(&conn, 10).unwrap(), max);
+        apply(&conn, &Event::new("a", "late", 1, 5).unwrap(), None).unwrap();
+        health::check(&conn).unwrap();
+    }
+
+    /// A purge keeps the row of an event whose notification still waits in
+    /// the outbox, and deletes it once the message is sent.
+    #[test]
+    fn a_purge_keeps_the_row_of_a_waiting_message() {
+        let conn = db();
+        let receiver = Receiver::open(Connection::open_in_memory().unwrap(), true).unwrap();
+        let e = Event::new("a", "notified", 1, 5).unwrap();
+        outbox::deliver(&conn, &receiver, &e, Strategy::Outbox, None).unwrap();
+        apply(&conn, &Event::new("a", "plain", 1, 5).unwrap(), None).unwrap();
+        advance(&conn, 10).unwrap();
+        assert_eq!(
+            purge(&conn, 0, 10).unwrap(),
+            1,
+            "only the plain event's row"
+        );
+        health::check(&conn).unwrap();
+        outbox::dispatch_all(&conn, &receiver).unwrap();
+        assert_eq!(purge(&conn, 0, 10).unwrap(), 1, "sent: now it goes");
+        health::check(&conn).unwrap();
+    }
+}

@@ -669,4 +669,60 @@ mod tests {
             );
         }
     }
+
+    /// An outbox message holds a payload the dispatcher will send: one for an
+    /// event the inbox never applied, or with another payload than the
+    /// applied event's, is refused with the message named. What the page
+    /// itself leaves — a message whose row a mistaken handler rewrote, a sent
+    /// message whose row was purged — is imported.
+    #[test]
+    fn an_outbox_message_without_its_applied_event_is_refused() {
+        use crate::labs::race::{Handler, Payload};
+        use crate::labs::scheme_ends::{outbox, retention};
+
+        for (sql, detail) in [
+            (
+                "INSERT INTO outbox(source, event_id, account_id, amount) VALUES ('provider-a', 'never', 1, 999999)",
+                r#"message 1 waits to be sent for event ("provider-a", "never"), which the inbox does not hold"#,
+            ),
+            (
+                "INSERT INTO outbox(source, event_id, account_id, amount) VALUES ('provider-a', 'evt-1', 1, 999999)",
+                r#"message 1 notifies 999999 to account 1, but event ("provider-a", "evt-1") credited 500 to account 1"#,
+            ),
+        ] {
+            let mut hostile = db_with_one_event();
+            hostile.execute_batch(sql).unwrap();
+            let bytes = export(&mut hostile).unwrap();
+            let mut live = db_with_one_event();
+            let before = tables::snapshot(&live).unwrap();
+            let report = import(&mut live, &bytes).unwrap_err().report();
+            assert_eq!((report.field, report.code), (Some(FILE), "row_invalid"));
+            assert_eq!(report.params["table"], "outbox");
+            assert!(report.message.contains(detail), "{}", report.message);
+            assert_eq!(tables::snapshot(&live).unwrap(), before);
+        }
+
+        let mut page = db_with_one_event();
+        let receiver = outbox::Receiver::open(Connection::open_in_memory().unwrap(), true).unwrap();
+        for id in ["sent", "rewritten"] {
+            let e = Event::new("provider-a", id, 1, 5).unwrap();
+            outbox::deliver(&page, &receiver, &e, outbox::Strategy::Outbox, None).unwrap();
+        }
+        outbox::dispatch_one(&page, &receiver, None).unwrap();
+        let payload = Payload {
+            source: "provider-a".into(),
+            event_id: "rewritten".into(),
+            account_id: 1,
+            amount: 77,
+        };
+        Handler::InsertOrReplace
+            .deliver(&page, &payload, None)
+            .unwrap();
+        retention::advance(&page, 10).unwrap();
+        retention::purge(&page, 0, 10).unwrap();
+        let bytes = export(&mut page).unwrap();
+        let mut live = db_with_one_event();
+        assert_eq!(import(&mut live, &bytes).unwrap().outbox, 2);
+        crate::core::health::check(&live).unwrap();
+    }
 }
