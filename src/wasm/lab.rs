@@ -10,9 +10,10 @@
 //! (damaged, another program's, a newer schema, a value of the wrong type —
 //! [`crate::core::health::check`]), [`Lab::open`] still succeeds. The Lab keeps the
 //! error as its [`Lab::problem`], every database call answers it (not
-//! retryable: the same file fails the same way), and the two ways out work:
-//! [`Lab::export_raw`] (the stored bytes, as they are) and [`Lab::reset`]
-//! (delete the file, start afresh). Only installing OPFS itself can still
+//! retryable: the same file fails the same way), and the ways out work:
+//! [`Lab::export_raw`] (the stored bytes, as they are), [`Lab::salvage`]
+//! (keep the rows that pass the import's checks) and [`Lab::reset`] (delete
+//! the file, start afresh). Only installing OPFS itself can still
 //! make `open` fail; the worker then falls back to memory.
 
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
@@ -76,7 +77,8 @@ pub struct Lab {
     conn: Option<Connection>,
     /// Why the stored database cannot be used, when it cannot: then `conn`
     /// is `None` and every database call answers this error. Only
-    /// [`Lab::export_raw`] and [`Lab::reset`] work (reset clears it).
+    /// [`Lab::export_raw`], [`Lab::salvage`] and [`Lab::reset`] work (the
+    /// last two clear it).
     problem: Option<Error>,
     /// A delivery run one statement at a time (step mode). While it is
     /// unfinished its transaction is open and holds the write lock.
@@ -538,28 +540,8 @@ impl Lab {
         let (fresh, salvaged) = transfer::salvage(&bytes)?;
         self.reset()?;
         let conn = self.conn_mut()?;
-        transfer::adopt(conn, &fresh)?;
+        transfer::copy_over(&fresh, conn)?;
         to_value(&salvaged)
-    }
-
-    /// Test only (the worker exposes it only with `?simulate=plant`, for the
-    /// end-to-end tests): closes the database, replaces its file in the OPFS
-    /// pool with `bytes` exactly as given — no check of any kind, so a
-    /// damaged or foreign file can be put in place — and leaves the Lab
-    /// closed. The next worker to open the database meets the planted file,
-    /// as a reader would after a reload.
-    #[wasm_bindgen(js_name = testPlant)]
-    pub fn test_plant(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
-        self.close();
-        self.problem = None;
-        self.remove_files()?;
-        let Storage::Opfs(pool) = &self.storage else {
-            return Err(JsValue::from(Error::storage(
-                "testPlant needs OPFS storage",
-            )));
-        };
-        pool.import_db_unchecked(&self.name, &bytes)
-            .map_err(|e| JsValue::from(Error::storage(format!("cannot plant the file: {e}"))))
     }
 
     /// Closes the database (the worker does this before it is terminated on

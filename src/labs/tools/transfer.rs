@@ -128,7 +128,7 @@ fn standalone(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// rolls it back).
 pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error> {
     let (fresh, report) = rebuild(bytes)?;
-    adopt(conn, &fresh)?;
+    copy_over(&fresh, conn)?;
     Ok(report)
 }
 
@@ -157,7 +157,7 @@ pub struct Salvaged {
 /// database's constraints refuse is left out and listed instead of refusing
 /// the file, and a failed `integrity_check` is no reason to stop (the rows
 /// are read from the tables, never through an index). Touches no other
-/// database; the caller copies the result over the live one ([`adopt`]).
+/// database; the caller copies the result over the live one ([`copy_over`]).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] (field `file`) when nothing can be kept: not
@@ -172,12 +172,12 @@ pub fn salvage(bytes: &[u8]) -> Result<(Connection, Salvaged), Error> {
     Ok((fresh, Salvaged { kept, dropped }))
 }
 
-/// Copies `fresh` over the database behind `conn` in one write transaction
-/// (SQLite's backup API): the last step of an import and of a salvage.
+/// Copies every page of `fresh` over `conn`'s database in one transaction:
+/// the last step of an import and of a salvage.
 ///
 /// # Errors
 /// [`Error::Busy`] or storage errors (SQLite rolls the copy back).
-pub fn adopt(conn: &mut Connection, fresh: &Connection) -> Result<(), Error> {
+pub fn copy_over(fresh: &Connection, conn: &mut Connection) -> Result<(), Error> {
     let backup = Backup::new(fresh, conn)?;
     // All pages in one step: one write transaction on the destination.
     backup.step(-1)?;
