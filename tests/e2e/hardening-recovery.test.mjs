@@ -296,10 +296,12 @@ describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
     const swapped = await edited(
       healthy,
       `PRAGMA writable_schema = ON;
-       UPDATE sqlite_master SET rootpage = CASE name
-           WHEN 'sqlite_autoindex_inbox_1' THEN (SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_inbox_2')
-           ELSE (SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_inbox_1') END
-         WHERE name IN ('sqlite_autoindex_inbox_1', 'sqlite_autoindex_inbox_2');`,
+       CREATE TEMP TABLE roots AS SELECT name, rootpage FROM sqlite_master
+         WHERE name IN ('sqlite_autoindex_inbox_1', 'sqlite_autoindex_inbox_2');
+       UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM temp.roots WHERE name = 'sqlite_autoindex_inbox_2')
+         WHERE name = 'sqlite_autoindex_inbox_1';
+       UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM temp.roots WHERE name = 'sqlite_autoindex_inbox_1')
+         WHERE name = 'sqlite_autoindex_inbox_2';`,
     );
     await plant(page, swapped);
     const ready = await openPage(page);
