@@ -56,6 +56,19 @@ fn store(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes).expect("write the stored file");
 }
 
+/// Stores `bytes` at `path`, opens it without the health check and replays
+/// every stored event: how many were applied again.
+fn replayed_unchecked(path: &Path, bytes: &[u8]) -> usize {
+    store(path, bytes);
+    let unchecked = db::open(
+        &path.to_string_lossy(),
+        Mode::Existing,
+        DEFAULT_BUSY_TIMEOUT,
+    )
+    .expect("SQLite itself opens it");
+    applied_again(&unchecked).len()
+}
+
 /// The page's door, as the worker opens its database.
 fn open_checked(path: &Path) -> Result<Connection, Error> {
     db::open_checked(&path.to_string_lossy(), DEFAULT_BUSY_TIMEOUT, |_| Ok(()))
@@ -72,18 +85,10 @@ fn swapped_inbox_index_roots_are_reported_never_trusted() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let path = dir.path().join("stored.sqlite3");
 
-    store(&path, &bytes);
-    let unchecked = db::open(
-        &path.to_string_lossy(),
-        Mode::Existing,
-        DEFAULT_BUSY_TIMEOUT,
-    )
-    .expect("SQLite itself opens it");
     assert!(
-        !applied_again(&unchecked).is_empty(),
+        replayed_unchecked(&path, &bytes) > 0,
         "without the check a replay is applied again"
     );
-    drop(unchecked);
 
     store(&path, &bytes);
     let err = open_checked(&path).expect_err("reported, not trusted");
@@ -214,16 +219,8 @@ fn damaged_rows_are_left_out_and_listed_the_rest_kept() {
 
     // Each key stored twice: the replays a database with swapped indexes took.
     let swapped = index_roots_swapped(&base, INBOX_INDEXES).expect("swap");
-    store(&path, &swapped);
-    let unchecked = db::open(
-        &path.to_string_lossy(),
-        Mode::Existing,
-        DEFAULT_BUSY_TIMEOUT,
-    )
-    .expect("open");
-    let twice = applied_again(&unchecked).len();
+    let twice = replayed_unchecked(&path, &swapped);
     assert!(twice > 0);
-    drop(unchecked);
     let doubled = std::fs::read(&path).expect("read");
     let (fresh, salvaged) = transfer::salvage(&doubled).expect("salvage");
     assert_eq!(salvaged.dropped.len(), twice, "{:#?}", salvaged.dropped);

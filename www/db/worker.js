@@ -300,23 +300,9 @@ const OPS = new Map([
   // Rust's `undefined` arrives as undefined; the protocol says null.
   ['checkDelivery', (args) => checkDelivery(args?.event, args?.handler, args?.fault) ?? null],
   ['tables', () => lab.tables()],
-  ['reset', () => {
-    forgetNotifier();
-    try {
-      return lab.reset();
-    } finally {
-      updateProblem(lab);
-    }
-  }],
+  ['reset', () => replacing(() => lab.reset())],
   ['exportRaw', () => lab.exportRaw()],
-  ['salvage', () => {
-    forgetNotifier();
-    try {
-      return lab.salvage();
-    } finally {
-      updateProblem(lab);
-    }
-  }],
+  ['salvage', () => replacing(() => lab.salvage())],
   ['addAccount', (args) => lab.addAccount(args?.account_id)],
   ['stepStart', (args) => lab.stepStart(args?.event, args?.fault)],
   ['stepNext', () => lab.stepNext()],
@@ -374,6 +360,16 @@ const OPS = new Map([
   ['hookReceive', (args) => lab.hookReceive(args?.relayed, args?.verify)],
   ['hookForget', () => lab.hookForget()],
 ]);
+
+/** Runs `replace` (a reset, a salvage: a new database), then says whether its problem changed. */
+function replacing(replace) {
+  forgetNotifier();
+  try {
+    return replace();
+  } finally {
+    updateProblem(lab);
+  }
+}
 
 /** 32 random bytes: the key of a new secret. */
 function freshKey() {
