@@ -230,3 +230,35 @@ fn damaged_rows_are_left_out_and_listed_the_rest_kept() {
     health::check(&fresh).expect("healthy");
     assert_eq!(applied_again(&fresh), Vec::<String>::new());
 }
+
+/// A row the fresh database's constraints refuse is left out too, and said:
+/// an account whose balance is out of range goes, and with it every inbox
+/// row that points to it (their foreign key); what is counted as kept is
+/// what the rebuilt database holds.
+#[test]
+fn rows_that_lose_their_account_are_left_out_and_listed() {
+    let conn = open_copy(&base_bytes().expect("base")).expect("copy");
+    let on_account_2 = stored_events(&conn)
+        .iter()
+        .filter(|e| e.account_id() == 2)
+        .count();
+    assert_eq!(set_cell(&conn, "accounts", "balance", 1, "-1"), Ok(1));
+    let mut conn = conn;
+    let damaged = conn.serialize(MAIN_DB).expect("bytes").to_vec();
+    let (fresh, salvaged) = transfer::salvage(&damaged).expect("salvage");
+    let said: Vec<&str> = salvaged
+        .dropped
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(said.len(), 1 + on_account_2, "{said:#?}");
+    assert!(said[0].contains("row 2 of table accounts, column balance: -1 is outside"));
+    assert!(said[1..]
+        .iter()
+        .all(|m| m.contains("points to an account that is not there")));
+    let tables = tables::snapshot(&fresh).expect("tables");
+    assert_eq!(salvaged.kept.accounts, tables.accounts.len());
+    assert_eq!(salvaged.kept.inbox, tables.inbox.len());
+    assert!(tables.inbox.iter().all(|row| row.account_id != 2));
+    health::check(&fresh).expect("healthy");
+}

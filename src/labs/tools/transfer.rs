@@ -164,7 +164,16 @@ pub struct Salvaged {
 /// SQLite, a table missing, a page SQLite cannot read, past the budget.
 pub fn salvage(bytes: &[u8]) -> Result<(Connection, Salvaged), Error> {
     let mut dropped = Vec::new();
-    let (fresh, kept) = rebuild_with(bytes, Some(&mut dropped))?;
+    let (fresh, mut kept) = rebuild_with(bytes, Some(&mut dropped))?;
+    // What the rebuilt database holds: rows its constraints refused are not.
+    let count = |table: &str| -> Result<usize, Error> {
+        let n: i64 = fresh.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    };
+    kept.accounts = count("accounts")?;
+    kept.inbox = count("inbox")?;
+    kept.outbox = count("outbox")?;
+    kept.orders = count("orders")?;
     let dropped = dropped
         .into_iter()
         .map(|reason| refuse(reason).report())
