@@ -31,6 +31,7 @@ use inbox_lab::core::tables::{AccountRow, InboxRow};
 use inbox_lab::wasm::{install_opfs, Lab};
 use inbox_lab::{Event, Outcome, Receipt, Tables};
 use serde_json::{json, Value};
+use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test as test, wasm_bindgen_test_configure};
@@ -237,9 +238,17 @@ impl LabLive {
     /// damaged on disk): the page still opens, a problem is reported as not
     /// retryable, and reset works.
     async fn plant_and_recover(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.lab
-            .test_plant(bytes.to_vec())
-            .map_err(|e| format!("plant: {}", text_of(&e)))?;
+        self.lab.close();
+        let pool = install_opfs().await.map_err(|e| format!("plant: {e}"))?;
+        for file in [
+            self.name.clone(),
+            format!("{}-journal", self.name),
+            format!("{}-wal", self.name),
+        ] {
+            pool.remove(&file).map_err(|e| format!("plant: {e}"))?;
+        }
+        pool.import_db_unchecked(&self.name, bytes)
+            .map_err(|e| format!("plant: {e}"))?;
         self.lab = Lab::open(self.name.clone(), "opfs".into())
             .await
             .map_err(|e| format!("opening a planted file threw: {}", text_of(&e)))?;

@@ -16,6 +16,9 @@
 //! left it behind and removed again at the end.
 #![cfg(all(target_family = "wasm", feature = "labs"))]
 
+#[path = "support/hostile_db.rs"]
+mod hostile_db;
+
 use inbox_lab::wasm::{install_opfs, Lab};
 use inbox_lab::{apply, core::schema, Event};
 use rusqlite::{Connection, MAIN_DB};
@@ -247,6 +250,52 @@ async fn a_trigger_planted_through_writable_schema() {
            UPDATE accounts SET balance = balance + 1000000; END')",
     );
     unusable_file_is_reported_exported_and_reset("plant-trigger.sqlite3", &bytes, "unusable").await;
+}
+
+/// Issue 27: the inbox's key index and receipt index point at each other's
+/// pages (`hostile_db`'s class "index roots swapped"; the schema text is
+/// inbox-lab's and `quick_check` passes). Reported as damaged, never
+/// trusted; "keep what is sound" rebuilds it from the tables themselves,
+/// leaving nothing out, and no replay of a stored event is applied again.
+#[test]
+async fn swapped_index_roots_are_reported_and_salvaged() {
+    let base = hostile_db::base_bytes().expect("base");
+    let bytes = hostile_db::index_roots_swapped(&base, hostile_db::INBOX_INDEXES).expect("swap");
+    let message =
+        unusable_file_is_reported_exported_and_reset("plant-swapped.sqlite3", &bytes, "corrupt")
+            .await;
+    assert!(message.contains("index"), "{message}");
+
+    let name = "plant-swapped-salvage.sqlite3";
+    plant(name, &bytes).await;
+    let mut lab = Lab::open(name.into(), "opfs".into()).await.expect("open");
+    assert!(!lab.problem().is_null());
+    let salvaged = lab.salvage().expect("keep what is sound");
+    assert_eq!(json(&get(&salvaged, "dropped")), "[]");
+    assert!(lab.problem().is_null(), "{}", json(&lab.problem()));
+    let rows = js_sys::Array::from(&get(&lab.tables().expect("tables"), "inbox"));
+    assert!(rows.length() >= 5);
+    for row in rows.iter() {
+        let event = js_sys::Object::new();
+        for field in ["source", "event_id", "account_id", "amount"] {
+            js_sys::Reflect::set(&event, &field.into(), &get(&row, field)).expect("set");
+        }
+        let heard = match lab.deliver(event.into(), JsValue::UNDEFINED, JsValue::UNDEFINED) {
+            Ok(answer) => text(&answer, "outcome"),
+            Err(err) => text(&err, "code"),
+        };
+        let expected = if get(&row, "receipt").is_null() {
+            "no_receipt"
+        } else {
+            "duplicate"
+        };
+        assert_eq!(heard.as_deref(), Some(expected), "{}", json(&row));
+    }
+    lab.close();
+    let lab = Lab::open(name.into(), "opfs".into()).await.expect("reopen");
+    assert!(lab.problem().is_null(), "healthy after a reload");
+    drop(lab);
+    remove(name).await;
 }
 
 /// A healthy database has no problem, and "export as is" is its export.

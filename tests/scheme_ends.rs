@@ -4,6 +4,7 @@
 #![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 
 use inbox_lab::core::db::{self, Mode};
+use inbox_lab::core::health;
 use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use inbox_lab::labs::scheme_ends::business::{activate, Activation};
 use inbox_lab::labs::scheme_ends::outbox::{self, Crash, Receiver, Strategy as Notify};
@@ -295,6 +296,60 @@ fn purging_the_inbox_makes_an_old_event_new_again() {
         retention::advance(&conn, -1).is_err(),
         "the clock never goes back"
     );
+}
+
+/// The clock may reach its largest time, never pass it: a step past it is
+/// refused and changes nothing, and what a delivery then stamps is a time
+/// the health check reads (issue 27: past 2^53-1 the page opened unusable).
+#[test]
+fn the_clock_stops_at_its_largest_time() {
+    let conn = database();
+    let max = *schema::TIME.end();
+    assert_eq!(
+        retention::advance(&conn, max - 10).expect("clock"),
+        max - 10
+    );
+    for ms in [11, max, i64::MAX] {
+        let err = retention::advance(&conn, ms).expect_err("past the end");
+        assert_eq!((err.kind(), err.code()), ("invalid_input", "clock_limit"));
+        assert_eq!(err.report().params["max"], max.to_string());
+        assert_eq!(retention::now(&conn).expect("now"), max - 10, "unchanged");
+    }
+    assert_eq!(retention::advance(&conn, 10).expect("to the end"), max);
+    apply(&conn, &event("late", 5), None).expect("applied");
+    health::check(&conn).expect("readable");
+}
+
+/// A purge keeps the row of an event whose notification still waits in the
+/// outbox (the message exists only because the inbox applied its event),
+/// and deletes it once the message is sent.
+#[test]
+fn a_purge_keeps_the_row_of_a_waiting_message() {
+    let conn = database();
+    let receiver = receiver(true);
+    outbox::deliver(
+        &conn,
+        &receiver,
+        &event("notified", 5),
+        Notify::Outbox,
+        None,
+    )
+    .expect("outbox");
+    apply(&conn, &event("plain", 5), None).expect("plain");
+    retention::advance(&conn, 10).expect("clock");
+    assert_eq!(
+        retention::purge(&conn, 0, 10).expect("purge"),
+        1,
+        "only the plain event's row"
+    );
+    health::check(&conn).expect("healthy");
+    outbox::dispatch_all(&conn, &receiver).expect("dispatch");
+    assert_eq!(
+        retention::purge(&conn, 0, 10).expect("purge"),
+        1,
+        "sent: now it goes"
+    );
+    health::check(&conn).expect("healthy");
 }
 
 /// A purge interrupted half-way (SQLite's interrupt, from a progress handler)

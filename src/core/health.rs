@@ -3,8 +3,9 @@
 //!
 //! Invariant: a database that passes [`check`] is exactly what inbox-lab's
 //! own statements can produce — inbox-lab's schema byte for byte (no extra
-//! trigger, index, view or collation), an intact file, and every stored
-//! value of the type and range the code expects. So the guarantee holds on
+//! trigger, index, view or collation), an intact file whose indexes agree
+//! with their tables, each key stored once, and every stored value of the
+//! type and range the code expects. So the guarantee holds on
 //! it as on a fresh one, and no delivery meets a row it cannot read (which
 //! would fail the same way on every retry).
 //!
@@ -17,14 +18,17 @@ use rusqlite::Connection;
 
 use crate::core::error::{Error, StorageCode};
 use crate::core::schema;
+use crate::core::stored::{read_rows, OnBadRow};
 
 /// Checks the database behind `conn` (already migrated to
 /// [`schema::VERSION`], as [`crate::core::db::open`] leaves it).
 ///
 /// # Errors
 /// [`Error::Storage`] with [`StorageCode::Unusable`] (a schema that differs,
-/// a value of the wrong type) or [`StorageCode::Corrupt`] (`quick_check`
-/// failed), saying what is wrong; neither is retryable.
+/// a value of the wrong type or range, a key stored twice) or
+/// [`StorageCode::Corrupt`] (`integrity_check` failed: damaged pages, or an
+/// index that disagrees with its table), saying what is wrong; neither is
+/// retryable.
 pub fn check(conn: &Connection) -> Result<(), Error> {
     schema::check_current(conn)?;
     let expected = {
@@ -48,8 +52,12 @@ pub fn check(conn: &Connection) -> Result<(), Error> {
             format!("the schema differs from inbox-lab's: {what}"),
         ));
     }
+    // `integrity_check`, not `quick_check`: only it compares every index
+    // with its table. An index that disagrees — damage that leaves each page
+    // well-formed, such as two index roots swapped in `sqlite_schema` — makes
+    // `ON CONFLICT` miss the stored key, and every replay is applied again.
     let problems: Vec<String> = conn
-        .prepare("PRAGMA quick_check(5)")?
+        .prepare("PRAGMA integrity_check(5)")?
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     if problems != ["ok"] {
@@ -58,7 +66,9 @@ pub fn check(conn: &Connection) -> Result<(), Error> {
             format!("the file is damaged: {}", problems.join("; ")),
         ));
     }
-    crate::core::stored::read_rows(conn, schema::VERSION)
+    // The typed reading scans the tables themselves, so it also finds a key
+    // stored twice whatever the indexes say.
+    read_rows(conn, schema::VERSION, OnBadRow::Refuse)
         .map_err(|reason| Error::storage_with(StorageCode::Unusable, reason.to_string()))?;
     // A header asking for a newer file format to write (bytes 18 and 19)
     // leaves a file SQLite can read but never write: every delivery would

@@ -9,6 +9,7 @@
 //! * the balance is an integer in `0..=2^53-1`, enforced by a `CHECK` in SQL
 //!   (a last line of defence under the guard in [`crate::apply`]).
 
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use rusqlite::{params, Connection};
@@ -19,11 +20,35 @@ use crate::core::event::check_account_id;
 /// The schema version this build writes and expects.
 pub const VERSION: i64 = 2;
 
-/// Largest balance: 2^53-1, so the page's JavaScript numbers stay exact.
-pub const MAX_BALANCE: i64 = (1 << 53) - 1;
+/// Largest number stored anywhere: 2^53-1, so every number the page shows
+/// is exact in a JavaScript number.
+pub const MAX_STORED: i64 = (1 << 53) - 1;
 
-/// Largest receipt number, for the same reason: the page shows it exactly.
-pub const MAX_RECEIPT: i64 = (1 << 53) - 1;
+// The range of every stored number that is not an event's own input (account
+// ids and amounts are `event.rs`'s), defined here once. Every writer refuses
+// a write that would leave it (the credit's guard, the receipt counter, the
+// lab clock, the outbox's ids), and the health check and the import read
+// with it (`stored::read_rows`): nothing the page can write is something it
+// refuses to read.
+
+/// A balance, and the balance stored with a receipt.
+pub const BALANCE: RangeInclusive<i64> = 0..=MAX_STORED;
+/// A receipt number (`receipt_seq`).
+pub const RECEIPT: RangeInclusive<i64> = 1..=MAX_STORED;
+/// The receipt counter (`last_seq`, 0 before the first receipt) and the
+/// outbox's sequence (`sqlite_sequence.seq`).
+pub const COUNTER: RangeInclusive<i64> = 0..=MAX_STORED;
+/// A time on the lab clock, in milliseconds: the clock itself,
+/// `inbox.received_at` and `outbox.sent_at` (both stamped from it).
+pub const TIME: RangeInclusive<i64> = 0..=MAX_STORED;
+/// An outbox message id.
+pub const MESSAGE_ID: RangeInclusive<i64> = 1..=MAX_STORED;
+
+/// Largest balance ([`BALANCE`]).
+pub const MAX_BALANCE: i64 = *BALANCE.end();
+
+/// Largest receipt number ([`RECEIPT`]).
+pub const MAX_RECEIPT: i64 = *RECEIPT.end();
 
 /// How long a connection waits for another one's write lock before the
 /// delivery fails with [`Error::Busy`] (the article's script uses 5 s).

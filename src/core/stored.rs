@@ -11,21 +11,34 @@
 //! (the page's own, or a private read-only one over a foreign file) and
 //! never writes.
 //!
+//! It trusts no index: every table is scanned (`NOT INDEXED`) and the
+//! unique keys are checked in Rust — an index that disagrees with its table
+//! would otherwise let a key be stored twice, and then the key no longer
+//! decides. Besides each cell it checks what holds across rows in every
+//! database inbox-lab writes: receipts not above the counter, each key and
+//! receipt number once, and an outbox message only for an event the inbox
+//! holds with that payload.
+//!
+//! A bad row refuses the whole database ([`OnBadRow::Refuse`]: the import,
+//! the health check) or is left out and listed ([`OnBadRow::Drop`]: "keep
+//! what is sound", `labs::tools::transfer::salvage`).
+//!
 //! It reads every table of the one database, the scheme-ends tables of
 //! schema version 2 included: like the migrations in [`crate::core::schema`],
 //! the list of tables belongs to the database, not to a lab.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::RangeInclusive;
 
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
 use super::error::{Error, InvalidCode, Reason};
 use super::event::{Event, MAX_ACCOUNT_ID};
-use super::schema::{MAX_BALANCE, MAX_RECEIPT};
+use super::schema::{BALANCE, COUNTER, MESSAGE_ID, RECEIPT, TIME};
 
-/// Largest value of the lab clock, the outbox's message ids and sequence:
-/// like every number the page shows, an integer a JavaScript number holds
-/// exactly.
-const MAX_NUMBER: i64 = (1 << 53) - 1;
+/// Any integer: the event's own fields are judged by [`Event::new`].
+const ANY: RangeInclusive<i64> = i64::MIN..=i64::MAX;
 
 /// One inbox row as inbox-lab stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,43 +73,84 @@ pub(crate) struct Rows {
     pub order_events: Vec<(String, String, String, String)>,
 }
 
+/// What [`read_rows`] does with a row that fails its checks.
+pub(crate) enum OnBadRow<'a> {
+    /// Refuse the whole database with the row's reason.
+    Refuse,
+    /// Leave the row out and add its reason to the list.
+    // Only the tools lab salvages; the core alone never drops a row.
+    #[cfg_attr(not(feature = "labs"), allow(dead_code))]
+    Drop(&'a mut Vec<Reason>),
+}
+
+impl OnBadRow<'_> {
+    fn meet(&mut self, reason: Reason) -> Result<(), Reason> {
+        match self {
+            OnBadRow::Refuse => Err(reason),
+            OnBadRow::Drop(dropped) => {
+                dropped.push(reason);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Reads every row of inbox-lab's tables at `version` from `conn`, checking
-/// the stored type and range of every cell, the rules of [`Event`] for
-/// keys, and that receipts are complete and not above the counter.
+/// the stored type and range of every cell ([`crate::core::schema`]'s
+/// ranges), the rules of [`Event`] for keys, that receipts are complete and
+/// not above the counter, that no key or receipt number is stored twice, and
+/// that each outbox message belongs to an event of the inbox.
 ///
 /// # Errors
-/// The [`Reason`] naming the first cell at fault, or that a table or column
-/// is missing.
-pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason> {
+/// The [`Reason`] naming the first row at fault (with [`OnBadRow::Refuse`]),
+/// or that a table or column is missing, the file cannot be read, or a
+/// one-row table does not hold one row (whatever `bad`).
+pub(crate) fn read_rows(
+    conn: &Connection,
+    version: i64,
+    mut bad: OnBadRow<'_>,
+) -> Result<Rows, Reason> {
     let mut rows = Rows::default();
-    each(conn, "accounts", "SELECT id, balance FROM accounts", |r| {
-        rows.accounts.push((
-            r.int(0, "id", 1, MAX_ACCOUNT_ID)?,
-            r.int(1, "balance", 0, MAX_BALANCE)?,
-        ));
-        Ok(())
-    })?;
+    let bad = &mut bad;
+    each(
+        conn,
+        "accounts",
+        "SELECT id, balance FROM accounts NOT INDEXED",
+        bad,
+        |r| {
+            rows.accounts.push((
+                r.int(0, "id", &(1..=MAX_ACCOUNT_ID))?,
+                r.int(1, "balance", &BALANCE)?,
+            ));
+            Ok(())
+        },
+    )?;
     let mut counters = Vec::new();
     each(
         conn,
         "receipt_counter",
-        "SELECT id, last_seq FROM receipt_counter",
+        "SELECT id, last_seq FROM receipt_counter NOT INDEXED",
+        bad,
         |r| {
-            r.int(0, "id", 1, 1)?;
-            counters.push(r.int(1, "last_seq", 0, MAX_RECEIPT)?);
+            r.int(0, "id", &(1..=1))?;
+            counters.push(r.int(1, "last_seq", &COUNTER)?);
             Ok(())
         },
     )?;
-    rows.last_seq = one_row("receipt_counter", counters)?;
+    let counter = one_row("receipt_counter", counters, bad)?;
     let received_at = if version >= 2 { "received_at" } else { "0" };
     let sql = format!(
-        "SELECT source, event_id, account_id, amount, receipt_seq, balance_after, {received_at} FROM inbox"
+        "SELECT source, event_id, account_id, amount, receipt_seq, balance_after, {received_at} FROM inbox NOT INDEXED"
     );
-    let last_seq = rows.last_seq;
-    each(conn, "inbox", &sql, |r| {
+    let last_seq = counter.unwrap_or(*COUNTER.end());
+    // Each key and receipt number once: the indexes that should say so are
+    // not trusted. A key maps to its row, for the outbox's check below.
+    let mut keys = HashMap::new();
+    let mut receipts = HashSet::new();
+    each(conn, "inbox", &sql, bad, |r| {
         let event = r.event(0)?;
-        let seq = r.opt_int(4, "receipt_seq", 1, MAX_RECEIPT)?;
-        let after = r.opt_int(5, "balance_after", 0, MAX_BALANCE)?;
+        let seq = r.opt_int(4, "receipt_seq", &RECEIPT)?;
+        let after = r.opt_int(5, "balance_after", &BALANCE)?;
         let receipt = match (seq, after) {
             (Some(seq), Some(_)) if seq > last_seq => {
                 return Err(Reason::new(
@@ -112,7 +166,26 @@ pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason>
             (None, None) => None,
             _ => return Err(r.bad("receipt_seq", "a receipt needs both receipt_seq and balance_after, or neither")),
         };
-        let received_at = r.int(6, "received_at", 0, MAX_NUMBER)?;
+        let received_at = r.int(6, "received_at", &TIME)?;
+        let key = (event.source().to_owned(), event.event_id().to_owned());
+        if keys.contains_key(&key) {
+            return Err(r.bad(
+                "event_id",
+                format!(
+                    "the key ({:?}, {:?}) is stored twice: the unique key does not hold",
+                    key.0, key.1
+                ),
+            ));
+        }
+        if let Some((seq, _)) = receipt {
+            if !receipts.insert(seq) {
+                return Err(r.bad(
+                    "receipt_seq",
+                    format!("receipt number {seq} is stored twice"),
+                ));
+            }
+        }
+        keys.insert(key, rows.inbox.len());
         rows.inbox.push(InboxRow {
             event,
             receipt,
@@ -120,34 +193,55 @@ pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason>
         });
         Ok(())
     })?;
+    // A counter dropped as unreadable is rebuilt from the receipts kept.
+    let highest = rows
+        .inbox
+        .iter()
+        .filter_map(|row| row.receipt)
+        .map(|(seq, _)| seq)
+        .max();
+    rows.last_seq = counter.unwrap_or_else(|| highest.unwrap_or(0));
+    if counter.is_none() {
+        bad.meet(inconsistent(format!(
+            "the receipt counter is set to {}, the highest receipt kept",
+            rows.last_seq
+        )))?;
+    }
     if version < 2 {
         return Ok(rows);
     }
     let mut clocks = Vec::new();
-    each(conn, "lab_clock", "SELECT id, now FROM lab_clock", |r| {
-        r.int(0, "id", 1, 1)?;
-        clocks.push(r.int(1, "now", 0, MAX_NUMBER)?);
-        Ok(())
-    })?;
-    rows.clock = one_row("lab_clock", clocks)?;
     each(
         conn,
-        "outbox",
-        "SELECT source, event_id, account_id, amount, message_id, sent_at FROM outbox",
+        "lab_clock",
+        "SELECT id, now FROM lab_clock NOT INDEXED",
+        bad,
         |r| {
-            let event = r.event(0)?;
-            rows.outbox.push(OutboxRow {
-                message_id: r.int(4, "message_id", 1, MAX_NUMBER)?,
-                event,
-                sent_at: r.opt_int(5, "sent_at", 0, MAX_NUMBER)?,
-            });
+            r.int(0, "id", &(1..=1))?;
+            clocks.push(r.int(1, "now", &TIME)?);
             Ok(())
         },
     )?;
+    // A clock dropped as unreadable is set to the latest arrival kept.
+    let clock = one_row("lab_clock", clocks, bad)?;
+    rows.clock = clock.unwrap_or_else(|| {
+        rows.inbox
+            .iter()
+            .map(|row| row.received_at)
+            .max()
+            .unwrap_or(0)
+    });
+    if clock.is_none() {
+        bad.meet(inconsistent(format!(
+            "the lab clock is set to {} ms, the latest arrival kept",
+            rows.clock
+        )))?;
+    }
     each(
         conn,
         "sqlite_sequence",
         "SELECT name, seq FROM sqlite_sequence",
+        bad,
         |r| {
             if r.text(0, "name")? != "outbox" {
                 return Err(r.bad("name", "only the outbox has a sequence"));
@@ -155,40 +249,77 @@ pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason>
             if rows.outbox_seq.is_some() {
                 return Err(r.bad("name", "the outbox's sequence is stored twice"));
             }
-            rows.outbox_seq = Some(r.int(1, "seq", 0, MAX_NUMBER)?);
+            rows.outbox_seq = Some(r.int(1, "seq", &COUNTER)?);
             Ok(())
         },
     )?;
-    let highest = rows.outbox.iter().map(|m| m.message_id).max().unwrap_or(0);
-    if highest > rows.outbox_seq.unwrap_or(0) {
-        let detail = format!("outbox message {highest} is above the outbox's sequence");
-        return Err(Reason::new(
-            InvalidCode::Inconsistent,
-            format!("inconsistent data: {detail}"),
-        )
-        .with("detail", detail));
-    }
+    let outbox_seq = rows.outbox_seq.unwrap_or(0);
+    each(
+        conn,
+        "outbox",
+        "SELECT source, event_id, account_id, amount, message_id, sent_at FROM outbox NOT INDEXED",
+        bad,
+        |r| {
+            let message = OutboxRow {
+                event: r.event(0)?,
+                message_id: r.int(4, "message_id", &MESSAGE_ID)?,
+                sent_at: r.opt_int(5, "sent_at", &TIME)?,
+            };
+            if message.message_id > outbox_seq {
+                return Err(r.bad(
+                    "message_id",
+                    format!(
+                        "message {} is above the outbox's sequence {outbox_seq}",
+                        message.message_id
+                    ),
+                ));
+            }
+            let key = (
+                message.event.source().to_owned(),
+                message.event.event_id().to_owned(),
+            );
+            let applied = keys.get(&key).map(|&i| &rows.inbox[i]);
+            if let Some(detail) = unfounded(&message, applied) {
+                return Err(r.bad("message_id", detail));
+            }
+            rows.outbox.push(message);
+            Ok(())
+        },
+    )?;
+    let mut orders = HashSet::new();
     each(
         conn,
         "orders",
-        "SELECT order_id, source, event_id FROM orders",
+        "SELECT order_id, source, event_id FROM orders NOT INDEXED",
+        bad,
         |r| {
             let order = r.key(0, "order_id")?;
             let (source, event_id) = r.keys(1)?;
+            if !orders.insert(order.clone()) {
+                return Err(r.bad("order_id", format!("order {order:?} is stored twice")));
+            }
             rows.orders.push((order, source, event_id));
             Ok(())
         },
     )?;
+    let mut order_keys = HashSet::new();
     each(
         conn,
         "order_events",
-        "SELECT source, event_id, order_id, result FROM order_events",
+        "SELECT source, event_id, order_id, result FROM order_events NOT INDEXED",
+        bad,
         |r| {
             let (source, event_id) = r.keys(0)?;
             let order = r.key(2, "order_id")?;
             let result = r.text(3, "result")?;
             if !["activated", "already_active"].contains(&result.as_str()) {
                 return Err(r.bad("result", "must be activated or already_active"));
+            }
+            if !order_keys.insert((source.clone(), event_id.clone())) {
+                return Err(r.bad(
+                    "event_id",
+                    format!("the key ({source:?}, {event_id:?}) is stored twice"),
+                ));
             }
             rows.order_events.push((source, event_id, order, result));
             Ok(())
@@ -197,11 +328,43 @@ pub(crate) fn read_rows(conn: &Connection, version: i64) -> Result<Rows, Reason>
     Ok(rows)
 }
 
-/// Runs `sql` and hands each row to `f`, numbering rows from 1.
+/// Why `message` cannot be one inbox-lab wrote, if it cannot. The outbox
+/// gets a message only in the transaction that applies its event with the
+/// atomic handler, so the inbox holds that event with a receipt and the
+/// same payload — until a later mistaken handler (`insert_or_replace`)
+/// rewrites the row without a receipt, which leaves the message as it was.
+/// A purge keeps the row while its message waits (`retention::purge`); a
+/// message already sent may outlive its row.
+fn unfounded(message: &OutboxRow, applied: Option<&InboxRow>) -> Option<String> {
+    let e = &message.event;
+    let id = message.message_id;
+    match applied {
+        None if message.sent_at.is_none() => Some(format!(
+            "message {id} waits to be sent for event ({:?}, {:?}), which the inbox does not hold: \
+             a message is only written with its event's credit",
+            e.source(),
+            e.event_id()
+        )),
+        Some(row) if row.receipt.is_some() && row.event != *e => Some(format!(
+            "message {id} notifies {} to account {}, but event ({:?}, {:?}) credited {} to account {}",
+            e.amount(),
+            e.account_id(),
+            e.source(),
+            e.event_id(),
+            row.event.amount(),
+            row.event.account_id()
+        )),
+        _ => None,
+    }
+}
+
+/// Runs `sql` and hands each row to `f`, numbering rows from 1; a row `f`
+/// refuses goes to `bad`.
 fn each(
     conn: &Connection,
     table: &'static str,
     sql: &str,
+    bad: &mut OnBadRow<'_>,
     mut f: impl FnMut(&Cells<'_, '_>) -> Result<(), Reason>,
 ) -> Result<(), Reason> {
     let missing = |e: rusqlite::Error| {
@@ -217,24 +380,37 @@ fn each(
     let mut number = 0;
     while let Some(row) = cursor.next().map_err(unreadable_reason)? {
         number += 1;
-        f(&Cells { table, number, row })?;
+        if let Err(reason) = f(&Cells { table, number, row }) {
+            bad.meet(reason)?;
+        }
     }
     Ok(())
 }
 
-/// Exactly one row (the counter, the clock).
-fn one_row(table: &'static str, values: Vec<i64>) -> Result<i64, Reason> {
-    match values[..] {
-        [value] => Ok(value),
-        _ => {
-            let detail = format!("table {table} must hold one row, it holds {}", values.len());
-            Err(Reason::new(
-                InvalidCode::Inconsistent,
-                format!("inconsistent data: {detail}"),
-            )
-            .with("detail", detail))
-        }
+/// Exactly one row (the counter, the clock); `None` when its one row was
+/// dropped (only with [`OnBadRow::Drop`]: the caller rebuilds the value).
+fn one_row(
+    table: &'static str,
+    values: Vec<i64>,
+    bad: &OnBadRow<'_>,
+) -> Result<Option<i64>, Reason> {
+    match (&values[..], bad) {
+        ([value], _) => Ok(Some(*value)),
+        ([], OnBadRow::Drop(_)) => Ok(None),
+        _ => Err(inconsistent(format!(
+            "table {table} must hold one row, it holds {}",
+            values.len()
+        ))),
     }
+}
+
+/// The [`InvalidCode::Inconsistent`] reason saying `detail`.
+fn inconsistent(detail: String) -> Reason {
+    Reason::new(
+        InvalidCode::Inconsistent,
+        format!("inconsistent data: {detail}"),
+    )
+    .with("detail", detail)
 }
 
 /// The cells of one row, read with typed checks.
@@ -266,20 +442,28 @@ impl Cells<'_, '_> {
             .map_err(|e| self.bad(column, format!("cannot be read: {e}")))
     }
 
-    /// An integer stored as an integer, in `min..=max`.
-    fn int(&self, i: usize, column: &str, min: i64, max: i64) -> Result<i64, Reason> {
-        match self.opt_int(i, column, min, max)? {
+    /// An integer stored as an integer, in `range`.
+    fn int(&self, i: usize, column: &str, range: &RangeInclusive<i64>) -> Result<i64, Reason> {
+        match self.opt_int(i, column, range)? {
             Some(v) => Ok(v),
             None => Err(self.bad(column, "is NULL; an integer is required")),
         }
     }
 
-    /// NULL, or an integer stored as an integer, in `min..=max`.
-    fn opt_int(&self, i: usize, column: &str, min: i64, max: i64) -> Result<Option<i64>, Reason> {
+    /// NULL, or an integer stored as an integer, in `range`.
+    fn opt_int(
+        &self,
+        i: usize,
+        column: &str,
+        range: &RangeInclusive<i64>,
+    ) -> Result<Option<i64>, Reason> {
         match self.value(i, column)? {
             ValueRef::Null => Ok(None),
-            ValueRef::Integer(v) if (min..=max).contains(&v) => Ok(Some(v)),
-            ValueRef::Integer(v) => Err(self.bad(column, format!("{v} is outside {min}..={max}"))),
+            ValueRef::Integer(v) if range.contains(&v) => Ok(Some(v)),
+            ValueRef::Integer(v) => Err(self.bad(
+                column,
+                format!("{v} is outside {}..={}", range.start(), range.end()),
+            )),
             other => Err(self.bad(
                 column,
                 format!("is stored as {}; an integer is required", type_name(other)),
@@ -319,8 +503,8 @@ impl Cells<'_, '_> {
     fn event(&self, i: usize) -> Result<Event, Reason> {
         let source = self.text(i, "source")?;
         let event_id = self.text(i + 1, "event_id")?;
-        let account_id = self.int(i + 2, "account_id", i64::MIN, i64::MAX)?;
-        let amount = self.int(i + 3, "amount", i64::MIN, i64::MAX)?;
+        let account_id = self.int(i + 2, "account_id", &ANY)?;
+        let amount = self.int(i + 3, "amount", &ANY)?;
         Event::new(source, event_id, account_id, amount).map_err(|e| match e {
             Error::InvalidInput { field, reason } => self.bad(field.as_str(), reason),
             other => self.bad("source", other),

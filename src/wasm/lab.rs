@@ -10,9 +10,10 @@
 //! (damaged, another program's, a newer schema, a value of the wrong type —
 //! [`crate::core::health::check`]), [`Lab::open`] still succeeds. The Lab keeps the
 //! error as its [`Lab::problem`], every database call answers it (not
-//! retryable: the same file fails the same way), and the two ways out work:
-//! [`Lab::export_raw`] (the stored bytes, as they are) and [`Lab::reset`]
-//! (delete the file, start afresh). Only installing OPFS itself can still
+//! retryable: the same file fails the same way), and the ways out work:
+//! [`Lab::export_raw`] (the stored bytes, as they are), [`Lab::salvage`]
+//! (keep the rows that pass the import's checks) and [`Lab::reset`] (delete
+//! the file, start afresh). Only installing OPFS itself can still
 //! make `open` fail; the worker then falls back to memory.
 
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
@@ -76,7 +77,8 @@ pub struct Lab {
     conn: Option<Connection>,
     /// Why the stored database cannot be used, when it cannot: then `conn`
     /// is `None` and every database call answers this error. Only
-    /// [`Lab::export_raw`] and [`Lab::reset`] work (reset clears it).
+    /// [`Lab::export_raw`], [`Lab::salvage`] and [`Lab::reset`] work (the
+    /// last two clear it).
     problem: Option<Error>,
     /// A delivery run one statement at a time (step mode). While it is
     /// unfinished its transaction is open and holds the write lock.
@@ -547,24 +549,22 @@ impl Lab {
         }
     }
 
-    /// Test only (the worker exposes it only with `?simulate=plant`, for the
-    /// end-to-end tests): closes the database, replaces its file in the OPFS
-    /// pool with `bytes` exactly as given — no check of any kind, so a
-    /// damaged or foreign file can be put in place — and leaves the Lab
-    /// closed. The next worker to open the database meets the planted file,
-    /// as a reader would after a reload.
-    #[wasm_bindgen(js_name = testPlant)]
-    pub fn test_plant(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
-        self.close();
-        self.problem = None;
-        self.remove_files()?;
-        let Storage::Opfs(pool) = &self.storage else {
-            return Err(JsValue::from(Error::storage(
-                "testPlant needs OPFS storage",
-            )));
-        };
-        pool.import_db_unchecked(&self.name, &bytes)
-            .map_err(|e| JsValue::from(Error::storage(format!("cannot plant the file: {e}"))))
+    /// "Keep what is sound", for a stored database that cannot be used: its
+    /// file is read as an import reads one ([`transfer::salvage`]: rows read
+    /// from the tables, never through an index, each checked), except that a
+    /// row that fails is left out and listed instead of refusing the file;
+    /// then the database is reset and the rebuilt rows copied in. Returns
+    /// `{kept: {accounts, inbox, outbox, orders, version, ignored}, dropped:
+    /// [error object, …]}` — each row left out as the refusal an import would
+    /// have answered for it. Throws (changing nothing) when nothing can be
+    /// kept; export the file as is first to keep every byte.
+    pub fn salvage(&mut self) -> Result<JsValue, JsValue> {
+        let bytes = self.export_raw()?;
+        let (fresh, salvaged) = transfer::salvage(&bytes)?;
+        self.reset()?;
+        let conn = self.conn_mut()?;
+        transfer::copy_over(&fresh, conn)?;
+        to_value(&salvaged)
     }
 
     /// Closes the database (the worker does this before it is terminated on

@@ -1,12 +1,15 @@
-// Nothing stored bricks the page (issue 11, "nothing bricks the page").
+// Nothing stored bricks the page (issue 11, "nothing bricks the page"), the
+// key is checked before it is trusted and what is sound can be kept (issue 27).
 //
 // A bad database file is put where the reader's database lives, for real:
-// a bare database worker started with the test switch `simulate=plant`
-// (www/db/worker.js) replaces the OPFS file with the test's bytes, unchecked,
-// and is terminated; then the page is opened as a reader would open it, and
-// its own worker meets the file at start. Two files: an inbox-lab export
-// whose header says a newer schema version (storage/unusable), and bytes
-// that are not SQLite at all (storage/corrupt).
+// the test rewrites the OPFS pool's slot that holds the database (see
+// `plant`), as damage on disk would — the page has no way to do that, and its
+// static build no test switch for it; then the page is opened as a reader
+// would open it, and its own worker meets the file at start. The files: an
+// inbox-lab export whose header says a newer schema version
+// (storage/unusable), bytes that are not SQLite at all (storage/corrupt), an
+// export whose two inbox indexes point at each other's pages (storage/corrupt:
+// `integrity_check`), and one with a row past the range the page reads.
 //
 // Each time the page starts anyway, says what is wrong (English and
 // Russian, with the technical detail), refuses every other call with that
@@ -16,7 +19,10 @@
 // too and can reset through the owner.
 
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { BASE_URL, idle, openPage, reloadPage, reveal, screenshotPath, usePage } from './browser.mjs';
@@ -27,37 +33,78 @@ const EVENT = { source: 'recovery', event_id: 'evt-1', account_id: 1, amount: 50
 const NOT_SQLITE = Buffer.from('this is a shopping list, not a database\n'.repeat(200));
 
 /**
- * Puts `bytes` in place of the database file. The page leaves (its owner tab
- * lets go of the file), a page that takes no part in the owner election
- * (`?storage=memory`) starts a bare worker on OPFS with `simulate=plant`,
- * which plants the bytes and is terminated. The next page to open meets them.
+ * Puts `bytes` in place of the database file, byte for byte. The page leaves
+ * (its owner tab lets go of the file); a page that takes no part in the owner
+ * election (`?storage=memory`) rewrites the slot of the OPFS pool holding the
+ * database and frees the slots of its journal and WAL. A slot of the pool
+ * (sqlite-wasm-vfs's "sahpool", directory `.inbox-lab/.opaque`) is a file
+ * whose first 4096 bytes are a header — the name it stands for, NUL-padded to
+ * 512 bytes, then its open flags — followed by that file's bytes; a free slot
+ * has a zero header. The next page to open meets the planted bytes.
  */
 async function plant(page, bytes) {
   await page.goto(new URL('?storage=memory', BASE_URL).href);
   await idle(page);
-  await page.evaluate(
-    (data) =>
-      new Promise((resolve, reject) => {
-        const url = new URL('www/db/worker.js?storage=opfs&simulate=plant', window.location.href);
-        const worker = new Worker(url, { type: 'module' });
-        worker.addEventListener('message', ({ data: message }) => {
-          if (message.type === 'ready') {
-            worker.postMessage({ id: 'plant', op: 'testPlant', args: { bytes: new Uint8Array(data) } });
-          } else if (message.type === 'fatal') {
-            worker.terminate();
-            reject(new Error(JSON.stringify(message.error)));
-          } else if (message.id === 'plant') {
-            worker.terminate();
-            if (message.ok) {
-              resolve();
-            } else {
-              reject(new Error(JSON.stringify(message.error)));
-            }
-          }
-        });
-      }),
-    [...bytes],
-  );
+  const planted = await page.evaluate(async (data) => {
+    const HEADER = 4096;
+    const NAME = 512;
+    const root = await navigator.storage.getDirectory();
+    const pool = await (await root.getDirectoryHandle('.inbox-lab')).getDirectoryHandle('.opaque');
+    const found = [];
+    for await (const slot of pool.values()) {
+      const head = new Uint8Array(await (await slot.getFile()).slice(0, NAME).arrayBuffer());
+      const end = head.indexOf(0);
+      const name = new TextDecoder().decode(head.subarray(0, end < 0 ? head.length : end));
+      const file = /inbox-lab\.sqlite3(-journal|-wal)?$/.exec(name);
+      if (file === null) {
+        continue;
+      }
+      const writable = await slot.createWritable({ keepExistingData: true });
+      if (file[1] === undefined) {
+        await writable.truncate(HEADER);
+        await writable.write({ type: 'write', position: HEADER, data: new Uint8Array(data) });
+      } else {
+        await writable.write({ type: 'write', position: 0, data: new Uint8Array(NAME + 4) });
+        await writable.truncate(HEADER);
+      }
+      await writable.close();
+      found.push(name);
+    }
+    return found;
+  }, [...bytes]);
+  assert.equal(planted.filter((name) => name.endsWith('.sqlite3')).length, 1, `the database's slot: ${planted}`);
+}
+
+/** `bytes` edited by Python's sqlite3 (a test dependency already) running `sql`. */
+async function edited(bytes, sql) {
+  const dir = await mkdtemp(join(tmpdir(), 'inbox-lab-recovery-'));
+  try {
+    const file = join(dir, 'db.sqlite3');
+    await writeFile(file, bytes);
+    execFileSync('python3', [
+      '-c',
+      'import sqlite3, sys\n' +
+        'c = sqlite3.connect(sys.argv[1], isolation_level=None)\n' +
+        'c.executescript(sys.argv[2])\n' +
+        'c.execute("PRAGMA journal_mode = DELETE")\n' +
+        'c.close()\n',
+      file,
+      sql,
+    ]);
+    return await readFile(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The page's database as it stands, after `reset` and these deliveries. */
+async function exported(page, events) {
+  await openPage(page);
+  await page.evaluate(() => window.inboxLab.reset());
+  for (const event of events) {
+    await page.evaluate((e) => window.inboxLab.deliver(e), event);
+  }
+  return Buffer.from(await page.evaluate(async () => [...(await window.inboxLab.exportDatabase())]));
 }
 
 /** What the notice shows, and whether. */
@@ -216,7 +263,7 @@ describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
     assert.deepEqual(await reloadPage(page), { storage: 'opfs' });
   });
 
-  test('the plant op exists only behind its test switch; exportRaw and reset answer on a healthy worker', async () => {
+  test('the worker has no op that plants a file; exportRaw and reset answer on a healthy worker', async () => {
     await openPage(page, '?storage=memory');
     const replies = await page.evaluate(
       () =>
@@ -241,5 +288,98 @@ describe('a stored database the page cannot use', { timeout: 240_000 }, () => {
     assert.equal(replies[1].ok, true);
     assert.ok(replies[1].bytes > 0, 'a healthy database exports as is');
     assert.deepEqual(replies[2], { id: 3, ok: true, code: undefined, bytes: undefined });
+  });
+
+  test('two index roots swapped: reported as damaged, never trusted; "keep what is sound" rebuilds it and a replay is a duplicate', async () => {
+    const healthy = await exported(page, [EVENT]);
+    // The inbox's key index and receipt index point at each other's pages.
+    const swapped = await edited(
+      healthy,
+      `PRAGMA writable_schema = ON;
+       CREATE TEMP TABLE roots AS SELECT name, rootpage FROM sqlite_master
+         WHERE name IN ('sqlite_autoindex_inbox_1', 'sqlite_autoindex_inbox_2');
+       UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM temp.roots WHERE name = 'sqlite_autoindex_inbox_2')
+         WHERE name = 'sqlite_autoindex_inbox_1';
+       UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM temp.roots WHERE name = 'sqlite_autoindex_inbox_1')
+         WHERE name = 'sqlite_autoindex_inbox_2';`,
+    );
+    await plant(page, swapped);
+    const ready = await openPage(page);
+    assert.deepEqual([ready.problem.code, ready.problem.retryable], ['corrupt', false]);
+    assert.match(ready.problem.message, /the file is damaged: .*index/);
+    assert.deepEqual(await rejection(page, ['deliver', EVENT]), ready.problem, 'no replay runs');
+
+    page.once('dialog', (dialog) => dialog.accept());
+    await reveal(page, '#db-problem-salvage');
+    await page.click('#db-problem-salvage');
+    await page.waitForSelector('#db-problem-close:not([hidden])');
+    await idle(page);
+    const shown = await notice(page);
+    assert.equal(shown.shown, true, 'the account stays until closed');
+    assert.match(shown.text, /^The database was rebuilt from what was sound\./);
+    assert.match(shown.text, /Kept 1 accounts, 1 inbox rows, 0 outbox messages and 0 orders\. Rows left out: 0\./);
+    assert.equal(await page.$$eval('#db-problem-dropped li', (items) => items.length), 0);
+    await page.click('#db-problem-close');
+    assert.equal((await notice(page)).shown, false);
+    assert.deepEqual((await page.evaluate(() => window.inboxLab.tables())).accounts, [{ id: 1, balance: 500 }]);
+    assert.equal((await page.evaluate((e) => window.inboxLab.deliver(e), EVENT)).outcome, 'duplicate');
+    assert.deepEqual(await reloadPage(page), { storage: 'opfs' });
+  });
+
+  test('a row past the range the page reads: "keep what is sound" leaves out that row and says so, in EN and RU', async () => {
+    const other = { ...EVENT, event_id: 'evt-2', amount: 7 };
+    const healthy = await exported(page, [EVENT, other]);
+    const damaged = await edited(healthy, "UPDATE inbox SET received_at = 9007199254740995 WHERE event_id = 'evt-2';");
+    await plant(page, damaged);
+    const ready = await openPage(page);
+    assert.deepEqual([ready.problem.code, ready.problem.retryable], ['unusable', false]);
+    assert.match(ready.problem.message, /row 2 of table inbox, column received_at: 9007199254740995 is outside 0\.\.=9007199254740991/);
+
+    const answer = await page.evaluate(() => window.inboxLab.salvage());
+    assert.deepEqual(answer.kept, { accounts: 1, inbox: 1, outbox: 0, orders: 0, version: 2, ignored: [] });
+    assert.deepEqual(
+      answer.dropped.map((d) => [d.kind, d.code, d.field, d.params.table, d.params.row, d.params.column]),
+      [['invalid_input', 'row_invalid', 'file', 'inbox', '2', 'received_at']],
+    );
+    assert.deepEqual((await page.evaluate(() => window.inboxLab.tables())).inbox.map((r) => r.event_id), ['evt-1']);
+    // The row left out is gone with its proof: the balance still holds its credit.
+    assert.deepEqual((await page.evaluate(() => window.inboxLab.tables())).accounts, [{ id: 1, balance: 507 }]);
+
+    // Through the notice, in both languages: plant again and press the button.
+    await plant(page, damaged);
+    await openPage(page);
+    page.once('dialog', (dialog) => dialog.accept());
+    await reveal(page, '#db-problem-salvage');
+    await page.click('#db-problem-salvage');
+    await page.waitForSelector('#db-problem-close:not([hidden])');
+    const listed = () => page.$$eval('#db-problem-dropped li', (items) => items.map((li) => li.textContent));
+    assert.deepEqual(await listed(), [
+      'invalid file: row 2 of table inbox, column received_at: 9007199254740995 is outside 0..=9007199254740991',
+    ]);
+    await setLanguage(page, 'ru');
+    assert.match((await notice(page)).text, /^База собрана заново из исправных строк\./);
+    assert.deepEqual(await listed(), [
+      'поле file: строка 2 таблицы inbox, столбец received_at: 9007199254740995 is outside 0..=9007199254740991',
+    ]);
+    await setLanguage(page, 'en');
+    await page.click('#db-problem-close');
+    assert.deepEqual(await reloadPage(page), { storage: 'opfs' });
+  });
+
+  test('the lab clock stops at its largest time, and no reload after the console API\'s writes opens as unusable', async () => {
+    await openPage(page);
+    await page.evaluate(() => window.inboxLab.reset());
+    const max = 2 ** 53 - 1;
+    assert.equal(await page.evaluate((ms) => window.inboxLab.scheme.advanceClock(ms), max - 1), max - 1);
+    const refused = await page.evaluate(() => window.inboxLab.scheme.advanceClock(2).then(() => null, (e) => e));
+    assert.deepEqual([refused.kind, refused.code, refused.retryable], ['invalid_input', 'clock_limit', false]);
+    assert.equal(refused.params.max, String(max));
+    assert.equal(await page.evaluate(() => window.inboxLab.scheme.clock()), max - 1, 'unchanged');
+    assert.equal(await page.evaluate((ms) => window.inboxLab.scheme.advanceClock(ms), 1), max);
+    assert.equal((await page.evaluate((e) => window.inboxLab.deliver(e), EVENT)).outcome, 'applied');
+    await page.evaluate((e) => window.inboxLab.scheme.deliver({ ...e, event_id: 'evt-2' }, { strategy: 'outbox' }), EVENT);
+    await page.evaluate(() => window.inboxLab.scheme.dispatchOne({}));
+    assert.deepEqual(await reloadPage(page), { storage: 'opfs' }, 'no problem after the reload');
+    assert.equal((await page.evaluate(() => window.inboxLab.tables())).inbox.length, 2);
   });
 });

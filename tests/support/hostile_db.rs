@@ -302,6 +302,28 @@ fn cell(conn: &Connection, table: &str, column: &str, row: usize, value: &str) -
     }
 }
 
+/// The inbox's two unique indexes: its key `(source, event_id)` and its
+/// receipt numbers.
+pub const INBOX_INDEXES: [&str; 2] = ["sqlite_autoindex_inbox_1", "sqlite_autoindex_inbox_2"];
+
+/// `bytes` with the root pages of indexes `a` and `b` swapped in
+/// `sqlite_schema`: a few bytes of damage (or of anyone with access to the
+/// origin's storage) that leave the schema text inbox-lab's and every page
+/// well-formed, but make each index answer for the other's columns — for the
+/// inbox's key, `ON CONFLICT` no longer finds a stored event.
+pub fn index_roots_swapped(bytes: &[u8], [a, b]: [&str; 2]) -> Res<Vec<u8>> {
+    let mut conn = open_copy(bytes)?;
+    let (root_a, root_b) = (root_page(bytes, a)?, root_page(bytes, b)?);
+    writable(
+        &conn,
+        &format!(
+            "UPDATE sqlite_schema SET rootpage = {root_b} WHERE name = '{a}';
+             UPDATE sqlite_schema SET rootpage = {root_a} WHERE name = '{b}';"
+        ),
+    )?;
+    bytes_of(&mut conn)
+}
+
 /// Root page and page size, for damage aimed at one b-tree.
 fn root_page(bytes: &[u8], name: &str) -> Res<usize> {
     let conn = open_copy(bytes)?;
@@ -362,7 +384,7 @@ impl Hostile {
 }
 
 /// The classes, in the order the catalogue lists them.
-pub const CLASSES: [&str; 15] = [
+pub const CLASSES: [&str; 16] = [
     "valid",
     "triggers",
     "views",
@@ -378,6 +400,7 @@ pub const CLASSES: [&str; 15] = [
     "sqlite_sequence",
     "unparsable schema",
     "byte damage",
+    "index roots swapped",
 ];
 
 struct Gen {
@@ -477,6 +500,7 @@ pub fn catalogue() -> Res<Vec<Hostile>> {
     sequence(&mut g);
     unparsable(&mut g);
     damage(&mut g);
+    index_roots(&mut g);
     if g.errors.is_empty() {
         Ok(g.files)
     } else {
@@ -1520,6 +1544,23 @@ fn damage(g: &mut Gen) {
             }
             Err(e) => g.errors.push(format!("{C}: {e}")),
         }
+    }
+}
+
+/// Indexes that disagree with their tables: `integrity_check` says so,
+/// `quick_check` does not.
+fn index_roots(g: &mut Gen) {
+    const C: &str = "index roots swapped";
+    for pair in [
+        INBOX_INDEXES,
+        ["sqlite_autoindex_inbox_1", "inbox_received_at"],
+        [
+            "sqlite_autoindex_orders_1",
+            "sqlite_autoindex_order_events_1",
+        ],
+    ] {
+        let built = index_roots_swapped(&g.base, pair).map(|bytes| (bytes, None));
+        g.push(C, &pair.join(" and "), Expect::Refused, built);
     }
 }
 

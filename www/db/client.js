@@ -75,8 +75,9 @@
 // or holds a value of the wrong type, the worker still starts: `ready` (and
 // `status.problem`) carries the error saying why (storage/corrupt,
 // storage/unusable, ...; not retryable), every call is rejected with it
-// except `exportRaw()` (the stored file's bytes, as they are) and `reset()`
-// (a fresh database), and the page shows a notice offering both
+// except `exportRaw()` (the stored file's bytes, as they are), `salvage()`
+// (keep the rows that pass the import's checks) and `reset()`
+// (a fresh database), and the page shows a notice offering the three
 // (www/panels/notices/recovery.js). A reset that works clears `status.problem` in every tab.
 //
 // ## Listening
@@ -112,8 +113,6 @@ const settings = new URLSearchParams(window.location.search);
 export const SCRATCH = isShare(window.location.hash);
 // "opfs" unless the page was opened with `?storage=...` (e.g. `memory`) or by a share link.
 const STORAGE = SCRATCH ? 'memory' : (settings.get('storage') ?? 'opfs');
-// A test switch passed on to the worker: `?simulate=opfs-failure` (worker.js).
-const SIMULATE = settings.get('simulate');
 // `?journal=delete` (or `wal`, the default): the OPFS database's journal (worker.js), passed on as is.
 const JOURNAL = settings.get('journal');
 
@@ -282,6 +281,17 @@ export const inboxLab = Object.freeze({
    */
   exportRaw() {
     return request('exportRaw');
+  },
+
+  /**
+   * "Keep what is sound", when the stored database cannot be used: resolves
+   * to `{kept: {accounts, inbox, outbox, orders}, dropped: [error, ...]}`
+   * once the sound rows are all the database holds (each row left out as the
+   * error an import would have answered); clears `ready`'s `problem` as
+   * `reset()` does. Rejects, changing nothing, when nothing can be kept.
+   */
+  salvage() {
+    return request('salvage');
   },
 
   /** Creates an account at balance 0; resolves to true, or false if it already existed. */
@@ -618,9 +628,6 @@ function start() {
   const missing = STORAGE === 'opfs' ? opfsMissing(window) : null;
   const url = new URL(WORKER_URL);
   url.searchParams.set('storage', missing === null ? STORAGE : 'memory');
-  if (SIMULATE !== null) {
-    url.searchParams.set('simulate', SIMULATE);
-  }
   if (JOURNAL !== null) {
     url.searchParams.set('journal', JOURNAL);
   }

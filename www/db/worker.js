@@ -27,22 +27,17 @@
 // opens an in-memory database instead and says why in its `ready` message
 // (`fallback`), so the page can warn that nothing will be kept.
 //
-// Test switch: `simulate=opfs-failure` makes the browser's OPFS refuse to
-// open (getDirectory rejects with a SecurityError, as in a private window),
-// so the real install failure and the fallback run. Never used otherwise.
+// Test only: www/db/opfs-refused.js starts this worker in a browser whose
+// OPFS refuses to open, so the real install failure and the fallback run; no
+// page imports it, so the static build (dist/) holds no test switch.
 //
 // A stored database that cannot be used — damaged on disk, written by another
 // program or a newer inbox-lab, holding a value of the wrong type (Rust's
-// health check, src/health.rs) — does not stop the worker either: it is
+// health check, src/core/health.rs) — does not stop the worker either: it is
 // `ready` with a `problem`. Until that is fixed, only "exportRaw" (keep the
-// file as it is) and "reset" (start afresh) run; every other request is
-// answered with the problem (not retryable: the same file fails the same way).
-//
-// Test switch: `simulate=plant` adds the op "testPlant", which replaces the
-// stored database file with the bytes it is given, unchecked, so the
-// end-to-end tests can put a damaged or foreign file where a reader's database
-// would be; the next worker to start meets it, as after a reload. Never used
-// otherwise: without the switch the op does not exist.
+// file as it is), "salvage" (keep what is sound) and "reset" (start afresh)
+// run; every other request is answered with the problem (not retryable: the
+// same file fails the same way).
 //
 // Page → worker, the ops (`{id, op, args}`, www/lib/rpc.js):
 //
@@ -93,9 +88,11 @@
 //                      {type: "problem", problem: null})
 //     op "exportRaw"   args none   result Uint8Array, the stored file exactly as it is ("export
 //                      as is"; with a healthy database open, the same as "export")
-//     op "testPlant"   args {bytes: Uint8Array}  only with `simulate=plant` (test switch above):
-//                      closes the database and puts `bytes` in place of its file, unchecked.
-//                      Result undefined; later requests answer "the database is closed"
+//     op "salvage"     args none   "keep what is sound", for a database with a problem: its
+//                      rows that pass the import's checks, rebuilt in a fresh database (the
+//                      problem then cleared, announced first as for "reset"): result {kept:
+//                      {accounts, inbox, outbox, orders, version, ignored}, dropped: [error, ...]}
+//                      (each row left out, as the error an import would have answered)
 //     op "addAccount"  args {account_id}   result true if created, false if it existed
 //     op "stepStart"   args {event, fault}  step mode: a delivery that runs one statement
 //                      per "stepNext"; result {ran: null, next: {step, statements},
@@ -239,7 +236,7 @@
 //   {type: "ready", storage, problem: error}
 //                                 the worker runs, but the stored database cannot be used:
 //                                 `problem` says why (kind storage, code corrupt, unusable,
-//                                 ...). Only "exportRaw" and "reset" run; every other
+//                                 ...). Only "exportRaw", "salvage" and "reset" run; every other
 //                                 request is answered with `problem`.
 //   {type: "problem", problem: error | null}
 //                                 the database's problem changed: null after a "reset"
@@ -289,7 +286,6 @@ import { Lane } from './foreign.js';
 const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
 const storage = settings.get('storage') ?? 'opfs';
-const simulate = settings.get('simulate');
 // The journal on OPFS: "wal" (the default: one flush per commit) or "delete"
 // (`?journal=delete` on the page: a rollback journal, three flushes per
 // commit; src/wasm/lab.rs, Lab.openWithJournal). Anything else is a fatal
@@ -315,15 +311,9 @@ const OPS = new Map([
   // Rust's `undefined` arrives as undefined; the protocol says null.
   ['checkDelivery', (args) => checkDelivery(args?.event, args?.handler, args?.fault) ?? null],
   ['tables', () => lab.tables()],
-  ['reset', () => {
-    forgetNotifier();
-    try {
-      return lab.reset();
-    } finally {
-      updateProblem(lab);
-    }
-  }],
+  ['reset', () => replacing(() => lab.reset())],
   ['exportRaw', () => lab.exportRaw()],
+  ['salvage', () => replacing(() => lab.salvage())],
   ['addAccount', (args) => lab.addAccount(args?.account_id)],
   ['stepStart', (args) => lab.stepStart(args?.event, args?.fault)],
   ['stepNext', () => lab.stepNext()],
@@ -423,17 +413,23 @@ function foreign(work, op, args, { size = 0, ticket, onProgress } = {}) {
   });
 }
 
+/** Runs `replace` (a reset, a salvage: a new database), then says whether its problem changed. */
+function replacing(replace) {
+  forgetNotifier();
+  try {
+    return replace();
+  } finally {
+    updateProblem(lab);
+  }
+}
+
 /** 32 random bytes: the key of a new secret. */
 function freshKey() {
   return crypto.getRandomValues(new Uint8Array(32));
 }
 
-// The ops that run while the database has a problem: the two ways out.
-const WITH_PROBLEM = new Set(['exportRaw', 'reset', 'testPlant']);
-
-if (simulate === 'plant') {
-  OPS.set('testPlant', (args) => lab.testPlant(bytesOf(args?.bytes)));
-}
+// The ops that run while the database has a problem: the ways out.
+const WITH_PROBLEM = new Set(['exportRaw', 'salvage', 'reset']);
 
 // The receiver of "where the scheme ends". Its memory is another system's,
 // not our database's, so it is not in OPFS; but the message ids it
@@ -571,9 +567,6 @@ async function open() {
   if (missing !== null) {
     return { opened: await Lab.open(DATABASE, 'memory'), fallback: missing };
   }
-  if (simulate === 'opfs-failure') {
-    refuseOpfs();
-  }
   for (let attempt = 1; ; attempt += 1) {
     try {
       return { opened: await Lab.openWithJournal(DATABASE, 'opfs', journal) };
@@ -591,17 +584,6 @@ async function open() {
       }
     }
   }
-}
-
-// The test switch `simulate=opfs-failure`: from now on this worker's OPFS
-// refuses to open, as a private window's does. Rust's install then fails for
-// real and the fallback path runs, exactly as it would in such a browser.
-function refuseOpfs() {
-  Object.defineProperty(StorageManager.prototype, 'getDirectory', {
-    configurable: true,
-    value: () =>
-      Promise.reject(new DOMException('the browser refused OPFS (simulated by ?simulate=opfs-failure)', 'SecurityError')),
-  });
 }
 
 // After a request that can change it: tell the page when the database's

@@ -107,6 +107,8 @@ register({
       'invalid {field}: event ({event_source}, {event_id}) was already processed for order {order}',
     'error.invalid_input.clock_backwards': 'invalid {field}: the clock only moves forward',
     'error.invalid_input.bad_window': 'invalid {field}: the window must be ≥ 0 and the batch ≥ 1',
+    'error.invalid_input.clock_limit':
+      'invalid {field}: the clock is at {now} ms and cannot move {ms} ms more: its largest time is {max} ms',
     'error.invalid_input.unknown_op': 'unknown op {op}: expected one of {expected}',
     'error.invalid_input.bad_options':
       'invalid fault: the second argument must be an object such as {fault: "after_insert"}',
@@ -244,6 +246,8 @@ register({
       'поле {field}: событие ({event_source}, {event_id}) уже обработано для заказа {order}',
     'error.invalid_input.clock_backwards': 'поле {field}: часы идут только вперёд',
     'error.invalid_input.bad_window': 'поле {field}: окно должно быть ≥ 0, а пакет — ≥ 1',
+    'error.invalid_input.clock_limit':
+      'поле {field}: часы показывают {now} мс и не могут уйти ещё на {ms} мс: их наибольшее время — {max} мс',
     'error.invalid_input.unknown_op': 'неизвестная операция {op}; допустимы: {expected}',
     'error.invalid_input.bad_options':
       'поле fault: второй аргумент должен быть объектом, например {fault: "after_insert"}',

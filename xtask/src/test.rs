@@ -395,6 +395,13 @@ fn e2e() -> Result<Outcome> {
     // The site as it deploys: dist/, from the modules just built.
     let dist = root.join(dist::DIST_DIR);
     dist::assemble(&dist).context("building dist/ for the end-to-end tests")?;
+    let switches = test_switches_in(&dist)?;
+    if !switches.is_empty() {
+        bail!(
+            "dist/ holds test switches, which the page a reader gets must not: {}",
+            switches.join(", ")
+        );
+    }
 
     // Run 1: every file, against dist/ served by the project's own server (`cargo xtask serve`:
     // the webhook relay, the CSP as a header).
@@ -475,6 +482,43 @@ fn needs_own_server(file: &std::path::Path) -> bool {
     file.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| NEEDS_OWN_SERVER.contains(&n))
+}
+
+/// What marks a test switch: the e2e tests start test-only modules from the source tree
+/// (`www/db/opfs-refused.js`) and plant files themselves, and `?simulate=...` is gone. The
+/// page's own texts say "simulated" (a simulated crash, clock): a word that goes on is not a
+/// switch.
+const TEST_SWITCHES: [&str; 3] = ["simulate", "testPlant", "opfs-refused"];
+
+/// Every `file: word` of dist/ (the page a reader gets, its wasm included) that names a
+/// test switch.
+fn test_switches_in(dir: &std::path::Path) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+        {
+            let path = entry?.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            for word in TEST_SWITCHES {
+                let named = bytes.windows(word.len()).enumerate().any(|(at, w)| {
+                    let next = bytes.get(at + word.len()).copied().unwrap_or(b' ');
+                    w == word.as_bytes() && !(next.is_ascii_alphanumeric() || next == b'_')
+                });
+                if named {
+                    found.push(format!("{}: {word}", path.display()));
+                }
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// Where run 2 puts the page: the static server serves a parent folder.
@@ -847,6 +891,24 @@ ok 1 - /repo/tests/e2e/empty.test.mjs
             counts.files_without_tests,
             vec!["/repo/tests/e2e/empty.test.mjs".to_string()]
         );
+    }
+
+    /// A switch is found in any file, binary too; "simulated" (the page's own word) is not one.
+    #[test]
+    fn finds_test_switches_not_words_that_go_on() {
+        let dir = std::env::temp_dir().join(format!("xtask-switches-{}", std::process::id()));
+        let assets = dir.join("assets");
+        std::fs::create_dir_all(&assets).unwrap();
+        std::fs::write(dir.join("index.html"), "a simulated crash; simulated_crash").unwrap();
+        std::fs::write(assets.join("w.js"), "get('simulate')").unwrap();
+        std::fs::write(assets.join("m.wasm"), b"\0lab_testPlant\0").unwrap();
+        let found = test_switches_in(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let names: Vec<&str> = found
+            .iter()
+            .map(|f| f.rsplit(['/', '\\']).next().unwrap())
+            .collect();
+        assert_eq!(names, ["m.wasm: testPlant", "w.js: simulate"]);
     }
 
     #[test]

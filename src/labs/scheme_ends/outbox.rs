@@ -27,8 +27,9 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use serde::Serialize;
 
 use crate::core::apply::{Delivery, Progress, Step};
-use crate::core::error::Error;
+use crate::core::error::{Error, StorageCode};
 use crate::core::fault::Fault;
+use crate::core::schema;
 use crate::{Event, Outcome};
 
 /// How the handler notifies the user of a credit.
@@ -260,6 +261,18 @@ pub fn deliver(
                 ],
             )
             .map_err(|e| rollback(conn, &mut delivery, e.into()))?;
+            // AUTOINCREMENT counts on past 2^53-1 (an imported sequence may
+            // sit at it): an id the page could not read back is refused.
+            if !schema::MESSAGE_ID.contains(&conn.last_insert_rowid()) {
+                let exhausted = Error::storage_with(
+                    StorageCode::Unusable,
+                    format!(
+                        "outbox message ids are exhausted (the outbox's sequence is at {})",
+                        schema::MESSAGE_ID.end()
+                    ),
+                );
+                return Err(rollback(conn, &mut delivery, exhausted));
+            }
         }
         _ => {}
     }

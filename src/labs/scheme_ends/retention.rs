@@ -11,10 +11,11 @@
 //! consistent database (deleting inbox rows never touches a balance), just
 //! with fewer rows purged.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::core::error::{Error, Reason};
 use crate::core::event::Field;
+use crate::core::schema;
 
 /// The input naming the lab clock and the retention window.
 pub const CLOCK: Field = Field::new("clock");
@@ -26,6 +27,8 @@ crate::core::error::code_enum! {
         ClockBackwards => "clock_backwards",
         /// A retention window below 0 or an empty batch.
         BadWindow => "bad_window",
+        /// The clock would pass its largest time. Params: `ms`, `now`, `max`.
+        ClockLimit => "clock_limit",
     }
 }
 
@@ -37,10 +40,16 @@ pub fn now(conn: &Connection) -> Result<i64, Error> {
     Ok(conn.query_row("SELECT now FROM lab_clock", [], |r| r.get(0))?)
 }
 
-/// Moves the lab clock forward by `ms` (never back); returns the new time.
+/// Moves the lab clock forward by `ms` (never back, never past
+/// [`schema::TIME`]'s end); returns the new time.
+///
+/// The clock stamps `received_at` and `sent_at`, so a time the health check
+/// refuses to read would make the next delivery write a row that leaves the
+/// database unusable: the guard sits in the UPDATE, like the credit's.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for a negative step; storage errors.
+/// [`Error::InvalidInput`] for a negative step or one past the clock's
+/// largest time (nothing changes); storage errors.
 pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
     if ms < 0 {
         return Err(Error::refused(
@@ -51,15 +60,38 @@ pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
             ),
         ));
     }
-    Ok(conn.query_row(
-        "UPDATE lab_clock SET now = now + ?1 WHERE id = 1 RETURNING now",
-        params![ms],
-        |r| r.get(0),
-    )?)
+    let max = *schema::TIME.end();
+    let moved: Option<i64> = conn
+        .query_row(
+            "UPDATE lab_clock SET now = now + ?1 WHERE id = 1 AND now <= ?2 - ?1 RETURNING now",
+            params![ms, max],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match moved {
+        Some(now) => Ok(now),
+        None => {
+            let now = self::now(conn)?;
+            Err(Error::refused(
+                CLOCK,
+                Reason::new(
+                    RetentionCode::ClockLimit,
+                    format!("the clock is at {now} ms and cannot move {ms} ms more: its largest time is {max} ms"),
+                )
+                .with("ms", ms)
+                .with("now", now)
+                .with("max", max),
+            ))
+        }
+    }
 }
 
 /// Deletes inbox rows received more than `keep_ms` ago, `batch` rows per
-/// transaction; returns how many were deleted.
+/// transaction; returns how many were deleted. A row whose event's
+/// notification still waits in the outbox is kept until it is sent: the
+/// message exists only because the inbox applied its event, and a database
+/// holding it without that proof is one the import and the health check
+/// refuse (`core::stored`).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a negative window or an empty batch; busy and
@@ -81,6 +113,10 @@ pub fn purge(conn: &Connection, keep_ms: i64, batch: usize) -> Result<usize, Err
             "DELETE FROM inbox WHERE rowid IN (
                  SELECT rowid FROM inbox
                  WHERE received_at < (SELECT now FROM lab_clock) - ?1
+                   AND NOT EXISTS (SELECT 1 FROM outbox
+                                   WHERE outbox.sent_at IS NULL
+                                     AND outbox.source = inbox.source
+                                     AND outbox.event_id = inbox.event_id)
                  LIMIT ?2)",
             params![keep_ms, batch],
         )?;

@@ -43,7 +43,7 @@ use serde::Serialize;
 use crate::core::error::{Error, InvalidCode, Reason};
 use crate::core::event::Field;
 use crate::core::schema;
-use crate::core::stored::{read_rows, unreadable_reason, Rows};
+use crate::core::stored::{read_rows, unreadable_reason, OnBadRow, Rows};
 use crate::labs::tools::budget::{self, Budget};
 
 /// The input holding a database file offered for import.
@@ -138,6 +138,67 @@ pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error
 /// # Errors
 /// [`Error::InvalidInput`] (field `file`) saying what is wrong.
 pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
+    rebuild_with(bytes, None)
+}
+
+/// What "keep what is sound" ([`salvage`]) kept, and every row it left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Salvaged {
+    /// What the rebuilt database holds, counted as an import's.
+    pub kept: ImportReport,
+    /// Each row left out (or one-row table rebuilt), as the refusal an
+    /// import would have answered for it: `{kind, code, message, params,
+    /// field}`, so the page words it like any error.
+    pub dropped: Vec<crate::core::error::ErrorReport>,
+}
+
+/// "Keep what is sound": the import's rebuild of `bytes` (a database the
+/// page cannot use), except that a row the typed reading or the fresh
+/// database's constraints refuse is left out and listed instead of refusing
+/// the file, and a failed `integrity_check` is no reason to stop (the rows
+/// are read from the tables, never through an index). Touches no other
+/// database; the caller copies the result over the live one ([`copy_over`]).
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `file`) when nothing can be kept: not
+/// SQLite, a table missing, a page SQLite cannot read, past the budget.
+pub fn salvage(bytes: &[u8]) -> Result<(Connection, Salvaged), Error> {
+    let mut dropped = Vec::new();
+    let (fresh, mut kept) = rebuild_with(bytes, Some(&mut dropped))?;
+    // What the rebuilt database holds: rows its constraints refused are not.
+    let count = |table: &str| -> Result<usize, Error> {
+        let n: i64 = fresh.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    };
+    kept.accounts = count("accounts")?;
+    kept.inbox = count("inbox")?;
+    kept.outbox = count("outbox")?;
+    kept.orders = count("orders")?;
+    let dropped = dropped
+        .into_iter()
+        .map(|reason| refuse(reason).report())
+        .collect();
+    Ok((fresh, Salvaged { kept, dropped }))
+}
+
+/// Copies every page of `fresh` over `conn`'s database in one transaction:
+/// the last step of an import and of a salvage.
+///
+/// # Errors
+/// [`Error::Busy`] or storage errors (SQLite rolls the copy back).
+pub fn copy_over(fresh: &Connection, conn: &mut Connection) -> Result<(), Error> {
+    let backup = Backup::new(fresh, conn)?;
+    // All pages in one step: one write transaction on the destination.
+    backup.step(-1)?;
+    drop(backup);
+    schema::check_current(conn)
+}
+
+/// [`rebuild`], or with `dropped` [`salvage`]'s reading.
+fn rebuild_with(
+    bytes: &[u8],
+    mut dropped: Option<&mut Vec<Reason>>,
+) -> Result<(Connection, ImportReport), Error> {
     if bytes.len() > MAX_IMPORT_BYTES {
         return Err(refuse(
             Reason::new(
@@ -158,14 +219,15 @@ pub fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
         )));
     }
     let mut foreign = open_foreign(&standalone(bytes))?;
-    let budget = Budget::import(bytes.len());
-    let read = budget::within(&mut foreign, budget, read_file);
+    let read = budget::within(&mut foreign, Budget::import(bytes.len()), |conn| {
+        read_file(conn, dropped.as_deref_mut())
+    });
     let (rows, ignored, version) = match read {
         Ok(result) => result?,
         Err(_) => return Err(over_budget(bytes.len())),
     };
     drop(foreign);
-    let fresh = write_fresh(&rows)?;
+    let fresh = write_fresh(&rows, dropped)?;
     let report = ImportReport {
         accounts: rows.accounts.len(),
         inbox: rows.inbox.len(),
@@ -219,15 +281,6 @@ pub fn adopt(conn: &mut Connection, rebuilt: &[u8]) -> Result<(), Error> {
     copy_over(&fresh, conn)
 }
 
-/// Copies every page of `fresh` over `conn`'s database in one transaction.
-fn copy_over(fresh: &Connection, conn: &mut Connection) -> Result<(), Error> {
-    let backup = Backup::new(fresh, conn)?;
-    // All pages in one step: one write transaction on the destination.
-    backup.step(-1)?;
-    drop(backup);
-    schema::check_current(conn)
-}
-
 /// The foreign bytes on a private, read-only, defensive connection.
 fn open_foreign(bytes: &[u8]) -> Result<Connection, Error> {
     let mut foreign = Connection::open_in_memory()?;
@@ -249,8 +302,12 @@ fn open_foreign(bytes: &[u8]) -> Result<Connection, Error> {
 }
 
 /// Everything read from the foreign file: its rows, the objects left
-/// behind, its version.
-fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
+/// behind, its version. With `dropped`, bad rows are listed there and
+/// skipped, and a failed `integrity_check` does not stop the reading.
+fn read_file(
+    conn: &mut Connection,
+    dropped: Option<&mut Vec<Reason>>,
+) -> Result<(Rows, Vec<String>, i64), Error> {
     let integrity: Vec<String> = conn
         .prepare("PRAGMA integrity_check(10)")
         .and_then(|mut s| {
@@ -258,7 +315,7 @@ fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
                 .collect::<Result<_, _>>()
         })
         .map_err(unreadable)?;
-    if integrity != ["ok"] {
+    if integrity != ["ok"] && dropped.is_none() {
         let detail = integrity.join("; ");
         return Err(refuse(
             Reason::new(
@@ -319,7 +376,11 @@ fn read_file(conn: &mut Connection) -> Result<(Rows, Vec<String>, i64), Error> {
         })
         .map(|(kind, name, _)| format!("{kind} {name}"))
         .collect();
-    let rows = read_rows(conn, version).map_err(refuse)?;
+    let bad = match dropped {
+        Some(list) => OnBadRow::Drop(list),
+        None => OnBadRow::Refuse,
+    };
+    let rows = read_rows(conn, version, bad).map_err(refuse)?;
     Ok((rows, ignored, version))
 }
 
@@ -350,39 +411,51 @@ fn is_own_internal(kind: &str, name: &str) -> bool {
 // ---- Writing them into a fresh database ---------------------------------------------------------
 
 /// A fresh inbox-lab database holding `rows`, written by plain INSERTs so
-/// that the schema's own constraints judge them.
-fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
+/// that the schema's own constraints judge them. With `dropped`, a row a
+/// constraint refuses is listed there and left out (SQLite undoes only
+/// that statement), instead of refusing the file.
+fn write_fresh(rows: &Rows, mut dropped: Option<&mut Vec<Reason>>) -> Result<Connection, Error> {
     let mut fresh = Connection::open_in_memory()?;
     schema::prepare(&fresh, schema::DEFAULT_BUSY_TIMEOUT)?;
     schema::migrate(&mut fresh)?;
     let tx = fresh.transaction()?;
-    let refused = |table: &'static str| {
-        move |e: rusqlite::Error| -> Error {
-            if crate::core::apply::is_foreign_key(&e) {
-                return refuse(Reason::new(
-                    ImportCode::DanglingAccount,
-                    "inconsistent data: an inbox row points to a missing account",
-                ));
+    // One row's INSERT: refused as the file's fault, or left out and listed.
+    let mut insert = |table: &'static str, row: String, done: rusqlite::Result<usize>| {
+        let Err(e) = done else { return Ok(()) };
+        let dangling = crate::core::apply::is_foreign_key(&e);
+        if !dangling && e.sqlite_error_code() != Some(ErrorCode::ConstraintViolation) {
+            return Err(Error::from(e));
+        }
+        let detail = if dangling {
+            format!("{table} {row} points to an account that is not there")
+        } else {
+            format!("{table} {row}: {e}")
+        };
+        let reason = Reason::new(
+            InvalidCode::Inconsistent,
+            format!("inconsistent data: {detail}"),
+        )
+        .with("detail", detail);
+        match dropped.as_deref_mut() {
+            Some(list) => {
+                list.push(reason);
+                Ok(())
             }
-            if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
-                let detail = format!("{table}: {e}");
-                return refuse(
-                    Reason::new(
-                        InvalidCode::Inconsistent,
-                        format!("inconsistent data: {detail}"),
-                    )
-                    .with("detail", detail),
-                );
-            }
-            Error::from(e)
+            None if dangling => Err(refuse(Reason::new(
+                ImportCode::DanglingAccount,
+                "inconsistent data: an inbox row points to a missing account",
+            ))),
+            None => Err(refuse(reason)),
         }
     };
     {
-        let mut insert = tx.prepare("INSERT INTO accounts(id, balance) VALUES (?1, ?2)")?;
+        let mut stmt = tx.prepare("INSERT INTO accounts(id, balance) VALUES (?1, ?2)")?;
         for (id, balance) in &rows.accounts {
-            insert
-                .execute(params![id, balance])
-                .map_err(refused("accounts"))?;
+            insert(
+                "accounts",
+                format!("id {id}"),
+                stmt.execute(params![id, balance]),
+            )?;
         }
         tx.execute(
             "UPDATE receipt_counter SET last_seq = ?1 WHERE id = 1",
@@ -392,40 +465,42 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
             "UPDATE lab_clock SET now = ?1 WHERE id = 1",
             params![rows.clock],
         )?;
-        let mut insert = tx.prepare(
+        let mut stmt = tx.prepare(
             "INSERT INTO inbox(source, event_id, account_id, amount, receipt_seq, balance_after, received_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         for row in &rows.inbox {
             let e = &row.event;
-            insert
-                .execute(params![
-                    e.source(),
-                    e.event_id(),
-                    e.account_id(),
-                    e.amount(),
-                    row.receipt.map(|r| r.0),
-                    row.receipt.map(|r| r.1),
-                    row.received_at
-                ])
-                .map_err(refused("inbox"))?;
+            let done = stmt.execute(params![
+                e.source(),
+                e.event_id(),
+                e.account_id(),
+                e.amount(),
+                row.receipt.map(|r| r.0),
+                row.receipt.map(|r| r.1),
+                row.received_at
+            ]);
+            insert(
+                "inbox",
+                format!("({:?}, {:?})", e.source(), e.event_id()),
+                done,
+            )?;
         }
-        let mut insert = tx.prepare(
+        let mut stmt = tx.prepare(
             "INSERT INTO outbox(message_id, source, event_id, account_id, amount, sent_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
         for m in &rows.outbox {
             let e = &m.event;
-            insert
-                .execute(params![
-                    m.message_id,
-                    e.source(),
-                    e.event_id(),
-                    e.account_id(),
-                    e.amount(),
-                    m.sent_at
-                ])
-                .map_err(refused("outbox"))?;
+            let done = stmt.execute(params![
+                m.message_id,
+                e.source(),
+                e.event_id(),
+                e.account_id(),
+                e.amount(),
+                m.sent_at
+            ]);
+            insert("outbox", format!("message {}", m.message_id), done)?;
         }
         // AUTOINCREMENT's memory: message ids are never reused.
         tx.execute("DELETE FROM sqlite_sequence", [])?;
@@ -435,20 +510,18 @@ fn write_fresh(rows: &Rows) -> Result<Connection, Error> {
                 params![seq],
             )?;
         }
-        let mut insert =
+        let mut stmt =
             tx.prepare("INSERT INTO orders(order_id, source, event_id) VALUES (?1, ?2, ?3)")?;
         for (order, source, event_id) in &rows.orders {
-            insert
-                .execute(params![order, source, event_id])
-                .map_err(refused("orders"))?;
+            let done = stmt.execute(params![order, source, event_id]);
+            insert("orders", format!("{order:?}"), done)?;
         }
-        let mut insert = tx.prepare(
+        let mut stmt = tx.prepare(
             "INSERT INTO order_events(source, event_id, order_id, result) VALUES (?1, ?2, ?3, ?4)",
         )?;
         for (source, event_id, order, result) in &rows.order_events {
-            insert
-                .execute(params![source, event_id, order, result])
-                .map_err(refused("order_events"))?;
+            let done = stmt.execute(params![source, event_id, order, result]);
+            insert("order_events", format!("({source:?}, {event_id:?})"), done)?;
         }
     }
     tx.commit()?;
@@ -681,5 +754,61 @@ mod tests {
                 "{name} changed the database"
             );
         }
+    }
+
+    /// An outbox message holds a payload the dispatcher will send: one for an
+    /// event the inbox never applied, or with another payload than the
+    /// applied event's, is refused with the message named. What the page
+    /// itself leaves — a message whose row a mistaken handler rewrote, a sent
+    /// message whose row was purged — is imported.
+    #[test]
+    fn an_outbox_message_without_its_applied_event_is_refused() {
+        use crate::labs::race::{Handler, Payload};
+        use crate::labs::scheme_ends::{outbox, retention};
+
+        for (sql, detail) in [
+            (
+                "INSERT INTO outbox(source, event_id, account_id, amount) VALUES ('provider-a', 'never', 1, 999999)",
+                r#"message 1 waits to be sent for event ("provider-a", "never"), which the inbox does not hold"#,
+            ),
+            (
+                "INSERT INTO outbox(source, event_id, account_id, amount) VALUES ('provider-a', 'evt-1', 1, 999999)",
+                r#"message 1 notifies 999999 to account 1, but event ("provider-a", "evt-1") credited 500 to account 1"#,
+            ),
+        ] {
+            let mut hostile = db_with_one_event();
+            hostile.execute_batch(sql).unwrap();
+            let bytes = export(&mut hostile).unwrap();
+            let mut live = db_with_one_event();
+            let before = tables::snapshot(&live).unwrap();
+            let report = import(&mut live, &bytes).unwrap_err().report();
+            assert_eq!((report.field, report.code), (Some(FILE), "row_invalid"));
+            assert_eq!(report.params["table"], "outbox");
+            assert!(report.message.contains(detail), "{}", report.message);
+            assert_eq!(tables::snapshot(&live).unwrap(), before);
+        }
+
+        let mut page = db_with_one_event();
+        let receiver = outbox::Receiver::open(Connection::open_in_memory().unwrap(), true).unwrap();
+        for id in ["sent", "rewritten"] {
+            let e = Event::new("provider-a", id, 1, 5).unwrap();
+            outbox::deliver(&page, &receiver, &e, outbox::Strategy::Outbox, None).unwrap();
+        }
+        outbox::dispatch_one(&page, &receiver, None).unwrap();
+        let payload = Payload {
+            source: "provider-a".into(),
+            event_id: "rewritten".into(),
+            account_id: 1,
+            amount: 77,
+        };
+        Handler::InsertOrReplace
+            .deliver(&page, &payload, None)
+            .unwrap();
+        retention::advance(&page, 10).unwrap();
+        retention::purge(&page, 0, 10).unwrap();
+        let bytes = export(&mut page).unwrap();
+        let mut live = db_with_one_event();
+        assert_eq!(import(&mut live, &bytes).unwrap().outbox, 2);
+        crate::core::health::check(&live).unwrap();
     }
 }

@@ -1,4 +1,4 @@
-// When the stored database cannot be used: say what is wrong, offer the two
+// When the stored database cannot be used: say what is wrong, offer the
 // ways out.
 //
 // A database file can be damaged on disk, written by another program or a
@@ -13,12 +13,16 @@
 //   it (kind/code and its English message), for a bug report;
 // * "Export as is": the stored file's bytes exactly as they are, downloaded
 //   as a .sqlite3 file, so nothing is lost by what comes next;
+// * "Keep what is sound…": after a confirmation, rebuild the database from the
+//   rows that pass the import's checks (src/labs/tools/transfer.rs, salvage);
+//   the notice then says what was kept and lists every row left out, each as
+//   the error an import would have given for it, until it is closed;
 // * "Reset…": after a confirmation, delete the file and start afresh (the
 //   same reset as the data panel's, ../data/data.js). When it works the notice
 //   goes away — in every tab: the owner tab's status reaches the others.
 //
 // While one of them runs, the note under the buttons says so (role=status)
-// and both buttons refuse a second click (aria-disabled, so the focus stays
+// and the buttons refuse a second click (aria-disabled, so the focus stays
 // where it is). Everything goes in through textContent.
 
 import { inboxLab, onStatus } from '../../db/client.js';
@@ -31,10 +35,19 @@ register({
   en: {
     'recovery.title': 'The stored database cannot be used.',
     'recovery.explain':
-      'The page started anyway, but nothing can be read or written until the database is reset. Export it as is to keep a copy of the file (for example to look at it with the sqlite3 tool), then reset it to start again with account 1 at balance 0.',
+      "The page started anyway, but nothing can be read or written until the database is repaired or reset. Export it as is to keep a copy of the file (for example to look at it with the sqlite3 tool); then keep what is sound (the rows that pass inbox-lab's checks; every row left out is listed) or reset it to start again with account 1 at balance 0.",
     'recovery.detail': 'Technical detail:',
     'recovery.export': 'Export as is',
     'recovery.reset': 'Reset…',
+    'recovery.salvage': 'Keep what is sound…',
+    'recovery.salvage_confirm':
+      "Rebuild the database from the rows that pass inbox-lab's checks and leave out the others? Every row left out is listed afterwards. Export it as is first if you want to keep every byte.",
+    'recovery.salvaging': 'Reading the rows that are sound…',
+    'recovery.salvage_failed': 'Nothing could be kept: {message}',
+    'recovery.salvaged_title': 'The database was rebuilt from what was sound.',
+    'recovery.salvaged':
+      'Kept {accounts} accounts, {inbox} inbox rows, {outbox} outbox messages and {orders} orders. Rows left out: {dropped}.',
+    'recovery.close': 'Close',
     'recovery.confirm':
       'Delete the stored database, which cannot be used, and start again with account 1 at balance 0? Export it as is first if you want to keep it.',
     'recovery.exporting': 'Reading the stored file…',
@@ -46,10 +59,19 @@ register({
   ru: {
     'recovery.title': 'Сохранённой базой данных пользоваться нельзя.',
     'recovery.explain':
-      'Страница всё равно запустилась, но читать и записывать ничего нельзя, пока базу не сбросить. Выгрузите её как есть, чтобы сохранить копию файла (например, чтобы посмотреть на неё утилитой sqlite3), затем сбросьте её, чтобы начать заново со счётом 1 и балансом 0.',
+      'Страница всё равно запустилась, но читать и записывать ничего нельзя, пока базу не починить или не сбросить. Выгрузите её как есть, чтобы сохранить копию файла (например, чтобы посмотреть на неё утилитой sqlite3); затем сохраните исправное (строки, которые проходят проверки inbox-lab; каждая отброшенная строка будет названа) или сбросьте её, чтобы начать заново со счётом 1 и балансом 0.',
     'recovery.detail': 'Технические подробности:',
     'recovery.export': 'Выгрузить как есть',
     'recovery.reset': 'Сбросить…',
+    'recovery.salvage': 'Сохранить исправное…',
+    'recovery.salvage_confirm':
+      'Собрать базу заново из строк, которые проходят проверки inbox-lab, и отбросить остальные? Каждая отброшенная строка будет названа. Если хотите сохранить файл целиком, сначала выгрузите его как есть.',
+    'recovery.salvaging': 'Читаем исправные строки…',
+    'recovery.salvage_failed': 'Сохранить ничего не удалось: {message}',
+    'recovery.salvaged_title': 'База собрана заново из исправных строк.',
+    'recovery.salvaged':
+      'Сохранено: счетов — {accounts}, строк inbox — {inbox}, сообщений outbox — {outbox}, заказов — {orders}. Отброшено строк: {dropped}.',
+    'recovery.close': 'Закрыть',
     'recovery.confirm':
       'Удалить сохранённую базу, которой нельзя пользоваться, и начать заново со счётом 1 и балансом 0? Если хотите её сохранить, сначала выгрузите её как есть.',
     'recovery.exporting': 'Читаем сохранённый файл…',
@@ -74,10 +96,15 @@ const detail = el('p', { className: 'db-problem-detail' }, detailLabel, ' ', det
 const explain = el('p');
 const exportButton = el('button', { attrs: { type: 'button', id: 'db-problem-export' } });
 const resetButton = el('button', { attrs: { type: 'button', id: 'db-problem-reset' } });
+const salvageButton = el('button', { attrs: { type: 'button', id: 'db-problem-salvage' } });
+const closeButton = el('button', { attrs: { type: 'button', id: 'db-problem-close' } });
+const droppedList = el('ul', { attrs: { id: 'db-problem-dropped' } });
 const note = el('p', { className: 'db-problem-note', attrs: { id: 'db-problem-note', role: 'status' } });
 
 // The problem shown (an error object), or null; what writes the note.
 let problem = null;
+// What "keep what is sound" answered, shown once the problem is gone, or null.
+let salvaged = null;
 let noteText = null;
 let working = false;
 
@@ -86,11 +113,22 @@ export function mount() {
   if (notice === null) {
     return;
   }
-  notice.append(title, what, detail, explain, el('div', { className: 'db-problem-actions' }, exportButton, resetButton), note);
+  const actions = el('div', { className: 'db-problem-actions' }, exportButton, salvageButton, resetButton, closeButton);
+  notice.append(title, what, detail, explain, actions, note, droppedList);
   exportButton.addEventListener('click', () => {
     if (!working) {
       whileBusy(exportAsIs);
     }
+  });
+  salvageButton.addEventListener('click', () => {
+    if (!working && window.confirm(t('recovery.salvage_confirm'))) {
+      whileBusy(salvage);
+    }
+  });
+  closeButton.addEventListener('click', () => {
+    salvaged = null;
+    noteText = null;
+    render();
   });
   resetButton.addEventListener('click', () => {
     // A native dialog, as the data panel's reset: keyboard- and
@@ -103,7 +141,12 @@ export function mount() {
     const next = status.problem ?? null;
     if (JSON.stringify(next) !== JSON.stringify(problem)) {
       problem = next;
-      noteText = null; // a note about the previous problem, or none
+      if (next !== null) {
+        salvaged = null; // an account of an earlier salvage
+      }
+      if (!working) {
+        noteText = null; // a note about the previous problem, or none
+      }
       render();
     }
   });
@@ -121,6 +164,17 @@ async function exportAsIs() {
   }
 }
 
+async function salvage() {
+  setWorking(true, () => t('recovery.salvaging'));
+  try {
+    salvaged = await inboxLab.salvage();
+    const counts = { ...salvaged.kept, dropped: salvaged.dropped.length };
+    setWorking(false, () => t('recovery.salvaged', counts));
+  } catch (error) {
+    setWorking(false, () => t('recovery.salvage_failed', { message: errorMessage(error) }));
+  }
+}
+
 async function reset() {
   setWorking(true, () => t('recovery.resetting'));
   const failure = await resetDatabase();
@@ -131,7 +185,7 @@ async function reset() {
 
 function setWorking(on, text) {
   working = on;
-  for (const button of [exportButton, resetButton]) {
+  for (const button of [exportButton, salvageButton, resetButton]) {
     button.setAttribute('aria-disabled', String(on));
   }
   notice.setAttribute('aria-busy', String(on));
@@ -140,12 +194,19 @@ function setWorking(on, text) {
 }
 
 function render() {
-  notice.hidden = problem === null;
+  const open = problem !== null;
+  notice.hidden = !open && salvaged === null;
   notice.dataset.code = problem?.code ?? '';
-  title.textContent = t('recovery.title');
+  for (const [part, shown] of [[what, open], [detail, open], [explain, open], [exportButton, open], [salvageButton, open], [resetButton, open], [closeButton, !open]]) {
+    part.hidden = !shown;
+  }
+  title.textContent = t(open ? 'recovery.title' : 'recovery.salvaged_title');
   explain.textContent = t('recovery.explain');
   exportButton.textContent = t('recovery.export');
+  salvageButton.textContent = t('recovery.salvage');
   resetButton.textContent = t('recovery.reset');
+  closeButton.textContent = t('recovery.close');
+  droppedList.replaceChildren(...(open ? [] : (salvaged?.dropped ?? [])).map((row) => el('li', {}, errorMessage(row))));
   detailLabel.textContent = t('recovery.detail');
   what.textContent = problem === null ? '' : errorMessage(problem);
   detailCode.textContent = problem === null ? '' : `${problem.kind}/${problem.code}`;
