@@ -88,7 +88,7 @@ enum Store {
 /// Every reference receiver, two processes sharing its database (a file,
 /// or a database of one throwaway PostgreSQL cluster this test owns), is
 /// judged as [`REFERENCES`] says — from the balance, which the broken
-/// ones' answers ("200") do not show — and README's table is what these
+/// ones' answers ("200") do not show — and docs/probe.md's table is what these
 /// runs printed (`PROBE_TABLE=write cargo test --test probe` rewrites it).
 #[test]
 fn every_reference_receiver_is_judged_as_expected_and_the_readme_shows_it() {
@@ -159,7 +159,7 @@ fn every_reference_receiver_is_judged_as_expected_and_the_readme_shows_it() {
     readme_table(&table(&runs));
 }
 
-/// The table README shows: scenario × receiver, each cell the verdict
+/// The table docs/probe.md shows: scenario × receiver, each cell the verdict
 /// word, the first failure in bold; then each broken receiver's first
 /// failure in the probe's words.
 fn table(runs: &[(&str, Store, Probed)]) -> String {
@@ -217,16 +217,16 @@ fn table(runs: &[(&str, Store, Probed)]) -> String {
     out
 }
 
-/// Compares README's block with `table`, or writes it there when
+/// Compares docs/probe.md's block with `table`, or writes it there when
 /// `PROBE_TABLE=write`.
 fn readme_table(table: &str) {
     const START: &str =
         "<!-- probe-table: written by `PROBE_TABLE=write cargo test --test probe` -->\n";
     const END: &str = "<!-- /probe-table -->";
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = std::fs::read_to_string(&path).expect("README.md");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/probe.md");
+    let readme = std::fs::read_to_string(&path).expect("docs/probe.md");
     let (Some(start), Some(end)) = (readme.find(START), readme.find(END)) else {
-        panic!("README.md has no {START:?} ... {END:?} block");
+        panic!("docs/probe.md has no {START:?} ... {END:?} block");
     };
     let shown = &readme[start + START.len()..end];
     if std::env::var("PROBE_TABLE").as_deref() == Ok("write") {
@@ -235,9 +235,9 @@ fn readme_table(table: &str) {
             &readme[..start + START.len()],
             &readme[end..]
         );
-        std::fs::write(&path, updated).expect("write README.md");
+        std::fs::write(&path, updated).expect("write docs/probe.md");
     } else {
-        assert_eq!(shown, table, "README's probe table is not what the probe printed: run `PROBE_TABLE=write cargo test --test probe`");
+        assert_eq!(shown, table, "docs/probe.md's probe table is not what the probe printed: run `PROBE_TABLE=write cargo test --test probe`");
     }
 }
 

@@ -123,32 +123,10 @@ const PANELS = [
 // ---- Console API ------------------------------------------------------------
 
 // `window.inboxLab` (db/client.js) talks to the database. The page adds what
-// its buttons do, so everything on screen can also be done, and scripted,
-// from the browser console:
-//
-//   inboxLab.send(event, {handler, fault, loseResponse, attempts, firstDelayMs})
-//       one send with retries, like the Deliver button: resolves to
-//       {attempts: [{attempt, at, answer, lost, decision}], balance: {account, before, after}}
-//   inboxLab.burst(event, n, {handler})
-//       n deliveries of one event at once: {counts, balance, …}
-//   inboxLab.burstDistinct(event, n, {handler})
-//       n different events (event_id-<run>-1…n), in batches of 100 (inboxLab.deliverMany):
-//       {counts, ms, balance, …}
-//   inboxLab.setFault(null | "after_insert" | "after_update")
-//   inboxLab.setHandler("atomic" | "no_dedup" | …)
-//   inboxLab.setLoseResponse(true | false)
-//       set the sender form, so the next Deliver uses them
-//   inboxLab.timeline()      every delivery the page has seen (panels/timeline/timeline-model.js)
-//   inboxLab.hooks.secret(source), .rotate(source), .sign(source, id, timestamp, body),
-//   .receive(relayed, {verify})   signed webhooks (db/client.js)
-//   inboxLab.hooks.requests()     the last requests the relay passed on, with their verdicts
-//   inboxLab.setLanguage("en" | "ru")
-//   inboxLab.onStatus(listener), inboxLab.onTablesChanged(listener)
-//       db/client.js's notices (the database's phase, storage and this tab's
-//       role; a write that may have changed the tables); each returns an
-//       unsubscribe function
-//   inboxLab.texts.keys(), .has(key), .t(key, params), .errorMessage(error)
-//       the page's texts in both languages (lib/i18n.js, lib/errors.js)
+// its buttons do (send with retries, bursts, the sender's settings, the
+// timeline, the relay's requests, the language, the texts), so everything on
+// screen can also be done, and scripted, from the browser console. Every call
+// is described once, in README.md ("The console API").
 //
 // The built site (dist/) bundles every module into one file, so these are
 // also how a test reaches the page's own instances of them.

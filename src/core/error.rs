@@ -321,7 +321,7 @@ code_enum! {
 
 impl StorageCode {
     /// Whether the same request can succeed later without anyone changing
-    /// the stored data. The table in ARCHITECTURE.md ("Errors") lists each.
+    /// the stored data. The table in docs/errors.md lists each.
     pub fn retryable(self) -> bool {
         match self {
             StorageCode::Full

@@ -11,28 +11,13 @@
 // `{kind, code, message, http_status, retryable, params, field?}`
 // (www/lib/problem.js).
 //
-// `window.inboxLab` is this object plus what the page's buttons do — a send
-// with retries and lost responses, bursts, the sender's settings, the
-// timeline: listed in www/app.js ("Console API").
+// `window.inboxLab` is this object plus what the page's buttons do
+// (www/app.js). Every call, "Where the scheme ends"'s `inboxLab.scheme`
+// included, is described once, in README.md ("The console API").
 //
 // Nothing here validates or converts the values you pass: `amount: "500"`
 // reaches Rust as the string "500" and is rejected there, because the point
 // of the lab is to watch the Rust rules at work.
-//
-// "Where the scheme ends" has its own corner, `inboxLab.scheme`:
-//   scheme.deliver(event, {strategy, crash})  deliver and notify the user by
-//       "send_before_commit" | "send_after_commit" | "outbox"; crash null |
-//       "after_send_before_commit" | "after_commit_before_send"
-//   scheme.dispatchOne({crash})   one outbox dispatcher round (crash null |
-//       "after_send_before_mark"): the message_id sent, or null
-//   scheme.resetReceiver({dedup}) a new, empty receiver, deduplicating or not:
-//       {receiver, dedup}, `receiver` its name
-//   scheme.shown()                {receiver, dedup, shown: [...]}: what the user saw
-//   scheme.outbox()               the outbox rows, sent_at null while pending
-//   scheme.activate(source, event_id, order_id)  "activate order once":
-//       activated | already_active | duplicate (all 200)
-//   scheme.clock(), scheme.advanceClock(ms), scheme.purge(keepMs)  the lab
-//       clock (simulated ms) and the inbox retention purge
 //
 // ## Several tabs
 //

@@ -447,7 +447,7 @@ fn e2e() -> Result<Outcome> {
     })
 }
 
-/// The e2e files that run only in run 1, on the project's own server (README, "What `cargo
+/// The e2e files that run only in run 1, on the project's own server (docs/testing.md, "What `cargo
 /// xtask test` runs"), and why:
 /// * `hooks`: real webhooks through the server's relay;
 /// * `hardening-csp`: the headers the server sends (a static host sends its own; the
