@@ -1,6 +1,6 @@
 // The workshop: the article's scenario in one click, its three exercises
 // as tasks the reader does, and a fourth outside the page: probing the
-// reader's own receiver with `inbox-lab probe` (README, "Check your own
+// reader's own receiver with `inbox-lab probe` (docs/probe.md, "Check your own
 // receiver"), which only the command line can do.
 //
 // Each exercise says what to do; the reader does it with the sender (with
@@ -76,7 +76,7 @@ register({
 
     'ex4.title': 'Exercise 4. Probe your own receiver',
     'ex4.task':
-      'Write the receiver in your language, on your database: POST /hooks/{source} checking the Standard Webhooks signature, then the inbox row and the credit in one transaction. Start two instances on one database and probe both with the command below (README, “Check your own receiver”). Exit 0: idempotent. Exit 1 names the first scenario that broke it, in these words: Credited twice (credited_twice) — a repeat, a retry or a burst was paid again; Credit lost (credit_lost) — a genuine event was never paid (deduplicated on the body, or its id taken first by a forgery); forged_credit — a forged or stale request was paid.',
+      'Write the receiver in your language, on your database: POST /hooks/{source} checking the Standard Webhooks signature, then the inbox row and the credit in one transaction. Start two instances on one database and probe both with the command below (docs/probe.md, “Check your own receiver”). Exit 0: idempotent. Exit 1 names the first scenario that broke it, in these words: Credited twice (credited_twice) — a repeat, a retry or a burst was paid again; Credit lost (credit_lost) — a genuine event was never paid (deduplicated on the body, or its id taken first by a forgery); forged_credit — a forged or stale request was paid.',
   },
   ru: {
     'workshop.title': 'Практикум',
@@ -132,7 +132,7 @@ register({
 
     'ex4.title': 'Упражнение 4. Проверьте свой приёмник',
     'ex4.task':
-      'Напишите приёмник на своём языке, со своей базой: POST /hooks/{source} проверяет подпись Standard Webhooks, затем строка inbox и зачисление — в одной транзакции. Запустите два экземпляра на одной базе и проверьте оба командой ниже (README, «Check your own receiver»). Код 0: идемпотентен. Код 1 называет первый сценарий, на котором приёмник ошибся, этими словами: «Зачислено дважды» (credited_twice) — повтор, повторная попытка или залп оплачены снова; «Зачисление потеряно» (credit_lost) — подлинное событие так и не оплачено (дедупликация по телу или id, занятый подделкой); forged_credit — оплачен поддельный или просроченный запрос.',
+      'Напишите приёмник на своём языке, со своей базой: POST /hooks/{source} проверяет подпись Standard Webhooks, затем строка inbox и зачисление — в одной транзакции. Запустите два экземпляра на одной базе и проверьте оба командой ниже (docs/probe.md, «Check your own receiver»). Код 0: идемпотентен. Код 1 называет первый сценарий, на котором приёмник ошибся, этими словами: «Зачислено дважды» (credited_twice) — повтор, повторная попытка или залп оплачены снова; «Зачисление потеряно» (credit_lost) — подлинное событие так и не оплачено (дедупликация по телу или id, занятый подделкой); forged_credit — оплачен поддельный или просроченный запрос.',
   },
 });
 
