@@ -282,6 +282,7 @@ import init, {
 import { asErrorObject, isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 import { Lane } from './foreign.js';
+import { OPS, handlersFor } from './ops.js';
 
 const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
@@ -304,90 +305,81 @@ const OPEN_RETRY_MS = 25;
 // (an in-memory database shared by 2 or 3 real connections).
 let raceLab = null;
 
-const OPS = new Map([
-  ['deliver', (args) => lab.deliver(args?.event, args?.fault, args?.handler)],
-  ['deliverMany', (args) => lab.deliverMany(args?.events, args?.handler)],
-  ['deliverJson', (args) => lab.deliverJson(args?.text, args?.fault)],
+const HANDLERS = {
+  deliver: (args) => lab.deliver(args?.event, args?.fault, args?.handler),
+  deliverMany: (args) => lab.deliverMany(args?.events, args?.handler),
+  deliverJson: (args) => lab.deliverJson(args?.text, args?.fault),
   // Rust's `undefined` arrives as undefined; the protocol says null.
-  ['checkDelivery', (args) => checkDelivery(args?.event, args?.handler, args?.fault) ?? null],
-  ['tables', () => lab.tables()],
-  ['reset', () => replacing(() => lab.reset())],
-  ['exportRaw', () => lab.exportRaw()],
-  ['salvage', () => replacing(() => lab.salvage())],
-  ['addAccount', (args) => lab.addAccount(args?.account_id)],
-  ['stepStart', (args) => lab.stepStart(args?.event, args?.fault)],
-  ['stepNext', () => lab.stepNext()],
-  ['stepThrow', () => lab.stepThrow()],
-  ['query', (args) => {
+  checkDelivery: (args) => checkDelivery(args?.event, args?.handler, args?.fault) ?? null,
+  tables: () => lab.tables(),
+  reset: () => replacing(() => lab.reset()),
+  exportRaw: () => lab.exportRaw(),
+  salvage: () => replacing(() => lab.salvage()),
+  addAccount: (args) => lab.addAccount(args?.account_id),
+  query: (args) => {
     const sql = String(args?.sql ?? '');
     if (readsOnlySettings(sql)) {
       return lab.query(sql);
     }
     return foreign('console', 'query', { copy: lab.snapshot(), sql }, { ticket: args?.ticket });
-  }],
-  ['cancel', (args) => {
+  },
+  cancel: (args) => {
     const tickets = Array.isArray(args?.tickets) ? args.tickets : [];
     return { cancelled: LANES.console.cancel(tickets, queryCancelled()) };
-  }],
-  ['export', () => lab.export()],
-  ['import', async (args) => {
+  },
+  exportDatabase: () => lab.export(),
+  importDatabase: async (args) => {
     const file = bytesOf(args?.bytes);
     const rebuilt = await foreign('import', 'rebuild', { file }, { size: file.length });
     lab.adopt(rebuilt.bytes);
     forgetNotifier();
     return rebuilt.report;
-  }],
-  ['runScenario', () => lab.runScenario()],
-  ['applySource', () => applySource()],
-  ['raceNew', (args) => {
+  },
+  runScenario: () => lab.runScenario(),
+  applySource: () => applySource(),
+  'step.start': (args) => lab.stepStart(args?.event, args?.fault),
+  'step.next': () => lab.stepNext(),
+  'step.throw': () => lab.stepThrow(),
+  'race.reset': (args) => {
     raceLab?.free();
     raceLab = new RaceLab(args?.deliveries);
-  }],
-  ['raceStart', (args) => race().start(args?.handler)],
-  ['raceStep', (args) => race().step(deliveryIndex(args?.delivery))],
-  ['raceExplore', (args) => race().explore(args?.handler)],
-  ['judge', (args) =>
-    foreign('judge', 'judge', { workshop: args?.workshop === true, text: args?.text, deliveries: args?.deliveries, seed: args?.seed }, {
-      size: judgeLimit(args?.seconds),
-      onProgress: judgeProgress,
-    })],
-  ['judgeBuiltin', (args) => builtinHandler(args?.name)],
-  ['judgeReplay', (args) =>
-    foreign('judge', 'judgeReplay', {
-      workshop: args?.workshop === true,
-      text: args?.text,
-      deliveries: args?.deliveries,
-      schedule: scheduleOf(args?.schedule),
-      seed: args?.seed,
-    })],
-  ['judgeHandlers', () => handlerNames()],
-  ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
+  },
+  'race.start': (args) => race().start(args?.handler),
+  'race.step': (args) => race().step(deliveryIndex(args?.delivery)),
+  'race.explore': (args) => race().explore(args?.handler),
+  'judge.run': (args) => judge(args, false),
+  'judge.runWorkshop': (args) => judge(args, true),
+  'judge.replay': (args) => replay(args, false),
+  'judge.replayWorkshop': (args) => replay(args, true),
+  'judge.builtin': (args) => builtinHandler(args?.name),
+  'judge.handlers': () => handlerNames(),
+  'scheme.deliver': (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash),
   // Rust's `None` arrives as undefined; the protocol says null.
-  ['dispatchOne', (args) => notifier().dispatchOne(lab, args?.crash) ?? null],
-  ['notifierReset', (args) => {
+  'scheme.dispatchOne': (args) => notifier().dispatchOne(lab, args?.crash) ?? null,
+  'scheme.resetReceiver': (args) => {
     const fresh = new Notifier(args?.dedup); // throws (and keeps the old one) if dedup is not a boolean
     forgetNotifier();
     notifierInstance = fresh;
     receiverName = nameReceiver();
     return { receiver: receiverName, dedup: fresh.dedup };
-  }],
-  ['shown', () => {
+  },
+  'scheme.shown': () => {
     const receiver = notifier();
     return { receiver: receiverName, dedup: receiver.dedup, shown: receiver.shown() };
-  }],
-  ['outbox', () => lab.outbox()],
-  ['activate', (args) => lab.activate(args?.source, args?.event_id, args?.order_id)],
-  ['clock', () => lab.now()],
-  ['advanceClock', (args) => lab.advanceClock(args?.ms)],
-  ['purge', (args) => lab.purge(args?.keep_ms)],
+  },
+  'scheme.outbox': () => lab.outbox(),
+  'scheme.activate': (args) => lab.activate(args?.source, args?.event_id, args?.order_id),
+  'scheme.clock': () => lab.now(),
+  'scheme.advanceClock': (args) => lab.advanceClock(args?.ms),
+  'scheme.purge': (args) => lab.purge(args?.keep_ms),
   // Signed webhooks (www/panels/hooks/): secrets drawn here from the
   // browser's cryptographic random source, kept in their own database.
-  ['hookSecret', (args) => lab.hookSecret(args?.source, freshKey())],
-  ['hookRotate', (args) => lab.hookRotate(args?.source, freshKey())],
-  ['hookSign', (args) => lab.hookSign(args?.source, args?.id, args?.timestamp, args?.body)],
-  ['hookReceive', (args) => lab.hookReceive(args?.relayed, args?.verify)],
-  ['hookForget', () => lab.hookForget()],
-]);
+  'hooks.secret': (args) => lab.hookSecret(args?.source, freshKey()),
+  'hooks.rotate': (args) => lab.hookRotate(args?.source, freshKey()),
+  'hooks.sign': (args) => lab.hookSign(args?.source, args?.id, args?.timestamp, args?.body),
+  'hooks.receive': (args) => lab.hookReceive(args?.relayed, args?.verify),
+  'hooks.forget': () => lab.hookForget(),
+};
 
 // Foreign work (foreign.js): each kind in a worker of its own, stopped at
 // its deadline, so no query, file or handler can make a delivery wait.
@@ -396,8 +388,6 @@ const LANES = {
   import: new Lane('the import worker'),
   judge: new Lane('the judge worker'),
 };
-// The ops whose reply does not hold the requests after them (rpc.js).
-const BACKGROUND = new Set(['query', 'import', 'judge', 'judgeReplay']);
 
 /**
  * Runs `op` in the lane of `work` ("console", "import", "judge"), with that
@@ -421,6 +411,20 @@ function replacing(replace) {
   } finally {
     updateProblem(lab);
   }
+}
+
+/** A handler judged in the judge's lane: a handler text, or the workshop's handler in Rust. */
+function judge(args, workshop) {
+  return foreign('judge', 'judge', { workshop, text: args?.text, deliveries: args?.deliveries, seed: args?.seed }, {
+    size: judgeLimit(args?.seconds),
+    onProgress: judgeProgress,
+  });
+}
+
+/** A schedule the judge reported, replayed in the judge's lane. */
+function replay(args, workshop) {
+  const { text, deliveries, seed } = args ?? {};
+  return foreign('judge', 'judgeReplay', { workshop, text, deliveries, schedule: scheduleOf(args?.schedule), seed });
 }
 
 /** 32 random bytes: the key of a new secret. */
@@ -538,7 +542,7 @@ const opened = open().then(
 // Requests that arrive while the database is still opening wait (`ready`).
 // Lab calls are synchronous, so requests are answered strictly one after
 // another, in arrival order; "busy" frames each run of them.
-serve(OPS, {
+serve(handlersFor(HANDLERS), {
   ready: opened,
   refuse: (request) => {
     if (failure !== null) {
@@ -551,7 +555,7 @@ serve(OPS, {
   },
   asError: crashed,
   onBusy: (busy) => self.postMessage({ type: 'busy', busy }),
-  background: BACKGROUND,
+  background: (op) => OPS[op]?.background === true,
 });
 
 // Opens the database: OPFS if asked for and possible, else memory with the

@@ -164,6 +164,8 @@ register({
     'error.storage.worker_stopped': 'the database worker stopped: {detail}',
     'error.storage.owner_closed':
       'the tab that held the database went away before answering. This request was not confirmed; retrying it is safe (an event is applied at most once).',
+    'error.storage.crash_worker_failed': 'the crash worker failed: {detail}',
+    'error.storage.bench_failed': 'the bench failed: {detail}',
   },
   ru: {
     // ---- подписанные вебхуки (src/labs/webhooks/): отказ до входящих ----
@@ -299,6 +301,8 @@ register({
     'error.storage.worker_stopped': 'обработчик базы данных (worker) остановился: {detail}',
     'error.storage.owner_closed':
       'вкладка, в которой была открыта база данных, закрылась, не ответив. Запрос не подтверждён; повторить его безопасно — событие применяется не более одного раза.',
+    'error.storage.crash_worker_failed': 'обработчик лаборатории сбоев (worker) не справился: {detail}',
+    'error.storage.bench_failed': 'замер не удался: {detail}',
   },
 });
 

@@ -11,8 +11,8 @@
 // page and the console treat every error alike and the page can say each one
 // in English or Russian by its key `error.<kind>.<code>` (www/lib/errors.js).
 //
-// This module has no DOM and no dictionaries: the database worker imports it
-// too.
+// This module has no DOM and no dictionaries: every worker imports it too,
+// and makes its errors with `problem` (or `invalid`, `asErrorObject`).
 
 // What each kind means for a sender: the HTTP status a webhook handler would
 // answer with, and whether delivering the same request again later is right.
@@ -46,6 +46,8 @@ export const LOCAL_CODES = Object.freeze([
   ['storage', 'unconfirmed'],
   ['storage', 'worker_stopped'],
   ['storage', 'owner_closed'],
+  ['storage', 'crash_worker_failed'],
+  ['storage', 'bench_failed'],
 ]);
 
 /**
@@ -59,6 +61,29 @@ export function problem(kind, code, message, params = {}, field = undefined) {
     error.field = field;
   }
   return error;
+}
+
+/** invalid_input / other: `invalid <field>: <text>`, for a worker's own checks of its arguments. */
+export function invalid(field, text) {
+  return problem('invalid_input', 'other', `invalid ${field}: ${text}`, { text }, field);
+}
+
+/** A request that cannot be copied to `where` (a function, a symbol, a DOM object: DataCloneError). */
+export function notCloneable(where, thrown) {
+  const detail = describe(thrown);
+  return problem('invalid_input', 'not_cloneable', `cannot send this request to ${where}: ${detail}`, { detail });
+}
+
+/**
+ * What was thrown, as text; even `String(thrown)` may throw (a Symbol, a
+ * hostile toString).
+ */
+export function describe(thrown) {
+  try {
+    return thrown instanceof Error ? String(thrown.message) : String(thrown);
+  } catch {
+    return 'something that cannot be shown as text was thrown';
+  }
 }
 
 /** Whether `value` is one of these error objects (Rust's or ours). */

@@ -172,10 +172,14 @@ export class Caller {
  *   default, what was thrown.
  * * `onBusy(busy)`: called with true before a run of requests and false once
  *   none wait, so the worker can say so.
- * * `background`, a set of op names: such a request starts in arrival order
- *   like any other, but the requests after it do not wait for its promise;
- *   its reply is posted when it settles (the database worker's foreign work,
- *   www/db/foreign.js). It does not count as busy while it waits.
+ * * `background(op)`: whether a request with this op runs in the background:
+ *   it starts in arrival order like any other, but the requests after it do
+ *   not wait for its promise; its reply is posted when it settles (the
+ *   database worker's foreign work, www/db/foreign.js). It does not count as
+ *   busy while it waits.
+ * * `port`: where requests come from and replies go, `self` (the worker's
+ *   global) by default; the tab that holds the database serves the other
+ *   tabs' requests through a BroadcastChannel this way (www/db/tabs.js).
  *
  * An unknown op is answered with invalid_input / unknown_op (through
  * `asError`). A request whose op never settles is never answered, and
@@ -183,7 +187,14 @@ export class Caller {
  */
 export function serve(
   ops,
-  { ready = Promise.resolve(), refuse = () => null, asError = (thrown) => thrown, onBusy = () => {}, background = new Set() } = {},
+  {
+    ready = Promise.resolve(),
+    refuse = () => null,
+    asError = (thrown) => thrown,
+    onBusy = () => {},
+    background = () => false,
+    port = self,
+  } = {},
 ) {
   const queue = [];
   let open = false;
@@ -197,10 +208,10 @@ export function serve(
     onBusy(true);
     while (queue.length > 0) {
       const request = queue.shift();
-      if (background.has(request?.op)) {
-        answer(request).then((reply) => self.postMessage(reply));
+      if (background(request?.op)) {
+        answer(request).then((reply) => port.postMessage(reply));
       } else {
-        self.postMessage(await answer(request));
+        port.postMessage(await answer(request));
       }
     }
     onBusy(false);
@@ -218,14 +229,14 @@ export function serve(
       if (refusal !== null) {
         throw refusal;
       }
-      const progress = (fields) => self.postMessage({ ...fields, id, type: 'progress' });
+      const progress = (fields) => port.postMessage({ ...fields, id, type: 'progress' });
       return { id, ok: true, result: await run(request.args, { id, progress }) };
     } catch (thrown) {
       return { id, ok: false, error: asError(thrown, request) };
     }
   };
 
-  self.addEventListener('message', ({ data }) => {
+  port.addEventListener('message', ({ data }) => {
     queue.push(data);
     drain();
   });

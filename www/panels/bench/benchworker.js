@@ -42,7 +42,7 @@
 //       SUMMARY {events, total_ms, events_per_s, p50_ms, p99_ms, max_ms}
 //       for "profile": result {engine: "inbox-lab", setting, events, total_ms,
 //               rows: [{file: "db" | "journal" | "wal", op, calls, total_ms}]}
-//   {id, ok: false, error: {kind, message}}   once, instead, on any failure
+//   {id, ok: false, error}   once, instead, on any failure (www/lib/problem.js)
 //
 // `bench/official-worker.mjs` answers the same protocol for the official
 // SQLite WASM build, so the two are driven and reported alike.
@@ -50,6 +50,7 @@
 // The bench's own build of the wasm (built with the bench feature; the page's
 // pkg/ has no `Bench`).
 import init, { Bench } from '../../pkg-bench/inbox_lab.js';
+import { asErrorObject, invalid, problem } from '../../lib/problem.js';
 import { serve } from '../../lib/rpc.js';
 
 const MAX_EVENTS = 1_000_000;
@@ -67,14 +68,14 @@ serve(
     ],
     ['profile', async (args) => profile(String(args?.setting), await eventsOf(args))],
   ]),
-  { asError },
+  { asError: (thrown) => asErrorObject(thrown, 'bench_failed', 'the bench failed') },
 );
 
 // The number of events asked for, once the wasm is ready.
 async function eventsOf(args) {
   const events = args?.events;
   if (!Number.isInteger(events) || events < 1 || events > MAX_EVENTS) {
-    throw { kind: 'invalid_input', message: `events must be an integer in 1..=${MAX_EVENTS}` };
+    throw invalid('events', `must be an integer in 1..=${MAX_EVENTS}`);
   }
   await started;
   return events;
@@ -91,10 +92,7 @@ async function run(setting, events, coalesce, progress) {
     const duplicate = timed(bench, events, false, (done) => progress(events + done, total));
     const tally = bench.tally();
     if (tally.balance !== events || tally.inbox !== events || tally.last_receipt !== events) {
-      throw {
-        kind: 'storage',
-        message: `after ${events} distinct events the database holds ${JSON.stringify(tally)}`,
-      };
+      throw failed(`after ${events} distinct events the database holds ${JSON.stringify(tally)}`);
     }
     return {
       engine: 'inbox-lab',
@@ -133,10 +131,7 @@ function timed(bench, n, expectApplied, progress) {
     const applied = bench.apply(i);
     latencies[i] = performance.now() - start;
     if (applied !== expectApplied) {
-      throw {
-        kind: 'storage',
-        message: `event ${i} was ${applied ? 'applied' : 'a duplicate'}, expected ${expectApplied ? 'applied' : 'a duplicate'}`,
-      };
+      throw failed(`event ${i} was ${applied ? 'applied' : 'a duplicate'}, expected ${expectApplied ? 'applied' : 'a duplicate'}`);
     }
     if ((i + 1) % every === 0) {
       progress(i + 1);
@@ -176,9 +171,6 @@ function timerResolution() {
   return smallest;
 }
 
-function asError(thrown) {
-  if (typeof thrown === 'object' && thrown !== null && typeof thrown.message === 'string') {
-    return { kind: typeof thrown.kind === 'string' ? thrown.kind : 'storage', message: thrown.message };
-  }
-  return { kind: 'storage', message: String(thrown) };
+function failed(detail) {
+  return problem('storage', 'bench_failed', `the bench failed: ${detail}`, { detail });
 }

@@ -79,11 +79,11 @@
 //
 // Worker → page, exactly one reply per request — except that a worker that
 // crashed ("try", or "killsStream" with `crashAfter`) answers nothing more —
-// whose error is {kind, message, http_status, retryable, field?}.
+// whose error is an error object (www/lib/problem.js).
 // Announcements (no `id`): "ack", "crashed" and "streaming" as above.
 
 import init, { CrashLab } from '../../pkg/inbox_lab.js';
-import { isErrorObject } from '../../lib/problem.js';
+import { asErrorObject, invalid, isErrorObject } from '../../lib/problem.js';
 import { serve } from '../../lib/rpc.js';
 
 // A killed worker's OPFS access handles are released once it is really gone:
@@ -117,8 +117,8 @@ serve(
     ['killsStream', (args) => stream(args?.first, args?.count, args?.crashAfter, args?.gapMs)],
   ]),
   {
-    refuse: (request) => (lab === null && request.op !== 'open' ? invalid('send "open" first') : null),
-    asError: asErrorObject,
+    refuse: (request) => (lab === null && request.op !== 'open' ? invalid('op', 'send "open" first') : null),
+    asError: (thrown) => asErrorObject(thrown, 'crash_worker_failed', 'the crash worker failed'),
   },
 );
 
@@ -141,7 +141,7 @@ async function open(args) {
 
 function runTry(k) {
   if (!Number.isInteger(k) || k < 1) {
-    throw invalid('k must be a positive integer');
+    throw invalid('k', 'must be a positive integer');
   }
   return untilCrash(() => {
     lab.runTry(k, (i) => self.postMessage({ type: 'ack', i }), crashHook(k));
@@ -151,10 +151,10 @@ function runTry(k) {
 
 function stream(first, count, crashAfter, gapMs) {
   if (!Number.isInteger(first) || first < 0 || !Number.isInteger(count) || count < 0) {
-    throw invalid('first and count must be whole numbers');
+    throw invalid('first', 'first and count must be whole numbers');
   }
   if (crashAfter !== undefined && (!Number.isInteger(crashAfter) || crashAfter < 1)) {
-    throw invalid('crashAfter must be a positive integer');
+    throw invalid('crashAfter', 'must be a positive integer');
   }
   const gap = Number.isFinite(gapMs) ? gapMs : 0;
   return untilCrash(() => {
@@ -201,18 +201,4 @@ function untilCrash(work) {
 
 function heldByAnotherWorker(thrown) {
   return isErrorObject(thrown) && thrown.message.includes('NoModificationAllowedError');
-}
-
-function invalid(message) {
-  return { kind: 'invalid_input', message, http_status: 400, retryable: false };
-}
-
-// Rust's errors are plain objects; anything else (a trap, a TypeError) is
-// turned into one, so the page always gets the same shape.
-function asErrorObject(thrown) {
-  if (isErrorObject(thrown)) {
-    return thrown;
-  }
-  const message = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
-  return { kind: 'storage', message: `the crash worker failed: ${message}`, http_status: 500, retryable: true };
 }
