@@ -14,33 +14,19 @@
 // reaches Rust as the string "500" and is rejected there, because the point
 // of the lab is to watch the Rust rules at work.
 //
-// ## Several tabs
+// ## Several tabs, cancelling, no OPFS, a damaged file
 //
-// Only one worker can hold the OPFS database, so with several tabs open one
-// of them — the owner, elected with Web Locks — runs the worker, and the
-// others forward every call to it (tabs.js). `inboxLab` is the same in every
-// tab; only where the answer comes from differs. With `?storage=memory`, in
-// a page opened by a share link (SCRATCH), or where tabs cannot share (no Web
-// Locks), a tab keeps its own worker: role "alone".
-//
-// ## Cancelling a query
-//
-// A console query never runs in the database worker: it runs on a copy in
-// the console's own worker, which the database worker terminates at the
-// query's deadline or on `cancel()` (foreign.js). `cancel()` rejects this
-// tab's queries still waiting, at once, with invalid_input / query_cancelled
-// (not retryable: nothing was changed), and asks the database worker — this
-// tab's, or the owner tab's — to stop them by their tickets.
-//
-// ## No OPFS, or a stored database that cannot be used
-//
-// If OPFS cannot be used, the database opens in memory and `status.fallback`
-// / `ready`'s `fallback` say why (an error: insecure_context, no_opfs or
-// opfs_unavailable); the banner says nothing will be kept
-// (www/panels/notices/banner.js). If the stored file cannot be used, the
-// worker still starts: `ready` and `status.problem` carry the error, every
-// call but `exportRaw()`, `salvage()` and `reset()` is rejected with it, and
-// the page offers those three (www/panels/notices/recovery.js).
+// With several tabs open, one of them — the owner — runs the worker and the
+// others forward every call to it (tabs.js); with `?storage=memory`, in a
+// page opened by a share link (SCRATCH), or where tabs cannot share, a tab
+// keeps its own worker: role "alone". `cancel()` rejects this tab's queries
+// still waiting, at once, with invalid_input / query_cancelled, and asks the
+// database worker — this tab's or the owner tab's — to stop them by their
+// tickets (foreign.js). If OPFS cannot be used, the database opens in memory
+// and `ready`'s and the status's `fallback` say why (the banner,
+// www/panels/notices/banner.js); if the stored file cannot be used,
+// `problem` says why and every call but `exportRaw()`, `salvage()` and
+// `reset()` is rejected with it (www/panels/notices/recovery.js).
 //
 // ## Listening
 //
@@ -140,8 +126,9 @@ window.inboxLab = inboxLab;
 
 /** Calls `listener(status)` now and on every change; returns a function that unsubscribes. */
 export function onStatus(listener) {
+  const unsubscribe = subscribe(db.listeners.status, listener);
   listener(db.status);
-  return subscribe(db.listeners.status, listener);
+  return unsubscribe;
 }
 
 /**

@@ -17,7 +17,7 @@
 // deadline, or when cancelled; the deadline counts from when the lane's
 // worker is ready to run it, so starting a worker is not charged to the job.
 
-import { problem } from '../lib/problem.js';
+import { notCloneable, problem } from '../lib/problem.js';
 import { Caller } from '../lib/rpc.js';
 
 const GUEST_URL = new URL('./guest.js', import.meta.url);
@@ -88,8 +88,7 @@ export class Lane {
         },
       });
     } catch (thrown) {
-      const detail = thrown instanceof Error ? thrown.message : String(thrown);
-      this.#settle(job, false, problem('invalid_input', 'not_cloneable', `cannot send this request to ${this.#name}: ${detail}`, { detail }));
+      this.#settle(job, false, notCloneable(this.#name, thrown));
     }
   }
 
@@ -140,7 +139,6 @@ export class Lane {
     const job = this.#running;
     this.#drop(error);
     this.#settle(job, false, error); // unless the Caller just did
-
   }
 
   #drop(error) {

@@ -39,194 +39,66 @@
 // run; every other request is answered with the problem (not retryable: the
 // same file fails the same way).
 //
-// Page → worker, the ops (`{id, op, args}`, www/lib/rpc.js):
+// Page → worker, the ops: `{id, op, args}` (www/lib/rpc.js), one per call of
+// the console API, named and with the args ops.js gives; README.md ("The
+// console API") says what each answers. Values are passed to Rust exactly as
+// received: validation is Rust's job (`amount: "500"` is an error, not 500).
+// What README leaves to this file:
 //
-//     op "deliver"     args {event: {source, event_id, account_id, amount},
-//                            fault: undefined | null | "after_insert" | "after_update"}
-//                      result {outcome: "applied" | "duplicate", http_status: 200,
-//                              receipt: {seq, balance_after}, steps, verdict}
-//                      `steps`, in the result and in the error alike, is what the
-//                      handler ran (src/core/trace.rs): [{op, statements, rows, effect}],
-//                      effect "kept" | "rolled_back" | "failed" | "crashed" ("open"
-//                      only while a stepped delivery's transaction is); [] when it
-//                      was refused before any SQL.
-//                      `verdict`, in the result and in the error alike, is what the
-//                      delivery really did, judged in Rust from its steps and the
-//                      tables before and after (src/labs/verdicts/; shown by
-//                      www/lib/verdict.js):
-//                        {kind: "correct" | "credited_twice" | "credit_lost" |
-//                               "false_duplicate" | "history_rewritten" |
-//                               "failed_after_commit" | "unknown",
-//                         handler, heard: "applied" | "duplicate" | error kind | "refused",
-//                         credits_before, credits (the event's kept credits before and
-//                         after it), credits_known (false: the count before is inferred
-//                         from the inbox row, e.g. after a reload), kept: {row, credit}
-//                         (what this delivery committed), sent: {account_id, amount},
-//                         stored_before, stored_after: {account_id, amount, receipt} | null
-//                         (the event's inbox row), balance: {account, before, after}}
-//     op "deliverMany" args {events: [event, ...] (at most 10,000), handler}
-//                      each event delivered as by "deliver" (no fault), one after
-//                      another, each in its own transaction, each judged; result
-//                      {delivered, outcomes: {applied | duplicate | <error kind>: n},
-//                      verdicts: {correct | credited_twice | ...: n}}, counted by Rust.
-//                      One request for many deliveries: the burst of "N different
-//                      events" sends batches of them, so the worker's time goes to the
-//                      commits, not to a message per event.
-//     op "deliverJson" args {text, fault}  the event as JSON text, e.g. pasted:
-//                      '{"source": "a", "event_id": "e", "account_id": 1, "amount": 5}';
-//                      exactly these four fields, plain integers. Result as "deliver".
-//     op "checkDelivery" args {event, handler, fault}  a share link's delivery checked by the
-//                      rules "deliver" applies first (handler and fault by name, the event's
-//                      fields), touching no database: result null, or the invalid_input
-//                      error "deliver" would answer (www/panels/share/replay.js)
-//     op "tables"      args none   result {accounts: [{id, balance}],
-//                                          inbox: [{source, event_id, account_id,
-//                                                   amount, receipt}]}
-//     op "reset"       args none   result undefined (a fresh database: account 1, balance 0).
-//                      Deletes the file, journal and WAL first, so it works whatever the
-//                      file holds; it clears the database's problem (announced first:
-//                      {type: "problem", problem: null})
-//     op "exportRaw"   args none   result Uint8Array, the stored file exactly as it is ("export
-//                      as is"; with a healthy database open, the same as "export")
-//     op "salvage"     args none   "keep what is sound", for a database with a problem: its
-//                      rows that pass the import's checks, rebuilt in a fresh database (the
-//                      problem then cleared, announced first as for "reset"): result {kept:
-//                      {accounts, inbox, outbox, orders, version, ignored}, dropped: [error, ...]}
-//                      (each row left out, as the error an import would have answered)
-//     op "addAccount"  args {account_id}   result true if created, false if it existed
-//     op "stepStart"   args {event, fault}  step mode: a delivery that runs one statement
-//                      per "stepNext"; result {ran: null, next: {step, statements},
-//                      outcome: null, steps: []}
-//     op "stepNext"    args none   result {ran, next, outcome, steps, verdict?}; `next` null
-//                      once committed; `steps` every step so far, as for "deliver"; an
-//                      error carries its `steps` too. Once the delivery has ended
-//                      (committed or failed) the result or error carries its `verdict`,
-//                      as for "deliver"
-//     op "stepThrow"   args none   the stepped handler throws: rolled back; always an error
-//                      {kind: "simulated_crash", steps, verdict}. While a stepped delivery is open, other
-//                      writes answer `busy` (it holds the write lock).
-//     op "query"       args {sql, ticket?}  one read-only statement (src/labs/tools/console.rs):
-//                      result {columns, rows, truncated, truncated_values: [{row, column, bytes}]}.
-//                      `rows` are arrays of null, numbers and text (blobs as x'0A1B', integers
-//                      past 2^53-1 as text); at most 500 rows and 4 MiB of text in all
-//                      (`truncated`: rows were left out). A text or blob longer than 10,000
-//                      characters is cut: its cell holds the beginning and `truncated_values`
-//                      lists it, with the whole value's size in bytes. It runs on a copy of
-//                      the database (taken as the query arrives) in the console's own worker
-//                      (foreign.js), never here — only a bare pragma reading a setting of this
-//                      connection (`PRAGMA journal_mode`) is answered here — within a budget
-//                      (2 s or 10^8 SQLite steps) that the console worker is terminated at,
-//                      whatever the query does: invalid_input errors, field "sql", codes
-//                      query_budget, value_too_big (a value over 1 MiB), result_too_big
-//                      (column names alone over the 4 MiB a result may hold), query_memory
-//                      (SQLite's 512 MiB heap limit). Requests after it do not wait for it.
-//     op "cancel"      args {tickets: [string]}  stops the queries with these tickets, waiting
-//                      or running (their console worker is terminated): each is answered
-//                      invalid_input / query_cancelled. Result {cancelled: n}
-//     op "export"      args none   result Uint8Array, the database as a .sqlite3 file
-//     op "import"      args {bytes: Uint8Array}  replaces the database with the file's rows,
-//                      rebuilt in a fresh inbox-lab database (the file's schema is never
-//                      adopted): result {accounts, inbox, outbox, orders, version, ignored:
-//                      ["trigger name", ...]}. A file that is not an intact inbox-lab
-//                      database: an invalid_input error, field "file", nothing changed. The
-//                      file is checked and rebuilt in the import's own worker, within a budget
-//                      scaled to its size (2 s + 1 s per MiB, import_budget), and only the
-//                      last step — copying the rebuilt database in, one transaction — runs
-//                      here: requests after it do not wait for the check, and what they wrote
-//                      before that step is replaced with everything else.
-//     op "applySource" args none   the Rust step mode runs, as built into this wasm
-//                      (src/core/source.rs): result {path: "src/core/apply.rs", text,
-//                      steps: [{step, first, last}]} (each step's lines, 1-based, inclusive)
-//     op "runScenario" args none   the article's scenario on a scratch database:
-//                      result {summary, passed, checks: [{name, expected, got}]}
-//     op "raceNew"     args {deliveries: 2 | 3}  the race lab: fresh connections
-//     op "raceStart"   args {handler}  every connection delivers the same event by `handler`
-//     op "raceStep"    args {delivery: 0 | 1 | 2}  one statement of one delivery: result
-//                      {delivery, statements, result: "ran" | "waiting" | "answered" |
-//                      "failed", answer?, kind?, message?, committed, steps, next, verdict}
-//                      (`steps`: what this delivery ran so far, as for "deliver")
-//     op "raceExplore" args {handler}  every interleaving: result {handler, deliveries,
-//                      interleavings, double_credits, lost_credits, wrong_answers,
-//                      failing_schedule}
-//     op "judge"       args {text, deliveries?: 2 | 3, seconds?: 1..120, seed?}  a handler text (docs/handler-language.md),
-//                      or {workshop: true, deliveries?} the workshop's handler in Rust (a build
-//                      with the feature `workshop`; otherwise an invalid_input error); while it
-//                      runs, the announcement {type: "judgeProgress", done, total, check}
-//                      as each check ("cases", "faults", "race_2", "race_3", then "done") starts,
-//                      judged on an in-memory database of its own (never the reader's), in
-//                      the judge's own worker, stopped at its deadline (120 s) with
-//                      invalid_input / judge_budget; requests after it do not wait for it:
-//                      result {result: "report", report: {handler, verdict, race, faults,
-//                      cases, first_failure, stopped?}, crash_sweep: "native_only"} or
-//                      {result: "parse_error", code, line, column, en, ru}
-//     op "judgeBuiltin" args {name}  a built-in handler's text: result a string
-//     op "judgeReplay" args {text, deliveries, schedule: [delivery index, …], seed?}  a schedule the
-//                      judge reported, replayed on fresh connections: result {steps: [as
-//                      "raceStep" without next/verdict], verdict (null: a delivery still waits)};
-//                      {workshop: true, deliveries, schedule} replays the workshop's handler
-//     op "judgeHandlers" no args  the handlers a race can be started with: the six built-ins,
-//                      then "workshop" when this build has the workshop's handler
-//
-//   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
-//   src/retention.rs). The worker keeps one simulated receiver of notifications, a
-//   `Notifier` ("the user's phone": another system, in memory), created on first use
-//   without dedup and replaced by "notifierReset", "reset" and "import" (a new worker
-//   has a new one too). `receiver` names the current one: a new name is a new receiver.
-//     op "notifyDeliver" args {event, strategy: "send_before_commit" | "send_after_commit" |
-//                        "outbox", crash: null | "after_send_before_commit" |
-//                        "after_commit_before_send"}  delivers with the atomic handler and
-//                        notifies the user by `strategy`. Result as "deliver"; a crash is
-//                        a simulated_crash error (what was sent stays sent).
-//     op "dispatchOne"   args {crash: null | "after_send_before_mark"}  one round of the
-//                        outbox dispatcher: send the oldest unsent message, then mark it
-//                        sent. Result the message_id sent, or null when none is pending.
-//     op "notifierReset" args {dedup: boolean}  a new, empty receiver that deduplicates by
-//                        message id or not. Result {receiver, dedup}
-//     op "shown"         args none  result {receiver, dedup, shown: [{message_id, account_id,
-//                        amount}]}: every notification the user saw, in order
-//     op "outbox"        args none  result [{message_id, source, event_id, account_id,
-//                        amount, sent_at: null | ms}]
-//     op "activate"      args {source, event_id, order_id}  "activate order once": result
-//                        {outcome: "activated" | "already_active" | "duplicate",
-//                        by_source?, by_event_id?, first?, http_status: 200}
-//     op "clock"         args none  result the lab clock, in simulated ms
-//     op "advanceClock"  args {ms}  moves the lab clock forward; result the new time
-//     op "purge"         args {keep_ms}  deletes inbox rows received more than keep_ms ago,
-//                        in batches of 100, each its own transaction; result how many
-//
-//   Signed webhooks (www/panels/hooks/; Rust: src/labs/webhooks/, src/wasm/hooks.rs).
-//   The secrets live in their own database file, never exported, imported or reset.
-//     op "hookSecret"  args {source}  result {source, secret: "whsec_..."}: the current
-//                      secret, made from 32 random bytes the first time
-//     op "hookRotate"  args {source}  result as "hookSecret": a new current secret; the old
-//                      one keeps verifying until the next rotation
-//     op "hookSign"    args {source, id, timestamp, body}  result "v1,<base64>": the
-//                      signature the source's current secret gives (the page plays the
-//                      genuine provider)
-//     op "hookForget"  args none  deletes every secret (their database, whatever it holds);
-//                      result undefined
-//     op "hookReceive" args {relayed: {source, headers, body_base64}, verify}  a webhook
-//                      the server relayed: verified (unless verify === false), then
-//                      delivered; result {status, body, event, steps}
-//
-//   "deliver" also takes `handler` ("atomic", the default, or one of the race
-//   lab's mistakes: no_dedup, check_then_act, two_transactions,
-//   insert_or_ignore, insert_or_replace). The event is validated by the same
-//   rules whichever the handler: an invalid one is invalid_input, no SQL run.
-//
-//   `id` is any value the page chooses; the worker only echoes it. Values are
-//   passed to Rust exactly as received: validation is Rust's job, so the page
-//   must not coerce anything (`amount: "500"` is an error, not 500).
+//   `steps`, in the result and in the error of "deliver", "step.next" and
+//   "race.step" alike, is what the handler ran (src/core/trace.rs): [{op,
+//   statements, rows, effect}], effect "kept" | "rolled_back" | "failed" |
+//   "crashed" ("open" only while a stepped delivery's transaction is); []
+//   when it was refused before any SQL.
+//   `verdict`, in the result and in the error alike, is what the delivery
+//   really did, judged in Rust from its steps and the tables before and after
+//   (src/labs/verdicts/; shown by www/lib/verdict.js):
+//     {kind: "correct" | "credited_twice" | "credit_lost" | "false_duplicate" |
+//            "history_rewritten" | "failed_after_commit" | "unknown",
+//      handler, heard: "applied" | "duplicate" | error kind | "refused",
+//      credits_before, credits (the event's kept credits before and after it),
+//      credits_known (false: the count before is inferred from the inbox row,
+//      e.g. after a reload), kept: {row, credit} (what this delivery
+//      committed), sent: {account_id, amount}, stored_before, stored_after:
+//      {account_id, amount, receipt} | null (the event's inbox row), balance:
+//      {account, before, after}}
+//   "checkDelivery" checks a share link's delivery by the rules "deliver"
+//   applies first, touching no database: null, or the error "deliver" would
+//   answer (www/panels/share/replay.js).
+//   "step.start" begins a delivery that runs one statement per "step.next"
+//   ({ran, next, outcome, steps, verdict?}; `next` null once committed);
+//   "step.throw" makes it throw (rolled back: a simulated_crash error). While
+//   it is open, other writes answer `busy` (it holds the write lock).
+//   "race.step" answers {delivery, statements, result: "ran" | "waiting" |
+//   "answered" | "failed", answer?, kind?, message?, committed, steps, next,
+//   verdict}; "race.explore" {handler, deliveries, interleavings,
+//   double_credits, lost_credits, wrong_answers, failing_schedule}.
+//   "query" runs on a copy of the database in the console's lane (foreign.js),
+//   never here — only a bare pragma reading a setting of this connection
+//   (`PRAGMA journal_mode`) is answered here; "cancel" {tickets} stops the
+//   queries with these tickets, waiting or running: {cancelled: n}.
+//   "importDatabase" checks and rebuilds the file in the import's lane (its
+//   schema is never adopted); only the last step — copying the rebuilt
+//   database in, one transaction — runs here.
+//   "judge.run" / "judge.runWorkshop" judge in the judge's lane, announcing
+//   {type: "judgeProgress", done, total, check} as each check ("cases",
+//   "faults", "race_2", "race_3", then "done") starts: {result: "report",
+//   report: {handler, verdict, race, faults, cases, first_failure, stopped?},
+//   crash_sweep: "native_only"} or {result: "parse_error", code, line,
+//   column, en, ru}; "judge.replay" a reported schedule: {steps, verdict};
+//   "judge.builtin" a built-in handler's text; "judge.handlers" the six
+//   built-ins' names, then "workshop" when this build has its handler.
+//   "scheme.*": this worker keeps one simulated receiver of notifications,
+//   a `Notifier` ("the user's phone": another system, in memory), created on
+//   first use without dedup and replaced by "scheme.resetReceiver", "reset"
+//   and "importDatabase"; `receiver` names the current one.
+//   "hooks.*": the secrets live in their own database file, never exported,
+//   imported or reset (src/labs/webhooks/, src/wasm/hooks.rs).
 //
 // Worker → page, exactly one reply per request (www/lib/rpc.js), an unknown op
-// (invalid_input / unknown_op) included; an error reply's `error` is
-// {kind, code, message, http_status, retryable, params, field?}:
-//
-//   `kind` is one of Rust's error kinds (invalid_input, payload_conflict,
-//   unknown_account, balance_limit, busy, simulated_crash, storage);
-//   `code` says why within the kind and `params` holds the values the
-//   message mentions (the page translates `error.<kind>.<code>`, see
-//   www/lib/problem.js); `field` names the input at fault for invalid_input.
+// (invalid_input / unknown_op) included; an error reply's `error` is Rust's
+// {kind, code, message, http_status, retryable, params, field?}
+// (www/lib/problem.js).
 //
 // Worker → page, announcements (no `id`):
 //

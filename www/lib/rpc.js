@@ -3,7 +3,9 @@
 // Three workers answer the page, and all three speak this shape: the database
 // worker (www/db/worker.js), the crash lab's (www/panels/crash-lab/crashworker.js)
 // and the bench's (www/panels/bench/benchworker.js). Each documents its own
-// ops at its top; what a message looks like is said here, once.
+// ops at its top; what a message looks like is said here, once. (The tab
+// that holds the database answers the other tabs' requests in this shape
+// too: www/db/tabs.js.)
 //
 // ## The shape
 //
