@@ -102,39 +102,33 @@
 //
 // Worker → page, announcements (no `id`):
 //
-//   {type: "ready", storage, stack}  the database is open; `storage` is "opfs" or "memory";
-//                                 `stack` {vfs, journal_mode, synchronous} as SQLite reports
-//                                 them (null while the database cannot be used)
-//   {type: "ready", storage, problem: error}
-//                                 the worker runs, but the stored database cannot be used:
-//                                 `problem` says why (kind storage, code corrupt, unusable,
-//                                 ...). Only "exportRaw", "salvage" and "reset" run; every other
-//                                 request is answered with `problem`.
+//   {type: "ready", storage, stack, fallback?, problem?}
+//       the database is open; `storage` "opfs" or "memory"; `stack` {vfs,
+//       journal_mode, synchronous} as SQLite reports them (null while the
+//       database cannot be used); `fallback`: OPFS was asked for but cannot be
+//       used, the error saying why (insecure_context, no_opfs,
+//       opfs_unavailable), and the database is in memory; `problem`: the
+//       stored database cannot be used, the error saying why (storage/corrupt,
+//       unusable, ...): only "exportRaw", "salvage" and "reset" run, every
+//       other request is answered with it.
 //   {type: "problem", problem: error | null}
-//                                 the database's problem changed: null after a "reset"
-//                                 that worked (sent before that request's reply).
-//   {type: "ready", storage: "memory", fallback: error}
-//                                 OPFS was asked for but cannot be used: `fallback` is
-//                                 the error saying why (code insecure_context, no_opfs
-//                                 or opfs_unavailable); the database is in memory.
+//       the database's problem changed: null after a "reset" that worked
+//       (sent before that request's reply).
 //   {type: "waiting", attempt, attempts}
-//                                 the database file is still held by another worker
-//                                 (NoModificationAllowedError: a reload racing the old
-//                                 worker, or the previous owner tab closing); retrying.
-//                                 After `attempts` tries: fatal, code "in_use".
-//   {type: "fatal", error}        the storage could not be opened at all (an unknown
-//                                 `storage`, the file held by another tab: in_use).
-//                                 Every request, queued or later, is answered with
-//                                 this error. (A bad database file is not fatal: see
-//                                 `problem` above.)
-//   {type: "crashed", error}      the WebAssembly instance trapped (a Rust panic) or
-//                                 threw something that is not one of its error
-//                                 objects. It cannot be trusted any more: the request
-//                                 that hit it and every later one are answered with a
-//                                 storage error, and the page must terminate this
-//                                 worker and start a new one.
-//   {type: "busy", busy: bool}    true before handling requests, false once none wait,
-//                                 so the page can show that work is going on.
+//       the database file is still held by another worker (a reload racing
+//       the old worker, or the previous owner tab closing); retrying. After
+//       `attempts` tries: fatal, code "in_use".
+//   {type: "fatal", error}
+//       the storage could not be opened at all (an unknown `storage`, the file
+//       held by another tab): every request, queued or later, is answered
+//       with this error.
+//   {type: "crashed", error}
+//       the WebAssembly instance trapped (a Rust panic) or threw something
+//       that is not one of its error objects: the request that hit it and
+//       every later one are answered with a storage error, and the page must
+//       terminate this worker and start a new one.
+//   {type: "busy", busy: bool}
+//       true before handling requests, false once none wait.
 //
 // Requests that arrive while the database is still opening wait, and are
 // handled, in order, once it is open.
