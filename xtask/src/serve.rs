@@ -382,13 +382,26 @@ struct Reply {
     extra: Vec<(&'static str, &'static str)>,
 }
 
-fn text(status: u16, body: &str) -> Reply {
-    Reply {
-        status,
-        content_type: "text/plain; charset=utf-8",
-        body: body.as_bytes().to_vec(),
-        extra: Vec::new(),
+impl Reply {
+    fn new(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Reply {
+        let (body, extra) = (body.into(), Vec::new());
+        Reply {
+            status,
+            content_type,
+            body,
+            extra,
+        }
     }
+
+    /// The reply with one more header.
+    fn with(mut self, name: &'static str, value: &'static str) -> Reply {
+        self.extra.push((name, value));
+        self
+    }
+}
+
+fn text(status: u16, body: &str) -> Reply {
+    Reply::new(status, "text/plain; charset=utf-8", body)
 }
 
 /// What every connection thread shares.
@@ -469,11 +482,7 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
             }
             _ => files::respond_file(&server.root, &request.target),
         },
-        _ => {
-            let mut reply = text(405, "405 method not allowed\n");
-            reply.extra.push(("Allow", "GET, HEAD"));
-            reply
-        }
+        _ => text(405, "405 method not allowed\n").with("Allow", "GET, HEAD"),
     })
 }
 

@@ -92,10 +92,11 @@
 //! deadline cannot both win: whichever removes the relay id from the map first decides.
 
 use super::{
-    is_timeout, percent_decode_bytes, read_by, write_by, Limits, Reply, Request,
+    is_timeout, percent_decode_bytes, read_by, text, write_by, Limits, Reply, Request,
     CONTENT_SECURITY_POLICY,
 };
 use anyhow::Result;
+use base64::{engine::general_purpose::STANDARD as BASE64, Engine};
 use std::collections::HashMap;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -106,12 +107,7 @@ use std::time::{Duration, Instant};
 /// relay.js). `dist/relay.json` says `{"relay": false}` for static hosts; this server answers
 /// the path itself, whatever the root holds.
 pub(super) fn probe() -> Reply {
-    Reply {
-        status: 200,
-        content_type: "application/json",
-        body: b"{\"relay\": true}\n".to_vec(),
-        extra: Vec::new(),
-    }
+    Reply::new(200, "application/json", b"{\"relay\": true}\n".as_slice())
 }
 
 /// The largest body of a webhook, and of a page's answer: 64 KiB.
@@ -186,12 +182,7 @@ struct Answer {
 impl Answer {
     /// The webhook's response: the page's status and JSON, nothing added.
     fn reply(self) -> Reply {
-        Reply {
-            status: self.status,
-            content_type: "application/json",
-            body: self.body,
-            extra: Vec::new(),
-        }
+        Reply::new(self.status, "application/json", self.body)
     }
 }
 
@@ -309,19 +300,10 @@ impl Relay {
         let out = subscriber.out();
         {
             let mut state = self.lock();
-            if state.subscribers.len() >= self.limits.relay_max_subscribers {
-                let mut reply = error_reply(
-                    503,
-                    "unavailable",
-                    "too_many_subscribers",
-                    format!(
-                        "{} pages are subscribed already; close one",
-                        self.limits.relay_max_subscribers
-                    ),
-                    true,
-                );
-                reply.extra.push(("Retry-After", "5"));
-                return Some(reply);
+            let max = self.limits.relay_max_subscribers;
+            if state.subscribers.len() >= max {
+                let why = format!("{max} pages are subscribed already; close one");
+                return Some(unavailable("too_many_subscribers", why, "5"));
             }
             state.subscribers.push(Arc::clone(&subscriber));
         }
@@ -395,19 +377,11 @@ impl Relay {
             if state.subscribers.is_empty() {
                 return no_page();
             }
-            if state.pending.len() >= self.limits.relay_max_pending {
-                let mut reply = error_reply(
-                    503,
-                    "unavailable",
-                    "queue_full",
-                    format!(
-                        "{} webhooks are waiting for the page already; retry in a second",
-                        self.limits.relay_max_pending
-                    ),
-                    true,
-                );
-                reply.extra.push(("Retry-After", "1"));
-                return reply;
+            let max = self.limits.relay_max_pending;
+            if state.pending.len() >= max {
+                let why =
+                    format!("{max} webhooks are waiting for the page already; retry in a second");
+                return unavailable("queue_full", why, "1");
             }
             let id = format!("r{}", self.new_id());
             // Capacity 1: the one answer is sent without blocking, under the lock.
@@ -420,7 +394,7 @@ impl Relay {
             "id": id,
             "source": hook.source,
             "headers": hook.headers,
-            "body_base64": base64(&hook.body),
+            "body_base64": BASE64.encode(&hook.body),
         });
         // Compact JSON has no line break, so it fits one `data:` line.
         let event = format!("event: hook\ndata: {event}\n\n");
@@ -439,18 +413,9 @@ impl Relay {
         match answer {
             Some(answer) => answer.reply(),
             None => {
-                let mut reply = error_reply(
-                    503,
-                    "unavailable",
-                    "no_answer",
-                    format!(
-                        "the page did not answer within {} ms; retry later",
-                        self.limits.relay_answer_deadline.as_millis()
-                    ),
-                    true,
-                );
-                reply.extra.push(("Retry-After", "5"));
-                reply
+                let ms = self.limits.relay_answer_deadline.as_millis();
+                let why = format!("the page did not answer within {ms} ms; retry later");
+                unavailable("no_answer", why, "5")
             }
         }
     }
@@ -473,12 +438,7 @@ impl Relay {
         };
         let mut state = self.lock();
         match state.pending.remove(id) {
-            Some(sender) if sender.try_send(answer).is_ok() => Reply {
-                status: 204,
-                content_type: "text/plain; charset=utf-8",
-                body: Vec::new(),
-                extra: Vec::new(),
-            },
+            Some(sender) if sender.try_send(answer).is_ok() => text(204, ""),
             _ => error_reply(
                 404,
                 "not_found",
@@ -515,15 +475,13 @@ fn not_the_page() -> Reply {
 }
 
 fn no_page() -> Reply {
-    let mut reply = error_reply(
-        503,
-        "unavailable",
-        "no_page",
-        "no page is open to handle the webhook; open the page and retry",
-        true,
-    );
-    reply.extra.push(("Retry-After", "5"));
-    reply
+    let why = "no page is open to handle the webhook; open the page and retry";
+    unavailable("no_page", why, "5")
+}
+
+/// A 503, which a webhook sender retries after `retry_after` seconds.
+fn unavailable(code: &str, message: impl Into<String>, retry_after: &'static str) -> Reply {
+    error_reply(503, "unavailable", code, message, true).with("Retry-After", retry_after)
 }
 
 /// A JSON error in the project's shape (`kind`, `code`, `message`, `http_status`,
@@ -542,24 +500,12 @@ fn error_reply(
         "http_status": status,
         "retryable": retryable,
     });
-    Reply {
-        status,
-        content_type: "application/json",
-        body: body.to_string().into_bytes(),
-        extra: Vec::new(),
-    }
+    Reply::new(status, "application/json", body.to_string())
 }
 
 fn not_allowed(allow: &'static str) -> Reply {
-    let mut reply = error_reply(
-        405,
-        "method_not_allowed",
-        "method_not_allowed",
-        format!("this path takes {allow} only"),
-        false,
-    );
-    reply.extra.push(("Allow", allow));
-    reply
+    let why = format!("this path takes {allow} only");
+    error_reply(405, "method_not_allowed", "method_not_allowed", why, false).with("Allow", allow)
 }
 
 /// Which relay endpoint a `/hooks/...` target names.
@@ -751,26 +697,6 @@ fn parse_answer(body: &[u8]) -> Result<Answer, &'static str> {
     })
 }
 
-/// Standard base64 (RFC 4648 §4), with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let n = group
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= group.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::testing::*;
@@ -778,45 +704,6 @@ mod tests {
     use super::*;
     use std::io::{Read, Write};
     use std::thread;
-
-    #[test]
-    fn base64_matches_rfc_4648() {
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded, "{plain:?}");
-        }
-        assert_eq!(base64(&[0xfb, 0xff, 0xbf]), "+/+/");
-        let all: Vec<u8> = (0..=255).collect();
-        assert_eq!(unbase64(&base64(&all)), all);
-    }
-
-    /// A decoder written separately from [`base64`], to check it round-trips.
-    fn unbase64(text: &str) -> Vec<u8> {
-        let value = |c: u8| match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => panic!("not base64: {c:?}"),
-        };
-        assert_eq!(text.len() % 4, 0, "{text:?}");
-        let mut out = Vec::new();
-        for quad in text.as_bytes().chunks(4) {
-            let data: Vec<u8> = quad.iter().copied().filter(|&c| c != b'=').collect();
-            let bits = data.iter().fold(0u32, |n, &c| n << 6 | u32::from(value(c)))
-                << (6 * (4 - data.len()));
-            out.extend_from_slice(&bits.to_be_bytes()[1..data.len()]);
-        }
-        out
-    }
 
     #[test]
     fn routes_hook_paths() {
@@ -1129,7 +1016,12 @@ mod tests {
                 "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
             })
         );
-        assert_eq!(unbase64(event["body_base64"].as_str().unwrap()), body);
+        assert_eq!(
+            BASE64
+                .decode(event["body_base64"].as_str().unwrap())
+                .unwrap(),
+            body
+        );
         assert_eq!(event.as_object().unwrap().len(), 4, "{event}");
         assert_eq!(server.pending(), 1);
 
@@ -1434,7 +1326,12 @@ mod tests {
         wait_until("the closed page is dropped", || server.subscribers() == 1);
         let hook = post_later(&server, "/hooks/a", "", b"2");
         let event = older.next_hook();
-        assert_eq!(unbase64(event["body_base64"].as_str().unwrap()), b"2");
+        assert_eq!(
+            BASE64
+                .decode(event["body_base64"].as_str().unwrap())
+                .unwrap(),
+            b"2"
+        );
         let id = event["id"].as_str().unwrap();
         answer(&server, id, r#"{"status": 200, "body": "older"}"#);
         assert_eq!(body_of(&hook.join().unwrap()), r#""older""#);
