@@ -16,37 +16,19 @@
 //! `handlers.rs::Handler`). A `*` component is a glob that must match a file (`tests/*.rs`,
 //! `src/**/*.rs`). Build outputs ([`GENERATED`]) are not in a fresh checkout and are allowed.
 
+use crate::util;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
 
 /// The top-level folders a root-relative path starts with.
-const FOLDERS: [&str; 12] = [
-    "src/",
-    "www/",
-    "tests/",
-    "xtask/",
-    "bench/",
-    "benches/",
-    "docs/",
-    "workshop/",
-    "examples/",
-    ".github/",
-    ".ci/",
-    ".cargo/",
-];
+const FOLDERS: &str =
+    "src/ www/ tests/ xtask/ bench/ benches/ docs/ workshop/ examples/ .github/ .ci/ .cargo/";
 
 /// Built by `cargo xtask build`/`setup`/`bench`, not committed: named, but absent from a fresh
 /// checkout (`www/official` exists only in the site the bench serves).
-const GENERATED: [&str; 7] = [
-    "www/pkg",
-    "www/pkg-bench",
-    "www/official",
-    "tests/e2e/node_modules",
-    "tests/e2e/.python",
-    "xtask/tools/node_modules",
-    "bench/node_modules",
-];
+const GENERATED: &str = "www/pkg www/pkg-bench www/official tests/e2e/node_modules \
+    tests/e2e/.python xtask/tools/node_modules bench/node_modules";
 
 /// Checks every file under `root`; the error lists each missing path with the file naming it.
 /// Returns how many path mentions were checked.
@@ -116,24 +98,14 @@ impl Kind {
 
 impl Repo {
     fn at(root: &Path) -> Result<Repo> {
-        let out = std::process::Command::new("git")
-            .args([
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ])
-            .current_dir(root)
-            .output()
-            .context("running git ls-files")?;
-        if !out.status.success() {
-            bail!("git ls-files failed in {}", root.display());
-        }
-        let files = String::from_utf8_lossy(&out.stdout)
-            .split('\0')
+        let mut git = std::process::Command::new("git");
+        git.args(["ls-files", "--cached", "--others", "--exclude-standard"]);
+        let listed = util::output_of(git.current_dir(root))
+            .with_context(|| format!("git ls-files failed in {}", root.display()))?;
+        let files = listed
+            .lines()
             // A file deleted in the work tree but not yet in the index is gone.
-            .filter(|f| !f.is_empty() && root.join(f).exists())
+            .filter(|f| root.join(f).exists())
             .map(String::from)
             .collect();
         Ok(Repo { files })
@@ -146,7 +118,7 @@ impl Repo {
         let (prose, links) = readable_text(kind, text);
         for token in prose.split(|c: char| !is_path_char(c)) {
             let token = token.trim_end_matches('.');
-            if FOLDERS.iter().any(|f| token.starts_with(f)) {
+            if FOLDERS.split(' ').any(|f| token.starts_with(f)) {
                 named.push(Named {
                     written: token.to_string(),
                     resolved: normalize("", token),
@@ -172,8 +144,8 @@ impl Repo {
         let path = path.trim_end_matches('/');
         if path.is_empty()
             || GENERATED
-                .iter()
-                .any(|g| path == *g || path.starts_with(&format!("{g}/")))
+                .split_whitespace()
+                .any(|g| path == g || path.starts_with(&format!("{g}/")))
         {
             return true;
         }
