@@ -710,14 +710,28 @@ fn write_reply(
     // 204, 205 and 304 have no content (RFC 9110 §15.3.5, §15.3.6, §15.4.5); 204 and 304
     // not even a Content-Length. Only a page's answer relayed by the relay can have them.
     let bodyless = matches!(reply.status, 204 | 205 | 304);
+    let length = match reply.status {
+        204 | 304 => None,
+        _ => Some(if bodyless { 0 } else { reply.body.len() }),
+    };
+    write_by(stream, response_head(reply, length).as_bytes(), deadline)?;
+    if !head_only && !bodyless {
+        write_by(stream, &reply.body, deadline)?;
+    }
+    let _ = stream.shutdown(Shutdown::Write);
+    Ok(())
+}
+
+/// The status line and headers of `reply` (with `Content-Length: length`, if given), the
+/// security headers every response carries, and the empty line that ends the head.
+fn response_head(reply: &Reply, length: Option<usize>) -> String {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n",
         reply.status,
         reason_phrase(reply.status),
         reply.content_type,
     );
-    if !matches!(reply.status, 204 | 304) {
-        let length = if bodyless { 0 } else { reply.body.len() };
+    if let Some(length) = length {
         head.push_str(&format!("Content-Length: {length}\r\n"));
     }
     // `no-store` unless the reply says otherwise (the built site's files: see `respond_file`).
@@ -739,12 +753,7 @@ fn write_reply(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
-    write_by(stream, head.as_bytes(), deadline)?;
-    if !head_only && !bodyless {
-        write_by(stream, &reply.body, deadline)?;
-    }
-    let _ = stream.shutdown(Shutdown::Write);
-    Ok(())
+    head
 }
 
 /// The reason phrase of a status (only informative: clients go by the number).

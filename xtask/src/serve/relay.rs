@@ -92,8 +92,8 @@
 //! deadline cannot both win: whichever removes the relay id from the map first decides.
 
 use super::{
-    is_timeout, percent_decode_bytes, read_by, text, write_by, Limits, Reply, Request,
-    CONTENT_SECURITY_POLICY,
+    is_timeout, percent_decode_bytes, read_by, response_head, text, write_by, Limits, Reply,
+    Request,
 };
 use anyhow::Result;
 use base64::{engine::general_purpose::STANDARD as BASE64, Engine};
@@ -307,11 +307,8 @@ impl Relay {
             }
             state.subscribers.push(Arc::clone(&subscriber));
         }
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n\
-             Connection: close\r\nContent-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
-             X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n\r\n"
-        );
+        // No Content-Length: the stream lasts as long as the page.
+        let head = response_head(&Reply::new(200, "text/event-stream", Vec::new()), None);
         let deadline = Instant::now() + EVENT_WRITE_DEADLINE;
         let opened = write_by(&out, head.as_bytes(), deadline)
             .and_then(|()| write_by(&out, SSE_RETRY, deadline))
@@ -700,7 +697,7 @@ fn parse_answer(body: &[u8]) -> Result<Answer, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::*;
-    use super::super::Server;
+    use super::super::{Server, CONTENT_SECURITY_POLICY};
     use super::*;
     use std::io::{Read, Write};
     use std::thread;
