@@ -951,8 +951,7 @@ mod tests {
         assert!(started.elapsed() < Limits::default().head_deadline);
 
         // A head cut short by the client's end of stream (its write side closed).
-        let mut stream = connect(&server);
-        stream.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+        let mut stream = send(&server, b"GET / HTTP/1.1\r\nHost: x\r\n");
         stream.shutdown(Shutdown::Write).unwrap();
         let mut answer = String::new();
         stream.read_to_string(&mut answer).unwrap();
@@ -1001,10 +1000,7 @@ mod tests {
             ..Limits::default()
         });
         let started = Instant::now();
-        let mut stream = connect(&server);
-        stream
-            .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-            .unwrap();
+        let mut stream = send(&server, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
         // One byte every 200 ms, never finishing the head, until the server answers: a read
         // timeout renewed by each byte would never fire.
         stream
@@ -1125,11 +1121,11 @@ mod tests {
             response_deadline: deadline,
             ..Limits::default()
         });
-        let mut stream = connect(&server);
         let started = Instant::now();
-        stream
-            .write_all(b"GET /www/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .unwrap();
+        let mut stream = send(
+            &server,
+            b"GET /www/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        );
         wait_until("the connection is accepted", || server.in_flight() == 1);
 
         // 256 KiB every 50 ms (at most 5 MiB/s): the server's writes keep making progress, so a

@@ -1144,11 +1144,11 @@ mod tests {
         });
 
         // Over the limit: 413 at once, without waiting for (or reading) the body.
-        let mut stream = connect(&server);
         let started = Instant::now();
-        stream
-            .write_all(b"POST /hooks/bank HTTP/1.1\r\nContent-Length: 65537\r\n\r\n")
-            .unwrap();
+        let mut stream = send(
+            &server,
+            b"POST /hooks/bank HTTP/1.1\r\nContent-Length: 65537\r\n\r\n",
+        );
         let got = read_all(&mut stream);
         assert_error(&got, 413, "payload_too_large", "body_too_large");
         assert!(
@@ -1166,12 +1166,10 @@ mod tests {
         assert_error(&full, 503, "unavailable", "no_page");
 
         // Expect: 100-continue gets its interim answer before the body is sent.
-        let mut stream = connect(&server);
-        stream
-            .write_all(
-                b"POST /hooks/bank HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
-            )
-            .unwrap();
+        let mut stream = send(
+            &server,
+            b"POST /hooks/bank HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+        );
         let mut interim = [0u8; 25];
         stream.read_exact(&mut interim).unwrap();
         assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
@@ -1204,18 +1202,18 @@ mod tests {
         assert_error(&twice, 400, "invalid_input", "bad_content_length");
 
         // A body cut short by the client, and one too slow.
-        let mut stream = connect(&server);
-        stream
-            .write_all(b"POST /hooks/bank HTTP/1.1\r\nContent-Length: 10\r\n\r\n{}")
-            .unwrap();
+        let mut stream = send(
+            &server,
+            b"POST /hooks/bank HTTP/1.1\r\nContent-Length: 10\r\n\r\n{}",
+        );
         stream.shutdown(Shutdown::Write).unwrap();
         let got = read_all(&mut stream);
         assert_error(&got, 400, "invalid_input", "body_incomplete");
-        let mut stream = connect(&server);
         let started = Instant::now();
-        stream
-            .write_all(b"POST /hooks/bank HTTP/1.1\r\nContent-Length: 10\r\n\r\n{}")
-            .unwrap();
+        let mut stream = send(
+            &server,
+            b"POST /hooks/bank HTTP/1.1\r\nContent-Length: 10\r\n\r\n{}",
+        );
         let got = read_all(&mut stream);
         assert_error(&got, 408, "timeout", "body_too_slow");
         assert!(started.elapsed() >= Duration::from_millis(500));
