@@ -167,8 +167,8 @@
 //     op "judgeHandlers" no args  the handlers a race can be started with: the six built-ins,
 //                      then "workshop" when this build has the workshop's handler
 //
-//   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/labs/scheme_ends/:
-//   outbox.rs, business.rs, retention.rs). The worker keeps one simulated receiver of notifications, a
+//   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/labs/scheme_ends/*.rs).
+//   The worker keeps one simulated receiver of notifications, a
 //   `Notifier` ("the user's phone": another system, in memory), created on first use
 //   without dedup and replaced by "notifierReset", "reset" and "import" (a new worker
 //   has a new one too). `receiver` names the current one: a new name is a new receiver.
