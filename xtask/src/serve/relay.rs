@@ -1,4 +1,5 @@
-//! The webhook relay of `cargo xtask serve`, under `/hooks/`.
+//! The webhook relay of `cargo xtask serve`, under `/hooks/`. Its protocol (the three
+//! endpoints, every limit and every refusal) is in docs/webhooks.md, "The relay".
 //!
 //! The page handles webhooks in its worker, with its database in the browser; this server has
 //! no database. So that a real HTTP client (`curl`, a webhook sender's test tool) can deliver
@@ -19,71 +20,7 @@
 //! requests cannot learn it; one that can read the reader's terminal or browser profile can,
 //! and is not defended against.
 //!
-//! Three endpoints (a query string is ignored but for `key`):
-//!
-//! 1. **`GET /hooks/subscribe?key=<key>`**: the page subscribes with an `EventSource`
-//!    (server-sent events, same origin). `200`, `Content-Type: text/event-stream`, `Cache-Control:
-//!    no-store`, kept open. It starts with `retry: 2000` (reconnect 2 s after losing it);
-//!    then, for each webhook relayed to this page, one event
-//!
-//!    ```text
-//!    event: hook
-//!    data: {"id":"r42","source":"bank","headers":{"webhook-id":"msg_1",
-//!           "webhook-timestamp":"1700000000","webhook-signature":"v1,..."},"body_base64":"eyJ..."}
-//!    ```
-//!
-//!    (`data` on one line): `id` is the relay id, opaque and never reused; `source` the
-//!    percent-decoded path segment; `headers` holds `webhook-id`, `webhook-timestamp` and
-//!    `webhook-signature` (names matched case-insensitively, each only if the request had
-//!    it, values without surrounding whitespace) and no other header; `body_base64` the
-//!    body's bytes, base64 with padding (RFC 4648 §4), because the signature is over the
-//!    exact bytes, which need not be UTF-8. Every 15 s the page is sent a comment,
-//!    `: keep-alive`, so that a dead subscriber is noticed by a failed write; the page's own
-//!    end of stream is noticed at once. At most **4** pages subscribe at once (a 5th gets
-//!    503 `too_many_subscribers`, `Retry-After: 5`). An event stream is exempt from the
-//!    response deadline but counts as a connection in flight. When several pages (tabs) are
-//!    subscribed, the **newest** gets each webhook; if writing the event to it fails (within
-//!    2 s), it is dropped and the next newest is tried.
-//! 2. **`POST /hooks/answer/{id}?key=<key>`**, body `{"status": 200..=599, "body": <any JSON>}`
-//!    (other keys ignored): the webhook waiting under relay id `id` is answered with that
-//!    status, `Content-Type: application/json` and the JSON of `body` (nothing for 204 and
-//!    304, which have no content). The page gets `204`. An unknown id, or one answered or
-//!    past its deadline already: `404 unknown_relay_id`. A malformed answer: `400
-//!    bad_answer`, and the webhook keeps waiting. A 1xx status is malformed: HTTP/1.1 sends
-//!    1xx only before a final response, so a client would go on waiting for one.
-//! 3. **`POST /hooks/{source}`**, the webhook (the Standard Webhooks format: headers
-//!    `webhook-id`, `webhook-timestamp`, `webhook-signature`; a JSON body, which the relay
-//!    does not parse: it is the page's input, to refuse or accept). In order:
-//!    - `source`, percent-decoded, must be UTF-8, 1..=[`MAX_SOURCE_BYTES`] (255) bytes, with
-//!      no control characters: else `400 bad_source`. A repeated Standard Webhooks header is
-//!      ambiguous: `400 duplicate_header`.
-//!    - The body is framed by `Content-Length` only: none is `411 length_required`; any
-//!      `Transfer-Encoding` (chunked) is `411 transfer_encoding` too (send a length instead;
-//!      a request with both is how requests are smuggled past proxies); a length that is not
-//!      digits, or two of them, `400 bad_content_length`. Over [`MAX_HOOK_BODY_BYTES`]
-//!      (64 KiB) is `413 body_too_large`, answered from the header, before reading any of
-//!      the body. `Expect: 100-continue` gets its `100 Continue`.
-//!    - The body must arrive within **10 s** of the head (`408 body_too_slow`); a body cut
-//!      short is `400 body_incomplete`.
-//!    - No page subscribed: `503 no_page`, `Retry-After: 5`. **32** webhooks waiting for an
-//!      answer already: `503 queue_full`, `Retry-After: 1`. Both are answered at once.
-//!    - Otherwise it is relayed and waits up to **10 s** for the page's answer; none (the page
-//!      is stuck, or closed after getting it): `503 no_answer`, `Retry-After: 5`, and a later
-//!      answer under its id gets 404.
-//!
-//!    **The relay never answers a webhook with a 2xx of its own**: only a page's answer can
-//!    say that a webhook was handled. Everything it cannot do is a 503 with `Retry-After`, the
-//!    status a webhook sender retries later; that is the point the lab makes: a sender that
-//!    retries must meet a handler that is idempotent.
-//!
-//! Other methods on these paths get `405` with `Allow` (`GET` for subscribe, `POST` for the
-//! others); other paths under `/hooks/` (`/hooks/a/b`) get `404 no_such_path`. Every 4xx and
-//! 5xx the relay produces itself has a JSON body in the project's error shape:
-//! `{"kind", "code", "message", "http_status", "retryable"}`, with kinds `invalid_input`
-//! (400, 411), `forbidden` (403), `payload_too_large` (413), `timeout` (408), `not_found` (404),
-//! `method_not_allowed` (405) and `unavailable` (503, the only retryable ones with 408).
-//!
-//! Inside, with std only: the connection thread of each subscriber waits on its socket (for
+//! Inside: the connection thread of each subscriber waits on its socket (for
 //! the page's end of stream) and sends the keep-alives; the thread of a webhook writes the
 //! event to the subscriber's socket itself (one writer at a time, by a mutex per subscriber)
 //! and then waits on an `mpsc` channel of capacity 1 that the answering request's thread sends
