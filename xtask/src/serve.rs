@@ -16,46 +16,11 @@
 //! `GET` and `HEAD` only outside `/hooks/` (anything else: 405). Every response carries
 //! [`CONTENT_SECURITY_POLICY`].
 //!
-//! So that slow or hostile clients cannot pin it, the server has limits ([`Limits`]):
+//! So that slow or hostile clients cannot pin it, the server has limits ([`Limits`]): what
+//! each is and why is in docs/webhooks.md, "The relay in `cargo xtask serve`".
 //!
-//! - **Connections in flight**, 64 by default. At the cap the acceptor stops calling
-//!   `accept`: new connections wait in the kernel's accept backlog and are served as soon as
-//!   one in flight ends (if the backlog itself fills, the kernel drops the SYN and the client
-//!   retries). This is what nginx (`worker_connections`), Apache (`MaxRequestWorkers`) and
-//!   Go's `netutil.LimitListener` do. Answering 503 was the alternative, but a browser does
-//!   not retry a 503 on a script or wasm load: a burst would break the page, where waiting
-//!   only slows it down. Every connection in flight is bounded by the deadlines below, so the
-//!   wait is bounded too (the relay's event streams are the one exception, and there are at
-//!   most 4 of them).
-//! - **One deadline for the whole request head**, 10 s from accept by default: request line
-//!   and headers together. Each read waits only for what is left of it, so a client trickling
-//!   a byte at a time cannot extend it. When it passes, a client that sent part of a head gets
-//!   `408 Request Timeout` and the connection is closed; a connection that sent nothing is
-//!   just closed (an idle or speculative browser connection must not receive an answer to a
-//!   request it never made; Go's net/http does the same).
-//! - **Head size**: [`MAX_HEAD_BYTES`] = 16 KiB, empty lines before the request line
-//!   included; a larger head gets `431 Request Header Fields Too Large`.
-//! - **A well-formed head**, else `400 Bad Request`: the request line must be
-//!   `method SP target SP version` with single spaces, the method a token, the target in
-//!   origin form (starts with `/`, visible ASCII only), the version `HTTP/1.0` to `HTTP/1.9`
-//!   (`HTTP/2.0` too is refused, as Go does); every header line must be UTF-8 and
-//!   `name: value` with a token name (so no whitespace before the colon and no obsolete line
-//!   folding) and no control characters but tab in the value; and the head must end with an
-//!   empty line, not with the client's end of stream. A byte that cannot be part of a request
-//!   line is refused as soon as it arrives (a TLS handshake gets its 400 at once, not after
-//!   the deadline). Lines may end with CRLF or a bare LF, and empty lines before the request
-//!   line are skipped (RFC 9112 §2.2). A `Host` header is not required.
-//! - **One deadline for the whole response**, 60 s by default: a client that reads a few
-//!   bytes now and then cannot hold its connection for longer.
-//!
-//! After answering, the server half-closes the connection and reads and drops what the client
-//! still sends (up to 64 KiB, for up to 2 s) before closing: closing with unread input would
-//! make the kernel reset the connection, which can destroy the response before the client
-//! reads it (the "lingering close" of Apache and nginx).
-//!
-//! The webhook relay under `/hooks/` is [`relay`] (its protocol and who may do what), the
-//! files served are [`files`]; this file is the server itself: connections, limits, request
-//! heads and responses.
+//! The webhook relay under `/hooks/` is [`relay`], the files served are [`files`]; this file
+//! is the server itself: connections, limits, request heads and responses.
 
 mod files;
 mod relay;

@@ -1,5 +1,6 @@
 //! The webhook relay of `cargo xtask serve`, under `/hooks/`. Its protocol (the three
-//! endpoints, every limit and every refusal) is in docs/webhooks.md, "The relay".
+//! endpoints, every limit and every refusal) is in docs/webhooks.md, "The relay in `cargo
+//! xtask serve`".
 //!
 //! The page handles webhooks in its worker, with its database in the browser; this server has
 //! no database. So that a real HTTP client (`curl`, a webhook sender's test tool) can deliver
