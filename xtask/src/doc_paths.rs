@@ -12,7 +12,8 @@
 //! top-level folder of the repository ([`FOLDERS`]: `src/core/apply.rs`, `tests/e2e/`), read
 //! from the root. A relative path in a comment (`./pkg/x.js`) is usually an example quoted from
 //! another file, so it is not read; a markdown link target is, from the document's folder as
-//! GitHub reads it (URLs and anchors aside), and must not climb out of the repository. A trailing `.` ends a sentence, not the path; `:` ends it too (`apply.rs:42`,
+//! GitHub reads it (URLs and anchors aside), and must not climb out of the repository. A
+//! trailing `.` ends a sentence, not the path; `:` ends it too (`apply.rs:42`,
 //! `handlers.rs::Handler`). A `*` component is a glob that must match a file (`tests/*.rs`,
 //! `src/**/*.rs`). Build outputs ([`GENERATED`]) are not in a fresh checkout and are allowed.
 
