@@ -14,7 +14,7 @@
 //! then one profiled pass of M events per setting through the timing VFS
 //! shim (where a commit's time goes). Prints one JSON document:
 //! `{engine: "native", results: [RESULT per setting], rounds, profiles}`,
-//! RESULT as the browser's (`www/benchworker.js`).
+//! RESULT as the browser's (`www/panels/bench/benchworker.js`).
 //!
 //! `cargo xtask bench` runs it once per round and setting between the
 //! browser's runs (bench/run.mjs), so every engine meets the same moments

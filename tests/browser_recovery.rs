@@ -3,7 +3,7 @@
 //! value of the wrong type — is planted byte for byte in the real OPFS pool
 //! (the pool's own unchecked import, as if it had been left there by a damaged
 //! disk or an older inbox-lab), then opened through the facade exactly as
-//! `www/worker.js` opens it.
+//! `www/db/worker.js` opens it.
 //!
 //! Each time: `Lab::open` succeeds; `problem` is a storage error whose code
 //! says why and that is not retryable; a delivery answers that problem;

@@ -1,7 +1,7 @@
 //! Browser tests for "where the scheme ends": the page's facade
 //! (`Notifier`, `Lab.outbox`, `Lab.activate`, the lab clock, `Lab.purge`)
 //! on real SQLite stored in real OPFS, in a dedicated worker of a real
-//! (headless) Chromium — the same calls `www/worker.js` makes.
+//! (headless) Chromium — the same calls `www/db/worker.js` makes.
 //!
 //! Run with `wasm-pack test --headless --chrome -- --test browser_scheme`.
 //! Each test opens its own database name, removed first in case an earlier

@@ -28,7 +28,7 @@
 //! * `params` — the values the sentence mentions, as strings
 //!   (`{"bytes": "256", "max": "255"}`).
 //!
-//! The page shows `t("error.<kind>.<code>", params)` (`www/errors.js`) and
+//! The page shows `t("error.<kind>.<code>", params)` (`www/lib/errors.js`) and
 //! falls back to `message`. `tests/e2e/unit-i18n.test.mjs` checks that every
 //! pair [`codes`] lists has an English and a Russian text.
 

@@ -1,6 +1,6 @@
 //! The benchmark's workload, shared by every runner that drives the real
 //! apply path: the native bench (`benches/native.rs`), the browser bench
-//! worker (`www/benchworker.js` through `wasm::Bench`) and the page's Bench
+//! worker (`www/panels/bench/benchworker.js` through `wasm::Bench`) and the page's Bench
 //! panel.
 //!
 //! The workload is the article's: distinct events, each delivered once in

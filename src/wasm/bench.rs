@@ -14,7 +14,7 @@ pub const BENCH_POOL_DIRECTORY: &str = ".inbox-lab-bench";
 /// The benchmark's VFS name (its pool is the default VFS of its worker).
 const BENCH_VFS_NAME: &str = "inbox-lab-bench";
 
-/// The benchmark's side of the real apply path, for `www/benchworker.js`:
+/// The benchmark's side of the real apply path, for `www/panels/bench/benchworker.js`:
 /// one fresh OPFS database per [`Setting`](crate::labs::bench::Setting), and
 /// [`apply`] called once per event with no JavaScript value to convert on
 /// the way in or out, so the worker times the transaction, not the facade.

@@ -1,5 +1,5 @@
 //! [`Lab`]: the reader's database, owned by the database worker
-//! (`www/worker.js`), which creates one and calls it for every request.
+//! (`www/db/worker.js`), which creates one and calls it for every request.
 //!
 //! Storage: [`Lab::open`] installs the OPFS "sahpool" VFS as SQLite's default
 //! (once per worker; it needs a dedicated worker in a secure context) and

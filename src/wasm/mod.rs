@@ -3,20 +3,20 @@
 //! Browser workers call it; the page never does. Each worker-facing class
 //! has its file:
 //!
-//! * [`Lab`] (`lab.rs`) — the reader's database, for `www/worker.js`: open
+//! * [`Lab`] (`lab.rs`) — the reader's database, for `www/db/worker.js`: open
 //!   on OPFS or in memory, deliver with any handler, step mode, tables,
 //!   console, export and import, the article's scenario.
 //! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections, and
 //!   [`judge_handler`], the judge of a handler text (no crash sweep here).
 //! * Foreign work (`foreign.rs`), for `www/db/guest.js`: a console query
 //!   on a copy, an imported file checked and rebuilt, their deadlines.
-//! * [`CrashLab`] (`crash.rs`) — the crash lab, for `www/crashworker.js`,
+//! * [`CrashLab`] (`crash.rs`) — the crash lab, for `www/panels/crash-lab/crashworker.js`,
 //!   in its own OPFS pool.
 //! * [`Notifier`] and the scheme-ends calls on [`Lab`] (`scheme_ends.rs`).
 //! * The signed-webhook calls on [`Lab`] (`hooks.rs`): secrets, and
 //!   receiving what the server relays.
 //! * `Bench` (`bench.rs`, feature `bench`) — the benchmark's worker
-//!   (`www/benchworker.js`, which loads its own build, `www/pkg-bench/`).
+//!   (`www/panels/bench/benchworker.js`, which loads its own build, `www/pkg-bench/`).
 //!
 //! Invariant: it converts and decides nothing. JavaScript values come in
 //! with their JavaScript types checked (strings must be valid UTF-16,

@@ -4,7 +4,7 @@
 // the test loads the page and reads `keys()`. Then:
 // * both languages have exactly the same keys;
 // * every error Rust can report (`errorCodes()` from the wasm module, i.e.
-//   src/error.rs `codes()`) and every error made in JavaScript
+//   src/core/error.rs `codes()`) and every error made in JavaScript
 //   (`LOCAL_CODES`, www/lib/problem.js) has a text `error.<kind>.<code>`, and
 //   every value type a wrong_type error can name has `error.type.<type>`;
 // * every `data-i18n` / `data-i18n-attr` key in the served HTML is

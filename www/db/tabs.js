@@ -2,7 +2,7 @@
 //
 // OPFS access handles are exclusive: one worker at a time can hold the
 // database file, and a second tab that tried would fail with
-// NoModificationAllowedError (../shared/TOOLCHAIN.md). So the tabs of this
+// NoModificationAllowedError. So the tabs of this
 // page elect one owner with the Web Locks API. Every tab asks for the lock
 // "inbox-lab-owner"; the browser grants it to one tab at a time, in the
 // order they asked, and takes it back when that tab goes away — closed,

@@ -1,6 +1,6 @@
 // The shape of every error the page sees, for the few made in JavaScript.
 //
-// Rust makes almost every error (src/error.rs):
+// Rust makes almost every error (src/core/error.rs):
 //
 //   {kind, code, message, http_status, retryable, params, field?}
 //

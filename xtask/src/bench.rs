@@ -5,7 +5,7 @@
 //! 2. **python**: bench/python_bench.py: the article's `apply_credit` as written (a connection
 //!    per call) and with one kept connection.
 //! 3. **browser**: bench/run.mjs in the system Chromium, with a persistent profile under
-//!    `target/bench/`: cold start, our build (www/benchworker.js) and the official
+//!    `target/bench/`: cold start, our build (www/panels/bench/benchworker.js) and the official
 //!    `@sqlite.org/sqlite-wasm` build (bench/official-worker.mjs) per setting, interleaved, a
 //!    burst of concurrent deliveries through the page's own worker, the bytes each side ships,
 //!    and a profiled pass (where a commit's time goes).

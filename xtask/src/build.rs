@@ -2,7 +2,7 @@
 //! the benchmark's worker (with the `bench` feature), into `www/pkg-bench`.
 //!
 //! Two modules, so the page's carries no benchmark code: the page's workers (database, crash
-//! lab) load `www/pkg`; only `www/benchworker.js` loads `www/pkg-bench`.
+//! lab) load `www/pkg`; only `www/panels/bench/benchworker.js` loads `www/pkg-bench`.
 
 use crate::setup::{self, Scope};
 use crate::util::{self, say, which};

@@ -3,8 +3,9 @@
 //! Builds the page (unless `--no-build`), serves it, and for each journal mode runs
 //! `tests/e2e/crashlab-sweep.mjs`, which drives the page's "Crash lab" panel: a worker is
 //! stopped at every storage operation of the workload, terminated, and a new worker reopens
-//! the database from OPFS and checks what survived (see `www/crashdriver.js`). Prints, per
-//! mode, the same summary line as the native `inbox-lab crash-lab`:
+//! the database from OPFS and checks what survived (see
+//! `www/panels/crash-lab/crashdriver.js`). Prints, per mode, the same summary line as the
+//! native `inbox-lab crash-lab`:
 //!
 //! ```text
 //! {"mode":"delete","crash_points":35,"atomic":35,"partial":0,"lost_acknowledged":0}

@@ -16,46 +16,11 @@
 //! `GET` and `HEAD` only outside `/hooks/` (anything else: 405). Every response carries
 //! [`CONTENT_SECURITY_POLICY`].
 //!
-//! So that slow or hostile clients cannot pin it, the server has limits ([`Limits`]):
+//! So that slow or hostile clients cannot pin it, the server has limits ([`Limits`]): what
+//! each is and why is in docs/webhooks.md, "The relay in `cargo xtask serve`".
 //!
-//! - **Connections in flight**, 64 by default. At the cap the acceptor stops calling
-//!   `accept`: new connections wait in the kernel's accept backlog and are served as soon as
-//!   one in flight ends (if the backlog itself fills, the kernel drops the SYN and the client
-//!   retries). This is what nginx (`worker_connections`), Apache (`MaxRequestWorkers`) and
-//!   Go's `netutil.LimitListener` do. Answering 503 was the alternative, but a browser does
-//!   not retry a 503 on a script or wasm load: a burst would break the page, where waiting
-//!   only slows it down. Every connection in flight is bounded by the deadlines below, so the
-//!   wait is bounded too (the relay's event streams are the one exception, and there are at
-//!   most 4 of them).
-//! - **One deadline for the whole request head**, 10 s from accept by default: request line
-//!   and headers together. Each read waits only for what is left of it, so a client trickling
-//!   a byte at a time cannot extend it. When it passes, a client that sent part of a head gets
-//!   `408 Request Timeout` and the connection is closed; a connection that sent nothing is
-//!   just closed (an idle or speculative browser connection must not receive an answer to a
-//!   request it never made; Go's net/http does the same).
-//! - **Head size**: [`MAX_HEAD_BYTES`] = 16 KiB, empty lines before the request line
-//!   included; a larger head gets `431 Request Header Fields Too Large`.
-//! - **A well-formed head**, else `400 Bad Request`: the request line must be
-//!   `method SP target SP version` with single spaces, the method a token, the target in
-//!   origin form (starts with `/`, visible ASCII only), the version `HTTP/1.0` to `HTTP/1.9`
-//!   (`HTTP/2.0` too is refused, as Go does); every header line must be UTF-8 and
-//!   `name: value` with a token name (so no whitespace before the colon and no obsolete line
-//!   folding) and no control characters but tab in the value; and the head must end with an
-//!   empty line, not with the client's end of stream. A byte that cannot be part of a request
-//!   line is refused as soon as it arrives (a TLS handshake gets its 400 at once, not after
-//!   the deadline). Lines may end with CRLF or a bare LF, and empty lines before the request
-//!   line are skipped (RFC 9112 §2.2). A `Host` header is not required.
-//! - **One deadline for the whole response**, 60 s by default: a client that reads a few
-//!   bytes now and then cannot hold its connection for longer.
-//!
-//! After answering, the server half-closes the connection and reads and drops what the client
-//! still sends (up to 64 KiB, for up to 2 s) before closing: closing with unread input would
-//! make the kernel reset the connection, which can destroy the response before the client
-//! reads it (the "lingering close" of Apache and nginx).
-//!
-//! The webhook relay under `/hooks/` is [`relay`] (its protocol and who may do what), the
-//! files served are [`files`]; this file is the server itself: connections, limits, request
-//! heads and responses.
+//! The webhook relay under `/hooks/` is [`relay`], the files served are [`files`]; this file
+//! is the server itself: connections, limits, request heads and responses.
 
 mod files;
 mod relay;
@@ -382,13 +347,26 @@ struct Reply {
     extra: Vec<(&'static str, &'static str)>,
 }
 
-fn text(status: u16, body: &str) -> Reply {
-    Reply {
-        status,
-        content_type: "text/plain; charset=utf-8",
-        body: body.as_bytes().to_vec(),
-        extra: Vec::new(),
+impl Reply {
+    fn new(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Reply {
+        let (body, extra) = (body.into(), Vec::new());
+        Reply {
+            status,
+            content_type,
+            body,
+            extra,
+        }
     }
+
+    /// The reply with one more header.
+    fn with(mut self, name: &'static str, value: &'static str) -> Reply {
+        self.extra.push((name, value));
+        self
+    }
+}
+
+fn text(status: u16, body: &str) -> Reply {
+    Reply::new(status, "text/plain; charset=utf-8", body)
 }
 
 /// What every connection thread shares.
@@ -469,11 +447,7 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
             }
             _ => files::respond_file(&server.root, &request.target),
         },
-        _ => {
-            let mut reply = text(405, "405 method not allowed\n");
-            reply.extra.push(("Allow", "GET, HEAD"));
-            reply
-        }
+        _ => text(405, "405 method not allowed\n").with("Allow", "GET, HEAD"),
     })
 }
 
@@ -701,14 +675,28 @@ fn write_reply(
     // 204, 205 and 304 have no content (RFC 9110 §15.3.5, §15.3.6, §15.4.5); 204 and 304
     // not even a Content-Length. Only a page's answer relayed by the relay can have them.
     let bodyless = matches!(reply.status, 204 | 205 | 304);
+    let length = match reply.status {
+        204 | 304 => None,
+        _ => Some(if bodyless { 0 } else { reply.body.len() }),
+    };
+    write_by(stream, response_head(reply, length).as_bytes(), deadline)?;
+    if !head_only && !bodyless {
+        write_by(stream, &reply.body, deadline)?;
+    }
+    let _ = stream.shutdown(Shutdown::Write);
+    Ok(())
+}
+
+/// The status line and headers of `reply` (with `Content-Length: length`, if given), the
+/// security headers every response carries, and the empty line that ends the head.
+fn response_head(reply: &Reply, length: Option<usize>) -> String {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n",
         reply.status,
         reason_phrase(reply.status),
         reply.content_type,
     );
-    if !matches!(reply.status, 204 | 304) {
-        let length = if bodyless { 0 } else { reply.body.len() };
+    if let Some(length) = length {
         head.push_str(&format!("Content-Length: {length}\r\n"));
     }
     // `no-store` unless the reply says otherwise (the built site's files: see `respond_file`).
@@ -730,12 +718,7 @@ fn write_reply(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
-    write_by(stream, head.as_bytes(), deadline)?;
-    if !head_only && !bodyless {
-        write_by(stream, &reply.body, deadline)?;
-    }
-    let _ = stream.shutdown(Shutdown::Write);
-    Ok(())
+    head
 }
 
 /// The reason phrase of a status (only informative: clients go by the number).
@@ -933,8 +916,7 @@ mod tests {
         assert!(started.elapsed() < Limits::default().head_deadline);
 
         // A head cut short by the client's end of stream (its write side closed).
-        let mut stream = connect(&server);
-        stream.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+        let mut stream = send(&server, b"GET / HTTP/1.1\r\nHost: x\r\n");
         stream.shutdown(Shutdown::Write).unwrap();
         let mut answer = String::new();
         stream.read_to_string(&mut answer).unwrap();
@@ -983,10 +965,7 @@ mod tests {
             ..Limits::default()
         });
         let started = Instant::now();
-        let mut stream = connect(&server);
-        stream
-            .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-            .unwrap();
+        let mut stream = send(&server, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
         // One byte every 200 ms, never finishing the head, until the server answers: a read
         // timeout renewed by each byte would never fire.
         stream
@@ -1107,11 +1086,11 @@ mod tests {
             response_deadline: deadline,
             ..Limits::default()
         });
-        let mut stream = connect(&server);
         let started = Instant::now();
-        stream
-            .write_all(b"GET /www/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .unwrap();
+        let mut stream = send(
+            &server,
+            b"GET /www/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        );
         wait_until("the connection is accepted", || server.in_flight() == 1);
 
         // 256 KiB every 50 ms (at most 5 MiB/s): the server's writes keep making progress, so a

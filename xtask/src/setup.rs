@@ -159,11 +159,11 @@ pub fn run(scope: Scope) -> Result<()> {
     if let Err(e) = wasm_bindgen_cli(&root) {
         problems.push(format!("{e:#}"));
     }
-    if let Err(e) = wasm_pack() {
+    if let Err(e) = cargo_install("wasm-pack", None) {
         problems.push(format!("{e:#}"));
     }
     if scope == Scope::Full {
-        if let Err(e) = geckodriver() {
+        if let Err(e) = cargo_install("geckodriver", Some(GECKODRIVER_VERSION)) {
             problems.push(format!("{e:#}"));
         }
     }
@@ -373,36 +373,22 @@ fn wasm_bindgen_cli(root: &Path) -> Result<()> {
     }
 }
 
-fn wasm_pack() -> Result<()> {
-    if which("wasm-pack").is_some() {
+/// `cargo install`s `tool` (at `version`, else the newest) unless it is on `PATH`: wasm-pack,
+/// and geckodriver, which `wasm-pack test --firefox` and the engine tests drive Firefox with (it
+/// comes from crates.io: Debian has no package, and its npm package downloads a binary).
+fn cargo_install(tool: &str, version: Option<&str>) -> Result<()> {
+    if which(tool).is_some() {
         return Ok(());
     }
-    say("wasm-pack not found: installing it (takes minutes)");
-    util::run(util::cargo().args(["install", "wasm-pack", "--locked"]))?;
-    if which("wasm-pack").is_none() {
-        bail!("installed wasm-pack but it is not on PATH: add ~/.cargo/bin to PATH");
+    say(format!("{tool} not found: installing it (takes minutes)"));
+    let mut install = util::cargo();
+    install.args(["install", tool, "--locked"]);
+    if let Some(version) = version {
+        install.args(["--version", version]);
     }
-    Ok(())
-}
-
-/// geckodriver, which `wasm-pack test --firefox` and the engine tests drive Firefox with. It
-/// comes from crates.io: Debian has no package, and its npm package downloads a binary.
-fn geckodriver() -> Result<()> {
-    if which("geckodriver").is_some() {
-        return Ok(());
-    }
-    say(format!(
-        "geckodriver not found: installing {GECKODRIVER_VERSION} (takes minutes)"
-    ));
-    util::run(util::cargo().args([
-        "install",
-        "geckodriver",
-        "--version",
-        GECKODRIVER_VERSION,
-        "--locked",
-    ]))?;
-    if which("geckodriver").is_none() {
-        bail!("installed geckodriver but it is not on PATH: add ~/.cargo/bin to PATH");
+    util::run(&mut install)?;
+    if which(tool).is_none() {
+        bail!("installed {tool} but it is not on PATH: add ~/.cargo/bin to PATH");
     }
     Ok(())
 }

@@ -21,7 +21,7 @@
 //!
 //! Invariant: with [`Strategy::Outbox`] and a deduplicating receiver, the
 //! user sees exactly one notification per committed credit, whatever the
-//! crash schedule (`tests/outbox.rs` checks it over random schedules).
+//! crash schedule (`tests/scheme_ends.rs` checks it over random schedules).
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;

@@ -5,7 +5,7 @@
 // file read-only on a private connection (SQLite header, integrity_check,
 // the version, every cell of inbox-lab's tables with a typed check), writes
 // the rows into a fresh inbox-lab database and only then replaces the live
-// one (src/transfer.rs). The file's own schema is never adopted: anything
+// one (src/labs/tools/transfer.rs). The file's own schema is never adopted: anything
 // else it holds (a trigger, an index, a view) is listed as not copied. A bad
 // file is refused with a message next to the file field, and the current
 // database stays exactly as it was.

@@ -4,7 +4,7 @@
 // A database file can be damaged on disk, written by another program or a
 // newer inbox-lab, or hold a value of the wrong type (an import by an older
 // inbox-lab that adopted foreign files). Rust checks it before the page uses
-// it (src/health.rs); if it fails, the worker still starts and says why
+// it (src/core/health.rs); if it fails, the worker still starts and says why
 // (`status.problem`, www/db/client.js) instead of failing on every call and on
 // every reload. This notice, at the top of the page, then shows
 //

@@ -5,14 +5,14 @@
 // explanation and its fix:
 //
 //   1. Side effects. "Notify the user" goes to another system, which no
-//      SQLite transaction can include (src/outbox.rs). Send before COMMIT,
+//      SQLite transaction can include (src/labs/scheme_ends/outbox.rs). Send before COMMIT,
 //      send after COMMIT, or the transactional outbox and its dispatcher;
 //      the receiver with or without its own dedup by message id.
 //   2. Business keys. Two different events about one order both pass event
 //      dedup; a unique business key makes the second a business answer
-//      (src/business.rs).
+//      (src/labs/scheme_ends/business.rs).
 //   3. Retention. Purging inbox rows makes old events new again
-//      (src/retention.rs), on the lab's simulated clock.
+//      (src/labs/scheme_ends/retention.rs), on the lab's simulated clock.
 //
 // The experiments run on the reader's database through `inboxLab.scheme`
 // (client.js; the worker documents the ops), so they share it with the

@@ -33,7 +33,7 @@ register({
     'workshop.check_button': 'Check',
     'workshop.result': 'result',
     'workshop.passed': '✓ Done.',
-    // The names of the scenario's checks, as Rust's src/scenario.rs calls them.
+    // The names of the scenario's checks, as Rust's src/labs/tools/scenario.rs calls them.
     'scenario.evt-1 first delivery': 'evt-1 first delivery',
     'scenario.evt-1 repeat': 'evt-1 repeat',
     'scenario.evt-1 with amount 700': 'evt-1 with amount 700',

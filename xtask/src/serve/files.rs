@@ -20,12 +20,7 @@ pub(super) fn respond_file(root: &Path, url: &str) -> Reply {
         "no-cache"
     };
     match std::fs::read(&file_path) {
-        Ok(body) => Reply {
-            status: 200,
-            content_type: mime_type(&file_path),
-            body,
-            extra: vec![("Cache-Control", cache)],
-        },
+        Ok(body) => Reply::new(200, mime_type(&file_path), body).with("Cache-Control", cache),
         Err(_) => text(404, "404 not found\n"),
     }
 }

@@ -48,9 +48,14 @@ pub(super) fn connect(server: &Server) -> TcpStream {
 /// Sends `request`, returns everything the server answers until it closes (within
 /// [`SOON`] in all, so an answer that never ends, like an event stream, fails the test).
 pub(super) fn exchange(server: &Server, request: &[u8]) -> String {
+    read_all(&mut send(server, request))
+}
+
+/// A new connection on which `request` has been sent.
+pub(super) fn send(server: &Server, request: &[u8]) -> TcpStream {
     let mut stream = connect(server);
     stream.write_all(request).unwrap();
-    read_all(&mut stream)
+    stream
 }
 
 pub(super) fn read_all(stream: &mut TcpStream) -> String {
