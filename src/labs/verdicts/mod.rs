@@ -29,7 +29,7 @@ use crate::core::event::Event;
 use crate::core::fault::Fault;
 use crate::core::outcome::{Outcome, Receipt};
 use crate::core::trace::{Effect, Trace};
-use crate::labs::race::{Answer, Handler, Payload};
+use crate::labs::handlers::{Answer, Handler, Payload};
 
 #[cfg(test)]
 mod tests;

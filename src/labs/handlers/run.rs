@@ -25,11 +25,11 @@ use super::parse::{
     check_statement, AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program, Statement,
 };
 use super::rust::{Last, Next, StepHandler};
+use super::Answer;
 use crate::core::apply::is_foreign_key;
 use crate::core::error::Error;
 use crate::core::event::Event;
 use crate::core::trace::Trace;
-use crate::labs::race::handlers::Answer;
 
 /// Where the steps come from: a parsed text, or a handler in Rust.
 #[derive(Debug, Clone)]
@@ -94,14 +94,14 @@ impl Script {
             Ahead::Sql(stmt, then) => Ahead::Sql(stmt, then),
             Ahead::Answer(..) => {
                 return Err(Error::invalid(
-                    crate::labs::race::HANDLER,
+                    crate::labs::handlers::HANDLER,
                     format!(
                         "{}: step 0 answers before any statement ran",
                         handler.name()
                     ),
                 ))
             }
-            Ahead::Refused(why) => return Err(Error::invalid(crate::labs::race::HANDLER, why)),
+            Ahead::Refused(why) => return Err(Error::invalid(crate::labs::handlers::HANDLER, why)),
         };
         Ok(Script {
             source: Source::Rust { handler, ahead },

@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use super::judge::{judge, open_scratch, Failure, Report, JUDGE_BUDGET};
-use super::*;
-use crate::labs::race::handlers::Contender;
+use super::sample;
+use super::{judge, open_scratch, Failure, Report, JUDGE_BUDGET};
+use crate::labs::handlers::Contender;
+use crate::labs::handlers::*;
 use crate::labs::race::{replay_event, Arena, StepResult};
 use crate::labs::tools::budget::Budget;
 
@@ -315,7 +316,7 @@ fn a_sample_holds_the_articles_event_the_handlers_literals_and_their_neighbours(
         for e in &s.events {
             e.to_event().expect("every event is valid");
         }
-        let has = |f: &dyn Fn(&crate::labs::race::Payload) -> bool| s.events.iter().any(f);
+        let has = |f: &dyn Fn(&crate::labs::handlers::Payload) -> bool| s.events.iter().any(f);
         assert!(has(&|e| e.source == "production"), "{s:?}");
         assert!(has(&|e| e.event_id == "production"), "{s:?}");
         for n in [699, 700, 701] {
@@ -590,7 +591,7 @@ fn size_limits_are_errors_not_work() {
 
 #[test]
 fn the_judge_tells_each_check_as_it_starts_for_a_progress_bar() {
-    use super::judge::{judge_reporting, Progress};
+    use super::{judge_reporting, Progress};
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("judge.sqlite3");
     let path = path.to_str().expect("utf-8");
