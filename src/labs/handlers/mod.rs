@@ -5,11 +5,11 @@
 //! workshop's, [`workshop`]).
 //!
 //! The article explains why "SELECT, then act" fails and why `INSERT OR
-//! IGNORE` / `INSERT OR REPLACE` are wrong. Each mistake is real, runnable
-//! code here ([`mistake`]), so a reader can watch it fail — and watch
-//! [`Handler::Atomic`] (the article's handler, [`crate::apply`]) survive the
-//! same schedule. Their texts ([`builtin`], `builtin/*.inbox`) say the same
-//! in the handler language.
+//! IGNORE` / `INSERT OR REPLACE` are wrong. Each mistake is a handler text
+//! ([`builtin`], `builtin/*.inbox`: its one definition), run by the same
+//! [`Script`] as a reader's text, so a reader can watch it fail — and watch
+//! [`Handler::Atomic`] (the article's handler, the core's [`crate::apply`];
+//! `builtin/atomic.inbox` is its text) survive the same schedule.
 //!
 //! Every handler runs as a sequence of single SQL statements ([`Handler::run`]
 //! gives a [`Run`]), so the race lab can interleave two handlers statement
@@ -48,7 +48,7 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
@@ -60,14 +60,12 @@ use crate::core::fault::Fault;
 use crate::core::trace::Trace;
 
 pub mod message;
-mod mistake;
 mod parse;
 mod run;
 pub mod rust;
 pub mod workshop;
 
 pub use message::{Lang, ParseError, ScriptCode};
-pub use mistake::Mistake;
 pub use parse::{parse, Literals, Program, MAX_LINE_BYTES, MAX_STATEMENTS, MAX_TEXT_BYTES};
 pub use run::Script;
 use rust::StepHandler;
@@ -140,6 +138,24 @@ impl Handler {
         }
     }
 
+    /// A mistake's program: its text ([`builtin`]), parsed once per
+    /// process — the one definition of what it runs.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] if the text does not parse (a build's own texts
+    /// always do: the tests parse each).
+    fn program(self) -> Result<Arc<Program>, Error> {
+        static PARSED: OnceLock<Vec<Result<Arc<Program>, String>>> = OnceLock::new();
+        let parsed = PARSED.get_or_init(|| {
+            Handler::ALL
+                .iter()
+                .map(|h| parse(builtin(*h)).map_err(|e| format!("{h}: {e}")))
+                .collect()
+        });
+        let at = Handler::ALL.iter().position(|h| *h == self).unwrap_or(0);
+        parsed[at].clone().map_err(Error::storage)
+    }
+
     /// A delivery of `payload` by this handler, not yet started. The payload
     /// is validated into an [`Event`] first, whichever the handler: the
     /// mistakes get their lesson wrong, not the input rules.
@@ -167,7 +183,7 @@ impl Handler {
         let event = payload.to_event()?;
         Ok(match self {
             Handler::Atomic => Run::Atomic(Delivery::new(event, fault)),
-            mistake => Run::Mistake(Mistake::new(mistake, event, fault)),
+            mistake => Run::Script(Script::new(mistake.program()?, event).with_fault(fault)),
         })
     }
 
@@ -292,7 +308,6 @@ impl Answer {
 #[derive(Debug, Clone)]
 pub enum Run {
     Atomic(Delivery),
-    Mistake(Mistake),
     /// A handler written in the handler language ([`crate::labs::handlers`]).
     Script(Script),
 }
@@ -344,7 +359,6 @@ impl Run {
     pub fn next_statements(&self) -> Option<&'static [&'static str]> {
         match self {
             Run::Atomic(d) => d.next_step().map(|s| s.statements()),
-            Run::Mistake(m) => m.next_statements(),
             Run::Script(s) => s.next_statements(),
         }
     }
@@ -365,7 +379,6 @@ impl Run {
                     crate::Outcome::Duplicate(_) => Answer::Duplicate,
                 }),
             }),
-            Run::Mistake(m) => m.step(conn),
             Run::Script(s) => s.step(conn),
         }
     }
@@ -374,7 +387,6 @@ impl Run {
     pub fn trace(&self) -> &Trace {
         match self {
             Run::Atomic(d) => d.trace(),
-            Run::Mistake(m) => m.trace(),
             Run::Script(s) => s.trace(),
         }
     }
@@ -382,7 +394,6 @@ impl Run {
     pub fn into_trace(self) -> Trace {
         match self {
             Run::Atomic(d) => d.into_trace(),
-            Run::Mistake(m) => m.into_trace(),
             Run::Script(s) => s.into_trace(),
         }
     }
@@ -396,7 +407,6 @@ impl Run {
         }
         match self {
             Run::Atomic(d) => d.give_up(conn, err),
-            Run::Mistake(m) => m.give_up(conn, err),
             Run::Script(s) => s.give_up(conn, err),
         }
     }
@@ -418,7 +428,6 @@ impl Run {
     pub fn finished(&self) -> bool {
         match self {
             Run::Atomic(d) => d.next_step().is_none(),
-            Run::Mistake(m) => m.finished(),
             Run::Script(s) => s.finished(),
         }
     }
@@ -430,7 +439,6 @@ impl Run {
     pub fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
         match self {
             Run::Atomic(d) => d.abort(conn),
-            Run::Mistake(m) => m.abort(conn),
             Run::Script(s) => s.abort(conn),
         }
     }
