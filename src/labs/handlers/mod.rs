@@ -46,8 +46,6 @@
 //! Invariant: a handler text runs only after it parsed and passed every
 //! check, only on scratch connections, and under a budget.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use rusqlite::Connection;
@@ -85,59 +83,40 @@ pub fn builtin(handler: Handler) -> &'static str {
 /// The input naming the handler (the race lab, the handler selector).
 pub const HANDLER: Field = Field::new("handler");
 
-/// Which handler processes a delivery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Handler {
-    /// The article's handler: unique key + one transaction. Correct.
-    Atomic,
-    /// Mistake: no deduplication at all — credits every delivery, so every
-    /// retry of a lost response is paid again.
-    NoDedup,
-    /// Mistake: "SELECT, then act" — looks in the inbox, credits, then
-    /// records, each its own autocommit statement. Two handlers can both see
-    /// "not there yet" and both credit.
-    CheckThenAct,
-    /// Mistake: registers the event in one transaction and credits in a
-    /// second. A crash between the two leaves the event "processed" without
-    /// its credit, and a concurrent repeat answers "duplicate" before the
-    /// money is there.
-    TwoTransactions,
-    /// Mistake: `INSERT OR IGNORE` — takes "no row inserted" for "seen
-    /// before" and never compares payloads: a redelivery of a known key with
-    /// another amount or account is answered "duplicate" (200) instead of
-    /// `payload_conflict` (422), so the sender's different payload is
-    /// silently accepted as a repeat. (It would swallow a CHECK failure the
-    /// same way; validation first keeps such rows from reaching it.)
-    InsertOrIgnore,
-    /// Mistake: `INSERT OR REPLACE` — deletes the first record and writes the
-    /// new one: every repeat is applied again, and a replay with another
-    /// payload rewrites history.
-    InsertOrReplace,
+crate::core::named::named! {
+    /// Which handler processes a delivery.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Handler("handler") {
+        /// The article's handler: unique key + one transaction. Correct.
+        Atomic => "atomic",
+        /// Mistake: no deduplication at all — credits every delivery, so every
+        /// retry of a lost response is paid again.
+        NoDedup => "no_dedup",
+        /// Mistake: "SELECT, then act" — looks in the inbox, credits, then
+        /// records, each its own autocommit statement. Two handlers can both see
+        /// "not there yet" and both credit.
+        CheckThenAct => "check_then_act",
+        /// Mistake: registers the event in one transaction and credits in a
+        /// second. A crash between the two leaves the event "processed" without
+        /// its credit, and a concurrent repeat answers "duplicate" before the
+        /// money is there.
+        TwoTransactions => "two_transactions",
+        /// Mistake: `INSERT OR IGNORE` — takes "no row inserted" for "seen
+        /// before" and never compares payloads: a redelivery of a known key with
+        /// another amount or account is answered "duplicate" (200) instead of
+        /// `payload_conflict` (422), so the sender's different payload is
+        /// silently accepted as a repeat. (It would swallow a CHECK failure the
+        /// same way; validation first keeps such rows from reaching it.)
+        InsertOrIgnore => "insert_or_ignore",
+        /// Mistake: `INSERT OR REPLACE` — deletes the first record and writes the
+        /// new one: every repeat is applied again, and a replay with another
+        /// payload rewrites history.
+        InsertOrReplace => "insert_or_replace",
+    }
 }
 
 impl Handler {
-    /// Every handler, the correct one first.
-    pub const ALL: [Handler; 6] = [
-        Handler::Atomic,
-        Handler::NoDedup,
-        Handler::CheckThenAct,
-        Handler::TwoTransactions,
-        Handler::InsertOrIgnore,
-        Handler::InsertOrReplace,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Handler::Atomic => "atomic",
-            Handler::NoDedup => "no_dedup",
-            Handler::CheckThenAct => "check_then_act",
-            Handler::TwoTransactions => "two_transactions",
-            Handler::InsertOrIgnore => "insert_or_ignore",
-            Handler::InsertOrReplace => "insert_or_replace",
-        }
-    }
-
     /// A mistake's program: its text ([`builtin`]), parsed once per
     /// process — the one definition of what it runs.
     ///
@@ -227,29 +206,6 @@ impl Handler {
     }
 }
 
-impl fmt::Display for Handler {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Handler {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Handler::ALL
-            .into_iter()
-            .find(|h| h.as_str() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Handler::ALL.iter().map(|h| h.as_str()).collect();
-                format!(
-                    "unknown handler {s:?}: expected one of {}",
-                    names.join(", ")
-                )
-            })
-    }
-}
-
 /// An event's four fields as the sender sent them, not yet validated.
 /// [`Handler::run`] validates it into an [`Event`] before any handler —
 /// careless or not — runs.
@@ -287,20 +243,13 @@ impl From<&Event> for Payload {
     }
 }
 
-/// What a handler answered, as the sender hears it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Answer {
-    Applied,
-    Duplicate,
-}
-
-impl Answer {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answer::Applied => "applied",
-            Answer::Duplicate => "duplicate",
-        }
+crate::core::named::named! {
+    /// What a handler answered, as the sender hears it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Answer("answer") {
+        Applied => "applied",
+        Duplicate => "duplicate",
     }
 }
 

@@ -98,29 +98,17 @@ pub struct Cond {
     pub atoms: Vec<Atom>,
 }
 
-/// The kind of a statement, by its first word; the name it has in a trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Begin,
-    Commit,
-    Rollback,
-    Select,
-    Insert,
-    Update,
-    Delete,
-}
-
-impl Kind {
-    pub fn op(self) -> &'static str {
-        match self {
-            Kind::Begin => "begin",
-            Kind::Commit => "commit",
-            Kind::Rollback => "rollback",
-            Kind::Select => "select",
-            Kind::Insert => "insert",
-            Kind::Update => "update",
-            Kind::Delete => "delete",
-        }
+crate::core::named::named! {
+    /// The kind of a statement, by its first word; the name it has in a trace.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind("statement kind") {
+        Begin => "begin",
+        Commit => "commit",
+        Rollback => "rollback",
+        Select => "select",
+        Insert => "insert",
+        Update => "update",
+        Delete => "delete",
     }
 }
 
@@ -146,7 +134,7 @@ impl Statement {
     /// inbox is `insert` (`insert_or_ignore`, `insert_or_replace`); an
     /// UPDATE of the accounts is `credit`; a SELECT from the inbox is
     /// `check` until the delivery tried to register (`registering`), then
-    /// `read_stored`; anything else is its first word ([`Kind::op`]).
+    /// `read_stored`; anything else is its first word ([`Kind::as_str`]).
     pub fn op(&self, registering: bool) -> &'static str {
         let sql = self.sql().to_ascii_uppercase();
         let words: Vec<&str> = sql.split_whitespace().collect();
@@ -166,7 +154,7 @@ impl Statement {
                     "check"
                 }
             }
-            (kind, _) => kind.op(),
+            (kind, _) => kind.as_str(),
         }
     }
 
