@@ -1,5 +1,5 @@
 //! The feature `workshop` compiles a participant's handler into the crate
-//! (`src/labs/workshop.rs`): `workshop/handler.rs`, or the file the
+//! (`src/labs/handlers/workshop.rs`): `workshop/handler.rs`, or the file the
 //! environment variable `INBOX_LAB_WORKSHOP` names (relative to this
 //! folder; `cargo xtask workshop --handler FILE`, and the xtask's test
 //! with a broken fixture). This passes its absolute path on as

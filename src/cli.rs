@@ -49,10 +49,10 @@ use std::io::Write;
 use crate::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use crate::core::tables;
 use crate::labs::crash::{self, JournalMode, Workload};
+use crate::labs::handlers::{self, Contender, Handler, Payload};
+use crate::labs::judge::{self, sample};
 use crate::labs::race;
-use crate::labs::race::handlers::{Contender, Handler, Payload};
 use crate::labs::scheme_ends::outbox::{self, Receiver};
-use crate::labs::script::{self, judge};
 use crate::labs::tools::scenario;
 use crate::storage::iolog::{self, IoOp};
 use crate::{apply, Error, Event, Fault, Outcome};
@@ -248,7 +248,7 @@ pub fn main() -> ExitCode {
             }
             (_, Some(name)) => match name.parse::<Handler>() {
                 Ok(h) => {
-                    print!("{}", script::builtin(h));
+                    print!("{}", handlers::builtin(h));
                     ExitCode::SUCCESS
                 }
                 Err(reason) => {
@@ -393,7 +393,7 @@ struct RaceLine {
 fn race(handler: &str, deliveries: &str) -> Result<RaceLine, Error> {
     let handler: Handler = handler
         .parse()
-        .map_err(|reason: String| Error::invalid(race::HANDLER, reason))?;
+        .map_err(|reason: String| Error::invalid(handlers::HANDLER, reason))?;
     let k = parse_integer(race::DELIVERIES, deliveries)?;
     let k = usize::try_from(k)
         .ok()
@@ -764,8 +764,9 @@ fn crash_lab(
 /// Reads and parses a handler file (the crash sweep's children).
 fn read_handler(path: &str) -> Result<Contender, Error> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::invalid(race::HANDLER, format!("cannot read {path}: {e}")))?;
-    let program = script::parse(&text).map_err(|e| Error::invalid(race::HANDLER, e.to_string()))?;
+        .map_err(|e| Error::invalid(handlers::HANDLER, format!("cannot read {path}: {e}")))?;
+    let program =
+        handlers::parse(&text).map_err(|e| Error::invalid(handlers::HANDLER, e.to_string()))?;
     Ok(Contender::Script {
         name: path.to_owned(),
         program,
@@ -780,14 +781,14 @@ fn judge_file(path: &str, options: Result<JudgeOptions, String>) -> ExitCode {
         Ok(t) => t,
         Err(e) => return usage(format!("cannot read {path}: {e}")),
     };
-    let program = match script::parse(&text) {
+    let program = match handlers::parse(&text) {
         Ok(p) => p,
         Err(e) => {
             eprintln!(
                 "{path}:{}:{}: {}",
                 e.line,
                 e.column,
-                e.text(script::Lang::En)
+                e.text(handlers::Lang::En)
             );
             return ExitCode::from(2);
         }
@@ -835,8 +836,8 @@ fn judge_options(
     };
     let seed = match seed {
         None => fresh_seed(),
-        Some(text) => parse_integer(script::sample::SEED, text)
-            .and_then(script::sample::seed)
+        Some(text) => parse_integer(sample::SEED, text)
+            .and_then(sample::seed)
             .map_err(|e| format!("--seed {e}"))?,
     };
     let deadline = match deadline {
@@ -863,7 +864,7 @@ fn fresh_seed() -> u64 {
     let bits = std::collections::hash_map::RandomState::new()
         .build_hasher()
         .finish();
-    bits & script::sample::MAX_SEED
+    bits & sample::MAX_SEED
 }
 
 /// Says `reason` on stderr: exit 2.
@@ -874,9 +875,9 @@ fn usage(reason: String) -> ExitCode {
 
 /// The workshop's handler, if this binary has it.
 fn workshop_contender() -> Result<Contender, Error> {
-    crate::labs::workshop::handler()
+    crate::labs::handlers::workshop::handler()
         .map(Contender::Rust)
-        .ok_or_else(|| Error::invalid(race::HANDLER, crate::labs::workshop::MISSING))
+        .ok_or_else(|| Error::invalid(handlers::HANDLER, crate::labs::handlers::workshop::MISSING))
 }
 
 /// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
@@ -884,7 +885,7 @@ fn workshop_contender() -> Result<Contender, Error> {
 fn judge_workshop(options: JudgeOptions) -> ExitCode {
     match workshop_contender() {
         Ok(contender) => judge_contender(&contender, &options, Judged::Workshop),
-        Err(_) => usage(crate::labs::workshop::MISSING.to_owned()),
+        Err(_) => usage(crate::labs::handlers::workshop::MISSING.to_owned()),
     }
 }
 

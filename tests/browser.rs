@@ -591,8 +591,8 @@ async fn console_memory_is_bounded_by_the_heap_limit() {
 /// the event it failed with.
 #[test]
 fn the_judge_runs_a_handler_text_in_the_worker() {
-    use inbox_lab::labs::race::Handler;
-    use inbox_lab::labs::script::builtin;
+    use inbox_lab::labs::handlers::builtin;
+    use inbox_lab::labs::handlers::Handler;
     use inbox_lab::wasm::replay_handler;
     let two = JsValue::from_f64(2.0);
     let seeded = |text: &str, seed: JsValue| {
@@ -689,8 +689,8 @@ fn the_judge_tells_its_progress_to_a_listener() {
         sink.borrow_mut().push(format!("{check} {done}/{total}"));
     }) as Box<dyn FnMut(JsValue)>);
     let judged = judge_handler(
-        JsValue::from_str(inbox_lab::labs::script::builtin(
-            inbox_lab::labs::race::Handler::Atomic,
+        JsValue::from_str(inbox_lab::labs::handlers::builtin(
+            inbox_lab::labs::handlers::Handler::Atomic,
         )),
         JsValue::from_f64(2.0),
         listener.as_ref().clone(),

@@ -14,7 +14,7 @@ use inbox_lab::core::db;
 use inbox_lab::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT};
 use inbox_lab::core::health;
 use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT, MAX_STORED};
-use inbox_lab::labs::race::{Handler, Payload};
+use inbox_lab::labs::handlers::{Handler, Payload};
 use inbox_lab::labs::scheme_ends::outbox::{self, Receiver, Strategy as Notify};
 use inbox_lab::labs::scheme_ends::{business, retention};
 use inbox_lab::labs::tools::transfer;

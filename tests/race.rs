@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use inbox_lab::core::db::{self, Mode};
 use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
-use inbox_lab::labs::race::handlers::{Answer, Handler, Payload};
+use inbox_lab::labs::handlers::{Answer, Handler, Payload};
 use inbox_lab::labs::race::{self, Arena};
 use inbox_lab::{core::tables, Fault};
 use tempfile::TempDir;

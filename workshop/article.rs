@@ -1,11 +1,11 @@
 // The article's handler as a step program: the unique key decides which
 // delivery is first, and ONE transaction registers the event and credits
-// the account (src/labs/script/builtin/atomic.inbox says the same in the
-// handler language). The tests (src/labs/workshop/tests.rs) judge it
+// the account (src/labs/handlers/builtin/atomic.inbox says the same in the
+// handler language). The tests (src/labs/judge/workshop_tests.rs) judge it
 // correct, with exactly the built-in atomic handler's counts. Copy it into
 // workshop/handler.rs only after you tried.
 
-use crate::labs::script::rust::{AnswerKind, Event, Last, Next, StepHandler};
+use crate::labs::handlers::rust::{AnswerKind, Event, Last, Next, StepHandler};
 
 pub static HANDLER: Article = Article;
 

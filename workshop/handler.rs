@@ -9,9 +9,9 @@
 // race lab and the handler panel, to watch it step by step.
 //
 // This file is compiled into the crate with the feature `workshop`
-// (src/labs/workshop.rs includes it), so it names the crate's items with
+// (src/labs/handlers/workshop.rs includes it), so it names the crate's items with
 // `crate::`. A handler is a step program, the shape of every handler the
-// lab runs (src/labs/script/rust.rs): at each `step` it names ONE SQL
+// lab runs (src/labs/handlers/rust.rs): at each `step` it names ONE SQL
 // statement and the step to continue at (`Next::sql(SQL, then)`), or its
 // answer (`Next::Answer(...)`). `last` is what the previous statement did:
 // `last.changed()` (rows changed), `last.has_row()`, `last.int("amount")`.
@@ -26,7 +26,7 @@
 // The article's handler, written the same way, is workshop/article.rs (the
 // tests judge it correct): read it after you tried.
 
-use crate::labs::script::rust::{AnswerKind, Event, Last, Next, StepHandler};
+use crate::labs::handlers::rust::{AnswerKind, Event, Last, Next, StepHandler};
 
 /// The handler `cargo xtask workshop` judges.
 pub static HANDLER: Workshop = Workshop;

@@ -34,37 +34,27 @@ use crate::core::outcome::{Outcome, Receipt};
 use crate::core::schema::{MAX_BALANCE, MAX_RECEIPT};
 use crate::core::trace::Trace;
 
-/// One step of the apply transaction, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Step {
-    /// Take the write lock before reading anything.
-    Begin,
-    /// Try to register the event; the unique key decides.
-    Insert,
-    /// Only after a conflict: compare the stored payload with this one.
-    ReadStored,
-    /// Only for a new event: add the amount, guarded against the limit.
-    Credit,
-    /// Store the first result (receipt number, balance after) in the inbox row.
-    StoreReceipt,
-    /// Make it all durable at once.
-    Commit,
+crate::core::named::named! {
+    /// One step of the apply transaction, in the order they run.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Step("step") {
+        /// Take the write lock before reading anything.
+        Begin => "begin",
+        /// Try to register the event; the unique key decides.
+        Insert => "insert",
+        /// Only after a conflict: compare the stored payload with this one.
+        ReadStored => "read_stored",
+        /// Only for a new event: add the amount, guarded against the limit.
+        Credit => "credit",
+        /// Store the first result (receipt number, balance after) in the inbox row.
+        StoreReceipt => "store_receipt",
+        /// Make it all durable at once.
+        Commit => "commit",
+    }
 }
 
 impl Step {
-    /// The step's stable name (as in the wire form and a [`Trace`]).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Step::Begin => "begin",
-            Step::Insert => "insert",
-            Step::ReadStored => "read_stored",
-            Step::Credit => "credit",
-            Step::StoreReceipt => "store_receipt",
-            Step::Commit => "commit",
-        }
-    }
-
     /// The SQL statements this step runs, as shown to readers.
     pub fn statements(self) -> &'static [&'static str] {
         match self {

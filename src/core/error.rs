@@ -198,26 +198,16 @@ pub trait Code: Copy {
     fn as_str(self) -> &'static str;
 }
 
-/// Defines a code enum with its wire name and the list of all its values,
-/// and implements [`Code`] for it.
+/// Defines a code enum with its wire name and the list of all its values
+/// (the crate's `named!`), and implements [`Code`] for it.
 macro_rules! code_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)* }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name {
-            $($(#[$vmeta])* $variant,)*
-        }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
-
-            /// The stable wire name (also the last part of the i18n key).
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text,)*
-                }
+        $crate::core::named::named! {
+            $(#[$meta])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize)]
+            #[serde(rename_all = "snake_case")]
+            pub enum $name("code") {
+                $($(#[$vmeta])* $variant => $text,)*
             }
         }
 

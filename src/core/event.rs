@@ -576,54 +576,26 @@ fn js_number_text(n: f64) -> String {
     }
 }
 
-/// The type of a value that arrived where another was expected, named as
-/// JavaScript and JSON name them. The wire name (`as_str`) goes into the
-/// `params` of a `wrong_type` report; the page translates it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ValueType {
-    Null,
-    Undefined,
-    Boolean,
-    Number,
-    BigInt,
-    String,
-    Symbol,
-    Function,
-    Array,
-    Object,
+crate::core::named::named! {
+    /// The type of a value that arrived where another was expected, named as
+    /// JavaScript and JSON name them. The wire name (`as_str`) goes into the
+    /// `params` of a `wrong_type` report; the page translates it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ValueType("type") {
+        Null => "null",
+        Undefined => "undefined",
+        Boolean => "boolean",
+        Number => "number",
+        BigInt => "bigint",
+        String => "string",
+        Symbol => "symbol",
+        Function => "function",
+        Array => "array",
+        Object => "object",
+    }
 }
 
 impl ValueType {
-    /// Every type, for translation checks.
-    pub const ALL: [ValueType; 10] = [
-        ValueType::Null,
-        ValueType::Undefined,
-        ValueType::Boolean,
-        ValueType::Number,
-        ValueType::BigInt,
-        ValueType::String,
-        ValueType::Symbol,
-        ValueType::Function,
-        ValueType::Array,
-        ValueType::Object,
-    ];
-
-    /// The wire name: `null`, `boolean`, `bigint`, `array`, ...
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ValueType::Null => "null",
-            ValueType::Undefined => "undefined",
-            ValueType::Boolean => "boolean",
-            ValueType::Number => "number",
-            ValueType::BigInt => "bigint",
-            ValueType::String => "string",
-            ValueType::Symbol => "symbol",
-            ValueType::Function => "function",
-            ValueType::Array => "array",
-            ValueType::Object => "object",
-        }
-    }
-
     /// How an English sentence says it: `null`, `a boolean`, `an array`.
     pub fn english(self) -> &'static str {
         match self {

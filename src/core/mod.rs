@@ -24,6 +24,7 @@ pub mod error;
 pub mod event;
 pub mod fault;
 pub mod health;
+pub(crate) mod named;
 pub mod outcome;
 pub mod schema;
 pub mod source;

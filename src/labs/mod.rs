@@ -2,8 +2,11 @@
 //! core ([`crate::core`]) never names them; they use only its public face
 //! (and the storage shims).
 //!
-//! * [`race`] — the mistakes the article warns about, as runnable handlers,
-//!   raced statement by statement on real connections.
+//! * [`handlers`] — a handler's one home: the article's, the mistakes it
+//!   warns about, and the handler language (text, or Rust: the workshop's).
+//! * [`race`] — any handler's deliveries raced statement by statement on
+//!   real connections.
+//! * [`judge`] — everything the lab knows run against one handler, counted.
 //! * [`crash`] — kill the handler at every storage operation of a commit,
 //!   recover, check atomicity.
 //! * [`scheme_ends`] — where the scheme ends: side effects and the outbox,
@@ -13,8 +16,6 @@
 //!   authenticity.
 //! * [`tools`] — the reader's tools around the tables: the SQL console,
 //!   export and import, the article's scenario, query budgets.
-//! * [`workshop`] — the workshop's handler in Rust (feature `workshop`),
-//!   judged and listed like the built-ins.
 //! * `bench` (feature `bench`) — the benchmark's settings and runs; not in
 //!   the page's wasm.
 //!
@@ -24,13 +25,13 @@
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod crash;
+pub mod handlers;
+pub mod judge;
 pub mod race;
 pub mod scheme_ends;
-pub mod script;
 pub mod tools;
 pub mod verdicts;
 pub mod webhooks;
-pub mod workshop;
 
 /// Every `(kind, code)` pair a report can carry — the core's
 /// ([`crate::core::error::codes`]) and every lab's refusal codes (all under
@@ -62,10 +63,7 @@ pub fn error_codes() -> Vec<(&'static str, &'static str)> {
             .iter()
             .map(|c| c.as_str())
             .collect(),
-        script::judge::JudgeCode::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect(),
+        judge::JudgeCode::ALL.iter().map(|c| c.as_str()).collect(),
     ];
     all.extend(labs.concat().into_iter().map(|c| ("invalid_input", c)));
     all.extend(webhooks::codes());

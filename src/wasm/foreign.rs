@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::*;
 use super::to_value;
 use crate::core::error::Error;
 use crate::core::event::Field;
-use crate::labs::script::judge::{self, JUDGE_BUDGET};
+use crate::labs::judge::{self, JUDGE_BUDGET};
 use crate::labs::tools::budget::{self, Budget};
 use crate::labs::tools::{console, transfer};
 

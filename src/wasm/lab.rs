@@ -21,7 +21,7 @@ use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 
 use super::*;
-use crate::labs::race::Answer;
+use crate::labs::handlers::Answer;
 use crate::labs::tools::{console, scenario, transfer};
 use crate::labs::verdicts::{outcome_answer, Heard, Referee, Seen, Verdict};
 use crate::{apply_traced, core::schema, core::tables, Delivery, Outcome, Progress, Step, Trace};

@@ -57,7 +57,7 @@ use wasm_bindgen::prelude::*;
 use crate::core::db::{self, Mode};
 use crate::core::error::StorageCode;
 use crate::core::event::{self as rules, integer_from_js_number, Field, ValueType};
-use crate::labs::race::{Handler, Payload, HANDLER};
+use crate::labs::handlers::{Handler, Payload, HANDLER};
 use crate::labs::verdicts::Verdict;
 use crate::{apply, Error, Event, Fault, Trace};
 

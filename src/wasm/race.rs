@@ -2,9 +2,9 @@
 //! one shared `memdb` database in the worker.
 
 use super::*;
-use crate::labs::race::handlers::Contender;
+use crate::labs::handlers::workshop;
+use crate::labs::handlers::{self, Contender};
 use crate::labs::race::{self as lab, Arena, Race};
-use crate::labs::workshop;
 
 /// The race lab in the browser: several real connections to one shared
 /// in-memory database (SQLite's `memdb` VFS, with real locks between
@@ -77,7 +77,7 @@ fn contender_from_js(value: &JsValue) -> Result<Contender, Error> {
         if name == workshop::NAME {
             return workshop::named(&name)
                 .map(Contender::Rust)
-                .ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING));
+                .ok_or_else(|| Error::invalid(handlers::HANDLER, workshop::MISSING));
         }
     }
     Ok(Contender::Builtin(handler_from_js(value)?))
@@ -110,13 +110,13 @@ enum Judged {
     /// `crash_sweep` says where the crash sweep runs: natively only
     /// (`inbox-lab judge`); the report carries no crash counts here.
     Report {
-        report: Box<crate::labs::script::judge::Report>,
+        report: Box<crate::labs::judge::Report>,
         crash_sweep: &'static str,
     },
     /// Line and column (1-based), the code, and the sentence in both
     /// languages.
     ParseError {
-        code: crate::labs::script::ScriptCode,
+        code: crate::labs::handlers::ScriptCode,
         line: usize,
         column: usize,
         en: String,
@@ -138,11 +138,11 @@ pub fn judge_handler(
     progress: JsValue,
     seed: JsValue,
 ) -> Result<JsValue, JsValue> {
-    use crate::labs::script::{self, Lang};
-    let text = string_from_js(crate::labs::race::HANDLER, &text)?;
+    use crate::labs::handlers::Lang;
+    let text = string_from_js(crate::labs::handlers::HANDLER, &text)?;
     let deliveries = judged_deliveries(&deliveries)?;
     let seed = seed_from_js(&seed)?.unwrap_or_else(fresh_seed);
-    let program = match script::parse(&text) {
+    let program = match handlers::parse(&text) {
         Ok(p) => p,
         Err(e) => {
             return to_value(&Judged::ParseError {
@@ -167,7 +167,7 @@ pub fn judge_handler(
 
 /// A judge's seed: `None` when undefined or null.
 fn seed_from_js(seed: &JsValue) -> Result<Option<u64>, Error> {
-    use crate::labs::script::sample;
+    use crate::labs::judge::sample;
     if seed.is_undefined() || seed.is_null() {
         return Ok(None);
     }
@@ -176,7 +176,7 @@ fn seed_from_js(seed: &JsValue) -> Result<Option<u64>, Error> {
 
 /// A seed no run has chosen (`Math.random`'s 53 bits).
 fn fresh_seed() -> u64 {
-    let max = crate::labs::script::sample::MAX_SEED;
+    let max = crate::labs::judge::sample::MAX_SEED;
     // In [0, 1): the product is below 2^53, and the cast keeps it whole.
     (js_sys::Math::random() * max as f64) as u64
 }
@@ -200,7 +200,7 @@ fn judge_contender(
     progress: &JsValue,
     seed: u64,
 ) -> Result<JsValue, JsValue> {
-    use crate::labs::script::judge;
+    use crate::labs::judge;
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RUN: AtomicUsize = AtomicUsize::new(0);
     let name = format!(
@@ -239,7 +239,7 @@ pub fn judge_workshop(
     let deliveries = judged_deliveries(&deliveries)?;
     let seed = seed_from_js(&seed)?.unwrap_or_else(fresh_seed);
     let handler =
-        workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+        workshop::handler().ok_or_else(|| Error::invalid(handlers::HANDLER, workshop::MISSING))?;
     judge_contender(&Contender::Rust(handler), deliveries, &progress, seed)
 }
 
@@ -248,7 +248,7 @@ pub fn judge_workshop(
 #[wasm_bindgen(js_name = builtinHandler)]
 pub fn builtin_handler(name: JsValue) -> Result<JsValue, JsValue> {
     let handler = handler_from_js(&name)?;
-    Ok(JsValue::from_str(crate::labs::script::builtin(handler)))
+    Ok(JsValue::from_str(crate::labs::handlers::builtin(handler)))
 }
 
 /// One step of a replayed schedule.
@@ -271,9 +271,9 @@ pub fn replay_handler(
     schedule: Vec<u32>,
     seed: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let text = string_from_js(crate::labs::race::HANDLER, &text)?;
-    let program = crate::labs::script::parse(&text)
-        .map_err(|e| Error::invalid(crate::labs::race::HANDLER, e.to_string()))?;
+    let text = string_from_js(crate::labs::handlers::HANDLER, &text)?;
+    let program = crate::labs::handlers::parse(&text)
+        .map_err(|e| Error::invalid(crate::labs::handlers::HANDLER, e.to_string()))?;
     replay_contender(
         Contender::Script {
             name: "handler".to_owned(),
@@ -294,7 +294,7 @@ pub fn replay_workshop(
     seed: JsValue,
 ) -> Result<JsValue, JsValue> {
     let handler =
-        workshop::handler().ok_or_else(|| Error::invalid(lab::HANDLER, workshop::MISSING))?;
+        workshop::handler().ok_or_else(|| Error::invalid(handlers::HANDLER, workshop::MISSING))?;
     replay_contender(Contender::Rust(handler), &deliveries, schedule, &seed)
 }
 
@@ -317,7 +317,7 @@ fn replay_contender(
     let event = match seed_from_js(seed)? {
         Some(seed) => {
             let schedule: Vec<usize> = schedule.iter().map(|&i| i as usize).collect();
-            crate::labs::script::judge::raced_event(&arena, &contender, seed, &schedule)?
+            crate::labs::judge::raced_event(&arena, &contender, seed, &schedule)?
         }
         None => lab::race_payload(),
     };

@@ -48,7 +48,7 @@ use inbox_lab::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT};
 use inbox_lab::core::schema::{self, MAX_BALANCE, MAX_RECEIPT};
 use inbox_lab::core::tables;
 use inbox_lab::core::tables::{AccountRow, InboxRow};
-use inbox_lab::labs::race::{Handler, Payload};
+use inbox_lab::labs::handlers::{Handler, Payload};
 use inbox_lab::labs::scheme_ends::outbox::{self, Receiver, Strategy};
 use inbox_lab::labs::scheme_ends::{business, retention};
 use inbox_lab::{apply, Error, Event, Outcome, Receipt, Tables};

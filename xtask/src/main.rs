@@ -3,6 +3,7 @@
 mod bench;
 mod build;
 mod crashlab;
+mod deps;
 mod dist;
 mod doc_paths;
 mod serve;

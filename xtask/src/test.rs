@@ -2,7 +2,7 @@
 
 use crate::setup::{self, Scope, CHROMIUM, ENGINES_DIR, FIREFOX, WASM_TARGET};
 use crate::util::{self, run_tee, say};
-use crate::{build, dist, doc_paths, serve};
+use crate::{build, deps, dist, doc_paths, serve};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -227,6 +227,15 @@ fn lint() -> Result<Outcome> {
         Box::new(|| {
             let n = doc_paths::check(&util::root())?;
             say(format!("{n} paths named in documents and comments exist"));
+            Ok(())
+        }),
+    ));
+    // src/ folders depend on each other only along deps::ALLOWED, without a cycle.
+    checks.push((
+        "folder dependencies (xtask/src/deps.rs)",
+        Box::new(|| {
+            let n = deps::check(&util::root())?;
+            say(format!("{n} folder dependencies, acyclic and allowed"));
             Ok(())
         }),
     ));

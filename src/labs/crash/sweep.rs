@@ -11,33 +11,27 @@ use crate::storage::iolog;
 /// The input holding the verdicts a summary counts.
 pub const OUTCOMES: Field = Field::new("outcomes");
 
-/// What a sweep runs on: the page's stack (write coalescing over the
-/// counting shim), or one of the two controls — variants broken on purpose
-/// that a sweep which proves anything must catch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Control {
-    /// No control: the page's stack, every crash point must be atomic.
-    None,
-    /// Recovery with a lock check that always answers "someone else holds
-    /// RESERVED" (sahpool before 0.3): the hot journal is never rolled
-    /// back, so the sweep must find partial commits.
-    BrokenLock,
-    /// Coalescing that lets a commit return with its last bytes still held
-    /// back ([`Variant::HoldsCommits`](crate::storage::coalesce::Variant)):
-    /// in WAL mode the sweep must find acknowledged events lost.
-    HoldsCommits,
+crate::core::named::named! {
+    /// What a sweep runs on: the page's stack (write coalescing over the
+    /// counting shim), or one of the two controls — variants broken on purpose
+    /// that a sweep which proves anything must catch.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Control("control") {
+        /// No control: the page's stack, every crash point must be atomic.
+        None => "none",
+        /// Recovery with a lock check that always answers "someone else holds
+        /// RESERVED" (sahpool before 0.3): the hot journal is never rolled
+        /// back, so the sweep must find partial commits.
+        BrokenLock => "broken-lock",
+        /// Coalescing that lets a commit return with its last bytes still held
+        /// back ([`Variant::HoldsCommits`](crate::storage::coalesce::Variant)):
+        /// in WAL mode the sweep must find acknowledged events lost.
+        HoldsCommits => "holds-commits",
+    }
 }
 
 impl Control {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Control::None => "none",
-            Control::BrokenLock => "broken-lock",
-            Control::HoldsCommits => "holds-commits",
-        }
-    }
-
     /// The VFS the workload writes through.
     pub fn write_vfs(self) -> &'static str {
         match self {
@@ -61,20 +55,6 @@ impl Control {
         match self {
             Control::None => clean,
             Control::BrokenLock | Control::HoldsCommits => !clean,
-        }
-    }
-}
-
-impl std::str::FromStr for Control {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(Control::None),
-            "broken-lock" => Ok(Control::BrokenLock),
-            "holds-commits" => Ok(Control::HoldsCommits),
-            other => Err(format!(
-                "unknown control {other:?}: expected none, broken-lock or holds-commits"
-            )),
         }
     }
 }

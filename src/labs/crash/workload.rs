@@ -7,36 +7,16 @@ use serde::Serialize;
 use crate::core::error::Error;
 use crate::{apply, Event};
 
-/// Journal modes the lab sweeps, always with `synchronous=FULL`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JournalMode {
-    /// Rollback journal: `journal_mode=DELETE`.
-    Delete,
-    /// `journal_mode=WAL` with `locking_mode=EXCLUSIVE` (no shared memory
-    /// needed, which OPFS cannot offer).
-    Wal,
-}
-
-impl JournalMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JournalMode::Delete => "delete",
-            JournalMode::Wal => "wal",
-        }
-    }
-}
-
-impl std::str::FromStr for JournalMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "delete" => Ok(JournalMode::Delete),
-            "wal" => Ok(JournalMode::Wal),
-            other => Err(format!(
-                "unknown journal mode {other:?}: expected delete or wal"
-            )),
-        }
+crate::core::named::named! {
+    /// Journal modes the lab sweeps, always with `synchronous=FULL`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum JournalMode("journal mode") {
+        /// Rollback journal: `journal_mode=DELETE`.
+        Delete => "delete",
+        /// `journal_mode=WAL` with `locking_mode=EXCLUSIVE` (no shared memory
+        /// needed, which OPFS cannot offer).
+        Wal => "wal",
     }
 }
 

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::core::error::Error;
 use crate::core::event::Field;
 use crate::core::schema;
-use crate::labs::race::handlers::{Answer, Contender, Payload, Run};
+use crate::labs::handlers::{Answer, Contender, Payload, Run};
 
 /// The input saying how many concurrent deliveries the race lab runs.
 pub const DELIVERIES: Field = Field::new("deliveries");

@@ -763,7 +763,7 @@ mod tests {
     /// message whose row was purged — is imported.
     #[test]
     fn an_outbox_message_without_its_applied_event_is_refused() {
-        use crate::labs::race::{Handler, Payload};
+        use crate::labs::handlers::{Handler, Payload};
         use crate::labs::scheme_ends::{outbox, retention};
 
         for (sql, detail) in [

@@ -29,44 +29,32 @@ use crate::core::event::Event;
 use crate::core::fault::Fault;
 use crate::core::outcome::{Outcome, Receipt};
 use crate::core::trace::{Effect, Trace};
-use crate::labs::race::{Answer, Handler, Payload};
+use crate::labs::handlers::{Answer, Handler, Payload};
 
 #[cfg(test)]
 mod tests;
 
-/// What the verdict says about a delivery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// Applied once, a true duplicate, or a refusal that changed nothing.
-    Correct,
-    /// This delivery credited an event that had been credited before.
-    CreditedTwice,
-    /// The sender is told to stop (a 200, or an error not worth retrying)
-    /// while the event is registered and its credit was never committed.
-    CreditLost,
-    /// "Duplicate" answered for a payload other than the stored one.
-    FalseDuplicate,
-    /// The stored first delivery (payload or receipt) was replaced.
-    HistoryRewritten,
-    /// A failure was answered (so the sender will retry), yet part of the
-    /// work — the inbox row, the credit — was already committed.
-    FailedAfterCommit,
-    /// The tables could not be read, so nothing can be said.
-    Unknown,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Correct => "correct",
-            Kind::CreditedTwice => "credited_twice",
-            Kind::CreditLost => "credit_lost",
-            Kind::FalseDuplicate => "false_duplicate",
-            Kind::HistoryRewritten => "history_rewritten",
-            Kind::FailedAfterCommit => "failed_after_commit",
-            Kind::Unknown => "unknown",
-        }
+crate::core::named::named! {
+    /// What the verdict says about a delivery.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Kind("verdict") {
+        /// Applied once, a true duplicate, or a refusal that changed nothing.
+        Correct => "correct",
+        /// This delivery credited an event that had been credited before.
+        CreditedTwice => "credited_twice",
+        /// The sender is told to stop (a 200, or an error not worth retrying)
+        /// while the event is registered and its credit was never committed.
+        CreditLost => "credit_lost",
+        /// "Duplicate" answered for a payload other than the stored one.
+        FalseDuplicate => "false_duplicate",
+        /// The stored first delivery (payload or receipt) was replaced.
+        HistoryRewritten => "history_rewritten",
+        /// A failure was answered (so the sender will retry), yet part of the
+        /// work — the inbox row, the credit — was already committed.
+        FailedAfterCommit => "failed_after_commit",
+        /// The tables could not be read, so nothing can be said.
+        Unknown => "unknown",
     }
 }
 

@@ -5,10 +5,10 @@
 //! the checks refuse or an answer with the transaction open as failures
 //! with their reason, never a panic.
 
-use crate::labs::race::handlers::{Contender, Handler};
-use crate::labs::script::judge::{judge, open_scratch, Report, JUDGE_BUDGET};
-use crate::labs::script::rust::{AnswerKind, Event, Last, Next, StepHandler};
-use crate::labs::script::{builtin, parse};
+use crate::labs::handlers::rust::{AnswerKind, Event, Last, Next, StepHandler};
+use crate::labs::handlers::{builtin, parse};
+use crate::labs::handlers::{workshop, Contender, Handler};
+use crate::labs::judge::{judge, open_scratch, Report, JUDGE_BUDGET};
 
 mod article {
     include!("../../../workshop/article.rs");
@@ -68,9 +68,9 @@ fn the_articles_handler_in_rust_is_judged_exactly_as_the_atomic_text() {
 #[cfg(feature = "workshop")]
 #[test]
 fn the_workshop_starter_as_shipped_is_judged_exactly_as_check_then_act() {
-    let starter = super::handler().expect("the feature compiles the starter in");
+    let starter = workshop::handler().expect("the feature compiles the starter in");
     assert_eq!(starter.name(), "workshop");
-    assert!(super::named("workshop").is_some());
+    assert!(workshop::named("workshop").is_some());
     let rust = judged(&Contender::Rust(starter));
     assert_eq!(rust.handler, "workshop");
     assert_eq!(rust.verdict, "broken");
@@ -78,7 +78,7 @@ fn the_workshop_starter_as_shipped_is_judged_exactly_as_check_then_act() {
     assert!(
         matches!(
             rust.first_failure,
-            Some(crate::labs::script::judge::Failure::Race { deliveries: 2, .. })
+            Some(crate::labs::judge::Failure::Race { deliveries: 2, .. })
         ),
         "{:?}",
         rust.first_failure
@@ -89,8 +89,8 @@ fn the_workshop_starter_as_shipped_is_judged_exactly_as_check_then_act() {
 #[cfg(not(feature = "workshop"))]
 #[test]
 fn without_the_feature_there_is_no_workshop_handler() {
-    assert!(super::handler().is_none());
-    assert!(super::named("workshop").is_none());
+    assert!(workshop::handler().is_none());
+    assert!(workshop::named("workshop").is_none());
 }
 
 #[test]

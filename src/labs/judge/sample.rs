@@ -5,7 +5,7 @@
 //! credit without an inbox row). So every check runs over a [`Sample`]:
 //! the article's event first, then events whose sources, event ids,
 //! accounts and amounts are, field by field, the values the handler text
-//! itself writes down ([`super::Program::literals`]) and their neighbours
+//! itself writes down ([`crate::labs::handlers::Program::literals`]) and their neighbours
 //! (so `> 1000` meets 1000 and 1001), then random values of every size.
 //!
 //! Invariant: the same seed and the same handler give the same events, so
@@ -16,10 +16,10 @@ use serde::Serialize;
 use crate::core::error::Error;
 use crate::core::event::Field;
 use crate::core::event::{Event, MAX_ACCOUNT_ID, MAX_AMOUNT};
-use crate::labs::race::handlers::{Contender, Payload};
+use crate::labs::handlers::{self, Contender, Payload};
 use crate::labs::race::race_payload;
 
-use super::parse::Literals;
+use crate::labs::handlers::Literals;
 
 /// The largest seed: seeds travel through JavaScript numbers.
 pub const MAX_SEED: u64 = (1 << 53) - 1;
@@ -57,7 +57,7 @@ impl Sample {
     pub fn of(seed: u64, contender: &Contender) -> Sample {
         let literals = match contender {
             Contender::Script { program, .. } => program.literals(),
-            Contender::Builtin(h) => super::parse(super::builtin(*h))
+            Contender::Builtin(h) => handlers::parse(handlers::builtin(*h))
                 .map(|p| p.literals())
                 .unwrap_or_default(),
             Contender::Rust(_) => Literals::default(),

@@ -29,10 +29,17 @@ use serde::Serialize;
 use crate::core::error::Error;
 use crate::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT};
 use crate::labs::crash::Summary as CrashSummary;
-use crate::labs::race::handlers::{Answer, Contender, Payload};
+use crate::labs::handlers::{Answer, Contender, Payload};
 use crate::labs::race::{explore_event, race_payload, replay_event, Arena};
-use crate::labs::script::sample::Sample;
 use crate::labs::tools::budget::{Budget, Meter, Spent};
+use sample::Sample;
+
+pub mod sample;
+// Natively: they judge on scratch files.
+#[cfg(all(test, not(target_family = "wasm")))]
+mod tests;
+#[cfg(all(test, not(target_family = "wasm")))]
+mod workshop_tests;
 
 /// The judge's whole budget: every statement of every delivery it runs.
 pub const JUDGE_BUDGET: Budget = Budget::JUDGE;
@@ -52,7 +59,7 @@ crate::core::error::code_enum! {
 /// `race_3`).
 pub fn over_deadline(seconds: u64, check: &str) -> Error {
     Error::refused(
-        crate::labs::race::HANDLER,
+        crate::labs::handlers::HANDLER,
         crate::core::error::Reason::new(
             JudgeCode::JudgeBudget,
             format!(

@@ -9,7 +9,7 @@
 //! Without the feature there is no workshop handler ([`handler`] is
 //! `None`), and asking for it is a clear error ([`MISSING`]).
 
-use crate::labs::script::rust::StepHandler;
+use super::rust::StepHandler;
 
 /// The name it is listed by (the race lab, the handler panel, the judge).
 pub const NAME: &str = "workshop";
@@ -41,6 +41,3 @@ pub fn handler() -> Option<&'static dyn StepHandler> {
 pub fn named(name: &str) -> Option<&'static dyn StepHandler> {
     (name == NAME).then(handler).flatten()
 }
-
-#[cfg(all(test, not(target_family = "wasm")))]
-mod tests;

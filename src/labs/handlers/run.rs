@@ -25,11 +25,12 @@ use super::parse::{
     check_statement, AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program, Statement,
 };
 use super::rust::{Last, Next, StepHandler};
+use super::Answer;
 use crate::core::apply::is_foreign_key;
 use crate::core::error::Error;
 use crate::core::event::Event;
+use crate::core::fault::Fault;
 use crate::core::trace::Trace;
-use crate::labs::race::handlers::Answer;
 
 /// Where the steps come from: a parsed text, or a handler in Rust.
 #[derive(Debug, Clone)]
@@ -69,6 +70,16 @@ pub struct Script {
     finished: bool,
     last: Last,
     trace: Trace,
+    /// The teaching fault point to die at, if any ([`Script::with_fault`]).
+    fault: Option<Fault>,
+    /// An INSERT into the inbox has run: a SELECT of it now reads the
+    /// stored row ([`Statement::op`]).
+    registering: bool,
+    /// "After insert" waits for the COMMIT that comes next.
+    fault_at_commit: bool,
+    /// What the last statement that returned a row returned (a refusal
+    /// names the stored values, even after its ROLLBACK).
+    read: Last,
 }
 
 impl Script {
@@ -80,7 +91,21 @@ impl Script {
             finished: false,
             last: Last::default(),
             trace: Trace::default(),
+            fault: None,
+            registering: false,
+            fault_at_commit: false,
+            read: Last::default(),
         }
+    }
+
+    /// The same delivery, dying at `fault`: "after update" right after the
+    /// credit; "after insert" right after the INSERT that registered the
+    /// event — or, when the handler commits that registration on its own
+    /// next, right after that COMMIT (two_transactions' lesson: between
+    /// its two transactions).
+    pub fn with_fault(mut self, fault: Option<Fault>) -> Script {
+        self.fault = fault;
+        self
     }
 
     /// A delivery by a handler written in Rust, not yet started.
@@ -94,14 +119,14 @@ impl Script {
             Ahead::Sql(stmt, then) => Ahead::Sql(stmt, then),
             Ahead::Answer(..) => {
                 return Err(Error::invalid(
-                    crate::labs::race::HANDLER,
+                    crate::labs::handlers::HANDLER,
                     format!(
                         "{}: step 0 answers before any statement ran",
                         handler.name()
                     ),
                 ))
             }
-            Ahead::Refused(why) => return Err(Error::invalid(crate::labs::race::HANDLER, why)),
+            Ahead::Refused(why) => return Err(Error::invalid(crate::labs::handlers::HANDLER, why)),
         };
         Ok(Script {
             source: Source::Rust { handler, ahead },
@@ -109,6 +134,10 @@ impl Script {
             finished: false,
             last,
             trace: Trace::default(),
+            fault: None,
+            registering: false,
+            fault_at_commit: false,
+            read: Last::default(),
         })
     }
 
@@ -180,6 +209,43 @@ impl Script {
         }
     }
 
+    /// Whether the handler answers a refusal next (`conflict`,
+    /// `unknown_account`), right away or after its own ROLLBACK.
+    fn refuses_next(&self) -> bool {
+        let refusal = |u: Upcoming| {
+            matches!(
+                u,
+                Upcoming::Answer(AnswerKind::Conflict | AnswerKind::UnknownAccount, _)
+            )
+        };
+        match self.upcoming() {
+            Upcoming::Sql(s) if s.kind == Kind::Rollback => {
+                let mut after = self.clone();
+                after.last = Last::default();
+                after.advance();
+                refusal(after.upcoming())
+            }
+            next => refusal(next),
+        }
+    }
+
+    /// Whether the fault point fires after `stmt`, which changed `rows`
+    /// (see [`Script::with_fault`]); "after insert" before a COMMIT that
+    /// comes next waits for it.
+    fn fires(&mut self, fault: Fault, stmt: &Statement, rows: usize) -> bool {
+        match fault {
+            Fault::AfterUpdate => stmt.op(self.registering) == "credit" && rows > 0,
+            Fault::AfterInsert if self.fault_at_commit => stmt.kind == Kind::Commit,
+            Fault::AfterInsert if stmt.registers() && rows > 0 => {
+                let commit_next =
+                    matches!(self.upcoming(), Upcoming::Sql(s) if s.kind == Kind::Commit);
+                self.fault_at_commit = commit_next;
+                !commit_next
+            }
+            Fault::AfterInsert => false,
+        }
+    }
+
     fn on_busy(&self) -> Option<AnswerKind> {
         match &self.source {
             Source::Text { program, .. } => program.on_busy,
@@ -205,34 +271,47 @@ impl Script {
             }
         };
         let in_transaction = !conn.is_autocommit();
+        let op = stmt.op(self.registering);
         if stmt.kind == Kind::Rollback && in_transaction {
             // The trace's own ROLLBACK: it marks what it undoes.
             if let Err(e) = self.trace.abort(conn) {
-                self.trace.failed(stmt.kind.op(), stmt.shown, 0);
+                self.trace.failed(op, stmt.shown, 0);
                 return Err(self.end(conn, e));
             }
             self.last = Last::default();
+            self.advance();
         } else {
-            match self.run_sql(conn, stmt.sql(), &stmt.params) {
-                Ok(last) => {
-                    let rows = usize::try_from(last.changed).unwrap_or(0);
-                    if stmt.kind == Kind::Commit && in_transaction {
-                        self.trace.committed(stmt.kind.op(), stmt.shown);
-                    } else if conn.is_autocommit() {
-                        self.trace.autocommitted(stmt.kind.op(), stmt.shown, rows);
-                    } else {
-                        self.trace.ran(stmt.kind.op(), stmt.shown, rows);
-                    }
-                    self.last = last;
-                }
+            let last = match self.run_sql(conn, &stmt) {
+                Ok(last) => last,
                 Err(Error::Busy) => return Err(Error::Busy),
                 Err(e) => {
-                    self.trace.failed(stmt.kind.op(), stmt.shown, 0);
+                    self.trace.failed(op, stmt.shown, 0);
                     return Err(self.end(conn, e));
                 }
+            };
+            let rows = usize::try_from(last.changed).unwrap_or(0);
+            if last.has_row() {
+                self.read = last.clone();
+            }
+            self.last = last;
+            self.advance();
+            // What it read made the handler refuse: the step where it went
+            // wrong, as in every built-in's trace.
+            if self.refuses_next() {
+                self.trace.failed(op, stmt.shown, rows);
+            } else if stmt.kind == Kind::Commit && in_transaction {
+                self.trace.committed(op, stmt.shown);
+            } else if conn.is_autocommit() {
+                self.trace.autocommitted(op, stmt.shown, rows);
+            } else {
+                self.trace.ran(op, stmt.shown, rows);
+            }
+            self.registering |= stmt.registers();
+            if let Some(fault) = self.fault.filter(|&f| self.fires(f, &stmt, rows)) {
+                self.trace.crashed();
+                return Err(self.end(conn, fault.crash()));
             }
         }
-        self.advance();
         match self.upcoming() {
             Upcoming::Answer(kind, at) => self.answer(conn, kind, &at).map(Some),
             Upcoming::Sql(_) => Ok(None),
@@ -248,7 +327,7 @@ impl Script {
             return err;
         }
         if let Upcoming::Sql(s) = self.upcoming() {
-            self.trace.failed(s.kind.op(), s.shown, 0);
+            self.trace.failed(s.op(self.registering), s.shown, 0);
         }
         self.end(conn, err)
     }
@@ -311,17 +390,19 @@ impl Script {
     }
 
     fn column_int(&self, name: &str) -> Option<i64> {
-        self.last.int(name)
+        self.read.int(name)
     }
 
     /// Runs one statement with its parameters bound; what it did.
-    fn run_sql(&self, conn: &Connection, sql: &str, params: &[Param]) -> Result<Last, Error> {
+    fn run_sql(&self, conn: &Connection, statement: &Statement) -> Result<Last, Error> {
+        let (sql, params) = (statement.sql(), &statement.params);
+        // BEGIN and COMMIT change no row (SQLite's count is the last write's).
+        let writes = matches!(statement.kind, Kind::Insert | Kind::Update | Kind::Delete);
         let run = || -> Result<Last, rusqlite::Error> {
             let mut stmt = conn.prepare_cached(sql)?;
             for (i, p) in params.iter().enumerate() {
                 stmt.raw_bind_parameter(i + 1, param(&self.event, *p))?;
             }
-            let readonly = stmt.readonly();
             let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
             let mut rows = stmt.raw_query();
             let row = match rows.next()? {
@@ -337,10 +418,10 @@ impl Script {
             // Run it to the end (an UPDATE ... RETURNING finishes only then).
             while rows.next()?.is_some() {}
             drop(rows);
-            let changed = if readonly {
-                0
-            } else {
+            let changed = if writes {
                 i64::try_from(conn.changes()).unwrap_or(i64::MAX)
+            } else {
+                0
             };
             Ok(Last { changed, row })
         };

@@ -1,6 +1,6 @@
 //! A handler written in Rust, on the same step machine as a handler text
 //! and the built-ins: the workshop's (`workshop/handler.rs`, feature
-//! `workshop`, see [`crate::labs::workshop`]).
+//! `workshop`, see [`crate::labs::handlers::workshop`]).
 //!
 //! A [`StepHandler`] is a step program: at each step it names the one SQL
 //! statement to run next (and the step to continue at), or the answer. The
@@ -29,7 +29,7 @@ pub trait StepHandler: Sync {
     /// The name it is judged and listed by: `"workshop"` unless it says
     /// otherwise.
     fn name(&self) -> &'static str {
-        crate::labs::workshop::NAME
+        crate::labs::handlers::workshop::NAME
     }
 
     /// What the delivery of `event` does at `step` (0 at the start; then

@@ -98,29 +98,17 @@ pub struct Cond {
     pub atoms: Vec<Atom>,
 }
 
-/// The kind of a statement, by its first word; the name it has in a trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Begin,
-    Commit,
-    Rollback,
-    Select,
-    Insert,
-    Update,
-    Delete,
-}
-
-impl Kind {
-    pub fn op(self) -> &'static str {
-        match self {
-            Kind::Begin => "begin",
-            Kind::Commit => "commit",
-            Kind::Rollback => "rollback",
-            Kind::Select => "select",
-            Kind::Insert => "insert",
-            Kind::Update => "update",
-            Kind::Delete => "delete",
-        }
+crate::core::named::named! {
+    /// The kind of a statement, by its first word; the name it has in a trace.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind("statement kind") {
+        Begin => "begin",
+        Commit => "commit",
+        Rollback => "rollback",
+        Select => "select",
+        Insert => "insert",
+        Update => "update",
+        Delete => "delete",
     }
 }
 
@@ -139,6 +127,49 @@ impl Statement {
     pub fn sql(&self) -> &'static str {
         self.shown.first().copied().unwrap_or("")
     }
+
+    /// Its step's name in a trace: what it does to the lab's tables, the
+    /// names the built-ins' steps have always had — so the verdicts and the
+    /// page read a text's steps as they read the core's. An INSERT into the
+    /// inbox is `insert` (`insert_or_ignore`, `insert_or_replace`); an
+    /// UPDATE of the accounts is `credit`; a SELECT from the inbox is
+    /// `check` until the delivery tried to register (`registering`), then
+    /// `read_stored`; anything else is its first word ([`Kind::as_str`]).
+    pub fn op(&self, registering: bool) -> &'static str {
+        let sql = self.sql().to_ascii_uppercase();
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        match (self.kind, words.as_slice()) {
+            (Kind::Insert, [_, "OR", "IGNORE", "INTO", table, ..]) if is_inbox(table) => {
+                "insert_or_ignore"
+            }
+            (Kind::Insert, [_, "OR", "REPLACE", "INTO", table, ..]) if is_inbox(table) => {
+                "insert_or_replace"
+            }
+            (Kind::Insert, [_, "INTO", table, ..]) if is_inbox(table) => "insert",
+            (Kind::Update, [_, "ACCOUNTS", ..]) => "credit",
+            (Kind::Select, _) if words.windows(2).any(|w| w[0] == "FROM" && is_inbox(w[1])) => {
+                if registering {
+                    "read_stored"
+                } else {
+                    "check"
+                }
+            }
+            (kind, _) => kind.as_str(),
+        }
+    }
+
+    /// Whether it is one of the INSERTs that register the event.
+    pub fn registers(&self) -> bool {
+        matches!(
+            self.op(false),
+            "insert" | "insert_or_ignore" | "insert_or_replace"
+        )
+    }
+}
+
+/// Whether a table name (as the SQL has it, upper-cased) is the inbox.
+fn is_inbox(table: &str) -> bool {
+    table == "INBOX" || table.starts_with("INBOX(")
 }
 
 /// One instruction of the compiled program.
