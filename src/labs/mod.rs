@@ -15,14 +15,10 @@
 //!   export and import, the article's scenario, query budgets.
 //! * [`workshop`] — the workshop's handler in Rust (feature `workshop`),
 //!   judged and listed like the built-ins.
-//! * `bench` (feature `bench`) — the benchmark's settings and runs; not in
-//!   the page's wasm.
 //!
 //! Each lab names its own input fields, refusal codes and crash points;
 //! [`error_codes`] lists them all with the core's, for the translations.
 
-#[cfg(feature = "bench")]
-pub mod bench;
 pub mod crash;
 pub mod race;
 pub mod scheme_ends;
