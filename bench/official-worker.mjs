@@ -4,10 +4,10 @@
 // "opfs-sahpool" VFS, in a dedicated worker like ours.
 //
 // `cargo xtask bench` serves this file as /www/official/worker.mjs next to
-// the package's `index.mjs` and `sqlite3.wasm`; it is never part of the page.
+// the package's `index.mjs` and `sqlite3.wasm` and the generated `core-sql.mjs`; it is never part of the page.
 //
 // The transaction is src/core/apply.rs's, statement for statement (the same SQL
-// text, copied below): BEGIN IMMEDIATE, the INSERT ... ON CONFLICT DO NOTHING
+// text, generated from the core into ./core-sql.mjs): BEGIN IMMEDIATE, the INSERT ... ON CONFLICT DO NOTHING
 // that decides, then either the credit (UPDATE ... RETURNING balance), the
 // receipt counter and the receipt, or the read of the stored payload, then
 // COMMIT; ROLLBACK on any error. Statements are prepared once and reused, the
@@ -23,9 +23,10 @@
 //   result.engine is "official".
 
 import sqlite3InitModule from './index.mjs';
+import { SCHEMA, STATEMENTS } from './core-sql.mjs';
 
 const POOL = { name: 'official-bench', directory: '.official-bench', initialCapacity: 16, clearOnInit: true };
-const PAGE_SIZE = 8192; // as inbox_lab::bench::PAGE_SIZE
+const PAGE_SIZE = 8192; // as inbox_lab_bench::PAGE_SIZE
 const MAX_BALANCE = 2 ** 53 - 1;
 const PROGRESS_STEPS = 50;
 
@@ -35,44 +36,17 @@ const SETTINGS = {
   'wal-normal': { locking_mode: 'exclusive', journal_mode: 'wal', synchronous: 'normal' },
 };
 
-// The schema of src/core/schema.rs (version 1) and the statements of src/core/apply.rs.
-const SCHEMA = `
-CREATE TABLE accounts (
-    id      INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 9007199254740991),
-    balance INTEGER NOT NULL DEFAULT 0
-            CHECK (typeof(balance) = 'integer' AND balance BETWEEN 0 AND 9007199254740991)
-);
-CREATE TABLE inbox (
-    source        TEXT    NOT NULL,
-    event_id      TEXT    NOT NULL,
-    account_id    INTEGER NOT NULL REFERENCES accounts(id),
-    amount        INTEGER NOT NULL CHECK (amount > 0),
-    receipt_seq   INTEGER UNIQUE,
-    balance_after INTEGER,
-    PRIMARY KEY (source, event_id)
-);
-CREATE TABLE receipt_counter (
-    id       INTEGER PRIMARY KEY CHECK (id = 1),
-    last_seq INTEGER NOT NULL
-);
-INSERT INTO receipt_counter(id, last_seq) VALUES (1, 0);
-PRAGMA user_version = 1;
-INSERT INTO accounts(id) VALUES (1);
-`;
+// The schema and the statements of the core (src/core/schema.rs, src/core/apply.rs), generated
+// by the native bench (`--official-sql`) into ./core-sql.mjs, so they cannot drift from ours.
+const [bumpSeq, writeReceipt] = STATEMENTS.store_receipt;
 const SQL = {
-  begin: 'BEGIN IMMEDIATE',
-  insert: `INSERT INTO inbox(source, event_id, account_id, amount)
-VALUES (?1, ?2, ?3, ?4)
-ON CONFLICT(source, event_id) DO NOTHING`,
-  readStored: `SELECT account_id, amount, receipt_seq, balance_after
-FROM inbox WHERE source = ?1 AND event_id = ?2`,
-  credit: `UPDATE accounts SET balance = balance + ?1
-WHERE id = ?2 AND balance <= ?3 - ?1
-RETURNING balance`,
-  bumpSeq: 'UPDATE receipt_counter SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq',
-  writeReceipt: `UPDATE inbox SET receipt_seq = ?1, balance_after = ?2
-WHERE source = ?3 AND event_id = ?4`,
-  commit: 'COMMIT',
+  begin: STATEMENTS.begin[0],
+  insert: STATEMENTS.insert[0],
+  readStored: STATEMENTS.read_stored[0],
+  credit: STATEMENTS.credit[0],
+  bumpSeq,
+  writeReceipt,
+  commit: STATEMENTS.commit[0],
 };
 
 let pool = null;
@@ -111,14 +85,14 @@ function run(setting, events, progress) {
   const db = new pool.util.OpfsSAHPoolDb(name);
   const statements = [];
   try {
-    // As src/core/db.rs and inbox_lab::labs::bench::open configure a connection.
+    // As src/core/db.rs and inbox_lab_bench::open configure a connection.
     db.exec(`PRAGMA page_size = ${PAGE_SIZE};
 PRAGMA locking_mode = ${want.locking_mode};
 PRAGMA journal_mode = ${want.journal_mode};
 PRAGMA synchronous = ${want.synchronous};
 PRAGMA busy_timeout = 100;
 PRAGMA foreign_keys = ON;`);
-    db.transaction('IMMEDIATE', () => db.exec(SCHEMA));
+    db.transaction('IMMEDIATE', () => db.exec(`${SCHEMA}INSERT INTO accounts(id) VALUES (1);`));
     const settings = {
       sqlite_version: db.selectValue('SELECT sqlite_version()'),
       journal_mode: String(db.selectValue('PRAGMA journal_mode')).toLowerCase(),
@@ -186,7 +160,10 @@ function applyCredit(db, stmt, source, eventId, accountId, amount) {
       }
       const balance = stmt.credit.get(0);
       stmt.credit.reset();
-      stmt.bumpSeq.step();
+      stmt.bumpSeq.bind([MAX_BALANCE]);
+      if (!stmt.bumpSeq.step()) {
+        throw new Error('receipt_limit');
+      }
       const seq = stmt.bumpSeq.get(0);
       stmt.bumpSeq.reset();
       stmt.writeReceipt.bind([seq, balance, source, eventId]);

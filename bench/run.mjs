@@ -8,7 +8,7 @@
 //                      [--profile-events 500] [--page-events 10000] [--chromium /usr/bin/chromium]
 //
 // Run it from the repository root (it runs bench/python_bench.py). --native-bin
-// is the built benches/native.rs; it and the Python runner write their
+// is the built bench/benches/native.rs; it and the Python runner write their
 // databases under --native-dir and --python-dir.
 //
 // --site is the directory the server serves (the page plus the official
@@ -333,7 +333,7 @@ function pickMedianRounds(rounds, engine) {
   });
 }
 
-// The native bench binary (benches/native.rs) and the Python runner, each a
+// The native bench binary (bench/benches/native.rs) and the Python runner, each a
 // child process that prints one JSON document.
 function native(extra) {
   return runJson(args['native-bin'], ['--dir', args['native-dir'], ...extra.map(String)]);

@@ -32,13 +32,12 @@
 //!     browser).
 //!   * [`core::tables`] — a consistent snapshot of both tables for display.
 //!   * [`core::health`] — is a stored database one this build can use?
-//! * [`storage`] — SQLite VFS shims on one base (the crash lab's I/O log,
-//!   the benchmark's timing and write coalescing).
+//! * [`storage`] — SQLite VFS shims on one base (the crash lab's I/O log
+//!   and write coalescing; the benchmark, `bench/`, adds its timing shim).
 //! * `labs` (feature `labs`, on by default) — what the page builds on the
 //!   core: the race lab (the article's mistakes, raced), the crash lab,
 //!   where the scheme ends (outbox, business keys, retention), the tools
-//!   (console, import/export, the article's scenario, query budgets) and,
-//!   with feature `bench`, the benchmark.
+//!   (console, import/export, the article's scenario, query budgets).
 //! * `cli` (native, `labs`) — the `inbox-lab` command line.
 //! * `wasm` (wasm32, `labs`) — the thin facade the browser workers call;
 //!   the only code that knows `JsValue`.

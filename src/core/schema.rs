@@ -130,7 +130,7 @@ CREATE TABLE order_events (
 /// Migrations, indexed by the version they produce: `MIGRATIONS[0]` turns an
 /// empty database into version 1, `MIGRATIONS[1]` version 1 into 2. Later
 /// issues append here; existing entries never change.
-const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+pub const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
 
 /// Prepares a freshly opened connection: busy timeout, foreign keys on.
 ///

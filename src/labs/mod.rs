@@ -16,14 +16,10 @@
 //!   authenticity.
 //! * [`tools`] — the reader's tools around the tables: the SQL console,
 //!   export and import, the article's scenario, query budgets.
-//! * `bench` (feature `bench`) — the benchmark's settings and runs; not in
-//!   the page's wasm.
 //!
 //! Each lab names its own input fields, refusal codes and crash points;
 //! [`error_codes`] lists them all with the core's, for the translations.
 
-#[cfg(feature = "bench")]
-pub mod bench;
 pub mod crash;
 pub mod handlers;
 pub mod judge;

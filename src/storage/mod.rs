@@ -10,8 +10,6 @@
 //! * `iolog` (feature `labs`) — the crash lab's: counts the calls that change storage and
 //!   can crash at any one of them; its control twin answers
 //!   `xCheckReservedLock` wrongly on purpose.
-//! * `timing` (feature `bench`) — the benchmark's profile: counts and times every call that
-//!   touches a file.
 //! * `coalesce` — merges adjacent writes into one: the page's storage (over the OPFS
 //!   pool), proven by the crash lab, which runs on it; its control twin holds a commit's
 //!   last bytes past the commit on purpose.
@@ -24,7 +22,5 @@ mod shim;
 pub mod coalesce;
 #[cfg(feature = "labs")]
 pub mod iolog;
-#[cfg(feature = "bench")]
-pub mod timing;
 
 pub use shim::{register, register_on, Call, File, FileKind, Op, Shim};

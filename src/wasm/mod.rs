@@ -15,8 +15,6 @@
 //! * [`Notifier`] and the scheme-ends calls on [`Lab`] (`scheme_ends.rs`).
 //! * The signed-webhook calls on [`Lab`] (`hooks.rs`): secrets, and
 //!   receiving what the server relays.
-//! * `Bench` (`bench.rs`, feature `bench`) — the benchmark's worker
-//!   (`www/panels/bench/benchworker.js`, which loads its own build, `www/pkg-bench/`).
 //!
 //! Invariant: it converts and decides nothing. JavaScript values come in
 //! with their JavaScript types checked (strings must be valid UTF-16,
@@ -35,11 +33,6 @@ mod lab;
 mod race;
 mod scheme_ends;
 
-#[cfg(feature = "bench")]
-mod bench;
-
-#[cfg(feature = "bench")]
-pub use bench::Bench;
 pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
 pub use foreign::{deadline_ms, over_deadline, query_copy, reads_only_settings, rebuild_import};
 pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
@@ -92,7 +85,7 @@ pub fn apply_source() -> Result<JsValue, JsValue> {
 }
 
 /// What a call on a closed database answers.
-fn closed() -> Error {
+pub fn closed() -> Error {
     Error::storage("the database is closed")
 }
 
@@ -133,7 +126,7 @@ fn with_steps(
 
 /// Serialises an answer; plain objects, and integers as JS numbers (all of
 /// ours are ≤ 2^53-1, so they are exact).
-fn to_value<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+pub fn to_value<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| JsValue::from(Error::storage(format!("cannot encode the answer: {e}"))))
@@ -279,13 +272,13 @@ fn type_of(value: &JsValue) -> ValueType {
 }
 
 /// Installs an OPFS "sahpool" VFS as SQLite's default: the reader's pool
-/// (`lab.rs`), the crash lab's and the benchmark's each call this with their
-/// own directory and VFS name.
+/// (`lab.rs`), the crash lab's and the benchmark's (`bench/src/wasm.rs`) each call this with
+/// their own directory and VFS name.
 ///
 /// # Errors
 /// `storage`/`opfs_unavailable`, naming why (not a dedicated worker, an
 /// insecure context, access handles held by another tab, ...).
-pub(crate) async fn install_pool(cfg: &OpfsSAHPoolCfg) -> Result<OpfsSAHPoolUtil, Error> {
+pub async fn install_pool(cfg: &OpfsSAHPoolCfg) -> Result<OpfsSAHPoolUtil, Error> {
     sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(cfg, true)
         .await
         .map_err(|e| Error::storage_with(StorageCode::OpfsUnavailable, e.to_string()))

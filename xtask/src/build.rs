@@ -1,5 +1,5 @@
-//! `cargo xtask build [--dev]`: compile the crate to wasm for the page, into `www/pkg`, and for
-//! the benchmark's worker (with the `bench` feature), into `www/pkg-bench`.
+//! `cargo xtask build [--dev]`: compile the crate to wasm for the page, into `www/pkg`, and the
+//! benchmark's crate (`bench/`, `inbox-lab-bench`) for its worker, into `www/pkg-bench`.
 //!
 //! Two modules, so the page's carries no benchmark code: the page's workers (database, crash
 //! lab) load `www/pkg`; only `www/panels/bench/benchworker.js` loads `www/pkg-bench`.
@@ -20,7 +20,7 @@ pub const BENCH_OUT_DIR: &str = "www/pkg-bench";
 pub enum Module {
     /// The page's: the crate's default features (the core and the labs).
     Page,
-    /// The benchmark worker's: `--features bench` (the benchmark and its storage shims too).
+    /// The benchmark worker's: the `bench/` crate (the page's module and the benchmark).
     Bench,
     /// The page's with the workshop's handler in Rust (`--features workshop`, `cargo xtask
     /// workshop`), into the page's place.
@@ -36,12 +36,13 @@ impl Module {
         }
     }
 
-    /// What wasm-pack passes on to `cargo build`.
-    fn cargo_args(self) -> &'static [&'static str] {
+    /// What wasm-pack builds: the crate's folder, and what it passes on to `cargo build`. The
+    /// bench's module keeps the page's file names (`inbox_lab.js`, `inbox_lab_bg.wasm`).
+    fn wasm_pack_args(self) -> &'static [&'static str] {
         match self {
-            Module::Page => &[],
-            Module::Bench => &["--features", "bench"],
-            Module::Workshop => &["--features", "workshop"],
+            Module::Page => &["."],
+            Module::Bench => &["bench", "--out-name", "inbox_lab"],
+            Module::Workshop => &[".", "--", "--features", "workshop"],
         }
     }
 }
@@ -143,10 +144,8 @@ pub fn module(which: Module, dev: bool, out_dir: &Path) -> Result<()> {
         .args(["build", "--target", "web"])
         .args(profile)
         .args(["--no-typescript", "--no-opt", "--out-dir"])
-        .arg(out_dir);
-    if !which.cargo_args().is_empty() {
-        wasm_pack.arg("--").args(which.cargo_args());
-    }
+        .arg(out_dir)
+        .args(which.wasm_pack_args());
     if !dev {
         wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS.join(" "));
     }

@@ -23,7 +23,7 @@ commands:
                                 chromedriver, wasm-bindgen CLI, wasm-pack, e2e npm packages,
                                 the e2e tests' Python package standardwebhooks)
   build [--dev]                 build the wasm modules: the page's into www/pkg, the benchmark
-                                worker's (feature bench) into www/pkg-bench (release unless --dev)
+                                worker's (bench/) into www/pkg-bench (release unless --dev)
   dist [--dev]                  build the deployable site into dist/: the page and each
                                 worker bundled with esbuild, content-hashed names, the CSP
                                 in a <meta> tag, a service worker (offline after one

@@ -1,5 +1,5 @@
 // The benchmark worker: times the real apply path (Rust `inbox_lab::apply`
-// through `wasm::Bench`) on OPFS, one event per transaction.
+// through `Bench`, bench/src/wasm.rs) on OPFS, one event per transaction.
 //
 // It is a dedicated module worker of its own, with its own OPFS pool
 // (`.inbox-lab-bench`), so it never touches the reader's database and can run

@@ -25,8 +25,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::{Call, FileKind, Op, Shim};
-use crate::core::error::Error;
+use inbox_lab::core::error::Error;
+use inbox_lab::storage::{Call, FileKind, Op, Shim};
 
 /// The shim's VFS name: open `file:NAME?vfs=bench-timing`.
 pub const VFS_NAME: &str = "bench-timing";
@@ -83,7 +83,7 @@ fn timed<T>(file: FileKind, op: Op, call: impl FnOnce() -> T) -> T {
 static CLOCK: std::sync::OnceLock<fn() -> f64> = std::sync::OnceLock::new();
 
 /// Gives the shim its clock. In the browser the facade (`wasm::Bench`) passes
-/// `performance.now()`, since only `src/wasm/` talks to JavaScript;
+/// `performance.now()`, since only `wasm.rs` talks to JavaScript;
 /// natively the default is a monotonic `Instant`. The first clock set stays.
 pub fn set_clock(clock: fn() -> f64) {
     let _ = CLOCK.set(clock);
@@ -118,7 +118,7 @@ fn default_clock() -> f64 {
 /// # Errors
 /// [`Error::Storage`] if there is no default VFS or registration fails.
 pub fn install() -> Result<(), Error> {
-    super::register(VFS_NAME, Timing, false)
+    inbox_lab::storage::register(VFS_NAME, Timing, false)
 }
 
 /// The shim: times the calls that touch a file, passes the rest on as they

@@ -1,10 +1,11 @@
 //! The benchmark's side of the real apply path: [`Bench`].
 
+use inbox_lab::wasm::{closed, install_pool, to_value, POOL_CAPACITY};
+use inbox_lab::{apply, Error, Outcome};
+use rusqlite::Connection;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
-use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
-
-use super::*;
-use crate::Outcome;
+use sqlite_wasm_vfs::sahpool::{OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
+use wasm_bindgen::prelude::*;
 
 /// Directory of the benchmark's own OPFS pool: apart from the reader's
 /// database, so a benchmark never touches it, and usable while the page's
@@ -15,13 +16,13 @@ pub const BENCH_POOL_DIRECTORY: &str = ".inbox-lab-bench";
 const BENCH_VFS_NAME: &str = "inbox-lab-bench";
 
 /// The benchmark's side of the real apply path, for `www/panels/bench/benchworker.js`:
-/// one fresh OPFS database per [`Setting`](crate::labs::bench::Setting), and
+/// one fresh OPFS database per [`Setting`](crate::Setting), and
 /// [`apply`] called once per event with no JavaScript value to convert on
 /// the way in or out, so the worker times the transaction, not the facade.
 #[wasm_bindgen]
 pub struct Bench {
     pool: OpfsSAHPoolUtil,
-    setting: crate::labs::bench::Setting,
+    setting: crate::Setting,
     name: String,
     conn: Option<Connection>,
 }
@@ -47,11 +48,11 @@ impl Bench {
     /// without the shim).
     #[wasm_bindgen(js_name = takeWrites)]
     pub fn take_writes(&self) -> Result<JsValue, JsValue> {
-        let stats = crate::storage::coalesce::take_stats();
+        let stats = inbox_lab::storage::coalesce::take_stats();
         to_value(&[stats.writes_in, stats.writes_out])
     }
 
-    /// Like `open`, through the timing shim (`storage::timing`): every storage
+    /// Like `open`, through the timing shim (`crate::timing`): every storage
     /// call is counted and timed, for [`Bench::profile`].
     #[wasm_bindgen(js_name = openProfiled)]
     pub async fn open_profiled(setting: String) -> Result<Bench, JsValue> {
@@ -64,21 +65,21 @@ impl Bench {
     pub fn profile(&self, events: u32) -> Result<JsValue, JsValue> {
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
         let setting = self.setting;
-        to_value(&crate::labs::bench::profile(conn, setting, events)?)
+        to_value(&crate::profile(conn, setting, events)?)
     }
 
     /// The settings SQLite really runs with: `{sqlite_version,
     /// journal_mode, locking_mode, synchronous, page_size}`.
     pub fn settings(&self) -> Result<JsValue, JsValue> {
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        to_value(&crate::labs::bench::settings(conn)?)
+        to_value(&crate::settings(conn)?)
     }
 
     /// Delivers the `i`-th benchmark event through [`apply`]: `true` if it
     /// was applied, `false` if it was a duplicate; throws the error object.
     pub fn apply(&self, i: u32) -> Result<bool, JsValue> {
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        match apply(conn, &crate::labs::bench::event(i), None)? {
+        match apply(conn, &crate::event(i), None)? {
             Outcome::Applied(_) => Ok(true),
             Outcome::Duplicate(_) => Ok(false),
         }
@@ -87,7 +88,7 @@ impl Bench {
     /// What the run left: `{balance, inbox, last_receipt}`.
     pub fn tally(&self) -> Result<JsValue, JsValue> {
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        to_value(&crate::labs::bench::tally(conn)?)
+        to_value(&crate::tally(conn)?)
     }
 
     /// Closes the database and deletes its files from the pool.
@@ -119,7 +120,7 @@ enum Stack {
 
 impl Bench {
     async fn open_with(setting: String, stack: Stack) -> Result<Bench, JsValue> {
-        let setting: crate::labs::bench::Setting = setting
+        let setting: crate::Setting = setting
             .parse()
             .map_err(|reason: String| JsValue::from(Error::storage(reason)))?;
         let cfg = OpfsSAHPoolCfgBuilder::new()
@@ -129,7 +130,7 @@ impl Bench {
             .clear_on_init(true)
             .build();
         let pool = install_pool(&cfg).await?;
-        crate::storage::timing::set_clock(performance_now);
+        crate::timing::set_clock(performance_now);
         let name = format!("bench-{}.sqlite3", setting.name());
         for file in [
             name.clone(),
@@ -140,9 +141,9 @@ impl Bench {
                 .map_err(|e| JsValue::from(Error::storage(e.to_string())))?;
         }
         let conn = match stack {
-            Stack::Page => crate::labs::bench::open(&name, setting),
-            Stack::Coalesced => crate::labs::bench::open_coalesced(&name, setting),
-            Stack::Profiled => crate::labs::bench::open_profiled(&name, setting),
+            Stack::Page => crate::open(&name, setting),
+            Stack::Coalesced => crate::open_coalesced(&name, setting),
+            Stack::Profiled => crate::open_profiled(&name, setting),
         }?;
         Ok(Bench {
             pool,

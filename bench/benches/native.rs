@@ -1,9 +1,9 @@
 //! The native side of `cargo xtask bench`: the real apply path
 //! (`inbox_lab::apply`) on rusqlite with its bundled SQLite, on files on
-//! disk, with the settings the browser runs with (`inbox_lab::labs::bench`).
+//! disk, with the settings the browser runs with (`inbox_lab_bench`).
 //!
 //! ```text
-//! cargo bench --bench native -- --dir DIR [--events 2000] [--rounds 1]
+//! cargo bench -p inbox-lab-bench --bench native -- --dir DIR [--events 2000] [--rounds 1]
 //!                                [--setting delete-full] [--profile-events 0]
 //! ```
 //!
@@ -18,7 +18,10 @@
 //!
 //! `cargo xtask bench` runs it once per round and setting between the
 //! browser's runs (bench/run.mjs), so every engine meets the same moments
-//! of the machine; `--rounds 0` runs only the profiles.
+//! of the machine; `--rounds 0` runs only the profiles. With
+//! `--official-sql` alone it prints the official worker's SQL module
+//! (`inbox_lab_bench::official_sql_module`) instead, with `--tables FILE` the
+//! Markdown tables of a `cargo xtask bench` run's JSON (`report.rs`).
 
 #[cfg(not(target_family = "wasm"))]
 fn main() -> std::process::ExitCode {
@@ -40,8 +43,8 @@ mod native {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
-    use inbox_lab::labs::bench::{self, Profile, Setting, Settings, Summary, Tally};
     use inbox_lab::{apply, Outcome};
+    use inbox_lab_bench::{self as bench, Profile, Setting, Settings, Summary, Tally};
     use serde::Serialize;
 
     #[derive(Serialize)]
@@ -71,6 +74,20 @@ mod native {
     }
 
     pub fn main(args: Vec<String>) -> Result<(), String> {
+        match args.as_slice() {
+            [flag] if flag == "--official-sql" => {
+                print!("{}", bench::official_sql_module());
+                return Ok(());
+            }
+            [flag, path] if flag == "--tables" => {
+                let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+                let run = serde_json::from_str(&text)
+                    .map_err(|e| format!("{path} is not a benchmark's JSON: {e}"))?;
+                print!("{}", bench::report::tables(&run));
+                return Ok(());
+            }
+            _ => {}
+        }
         let options = parse(args)?;
         std::fs::create_dir_all(&options.dir)
             .map_err(|e| format!("creating {}: {e}", options.dir.display()))?;
