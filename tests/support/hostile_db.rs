@@ -42,7 +42,7 @@
 //!   by `Event`'s rules; account ids `1..=2^53-1`; amounts `1..=10^9`.
 #![allow(dead_code)] // each including test uses its own part
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
 use inbox_lab::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT};
@@ -2073,6 +2073,26 @@ pub fn tally(counts: &mut Counts, accepted: bool) {
     } else {
         counts.2 += 1;
     }
+}
+
+/// The catalogue's run, judged alike natively and in the browser: no file broke
+/// the guarantee, every class made a file, and both verdicts were given.
+pub fn assert_catalogue_run(counts: &BTreeMap<&str, Counts>, failures: &[String], files: usize) {
+    assert!(
+        failures.is_empty(),
+        "{} of {files} files broke the guarantee:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for class in CLASSES {
+        let (generated, _, _) = counts.get(class).copied().unwrap_or_default();
+        assert!(generated >= 1, "class {class}: no file generated");
+    }
+    let (accepted, refused) = counts.values().fold((0, 0), |(a, r), c| (a + c.1, r + c.2));
+    assert!(
+        accepted >= 15 && refused >= 15,
+        "the catalogue must exercise both verdicts: {accepted} accepted, {refused} refused"
+    );
 }
 
 /// The table of a run, one line per class and a summary line.
