@@ -108,6 +108,7 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
                 .unwrap_or_default()
         ));
         if layers.is_empty() {
+            say("--changed: no layer to run");
             return Ok(());
         }
     }
@@ -487,16 +488,13 @@ fn e2e(only: Option<&[String]>) -> Result<Outcome> {
     if !failed.is_empty() {
         bail!("{} e2e files failed: {}", failed.len(), failed.join("; "));
     }
-    let own: u64 = done
-        .iter()
-        .filter(|d| d.host == OWN)
-        .map(|d| d.passed)
-        .sum();
-    let on_static: u64 = done
-        .iter()
-        .filter(|d| d.host == STATIC)
-        .map(|d| d.passed)
-        .sum();
+    let passed_on = |host| -> u64 {
+        done.iter()
+            .filter(|d| d.host == host)
+            .map(|d| d.passed)
+            .sum()
+    };
+    let (own, on_static) = (passed_on(OWN), passed_on(STATIC));
     if own == 0 {
         bail!("the end-to-end files passed 0 tests");
     }
@@ -623,10 +621,7 @@ fn run_e2e_jobs(
             .collect();
         let mut all = Vec::new();
         for t in threads {
-            all.extend(
-                t.join()
-                    .map_err(|_| anyhow::anyhow!("an e2e worker panicked"))??,
-            );
+            all.extend(t.join().map_err(|_| anyhow!("an e2e worker panicked"))??);
         }
         Ok(all)
     })
