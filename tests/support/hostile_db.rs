@@ -3,19 +3,20 @@
 //! guarantee is exactly that of a fresh database").
 //!
 //! Shared by `tests/hostile_files.rs` (native: a connection on a file, and
-//! proptest) and `tests/browser_import.rs` (wasm: the `Lab` facade on real
+//! proptest) and `tests/browser/import.rs` (wasm: the `Lab` facade on real
 //! OPFS), so it uses only rusqlite and inbox-lab APIs that exist on both
-//! targets. Each test file includes it with `#[path]`.
+//! targets. Each test crate includes it with `#[path]`.
 //!
 //! * [`base_bytes`] — a valid export: accounts, events applied by the atomic
 //!   handler (with receipts), rows written by the race lab's mistaken
 //!   handlers (no receipt: legitimate, see the decisions below), an outbox
 //!   message, an order, a clock that moved.
 //! * [`catalogue`] — files built from it, by class (triggers, views, ...),
-//!   at least three variants per class: names that look like SQLite's own in
-//!   any letter case, every trigger timing, `writable_schema` edits, every
-//!   stored type in every column, counters and balances at their limits,
-//!   header fields, plain byte damage.
+//!   one case per class, and every case a decision of issue 11 pins down
+//!   (accepted or refused): names that look like SQLite's own, `writable_schema`
+//!   edits, every stored type in every column, counters and balances at
+//!   their limits, header fields, plain byte damage. The other hostile edits
+//!   of a class are [`SNIPPETS`], which the random mutations draw from.
 //! * [`mutate`] — random mutations of an export (byte flips, schema edits
 //!   through `writable_schema`, value type changes), described by
 //!   [`Mutation`] so that proptest (native) or the small [`Rng`] (browser)
@@ -41,7 +42,7 @@
 //!   by `Event`'s rules; account ids `1..=2^53-1`; amounts `1..=10^9`.
 #![allow(dead_code)] // each including test uses its own part
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
 use inbox_lab::core::event::{MAX_ACCOUNT_ID, MAX_AMOUNT};
@@ -551,113 +552,26 @@ fn valid(g: &mut Gen) {
 }
 
 fn triggers(g: &mut Gen) {
-    const C: &str = "triggers";
-    let cases: [(&str, &str); 11] = [
-        (
-            "sqlite_x",
-            "CREATE TRIGGER {name} AFTER INSERT ON inbox BEGIN
-               UPDATE accounts SET balance = balance + 1000000 WHERE id = NEW.account_id; END",
-        ),
-        (
-            "SQLITE_autoindex_inbox_9",
-            "CREATE TRIGGER {name} BEFORE INSERT ON inbox BEGIN SELECT RAISE(IGNORE); END",
-        ),
-        (
-            "Sqlite_stat1",
-            "CREATE TRIGGER {name} AFTER INSERT ON inbox WHEN NEW.event_id NOT LIKE '%#again' BEGIN
-               INSERT INTO inbox(source, event_id, account_id, amount)
-               VALUES (NEW.source, NEW.event_id || '#again', NEW.account_id, NEW.amount);
-               UPDATE accounts SET balance = balance + NEW.amount WHERE id = NEW.account_id; END",
-        ),
-        (
-            "forget_the_first",
-            "CREATE TRIGGER {name} BEFORE INSERT ON inbox BEGIN
-               DELETE FROM inbox WHERE source = NEW.source AND event_id = NEW.event_id; END",
-        ),
-        (
-            "sqlite_sequence_guard",
-            "CREATE TRIGGER {name} BEFORE UPDATE ON receipt_counter BEGIN SELECT RAISE(IGNORE); END",
-        ),
-        (
-            "Receipts_Vanish",
-            "CREATE TRIGGER {name} AFTER UPDATE OF receipt_seq ON inbox BEGIN
-               UPDATE inbox SET receipt_seq = NULL, balance_after = NULL WHERE rowid = NEW.rowid; END",
-        ),
-        (
-            "audit_delete",
-            "CREATE TRIGGER {name} AFTER DELETE ON inbox BEGIN
-               INSERT OR REPLACE INTO accounts(id, balance) VALUES (OLD.account_id, 0); END",
-        ),
-        (
-            "sqlite_autoindex_inbox_1",
-            "CREATE TRIGGER {name} BEFORE DELETE ON accounts BEGIN SELECT RAISE(ABORT, 'no'); END",
-        ),
-        (
-            "DOUBLE",
-            "create trigger \"{name}\" after insert on \"INBOX\" for each row when new.amount > 1 begin
-               update \"ACCOUNTS\" set \"BALANCE\" = \"BALANCE\" * 2; end",
-        ),
-        (
-            "counter_rewind",
-            "CREATE TRIGGER {name} AFTER UPDATE ON accounts BEGIN
-               UPDATE receipt_counter SET last_seq = last_seq - 1; END",
-        ),
-        (
-            "never_ends",
-            "CREATE TRIGGER {name} AFTER INSERT ON inbox
-               WHEN (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)
-                     SELECT count(*) FROM c) > 0
-               BEGIN SELECT 1; END",
-        ),
-    ];
-    for (name, template) in cases {
-        g.sql(C, &format!("trigger {name}"), Expect::Either, |c| {
-            named(c, name, template)
-        });
-    }
-    g.sql(C, "INSTEAD OF INSERT on a view, named SQLITE_instead", Expect::Either, |c| {
-        exec(c, "CREATE VIEW inbox_v AS SELECT * FROM inbox")?;
-        named(
-            c,
-            "SQLITE_instead",
-            "CREATE TRIGGER {name} INSTEAD OF INSERT ON inbox_v BEGIN UPDATE accounts SET balance = 0; END",
-        )
-    });
-    g.sql(C, "INSTEAD OF DELETE on a view named Inbox_View", Expect::Either, |c| {
-        exec(
-            c,
-            "CREATE VIEW Inbox_View AS SELECT * FROM inbox;
-             CREATE TRIGGER Inbox_View_del INSTEAD OF DELETE ON Inbox_View BEGIN DELETE FROM inbox; END",
-        )
-    });
-    g.sql(C, "a trigger row written straight into sqlite_schema", Expect::Either, |c| {
-        writable(
-            c,
-            "INSERT INTO sqlite_schema(type, name, tbl_name, rootpage, sql) VALUES
-             ('trigger', 'sqlite_temp_trigger', 'inbox', 0,
-              'CREATE TRIGGER sqlite_temp_trigger AFTER INSERT ON inbox BEGIN UPDATE receipt_counter SET last_seq = 0; END')",
-        )
-    });
-    g.sql(C, "a trigger on sqlite_sequence", Expect::Either, |c| {
-        writable(
-            c,
-            "INSERT INTO sqlite_schema(type, name, tbl_name, rootpage, sql) VALUES
-             ('trigger', 'seq_watch', 'sqlite_sequence', 0,
-              'CREATE TRIGGER seq_watch AFTER UPDATE ON sqlite_sequence BEGIN UPDATE accounts SET balance = balance + 1; END')",
-        )
-    });
+    g.sql(
+        "triggers",
+        "trigger Sqlite_stat1: every event delivered twice",
+        Expect::Either,
+        |c| {
+            named(
+                c,
+                "Sqlite_stat1",
+                "CREATE TRIGGER {name} AFTER INSERT ON inbox WHEN NEW.event_id NOT LIKE '%#again' BEGIN
+                   INSERT INTO inbox(source, event_id, account_id, amount)
+                   VALUES (NEW.source, NEW.event_id || '#again', NEW.account_id, NEW.amount);
+                   UPDATE accounts SET balance = balance + NEW.amount WHERE id = NEW.account_id; END",
+            )
+        },
+    );
 }
 
 fn views(g: &mut Gen) {
-    const C: &str = "views";
     g.sql(
-        C,
-        "inbox_content, named like a shadow table",
-        Expect::Either,
-        |c| exec(c, "CREATE VIEW inbox_content AS SELECT * FROM inbox"),
-    );
-    g.sql(
-        C,
+        "views",
         "accounts_data, named like a shadow table, balances doubled",
         Expect::Either,
         |c| {
@@ -667,181 +581,40 @@ fn views(g: &mut Gen) {
             )
         },
     );
-    g.sql(C, "view Sqlite_stat4", Expect::Either, |c| {
-        named(
-            c,
-            "Sqlite_stat4",
-            "CREATE VIEW {name} AS SELECT 1 AS tbl, 2 AS idx",
-        )
-    });
-    g.sql(C, "a view that never ends", Expect::Either, |c| {
-        exec(
-            c,
-            "CREATE VIEW forever AS
-             WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n",
-        )
-    });
-    g.sql(C, "two views defined by each other", Expect::Either, |c| {
-        writable(
-            c,
-            "INSERT INTO sqlite_schema(type, name, tbl_name, rootpage, sql) VALUES
-               ('view', 'ping', 'ping', 0, 'CREATE VIEW ping AS SELECT * FROM pong'),
-               ('view', 'pong', 'pong', 0, 'CREATE VIEW pong AS SELECT * FROM ping')",
-        )
-    });
-    g.sql(
-        C,
-        "a view INBOX next to the table inbox",
-        Expect::Either,
-        |c| {
-            writable(
-                c,
-                "INSERT INTO sqlite_schema(type, name, tbl_name, rootpage, sql) VALUES
-               ('view', 'INBOX', 'INBOX', 0, 'CREATE VIEW INBOX AS SELECT 1 AS source')",
-            )
-        },
-    );
-    g.sql(C, "a cross join of six inboxes", Expect::Either, |c| {
-        exec(
-            c,
-            "CREATE VIEW receipt_counter_v AS SELECT count(*) AS last_seq
-             FROM inbox a, inbox b, inbox c, inbox d, inbox e, inbox f",
-        )
-    });
 }
 
 fn tables_and_indexes(g: &mut Gen) {
-    const C: &str = "tables and indexes";
-    const NOCASE: &str =
-        "CREATE UNIQUE INDEX {name} ON inbox(source COLLATE NOCASE, event_id COLLATE NOCASE)";
     g.sql(
-        C,
-        "UNIQUE COLLATE NOCASE index inbox_nocase",
-        Expect::Either,
-        |c| named(c, "inbox_nocase", NOCASE),
-    );
-    g.sql(
-        C,
-        "the same index hidden as sqlite_autoindex_inbox_3",
-        Expect::Either,
-        |c| named(c, "sqlite_autoindex_inbox_3", NOCASE),
-    );
-    g.sql(
-        C,
-        "a partial UNIQUE index on amount, named SQLITE_AUTOINDEX_INBOX_9",
+        "tables and indexes",
+        "a UNIQUE COLLATE NOCASE index hidden as sqlite_autoindex_inbox_3",
         Expect::Either,
         |c| {
             named(
                 c,
-                "SQLITE_AUTOINDEX_INBOX_9",
-                "CREATE UNIQUE INDEX {name} ON inbox(amount) WHERE receipt_seq IS NOT NULL",
+                "sqlite_autoindex_inbox_3",
+                "CREATE UNIQUE INDEX {name} ON inbox(source COLLATE NOCASE, event_id COLLATE NOCASE)",
             )
         },
     );
-    g.sql(
-        C,
-        "the own index name inbox_received_at on other columns",
-        Expect::Either,
-        |c| {
-            exec(
-                c,
-                "DROP INDEX inbox_received_at;
-             CREATE UNIQUE INDEX inbox_received_at ON inbox(source, event_id COLLATE NOCASE)",
-            )
-        },
-    );
-    g.sql(C, "an expression index", Expect::Either, |c| {
-        exec(
-            c,
-            "CREATE INDEX by_lower ON inbox(lower(event_id), abs(amount))",
-        )
-    });
-    g.sql(
-        C,
-        "ANALYZE, then sqlite_stat1 rewritten",
-        Expect::Either,
-        |c| exec(c, "ANALYZE; UPDATE sqlite_stat1 SET stat = '1 1 1';"),
-    );
-    g.sql(C, "extra tables with rows", Expect::Either, |c| {
-        exec(
-            c,
-            "CREATE TABLE evil(x);
-             INSERT INTO evil SELECT zeroblob(1000) FROM inbox, inbox;
-             CREATE TABLE \"Accounts_v2\"(id INTEGER PRIMARY KEY, balance);
-             INSERT INTO \"Accounts_v2\" VALUES (1, 1e300), (2, 'lots');",
-        )
-    });
-    g.sql(C, "a table named sqlite_stat9", Expect::Either, |c| {
-        named(c, "sqlite_stat9", "CREATE TABLE {name}(tbl, idx, stat)")
-    });
 }
 
 fn collations(g: &mut Gen) {
-    const C: &str = "collations";
-    let on_event_id =
-        "UPDATE sqlite_schema SET sql = replace(sql, 'event_id      TEXT', 'event_id      TEXT COLLATE NOCASE') WHERE name = 'inbox'";
     g.sql(
-        C,
-        "event_id TEXT COLLATE NOCASE via writable_schema",
-        Expect::Either,
-        |c| writable(c, on_event_id),
-    );
-    g.sql(
-        C,
-        "the same, with keys that differ only in case",
+        "collations",
+        "event_id TEXT COLLATE NOCASE, with keys that differ only in case",
         Expect::Either,
         |c| {
             apply(c, &event("provider-a", "EVT-1", 2, 5)?, None).map_err(say)?;
-            writable(c, on_event_id)
+            writable(
+                c,
+                "UPDATE sqlite_schema SET sql = replace(sql, 'event_id      TEXT', 'event_id      TEXT COLLATE NOCASE') WHERE name = 'inbox'",
+            )
         },
     );
-    g.sql(C, "source TEXT COLLATE RTRIM, then REINDEX", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(sql, 'source        TEXT', 'source        TEXT COLLATE RTRIM') WHERE name = 'inbox'",
-        )?;
-        exec(c, "REINDEX")
-    });
-    g.sql(C, "event_id collate nocase in lower case, then REINDEX", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(sql, 'event_id      TEXT', 'event_id      text collate nocase') WHERE name = 'inbox'",
-        )?;
-        exec(c, "REINDEX")
-    });
-    g.sql(C, "a collation SQLite does not know", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(sql, 'event_id      TEXT', 'event_id      TEXT COLLATE hostile') WHERE name = 'inbox'",
-        )
-    });
-    g.sql(C, "balance COLLATE NOCASE", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(sql, 'balance INTEGER', 'balance INTEGER COLLATE NOCASE') WHERE name = 'accounts'",
-        )
-    });
 }
 
 fn columns(g: &mut Gen) {
-    const C: &str = "columns";
-    g.sql(C, "received_at dropped", Expect::Either, |c| {
-        exec(
-            c,
-            "DROP INDEX inbox_received_at; ALTER TABLE inbox DROP COLUMN received_at;",
-        )
-    });
-    g.sql(C, "balance_after dropped", Expect::Either, |c| {
-        exec(c, "ALTER TABLE inbox DROP COLUMN balance_after")
-    });
-    g.sql(C, "columns added", Expect::Either, |c| {
-        exec(
-            c,
-            "ALTER TABLE inbox ADD COLUMN note TEXT DEFAULT 'x';
-             ALTER TABLE accounts ADD COLUMN bonus INTEGER NOT NULL DEFAULT 1000000;",
-        )
-    });
-    g.sql(C, "inbox rebuilt with its columns reordered", Expect::Either, |c| {
+    g.sql("columns", "inbox rebuilt with its columns reordered", Expect::Either, |c| {
         exec(
             c,
             "PRAGMA foreign_keys = OFF;
@@ -857,111 +630,15 @@ fn columns(g: &mut Gen) {
              CREATE INDEX inbox_received_at ON inbox(received_at);",
         )
     });
-    g.sql(C, "account_id and amount swapped in the schema text only", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(replace(replace(sql,
-               'account_id    INTEGER NOT NULL REFERENCES accounts(id)', '#'),
-               'amount        INTEGER NOT NULL CHECK (amount > 0)', 'account_id    INTEGER NOT NULL REFERENCES accounts(id)'),
-               '#', 'amount        INTEGER NOT NULL CHECK (amount > 0)')
-             WHERE name = 'inbox'",
-        )
-    });
-    g.sql(C, "amount renamed to amt", Expect::Either, |c| {
-        exec(c, "ALTER TABLE inbox RENAME COLUMN amount TO amt")
-    });
-    g.sql(C, "balance made a generated column", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(sql, 'balance INTEGER NOT NULL DEFAULT 0',
-               'balance INTEGER GENERATED ALWAYS AS (id * 1000000) VIRTUAL') WHERE name = 'accounts'",
-        )
-    });
-    g.sql(C, "balance generated from a 600 MB value", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(sql, 'balance INTEGER NOT NULL DEFAULT 0',
-               'balance INTEGER GENERATED ALWAYS AS (length(hex(zeroblob(300000000)))) VIRTUAL') WHERE name = 'accounts'",
-        )
-    });
-    g.sql(C, "an extra generated column of 800 MB", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = replace(sql, 'PRIMARY KEY (source, event_id)',
-               'big TEXT GENERATED ALWAYS AS (hex(zeroblob(400000000))) VIRTUAL, PRIMARY KEY (source, event_id)')
-             WHERE name = 'inbox'",
-        )
-    });
 }
 
 fn replaced(g: &mut Gen) {
-    const C: &str = "inbox replaced";
-    g.sql(C, "inbox is a view", Expect::Either, |c| {
+    g.sql("inbox replaced", "inbox is a view", Expect::Either, |c| {
         exec(
             c,
             "PRAGMA foreign_keys = OFF; DROP TABLE inbox;
              CREATE VIEW inbox AS SELECT 'provider-a' AS source, 'evt-1' AS event_id, 1 AS account_id,
                500 AS amount, 1 AS receipt_seq, 500 AS balance_after, 0 AS received_at;",
-        )
-    });
-    g.sql(C, "inbox is a WITHOUT ROWID table", Expect::Either, |c| {
-        exec(
-            c,
-            "PRAGMA foreign_keys = OFF;
-             CREATE TABLE inbox_new (
-                 source TEXT NOT NULL, event_id TEXT NOT NULL,
-                 account_id INTEGER NOT NULL REFERENCES accounts(id),
-                 amount INTEGER NOT NULL CHECK (amount > 0), receipt_seq INTEGER UNIQUE,
-                 balance_after INTEGER, received_at INTEGER NOT NULL DEFAULT 0,
-                 PRIMARY KEY (source, event_id)) WITHOUT ROWID;
-             INSERT INTO inbox_new SELECT * FROM inbox;
-             DROP TABLE inbox;
-             ALTER TABLE inbox_new RENAME TO inbox;
-             CREATE INDEX inbox_received_at ON inbox(received_at);",
-        )
-    });
-    g.sql(C, "inbox is a STRICT table", Expect::Either, |c| {
-        exec(
-            c,
-            "PRAGMA foreign_keys = OFF;
-             CREATE TABLE inbox_new (
-                 source TEXT NOT NULL, event_id TEXT NOT NULL, account_id INTEGER NOT NULL,
-                 amount INTEGER NOT NULL, receipt_seq INTEGER UNIQUE, balance_after INTEGER,
-                 received_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (source, event_id)) STRICT;
-             INSERT INTO inbox_new SELECT * FROM inbox;
-             DROP TABLE inbox;
-             ALTER TABLE inbox_new RENAME TO inbox;",
-        )
-    });
-    g.sql(C, "accounts is a view", Expect::Either, |c| {
-        exec(
-            c,
-            "PRAGMA foreign_keys = OFF; DROP TABLE accounts;
-             CREATE VIEW accounts AS SELECT 1 AS id, 9007199254740991 AS balance;",
-        )
-    });
-    g.sql(C, "receipt_counter is a view that always says 0", Expect::Either, |c| {
-        exec(
-            c,
-            "DROP TABLE receipt_counter; CREATE VIEW receipt_counter AS SELECT 1 AS id, 0 AS last_seq;",
-        )
-    });
-    g.sql(
-        C,
-        "inbox's row in sqlite_schema says view",
-        Expect::Either,
-        |c| {
-            writable(
-                c,
-                "UPDATE sqlite_schema SET type = 'view' WHERE name = 'inbox'",
-            )
-        },
-    );
-    g.sql(C, "inbox is a virtual table of an unknown module", Expect::Either, |c| {
-        writable(
-            c,
-            "UPDATE sqlite_schema SET sql = 'CREATE VIRTUAL TABLE inbox USING no_such_module(x)', rootpage = 0
-             WHERE name = 'inbox'",
         )
     });
 }
@@ -1020,13 +697,19 @@ fn stored_types(g: &mut Gen) {
             false,
         ),
     ];
+    // Every value a pinned column refuses, and one case that is free either way: the random
+    // mutations store every value in every column.
+    let mut free_case = false;
     for (table, column, text_column, nullable, pinned) in columns {
         for (what, value, is_text, is_int, is_null) in values {
             let fits =
                 (text_column && is_text) || (!text_column && is_int) || (nullable && is_null);
             let expect = if pinned && !fits {
                 Expect::Refused
+            } else if free_case {
+                continue;
             } else {
+                free_case = true;
                 Expect::Either
             };
             g.sql(C, &format!("{table}.{column} holds {what}"), expect, |c| {
@@ -1277,26 +960,10 @@ fn receipts(g: &mut Gen) {
 
 fn header(g: &mut Gen) {
     const C: &str = "header";
-    let pragmas: [(&str, &str, Expect); 8] = [
-        (
-            "application_id 1",
-            "PRAGMA application_id = 1",
-            Expect::Either,
-        ),
+    let pragmas: [(&str, &str, Expect); 3] = [
         (
             "application_id -1",
             "PRAGMA application_id = -1",
-            Expect::Either,
-        ),
-        (
-            "application_id 0x0F0F0F0F",
-            "PRAGMA application_id = 252645135",
-            Expect::Either,
-        ),
-        ("user_version 0", "PRAGMA user_version = 0", Expect::Either),
-        (
-            "user_version 1 on a version 2 file",
-            "PRAGMA user_version = 1",
             Expect::Either,
         ),
         (
@@ -1309,119 +976,41 @@ fn header(g: &mut Gen) {
             "PRAGMA user_version = -1",
             Expect::Refused,
         ),
-        (
-            "user_version 2 and application_id 2",
-            "PRAGMA application_id = 2",
-            Expect::Either,
-        ),
     ];
     for (name, sql, expect) in pragmas {
         g.sql(C, name, expect, |c| exec(c, sql));
     }
-    let built: [(&str, &str); 6] = [
-        ("page size 512", "PRAGMA page_size = 512"),
-        ("page size 65536", "PRAGMA page_size = 65536"),
-        ("auto_vacuum FULL", "PRAGMA auto_vacuum = FULL"),
-        (
-            "auto_vacuum INCREMENTAL",
-            "PRAGMA auto_vacuum = INCREMENTAL",
-        ),
-        ("encoding UTF-16le", "PRAGMA encoding = 'UTF-16le'"),
-        (
-            "UTF-16be, page size 1024, auto_vacuum FULL",
-            "PRAGMA encoding = 'UTF-16be'; PRAGMA page_size = 1024; PRAGMA auto_vacuum = FULL;",
-        ),
-    ];
-    for (name, setup) in built {
-        let made = base_conn(setup).and_then(|mut c| {
-            let rows = tables::snapshot(&c).ok();
-            Ok((bytes_of(&mut c)?, rows))
-        });
-        g.push(C, name, Expect::Either, made);
-    }
-    g.bytes(
+    let made = base_conn(
+        "PRAGMA encoding = 'UTF-16be'; PRAGMA page_size = 1024; PRAGMA auto_vacuum = FULL;",
+    )
+    .and_then(|mut c| {
+        let rows = tables::snapshot(&c).ok();
+        Ok((bytes_of(&mut c)?, rows))
+    });
+    g.push(
         C,
-        "WAL file format bytes (18, 19 = 2)",
+        "UTF-16be, page size 1024, auto_vacuum FULL",
         Expect::Either,
-        |b| {
-            b[18] = 2;
-            b[19] = 2;
-        },
-    );
-    g.bytes(
-        C,
-        "32 reserved bytes per page declared",
-        Expect::Either,
-        |b| b[20] = 32,
+        made,
     );
 }
 
 fn sequence(g: &mut Gen) {
-    const C: &str = "sqlite_sequence";
-    let cases: [(&str, &str); 8] = [
-        (
-            "seq 2^63-1",
-            "UPDATE sqlite_sequence SET seq = 9223372036854775807",
-        ),
-        (
-            "seq below the largest message id",
-            "UPDATE sqlite_sequence SET seq = 0",
-        ),
-        ("seq as text", "UPDATE sqlite_sequence SET seq = 'abc'"),
-        ("seq NULL", "UPDATE sqlite_sequence SET seq = NULL"),
-        (
-            "a row for inbox",
+    g.sql("sqlite_sequence", "a row for inbox", Expect::Either, |c| {
+        exec(
+            c,
             "INSERT INTO sqlite_sequence(name, seq) VALUES ('inbox', 5)",
-        ),
-        (
-            "a second row for OUTBOX",
-            "INSERT INTO sqlite_sequence(name, seq) VALUES ('OUTBOX', 1000)",
-        ),
-        ("rows deleted", "DELETE FROM sqlite_sequence"),
-        (
-            "name as a BLOB",
-            "UPDATE sqlite_sequence SET name = CAST(name AS BLOB)",
-        ),
-    ];
-    for (name, sql) in cases {
-        g.sql(C, name, Expect::Either, |c| exec(c, sql));
-    }
+        )
+    });
 }
 
 fn unparsable(g: &mut Gen) {
-    const C: &str = "unparsable schema";
-    let cases: [(&str, &str); 9] = [
-        ("inbox's sql cut short", "UPDATE sqlite_schema SET sql = 'CREATE TABLE inbox(' WHERE name = 'inbox'"),
-        (
-            "a row that is not SQL",
-            "INSERT INTO sqlite_schema(type, name, tbl_name, rootpage, sql) VALUES ('table', 'junk', 'junk', 0, 'hello world')",
-        ),
-        (
-            "a row of an unknown type",
-            "INSERT INTO sqlite_schema(type, name, tbl_name, rootpage, sql) VALUES ('garbage', 'junk', 'junk', 0, 'CREATE TABLE junk(x)')",
-        ),
-        (
-            "invalid UTF-8 in a table's sql",
-            "UPDATE sqlite_schema SET sql = CAST(x'435245415445205441424c45206c61625f636c6f636b28ff29' AS TEXT) WHERE name = 'lab_clock'",
-        ),
-        (
-            "a trigger on a table that does not exist",
-            "INSERT INTO sqlite_schema(type, name, tbl_name, rootpage, sql) VALUES ('trigger', 't', 'nowhere', 0, 'CREATE TRIGGER t AFTER INSERT ON nowhere BEGIN SELECT 1; END')",
-        ),
-        ("receipt_counter's sql NULL", "UPDATE sqlite_schema SET sql = NULL WHERE name = 'receipt_counter'"),
-        ("a NULL name", "UPDATE sqlite_schema SET name = NULL WHERE name = 'orders'"),
-        (
-            "1 MB of comment in accounts' sql",
-            "UPDATE sqlite_schema SET sql = sql || ' -- ' || hex(zeroblob(500000)) WHERE name = 'accounts'",
-        ),
-        (
-            "an index on a column that does not exist",
+    g.sql("unparsable schema", "an index on a column that does not exist", Expect::Either, |c| {
+        writable(
+            c,
             "UPDATE sqlite_schema SET sql = 'CREATE INDEX inbox_received_at ON inbox(nope)' WHERE name = 'inbox_received_at'",
-        ),
-    ];
-    for (name, sql) in cases {
-        g.sql(C, name, Expect::Either, |c| writable(c, sql));
-    }
+        )
+    });
 }
 
 fn damage(g: &mut Gen) {
@@ -1603,7 +1192,7 @@ pub enum Mutation {
 /// Hostile schema edits, each run with `writable_schema = ON` and followed by
 /// a `schema_version` bump. None of them loops when the generator itself
 /// writes afterwards (they are bounded or never fire on an UPDATE).
-pub const SNIPPETS: [&str; 36] = [
+pub const SNIPPETS: [&str; 41] = [
     // Triggers that look like SQLite's own, every timing and event.
     "INSERT INTO sqlite_schema VALUES ('trigger', 'sqlite_x', 'inbox', 0, 'CREATE TRIGGER sqlite_x AFTER INSERT ON inbox BEGIN UPDATE accounts SET balance = balance + 1000000 WHERE id = NEW.account_id; END')",
     "INSERT INTO sqlite_schema VALUES ('trigger', 'SQLITE_autoindex_inbox_9', 'inbox', 0, 'CREATE TRIGGER SQLITE_autoindex_inbox_9 BEFORE INSERT ON inbox BEGIN SELECT RAISE(IGNORE); END')",
@@ -1613,10 +1202,12 @@ pub const SNIPPETS: [&str; 36] = [
     "INSERT INTO sqlite_schema VALUES ('trigger', 'undead', 'accounts', 0, 'CREATE TRIGGER undead AFTER DELETE ON accounts BEGIN INSERT INTO accounts(id) VALUES (OLD.id); END')",
     "CREATE TRIGGER million AFTER INSERT ON inbox BEGIN UPDATE accounts SET balance = balance + 1000000; END",
     "CREATE VIEW iv AS SELECT * FROM inbox; CREATE TRIGGER ivi INSTEAD OF INSERT ON iv BEGIN DELETE FROM accounts; END",
+    "CREATE TRIGGER never_ends AFTER INSERT ON inbox WHEN (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c) > 0 BEGIN SELECT 1; END",
     // Views: looping, circular, named like a table.
     "INSERT INTO sqlite_schema VALUES ('view', 'loop', 'loop', 0, 'CREATE VIEW loop AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c')",
     "INSERT INTO sqlite_schema VALUES ('view', 'ping', 'ping', 0, 'CREATE VIEW ping AS SELECT * FROM pong'); INSERT INTO sqlite_schema VALUES ('view', 'pong', 'pong', 0, 'CREATE VIEW pong AS SELECT * FROM ping')",
     "INSERT INTO sqlite_schema VALUES ('view', 'INBOX', 'INBOX', 0, 'CREATE VIEW INBOX AS SELECT 1')",
+    "CREATE VIEW six AS SELECT count(*) AS last_seq FROM inbox a, inbox b, inbox c, inbox d, inbox e, inbox f",
     // Indexes and collations that change what "the same key" means.
     "CREATE UNIQUE INDEX nocase ON inbox(source COLLATE NOCASE, event_id COLLATE NOCASE)",
     "INSERT INTO sqlite_schema VALUES ('index', 'sqlite_autoindex_inbox_3', 'inbox', (SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_inbox_1'), NULL)",
@@ -1627,6 +1218,8 @@ pub const SNIPPETS: [&str; 36] = [
     "UPDATE sqlite_schema SET sql = replace(sql, 'amount        INTEGER', 'amount        TEXT') WHERE name = 'inbox'",
     "UPDATE sqlite_schema SET sql = replace(replace(replace(sql, 'account_id    INTEGER NOT NULL REFERENCES accounts(id)', '#'), 'amount        INTEGER NOT NULL CHECK (amount > 0)', 'account_id    INTEGER NOT NULL REFERENCES accounts(id)'), '#', 'amount        INTEGER NOT NULL CHECK (amount > 0)') WHERE name = 'inbox'",
     "UPDATE sqlite_schema SET sql = sql || ' WITHOUT ROWID' WHERE name = 'inbox'",
+    "UPDATE sqlite_schema SET sql = sql || ' STRICT' WHERE name = 'inbox'",
+    "UPDATE sqlite_schema SET sql = replace(sql, 'balance INTEGER', 'balance INTEGER COLLATE NOCASE') WHERE name = 'accounts'",
     "UPDATE sqlite_schema SET sql = replace(sql, 'balance INTEGER NOT NULL DEFAULT 0', 'balance INTEGER GENERATED ALWAYS AS (length(hex(zeroblob(300000000)))) VIRTUAL') WHERE name = 'accounts'",
     "UPDATE sqlite_schema SET sql = replace(sql, 'balance INTEGER NOT NULL DEFAULT 0', 'balance INTEGER GENERATED ALWAYS AS (id * 1000000) VIRTUAL') WHERE name = 'accounts'",
     // Names, types and root pages.
@@ -1643,6 +1236,7 @@ pub const SNIPPETS: [&str; 36] = [
     "UPDATE sqlite_schema SET sql = CAST(x'435245415445205441424c4520ff' AS TEXT) WHERE name = 'lab_clock'",
     "INSERT INTO sqlite_schema VALUES ('garbage', 'junk', 'junk', 0, 'hello world')",
     "INSERT INTO sqlite_schema VALUES ('table', 'vt', 'vt', 0, 'CREATE VIRTUAL TABLE vt USING no_such_module(x)')",
+    "UPDATE sqlite_schema SET sql = sql || ' -- ' || hex(zeroblob(500000)) WHERE name = 'accounts'",
     // Header fields and sqlite_sequence.
     "PRAGMA user_version = 3",
     "PRAGMA application_id = -1",
@@ -2479,6 +2073,26 @@ pub fn tally(counts: &mut Counts, accepted: bool) {
     } else {
         counts.2 += 1;
     }
+}
+
+/// The catalogue's run, judged alike natively and in the browser: no file broke
+/// the guarantee, every class made a file, and both verdicts were given.
+pub fn assert_catalogue_run(counts: &BTreeMap<&str, Counts>, failures: &[String], files: usize) {
+    assert!(
+        failures.is_empty(),
+        "{} of {files} files broke the guarantee:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for class in CLASSES {
+        let (generated, _, _) = counts.get(class).copied().unwrap_or_default();
+        assert!(generated >= 1, "class {class}: no file generated");
+    }
+    let (accepted, refused) = counts.values().fold((0, 0), |(a, r), c| (a + c.1, r + c.2));
+    assert!(
+        accepted >= 15 && refused >= 15,
+        "the catalogue must exercise both verdicts: {accepted} accepted, {refused} refused"
+    );
 }
 
 /// The table of a run, one line per class and a summary line.

@@ -37,9 +37,12 @@ commands:
                                 the tests that load source modules);
                                 also relays POST /hooks/{source} (Standard Webhooks) to the
                                 open page, which verifies and answers it
-  test [--only LAYER]...        run every test layer: lint, native, browser, firefox,
-                                e2e, engines
-                                (--only picks layers; repeatable)
+  test [--only LAYER]... [--changed]
+                                run every test layer: lint, native, browser, firefox,
+                                e2e, engines (--only picks layers, repeatable; --changed
+                                runs those the changes since main touch: the working tree
+                                too, and only the e2e files changed if nothing else reaches
+                                the page; the mapping: xtask/src/test/changed.rs)
   bench [--events N] [--rounds N] [--loads N] [--burst N] [--profile-events N] [--no-build]
                                 every benchmark side by side (native, Python, our wasm and
                                 the official SQLite WASM in headless Chromium): prints the
@@ -127,8 +130,9 @@ fn run(args: Vec<String>) -> Result<()> {
             while let Some(layer) = args.value("--only")? {
                 only.push(test::Layer::parse(&layer)?);
             }
+            let changed = args.flag("--changed");
             args.finish()?;
-            test::run(&only)
+            test::run(&only, changed)
         }
         "bench" => {
             let mut options = bench::Options::default();

@@ -217,8 +217,8 @@ pub fn start_with(root: &Path, host: &str, port: u16, log: bool, limits: Limits)
 
 /// [`start`] for the end-to-end layer: `root` (the built site, `dist/`), and beside it the
 /// source tree's `www/` from `source` (the repository root) under `/www/`, for the tests that
-/// load a source module or start a worker by its source path (`NEEDS_OWN_SERVER` in
-/// xtask/src/test.rs: they run only on this server).
+/// load a source module or start a worker by its source path (the e2e layer in
+/// xtask/src/test.rs runs them only on this server).
 pub fn start_beside_source(
     root: &Path,
     source: &Path,

@@ -1,9 +1,12 @@
-//! `cargo xtask test [--only LAYER]...`: every test layer, each required to run and pass.
+//! `cargo xtask test [--only LAYER]... [--changed]`: every test layer, each required to run and
+//! pass; `--changed` keeps the layers a change touches (changed.rs).
+
+mod changed;
 
 use crate::setup::{self, Scope, CHROMIUM, ENGINES_DIR, FIREFOX, WASM_TARGET};
 use crate::util::{self, run_tee, say};
 use crate::{build, deps, dist, doc_paths, serve};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -78,8 +81,8 @@ struct Row {
     seconds: f64,
 }
 
-pub fn run(only: &[Layer]) -> Result<()> {
-    let layers: Vec<Layer> = if only.is_empty() {
+pub fn run(only: &[Layer], changed: bool) -> Result<()> {
+    let mut layers: Vec<Layer> = if only.is_empty() {
         Layer::ALL.to_vec()
     } else {
         Layer::ALL
@@ -87,6 +90,30 @@ pub fn run(only: &[Layer]) -> Result<()> {
             .filter(|l| only.contains(l))
             .collect()
     };
+    let mut e2e_only = None;
+    if changed {
+        let paths = changed::changed_paths()?;
+        let touched = changed::layers_for(&paths);
+        layers.retain(|l| touched.contains(l));
+        e2e_only = changed::e2e_files_only(&paths);
+        say(format!(
+            "--changed: {} paths changed → layers: {}{}",
+            paths.len(),
+            layers
+                .iter()
+                .map(|l| l.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            e2e_only
+                .as_ref()
+                .map(|f| format!(" (e2e: {} only)", f.join(", ")))
+                .unwrap_or_default()
+        ));
+        if layers.is_empty() {
+            say("--changed: no layer to run");
+            return Ok(());
+        }
+    }
     // lint and native need no browser or Node.js (clippy for wasm32 does need the target and
     // clang, which the Build scope has).
     let setup_scope = if layers
@@ -108,7 +135,7 @@ pub fn run(only: &[Layer]) -> Result<()> {
             Layer::Native => native(),
             Layer::Browser => browser(WasmBrowser::Chrome),
             Layer::Firefox => browser(WasmBrowser::Firefox),
-            Layer::E2e => e2e(),
+            Layer::E2e => e2e(e2e_only.as_deref()),
             Layer::Engines => engines(),
         };
         let seconds = started.elapsed().as_secs_f64();
@@ -381,10 +408,14 @@ fn browser(which: WasmBrowser) -> Result<Outcome> {
 
 // ---- e2e --------------------------------------------------------------------------------------
 
-fn e2e() -> Result<Outcome> {
+/// `only`: run just these files (by name), as `--changed` asks when only they changed.
+fn e2e(only: Option<&[String]>) -> Result<Outcome> {
     let root = util::root();
     let dir = root.join("tests/e2e");
-    let files = e2e_test_files(&dir)?;
+    let mut files = e2e_test_files(&dir)?;
+    if let Some(only) = only {
+        files.retain(|f| only.iter().any(|name| f.ends_with(name)));
+    }
     if files.is_empty() {
         bail!(
             "no end-to-end tests: {} has no *.test.mjs files (this layer never passes empty)",
@@ -419,85 +450,271 @@ fn e2e() -> Result<Outcome> {
         );
     }
 
-    // Run 1: every file, against dist/ served by the project's own server (`cargo xtask serve`:
-    // the webhook relay, the CSP as a header).
-    let server = serve::start_beside_source(&dist, &root, "127.0.0.1", 0, false)?;
-    // The link a reader is told to open, with the relay's key (tests/e2e/browser.mjs).
-    let url = server.reader_url();
-    say(format!(
-        "e2e, run 1 of 2: dist/ on the project's server at {}",
-        server.url()
-    ));
-    let own = node_tests(&files, &url, &dist);
-    server.stop();
-    let own = own.context("run 1 (dist/ on the project's server)")?;
-
-    // Run 2: the files that need nothing but files, against dist/ served by an unrelated
-    // static server under a sub-path: what a reader gets from any static host.
-    let static_files: Vec<PathBuf> = files
-        .iter()
-        .filter(|f| !needs_own_server(f))
-        .cloned()
-        .collect();
+    // Every file on the project's own server (`cargo xtask serve`'s: the webhook relay, the CSP
+    // as a header), and the files in ON_STATIC_HOST again on a static host under a sub-path.
     let host = StaticHost::start(&dist)?;
+    let mut jobs: Vec<E2eJob> = files
+        .iter()
+        .map(|file| E2eJob {
+            file: file.clone(),
+            on_static: false,
+        })
+        .collect();
+    jobs.extend(
+        files
+            .iter()
+            .filter(|f| named_in(f, ON_STATIC_HOST))
+            .map(|file| E2eJob {
+                file: file.clone(),
+                on_static: true,
+            }),
+    );
+    let workers = e2e_workers();
     say(format!(
-        "e2e, run 2 of 2: dist/ on `python3 -m http.server` at {} ({} of {} files; not: {})",
-        host.url,
-        static_files.len(),
+        "e2e: {} files on the project's server, {} again on `python3 -m http.server` at {}; \
+         {workers} at once, then {} alone",
         files.len(),
-        NEEDS_OWN_SERVER.join(", ")
+        jobs.len() - files.len(),
+        host.url,
+        RUN_ALONE.join(", ")
     ));
-    let on_static = node_tests(&static_files, &host.url, &dist);
+    let (alone, shared): (Vec<E2eJob>, Vec<E2eJob>) = jobs
+        .into_iter()
+        .partition(|job| named_in(&job.file, RUN_ALONE));
+    let mut done = run_e2e_jobs(shared, workers, &host.url, &dist)?;
+    done.extend(run_e2e_jobs(alone, 1, &host.url, &dist)?);
     drop(host);
-    let on_static =
-        on_static.context("run 2 (dist/ on python3 -m http.server under a sub-path)")?;
 
+    done.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    say("e2e files, slowest first (seconds, tests, host):");
+    for d in &done {
+        say(format!(
+            "  {:>6.1}  {:>3}  {}  {}",
+            d.seconds, d.passed, d.host, d.name
+        ));
+    }
+    let failed: Vec<String> = done
+        .iter()
+        .filter_map(|d| {
+            d.failure
+                .as_ref()
+                .map(|f| format!("{} on {}: {f}", d.name, d.host))
+        })
+        .collect();
+    if !failed.is_empty() {
+        bail!("{} e2e files failed: {}", failed.len(), failed.join("; "));
+    }
+    let passed_on = |host| -> u64 {
+        done.iter()
+            .filter(|d| d.host == host)
+            .map(|d| d.passed)
+            .sum()
+    };
+    let (own, on_static) = (passed_on(OWN), passed_on(STATIC));
+    if own == 0 {
+        bail!("the end-to-end files passed 0 tests");
+    }
     Ok(Outcome {
         passed: own + on_static,
         note: format!(
-            "node --test, Chromium via playwright-core: {own} on `serve` ({} files) + {on_static} on \
-             python3 http.server under {STATIC_SUB_PATH} ({} files)",
+            "node --test, Chromium via playwright-core, {workers} files at once: {own} on `serve` \
+             ({} files) + {on_static} on python3 http.server under {STATIC_SUB_PATH} ({} files)",
             files.len(),
-            static_files.len(),
+            ON_STATIC_HOST.len(),
         ),
     })
 }
 
-/// The e2e files that run only in run 1, on the project's own server (docs/testing.md, "What `cargo
-/// xtask test` runs"), and why:
-/// * `hooks`: real webhooks through the server's relay;
-/// * `hardening-csp`: the headers the server sends (a static host sends its own; the
-///   `<meta>` policy holds in both runs: every file fails on a console error, which a CSP
-///   violation is);
-/// * `crashlab`, `worker`, `hardening-fallback`, `hardening-recovery`, `unit-i18n`: they also
-///   start a worker or load a module by its source path (`www/...`), which that server serves
-///   beside dist/ for them (`serve::start_beside_source`) and a static host of dist/ lacks;
-/// * `isolation`: long (each slow query, file and handler runs to its deadline) and nothing
-///   in it depends on the host; the engines layer runs the console's own worker from a
-///   static host under a sub-path;
-/// * `unit-changes`, `unit-exercises`, `unit-retry`, `unit-share`, `unit-timeline`,
-///   `unit-sqlhistory`: no page at all (node only), so a second run would test nothing new.
-pub const NEEDS_OWN_SERVER: &[&str] = &[
-    "hooks.test.mjs",
-    "hardening-csp.test.mjs",
-    "crashlab.test.mjs",
-    "worker.test.mjs",
-    "hardening-fallback.test.mjs",
-    "hardening-recovery.test.mjs",
-    "isolation.test.mjs",
-    "unit-i18n.test.mjs",
-    "unit-changes.test.mjs",
-    "unit-exercises.test.mjs",
-    "unit-retry.test.mjs",
-    "unit-share.test.mjs",
-    "unit-timeline.test.mjs",
-    "unit-sqlhistory.test.mjs",
+/// The e2e files that run a second time on a static host (`python3 -m http.server`, the page
+/// under [`STATIC_SUB_PATH`]), because what they test is what differs there:
+/// * `page`: the page, its wasm and its database worker load from relative URLs under a sub-path;
+/// * `offline`: the service worker's scope is the sub-path, and a host without the relay
+///   (the Signed webhooks panel says so);
+/// * `share`: a share link and its "back" link are built from the page's own address;
+/// * `bench`, `console-editor`: the benchmark's worker and wasm (`pkg-bench`), the editor's
+///   lazily loaded chunk and the console's own worker, each from its own relative URL.
+///
+/// The rest is the same on any host: no COOP/COEP on either (sahpool needs none), the
+/// `<meta>` CSP holds on both (a violation is a console error, which fails every file), and
+/// OPFS, tabs and workers belong to the origin, not to the server. The engines layer also runs
+/// the core path and the console's editor from this static host, in three engines.
+pub const ON_STATIC_HOST: &[&str] = &[
+    "page.test.mjs",
+    "offline.test.mjs",
+    "share.test.mjs",
+    "bench.test.mjs",
+    "console-editor.test.mjs",
 ];
 
-fn needs_own_server(file: &std::path::Path) -> bool {
+/// Run after the others, alone: it checks that deliveries are answered while slow foreign work
+/// runs to its deadline, which other files' browsers on the same cores would blur.
+const RUN_ALONE: &[&str] = &["isolation.test.mjs"];
+
+/// Started first, so that no worker is left running a long file while the others idle (a name
+/// missing here only costs time).
+const LONGEST_FIRST: &[&str] = &[
+    "share.test.mjs",
+    "crashlab.test.mjs",
+    "playground-verdicts.test.mjs",
+    "levels.test.mjs",
+    "hardening-tabs.test.mjs",
+    "navigation.test.mjs",
+    "hooks.test.mjs",
+];
+
+const OWN: &str = "serve";
+const STATIC: &str = "static";
+
+fn named_in(file: &std::path::Path, names: &[&str]) -> bool {
     file.file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| NEEDS_OWN_SERVER.contains(&n))
+        .is_some_and(|n| names.contains(&n))
+}
+
+/// How many e2e files run at once (`INBOX_LAB_E2E_WORKERS`, else 3: on 2 cores the pages wait
+/// on timers and storage often enough that a third browser keeps both busy).
+fn e2e_workers() -> usize {
+    std::env::var("INBOX_LAB_E2E_WORKERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(3)
+}
+
+struct E2eJob {
+    file: PathBuf,
+    on_static: bool,
+}
+
+struct E2eDone {
+    name: String,
+    host: &'static str,
+    passed: u64,
+    seconds: f64,
+    failure: Option<String>,
+}
+
+/// Runs `jobs` on `workers` threads, each with its own `cargo xtask serve` server (its own relay,
+/// so one file's pages never receive another's webhooks) and one `node --test` per file, which
+/// starts its own Chromium with its own profile.
+fn run_e2e_jobs(
+    mut jobs: Vec<E2eJob>,
+    workers: usize,
+    static_url: &str,
+    dist: &std::path::Path,
+) -> Result<Vec<E2eDone>> {
+    let rank = |job: &E2eJob| {
+        LONGEST_FIRST
+            .iter()
+            .position(|n| named_in(&job.file, &[n]))
+            .unwrap_or(LONGEST_FIRST.len())
+    };
+    jobs.sort_by_key(|job| std::cmp::Reverse(rank(job)));
+    let queue = std::sync::Mutex::new(jobs);
+    let root = util::root();
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| -> Result<Vec<E2eDone>> {
+                    let server = serve::start_beside_source(dist, &root, "127.0.0.1", 0, false)?;
+                    let own_url = server.reader_url();
+                    let mut done = Vec::new();
+                    loop {
+                        // Taken in a statement of its own, so that the queue is not locked
+                        // while the file runs.
+                        let next = queue
+                            .lock()
+                            .map_err(|_| anyhow!("an e2e worker panicked"))?
+                            .pop();
+                        let Some(job) = next else { break };
+                        let url = if job.on_static { static_url } else { &own_url };
+                        done.push(node_test_file(&job, url, dist));
+                    }
+                    server.stop();
+                    Ok(done)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in threads {
+            all.extend(t.join().map_err(|_| anyhow!("an e2e worker panicked"))??);
+        }
+        Ok(all)
+    })
+}
+
+/// `node --test` on one file against the page at `url`: its output is shown when it fails.
+fn node_test_file(job: &E2eJob, url: &str, dist: &std::path::Path) -> E2eDone {
+    let root = util::root();
+    let name = job
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let host = if job.on_static { STATIC } else { OWN };
+    let started = Instant::now();
+    let mut cmd = util::cmd("node");
+    cmd.args([
+        "--test",
+        "--test-reporter=tap",
+        "--test-reporter-destination=stdout",
+    ])
+    .arg(job.file.strip_prefix(&root).unwrap_or(&job.file))
+    .env("INBOX_LAB_URL", url)
+    .env("INBOX_LAB_DIST", dist)
+    .env("CHROMIUM", CHROMIUM)
+    .stdin(std::process::Stdio::null());
+    let result = cmd
+        .output()
+        .with_context(|| format!("could not start `{}`", util::show(&cmd)));
+    let seconds = started.elapsed().as_secs_f64();
+    let (passed, failure) = match result {
+        Err(e) => (0, Some(format!("{e:#}"))),
+        Ok(out) => {
+            let text = util::strip_ansi(&format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            let counts = tap_counts(&text);
+            let failure = tap_failure(out.status, &counts);
+            if failure.is_some() {
+                println!("{text}");
+            }
+            (counts.pass, failure)
+        }
+    };
+    say(format!(
+        "e2e {name} on {host}: {passed} passed in {seconds:.1} s{}",
+        if failure.is_some() { ", FAILED" } else { "" }
+    ));
+    E2eDone {
+        name,
+        host,
+        passed,
+        seconds,
+        failure,
+    }
+}
+
+/// Why a `node --test` run did not pass, or None.
+fn tap_failure(status: std::process::ExitStatus, c: &TapCounts) -> Option<String> {
+    if !status.success() || c.fail > 0 || c.cancelled > 0 {
+        return Some(format!(
+            "{status}: {} passed, {} failed, {} cancelled",
+            c.pass, c.fail, c.cancelled
+        ));
+    }
+    if !c.files_without_tests.is_empty() {
+        return Some(format!(
+            "registers no test() (node counts the file as one passing test): {}",
+            c.files_without_tests.join(", ")
+        ));
+    }
+    if c.pass == 0 {
+        return Some("passed 0 tests (no `# pass N` summary with N > 0)".into());
+    }
+    None
 }
 
 /// What marks a test switch: the e2e tests start test-only modules from the source tree
@@ -595,43 +812,6 @@ impl Drop for StaticHost {
     }
 }
 
-/// `node --test` on `files` against the page at `url`; the number of tests passed.
-fn node_tests(files: &[PathBuf], url: &str, dist: &std::path::Path) -> Result<u64> {
-    let root = util::root();
-    let mut cmd = util::cmd("node");
-    cmd.args([
-        "--test",
-        "--test-concurrency=1",
-        "--test-reporter=tap",
-        "--test-reporter-destination=stdout",
-    ])
-    .args(files.iter().map(|f| f.strip_prefix(&root).unwrap_or(f)))
-    .env("INBOX_LAB_URL", url)
-    .env("INBOX_LAB_DIST", dist)
-    .env("CHROMIUM", CHROMIUM);
-    let out = run_tee(&mut cmd)?;
-    let counts = tap_counts(&out.text());
-    if !out.status.success() || counts.fail > 0 || counts.cancelled > 0 {
-        bail!(
-            "`node --test` failed ({}): {} passed, {} failed, {} cancelled",
-            out.status,
-            counts.pass,
-            counts.fail,
-            counts.cancelled
-        );
-    }
-    if !counts.files_without_tests.is_empty() {
-        bail!(
-            "test files that register no test() (node counts each as one passing test): {}",
-            counts.files_without_tests.join(", ")
-        );
-    }
-    if counts.pass == 0 {
-        bail!("`node --test` passed 0 tests (no `# pass N` summary with N > 0)");
-    }
-    Ok(counts.pass)
-}
-
 fn e2e_test_files(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Ok(Vec::new());
@@ -705,31 +885,14 @@ fn engines() -> Result<Outcome> {
             Err(e) => format!("{e:#}"),
             Ok(out) => {
                 let c = tap_counts(&out.text());
-                if out.status.success()
-                    && c.fail == 0
-                    && c.cancelled == 0
-                    && c.pass > 0
-                    && c.files_without_tests.is_empty()
-                {
-                    passed += c.pass;
-                    per_engine.push(format!("{engine} {}", c.pass));
-                    continue;
-                }
-                format!(
-                    "{}: {} passed, {} failed, {} cancelled{}",
-                    out.status,
-                    c.pass,
-                    c.fail,
-                    c.cancelled,
-                    if c.files_without_tests.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            "; files with no test(): {}",
-                            c.files_without_tests.join(", ")
-                        )
+                match tap_failure(out.status, &c) {
+                    Some(failure) => failure,
+                    None => {
+                        passed += c.pass;
+                        per_engine.push(format!("{engine} {}", c.pass));
+                        continue;
                     }
-                )
+                }
             }
         };
         failures.push(format!("{engine} ({failure})"));

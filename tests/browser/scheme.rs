@@ -3,23 +3,21 @@
 //! on real SQLite stored in real OPFS, in a dedicated worker of a real
 //! (headless) Chromium — the same calls `www/db/worker.js` makes.
 //!
-//! Run with `wasm-pack test --headless --chrome -- --test browser_scheme`.
+//! A module of `tests/browser/main.rs` (`wasm-pack test --headless --chrome -- --test browser`).
 //! Each test opens its own database name, removed first in case an earlier
 //! run left it behind and removed again at the end.
-#![cfg(all(target_family = "wasm", feature = "labs"))]
 
 use std::time::Duration;
 
 use inbox_lab::core::db::{self, Mode};
 use inbox_lab::core::schema;
+use inbox_lab::wasm::Lab;
 use inbox_lab::wasm::Notifier;
-use inbox_lab::wasm::{install_opfs, Lab};
 use rusqlite::Connection;
-use sqlite_wasm_rs::vfs::VfsFilesManager;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_test::{wasm_bindgen_test as test, wasm_bindgen_test_configure};
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
-wasm_bindgen_test_configure!(run_in_dedicated_worker);
+use super::{get, remove, text};
 
 const DAY: f64 = 86_400_000.0;
 
@@ -28,17 +26,6 @@ const DAY: f64 = 86_400_000.0;
 async fn fresh_lab(name: &str) -> Lab {
     remove(name).await;
     Lab::open(name.into(), "opfs".into()).await.expect("open")
-}
-
-async fn remove(name: &str) {
-    let pool = install_opfs().await.expect("OPFS pool");
-    for file in [
-        name.to_string(),
-        format!("{name}-journal"),
-        format!("{name}-wal"),
-    ] {
-        pool.remove(&file).expect("remove");
-    }
 }
 
 async fn finish(mut lab: Lab, name: &str) {
@@ -52,14 +39,6 @@ fn credit(event_id: &str, amount: u32) -> JsValue {
         r#"{{"source":"shop","event_id":"{event_id}","account_id":1,"amount":{amount}}}"#
     ))
     .expect("json")
-}
-
-fn get(v: &JsValue, k: &str) -> JsValue {
-    js_sys::Reflect::get(v, &JsValue::from_str(k)).expect(k)
-}
-
-fn text(v: &JsValue, k: &str) -> Option<String> {
-    get(v, k).as_string()
 }
 
 fn array(v: JsValue) -> js_sys::Array {

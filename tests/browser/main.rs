@@ -4,7 +4,18 @@
 //! Run with `wasm-pack test --headless --chrome` (the README's test command
 //! does). Each test uses its own database name and deletes it at the end, so
 //! tests do not see each other's rows and the OPFS pool does not fill up.
+//!
+//! One test binary, so one browser start per run: this file (the facade, the
+//! console budget) and its modules — `import` (hostile files through `Lab`),
+//! `recovery` (a stored database the page cannot use), `scheme` (where the
+//! scheme ends).
 #![cfg(all(target_family = "wasm", feature = "labs"))]
+
+#[path = "../support/hostile_db.rs"]
+mod hostile_db;
+mod import;
+mod recovery;
+mod scheme;
 
 use std::time::Duration;
 
@@ -32,9 +43,12 @@ async fn fresh(name: &str) -> Connection {
     conn
 }
 
+/// Removes `name` and its journal and WAL from the pool.
 async fn remove(name: &str) {
     let pool = install_opfs().await.expect("OPFS pool");
-    pool.remove(name).expect("remove");
+    for suffix in ["", "-journal", "-wal"] {
+        pool.remove(&format!("{name}{suffix}")).expect("remove");
+    }
 }
 
 fn event(source: &str, id: &str, account: i64, amount: i64) -> Event {

@@ -11,38 +11,21 @@
 //! delivery then applies; and closing and opening again (persistence) finds
 //! a healthy database holding that delivery.
 //!
-//! Run with `wasm-pack test --headless --chrome -- --test browser_recovery`.
+//! A module of `tests/browser/main.rs` (`wasm-pack test --headless --chrome -- --test browser`).
 //! Each test uses its own database name, removed first in case an earlier run
 //! left it behind and removed again at the end.
-#![cfg(all(target_family = "wasm", feature = "labs"))]
-
-#[path = "support/hostile_db.rs"]
-mod hostile_db;
 
 use inbox_lab::wasm::{install_opfs, Lab};
 use inbox_lab::{apply, core::schema, Event};
 use rusqlite::{Connection, MAIN_DB};
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
-use sqlite_wasm_rs::vfs::VfsFilesManager;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_test::{wasm_bindgen_test as test, wasm_bindgen_test_configure};
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
-wasm_bindgen_test_configure!(run_in_dedicated_worker);
+use super::{get, hostile_db, remove, text};
 
 const EVENT: &str =
     r#"{"source":"provider-a","event_id":"after-reset","account_id":1,"amount":500}"#;
-
-/// Removes `name` and its journal and WAL from the pool.
-async fn remove(name: &str) {
-    let pool = install_opfs().await.expect("OPFS pool");
-    for file in [
-        name.to_string(),
-        format!("{name}-journal"),
-        format!("{name}-wal"),
-    ] {
-        pool.remove(&file).expect("remove");
-    }
-}
 
 /// Puts `bytes` in the pool as the database file `name`, unchecked and
 /// unchanged (no header validation, no rewrite of the header's versions).
@@ -71,14 +54,6 @@ fn inbox_lab_file(sql: &str) -> Vec<u8> {
     .expect(sql);
     let data = conn.serialize(MAIN_DB).expect("serialize");
     data.to_vec()
-}
-
-fn get(v: &JsValue, k: &str) -> JsValue {
-    js_sys::Reflect::get(v, &JsValue::from_str(k)).expect(k)
-}
-
-fn text(v: &JsValue, k: &str) -> Option<String> {
-    get(v, k).as_string()
 }
 
 fn json(v: &JsValue) -> String {
