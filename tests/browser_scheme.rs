@@ -467,3 +467,54 @@ async fn a_version_1_database_keeps_working_after_reopening() {
     drop(conn);
     remove(name).await;
 }
+
+/// The page's own calls (`Notifier.effects`, `.dispatch`, `.redeliver`,
+/// `Lab.receivedAt`): Rust's verdicts arrive as the page draws them, and a
+/// wrong value is an `invalid_input` error object.
+#[test]
+async fn the_page_reads_rusts_verdicts_through_the_facade() {
+    let name = "scheme-verdicts.sqlite3";
+    let lab = fresh_lab(name).await;
+    let mut notifier = Notifier::new(JsValue::FALSE).expect("notifier");
+    notifier
+        .deliver(&lab, credit("pay-1", 100), s("outbox"), JsValue::NULL)
+        .expect("queued");
+    let crashed = notifier.dispatch(&lab, JsValue::TRUE).expect("crash");
+    assert_eq!(text(&crashed, "outcome").as_deref(), Some("crashed"));
+    assert_eq!(get(&crashed, "message_id").as_f64(), Some(1.0));
+    let drained = notifier.dispatch(&lab, JsValue::FALSE).expect("drain");
+    assert_eq!(get(&drained, "sent").as_f64(), Some(1.0));
+    let effects = notifier.effects(&lab).expect("effects");
+    let verdict = array(get(&effects, "verdicts")).get(0);
+    assert_eq!(text(&verdict, "event_id").as_deref(), Some("pay-1"));
+    assert_eq!(text(&verdict, "verdict").as_deref(), Some("duplicate"));
+    let resent = array(get(&effects, "resent")).get(0);
+    assert_eq!(get(&resent, "sends").as_f64(), Some(2.0));
+    assert_eq!(get(&resent, "shown").as_f64(), Some(2.0));
+    let err = notifier.dispatch(&lab, s("yes")).expect_err("a string");
+    assert_eq!(text(&err, "kind").as_deref(), Some("invalid_input"));
+
+    let first = notifier
+        .redeliver(&lab, credit("ret-1", 100))
+        .expect("first");
+    assert_eq!(get(&first, "applied_times").as_f64(), Some(1.0));
+    lab.advance_clock(ms(2.0 * DAY)).expect("advance");
+    assert_eq!(
+        lab.received_at(s("shop"), s("ret-1")).expect("row"),
+        Some(0.0)
+    );
+    lab.purge(ms(DAY)).expect("purge");
+    assert_eq!(lab.received_at(s("shop"), s("ret-1")).expect("none"), None);
+    let again = notifier
+        .redeliver(&lab, credit("ret-1", 100))
+        .expect("again");
+    assert_eq!(text(&again, "outcome").as_deref(), Some("applied"));
+    assert_eq!(
+        get(&again, "applied_times").as_f64(),
+        Some(2.0),
+        "applied again"
+    );
+    let err = lab.received_at(s("shop"), ms(1.0)).expect_err("a number");
+    assert_eq!(text(&err, "kind").as_deref(), Some("invalid_input"));
+    finish(lab, name).await;
+}

@@ -167,11 +167,12 @@
 //     op "judgeHandlers" no args  the handlers a race can be started with: the six built-ins,
 //                      then "workshop" when this build has the workshop's handler
 //
-//   Where the scheme ends (www/panels/scheme-ends/schemeends.js; Rust: src/outbox.rs, src/business.rs,
-//   src/retention.rs). The worker keeps one simulated receiver of notifications, a
-//   `Notifier` ("the user's phone": another system, in memory), created on first use
-//   without dedup and replaced by "notifierReset", "reset" and "import" (a new worker
-//   has a new one too). `receiver` names the current one: a new name is a new receiver.
+//   Where the scheme ends (www/panels/scheme-ends/; Rust: src/labs/scheme_ends/). The
+//   worker keeps one simulated receiver of notifications, a `Notifier` ("the user's
+//   phone": another system, in memory, and the story of the experiments since it
+//   started), created on first use without dedup and replaced by "notifierReset",
+//   "reset" and "import" (a new worker has a new one too). `receiver` names the current
+//   one: a new name is a new receiver.
 //     op "notifyDeliver" args {event, strategy: "send_before_commit" | "send_after_commit" |
 //                        "outbox", crash: null | "after_send_before_commit" |
 //                        "after_commit_before_send"}  delivers with the atomic handler and
@@ -180,6 +181,18 @@
 //     op "dispatchOne"   args {crash: null | "after_send_before_mark"}  one round of the
 //                        outbox dispatcher: send the oldest unsent message, then mark it
 //                        sent. Result the message_id sent, or null when none is pending.
+//     op "dispatch"      args {crash: boolean}  the page's dispatcher button: drain the
+//                        outbox, or send the oldest pending message and die before marking
+//                        it. Result {outcome: "drained", sent} or {outcome: "crashed", message_id}
+//     op "redeliver"     args {event}  the retention experiment's delivery (atomic handler):
+//                        result as "deliver" without steps, plus applied_times, how often
+//                        this receiver's story saw the event applied (2: applied AGAIN)
+//     op "effects"       args none  result {receiver, dedup, shown, outbox, verdicts:
+//                        [{source, event_id, credited, shown, verdict: "once" | "phantom" |
+//                        "lost" | "pending" | "duplicate" | "nothing"}], resent: [{message_id,
+//                        sends, shown}]}: the side-effect experiment with Rust's verdicts
+//     op "receivedAt"    args {source, event_id}  result the lab time its inbox row was
+//                        received, or null (none: not delivered, or purged)
 //     op "notifierReset" args {dedup: boolean}  a new, empty receiver that deduplicates by
 //                        message id or not. Result {receiver, dedup}
 //     op "shown"         args none  result {receiver, dedup, shown: [{message_id, account_id,
@@ -364,6 +377,13 @@ const OPS = new Map([
   ['notifyDeliver', (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash)],
   // Rust's `None` arrives as undefined; the protocol says null.
   ['dispatchOne', (args) => notifier().dispatchOne(lab, args?.crash) ?? null],
+  ['dispatch', (args) => notifier().dispatch(lab, args?.crash)],
+  ['redeliver', (args) => notifier().redeliver(lab, args?.event)],
+  ['effects', () => {
+    const story = notifier();
+    return { receiver: receiverName, ...story.effects(lab) };
+  }],
+  ['receivedAt', (args) => lab.receivedAt(args?.source, args?.event_id) ?? null],
   ['notifierReset', (args) => {
     const fresh = new Notifier(args?.dedup); // throws (and keeps the old one) if dedup is not a boolean
     forgetNotifier();
