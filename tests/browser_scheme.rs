@@ -99,7 +99,7 @@ fn ms(value: f64) -> JsValue {
 async fn send_before_commit_and_a_crash_notify_a_credit_that_never_happened() {
     let name = "scheme-before.sqlite3";
     let lab = fresh_lab(name).await;
-    let notifier = Notifier::new(JsValue::TRUE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::TRUE).expect("notifier");
     let err = notifier
         .deliver(
             &lab,
@@ -126,7 +126,7 @@ async fn send_before_commit_and_a_crash_notify_a_credit_that_never_happened() {
 async fn send_after_commit_and_a_crash_credit_without_a_notification() {
     let name = "scheme-after.sqlite3";
     let lab = fresh_lab(name).await;
-    let notifier = Notifier::new(JsValue::TRUE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::TRUE).expect("notifier");
     let err = notifier
         .deliver(
             &lab,
@@ -164,7 +164,7 @@ async fn the_outbox_is_at_least_once_and_receiver_dedup_makes_it_exactly_once() 
             "scheme-outbox.sqlite3"
         };
         let lab = fresh_lab(name).await;
-        let notifier = Notifier::new(JsValue::from_bool(dedup)).expect("notifier");
+        let mut notifier = Notifier::new(JsValue::from_bool(dedup)).expect("notifier");
         assert_eq!(notifier.dedup(), dedup);
 
         let err = notifier
@@ -245,7 +245,7 @@ async fn wrong_values_are_invalid_input_and_change_nothing() {
         .expect("a string is not a boolean");
     assert_eq!(kind_and_code(&err), invalid("wrong_type"));
 
-    let notifier = Notifier::new(JsValue::FALSE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::FALSE).expect("notifier");
     let err = notifier
         .deliver(&lab, credit("pay-1", 1), s("carrier_pigeon"), JsValue::NULL)
         .expect_err("strategy");
@@ -428,7 +428,7 @@ async fn a_version_1_database_keeps_working_after_reopening() {
     assert_eq!(text(&replay, "outcome").as_deref(), Some("duplicate"));
     assert_eq!(get(&get(&replay, "receipt"), "seq").as_f64(), Some(1.0));
 
-    let notifier = Notifier::new(JsValue::TRUE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::TRUE).expect("notifier");
     let next = notifier
         .deliver(&lab, credit("pay-1", 7), s("outbox"), JsValue::NULL)
         .expect("new event through the outbox");
