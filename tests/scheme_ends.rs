@@ -8,6 +8,7 @@ use inbox_lab::core::health;
 use inbox_lab::core::schema::{self, DEFAULT_BUSY_TIMEOUT};
 use inbox_lab::labs::scheme_ends::business::{activate, Activation};
 use inbox_lab::labs::scheme_ends::outbox::{self, Crash, Receiver, Strategy as Notify};
+use inbox_lab::labs::scheme_ends::story::{self, Dispatch, Resent, Story, Told};
 use inbox_lab::{apply, core::tables, labs::scheme_ends::retention, Event, Outcome};
 use proptest::prelude::*;
 use rusqlite::Connection;
@@ -406,4 +407,171 @@ fn an_interrupted_purge_leaves_a_consistent_database() {
     let left = tables::snapshot(&conn).expect("t").inbox.len();
     assert!(left < 50 && left > 0, "some batches done, some not: {left}");
     assert_eq!(retention::purge(&conn, 0, 5).expect("finish"), left);
+}
+
+/// The verdicts of the side-effect experiment, one per event, judged by
+/// Rust from what committed and what the receiver showed: every verdict
+/// the page can show, each from the delivery that earns it.
+#[test]
+fn the_story_judges_what_the_user_was_told() {
+    let conn = database();
+    let mut story = Story::new(receiver(false));
+    let crash = |c| Some(c);
+    // evt-1: sent, then the transaction failed: told about no credit.
+    story
+        .deliver(
+            &conn,
+            &event("evt-1", 5),
+            Notify::SendBeforeCommit,
+            crash(Crash::AfterSendBeforeCommit),
+        )
+        .expect_err("crash");
+    // evt-2: committed, died before sending: lost for good.
+    story
+        .deliver(
+            &conn,
+            &event("evt-2", 5),
+            Notify::SendAfterCommit,
+            crash(Crash::AfterCommitBeforeSend),
+        )
+        .expect_err("crash");
+    // evt-3: rolled back before anything was sent.
+    story
+        .deliver(
+            &conn,
+            &event("evt-3", 5),
+            Notify::Outbox,
+            crash(Crash::AfterSendBeforeCommit),
+        )
+        .expect_err("crash");
+    // evt-10: sent before COMMIT twice (a crash, then the retry): credited once, shown twice.
+    let ten = event("evt-10", 5);
+    story
+        .deliver(
+            &conn,
+            &ten,
+            Notify::SendBeforeCommit,
+            crash(Crash::AfterSendBeforeCommit),
+        )
+        .expect_err("crash");
+    story
+        .deliver(&conn, &ten, Notify::SendBeforeCommit, None)
+        .expect("retry");
+    // evt-4: in the outbox, not dispatched yet.
+    story
+        .deliver(&conn, &event("evt-4", 5), Notify::Outbox, None)
+        .expect("queued");
+    let told = |story: &Story| -> Vec<(String, bool, usize, Told)> {
+        let effects = story.effects(&conn).expect("effects");
+        effects
+            .verdicts
+            .into_iter()
+            .map(|c| (c.event_id, c.credited, c.shown, c.verdict))
+            .collect()
+    };
+    let s = |id: &str| id.to_owned();
+    assert_eq!(
+        told(&story),
+        vec![
+            (s("evt-1"), false, 1, Told::Phantom),
+            (s("evt-2"), true, 0, Told::Lost),
+            (s("evt-3"), false, 0, Told::Nothing),
+            (s("evt-4"), true, 0, Told::Pending),
+            (s("evt-10"), true, 2, Told::Duplicate),
+        ],
+        "in the order of their numbers: evt-4 before evt-10"
+    );
+    // The dispatcher sends evt-4's message: exactly once.
+    assert_eq!(
+        story.dispatch(&conn, false).expect("drain"),
+        Dispatch::Drained { sent: 1 }
+    );
+    assert_eq!(told(&story)[3], (s("evt-4"), true, 1, Told::Once));
+    assert!(
+        story.effects(&conn).expect("effects").resent.is_empty(),
+        "sent once"
+    );
+}
+
+/// The dispatcher's button with its crash: it names the message it sent
+/// before dying; the message stays pending, goes out again, and the story
+/// reports it resent — shown twice without the receiver's dedup, once with.
+#[test]
+fn a_dispatcher_crash_is_reported_as_a_resent_message() {
+    for dedup in [false, true] {
+        let conn = database();
+        let mut story = Story::new(receiver(dedup));
+        assert_eq!(
+            story.dispatch(&conn, true).expect("idle"),
+            Dispatch::Drained { sent: 0 }
+        );
+        story
+            .deliver(&conn, &event("evt-1", 5), Notify::Outbox, None)
+            .expect("queued");
+        assert_eq!(
+            story.dispatch(&conn, true).expect("crash"),
+            Dispatch::Crashed { message_id: 1 }
+        );
+        let pending = outbox::rows(&conn).expect("rows");
+        assert_eq!(pending[0].sent_at, None, "not marked sent");
+        assert_eq!(
+            story.dispatch(&conn, false).expect("again"),
+            Dispatch::Drained { sent: 1 }
+        );
+        let effects = story.effects(&conn).expect("effects");
+        let shown = if dedup { 1 } else { 2 };
+        assert_eq!(
+            effects.resent,
+            vec![Resent {
+                message_id: 1,
+                sends: 2,
+                shown
+            }],
+            "dedup={dedup}"
+        );
+        let verdict = if dedup { Told::Once } else { Told::Duplicate };
+        assert_eq!(effects.verdicts[0].verdict, verdict, "dedup={dedup}");
+    }
+}
+
+/// A redelivery after the purge is applied again, and the story counts it:
+/// `applied_times` 2 is the hazard the page names. A new story (a new
+/// receiver) starts counting again.
+#[test]
+fn the_story_counts_an_event_applied_again_after_the_purge() {
+    let conn = database();
+    let mut story = Story::new(receiver(false));
+    let e = event("evt-1", 5);
+    let times = |r: story::Redelivery| (r.outcome.kind() == "duplicate", r.applied_times);
+    assert_eq!(
+        times(story.redeliver(&conn, &e).expect("first")),
+        (false, 1)
+    );
+    assert_eq!(times(story.redeliver(&conn, &e).expect("dup")), (true, 1));
+    let day = 86_400_000;
+    assert_eq!(
+        retention::received_at(&conn, "provider-a", "evt-1").expect("row"),
+        Some(0)
+    );
+    retention::advance(&conn, 2 * day).expect("advance");
+    assert_eq!(retention::purge(&conn, day, 100).expect("purge"), 1);
+    assert_eq!(
+        retention::received_at(&conn, "provider-a", "evt-1").expect("row"),
+        None
+    );
+    assert_eq!(
+        times(story.redeliver(&conn, &e).expect("again")),
+        (false, 2)
+    );
+    assert_eq!(
+        retention::received_at(&conn, "provider-a", "evt-1").expect("row"),
+        Some(2 * day)
+    );
+    let mut fresh = Story::new(receiver(false));
+    retention::advance(&conn, 2 * day).expect("advance");
+    retention::purge(&conn, day, 100).expect("purge");
+    assert_eq!(
+        times(fresh.redeliver(&conn, &e).expect("new story")),
+        (false, 1)
+    );
 }

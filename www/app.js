@@ -110,7 +110,11 @@ const PANELS = [
   stepper,
   sqlconsole,
   workshop,
-  schemeEnds,
+  // The panel contract (issue 24): its root and its services.
+  {
+    mount: () =>
+      schemeEnds.mount(document.querySelector('#scheme-ends'), { db: inboxLab, onTablesChanged, refreshTables: tables.refresh }),
+  },
   hooks,
   bench,
   raceLab,

@@ -78,7 +78,7 @@ fn ms(value: f64) -> JsValue {
 async fn send_before_commit_and_a_crash_notify_a_credit_that_never_happened() {
     let name = "scheme-before.sqlite3";
     let lab = fresh_lab(name).await;
-    let notifier = Notifier::new(JsValue::TRUE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::TRUE).expect("notifier");
     let err = notifier
         .deliver(
             &lab,
@@ -105,7 +105,7 @@ async fn send_before_commit_and_a_crash_notify_a_credit_that_never_happened() {
 async fn send_after_commit_and_a_crash_credit_without_a_notification() {
     let name = "scheme-after.sqlite3";
     let lab = fresh_lab(name).await;
-    let notifier = Notifier::new(JsValue::TRUE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::TRUE).expect("notifier");
     let err = notifier
         .deliver(
             &lab,
@@ -143,7 +143,7 @@ async fn the_outbox_is_at_least_once_and_receiver_dedup_makes_it_exactly_once() 
             "scheme-outbox.sqlite3"
         };
         let lab = fresh_lab(name).await;
-        let notifier = Notifier::new(JsValue::from_bool(dedup)).expect("notifier");
+        let mut notifier = Notifier::new(JsValue::from_bool(dedup)).expect("notifier");
         assert_eq!(notifier.dedup(), dedup);
 
         let err = notifier
@@ -224,7 +224,7 @@ async fn wrong_values_are_invalid_input_and_change_nothing() {
         .expect("a string is not a boolean");
     assert_eq!(kind_and_code(&err), invalid("wrong_type"));
 
-    let notifier = Notifier::new(JsValue::FALSE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::FALSE).expect("notifier");
     let err = notifier
         .deliver(&lab, credit("pay-1", 1), s("carrier_pigeon"), JsValue::NULL)
         .expect_err("strategy");
@@ -407,7 +407,7 @@ async fn a_version_1_database_keeps_working_after_reopening() {
     assert_eq!(text(&replay, "outcome").as_deref(), Some("duplicate"));
     assert_eq!(get(&get(&replay, "receipt"), "seq").as_f64(), Some(1.0));
 
-    let notifier = Notifier::new(JsValue::TRUE).expect("notifier");
+    let mut notifier = Notifier::new(JsValue::TRUE).expect("notifier");
     let next = notifier
         .deliver(&lab, credit("pay-1", 7), s("outbox"), JsValue::NULL)
         .expect("new event through the outbox");
@@ -445,4 +445,55 @@ async fn a_version_1_database_keeps_working_after_reopening() {
     assert_eq!(v, schema::VERSION);
     drop(conn);
     remove(name).await;
+}
+
+/// The page's own calls (`Notifier.effects`, `.dispatch`, `.redeliver`,
+/// `Lab.receivedAt`): Rust's verdicts arrive as the page draws them, and a
+/// wrong value is an `invalid_input` error object.
+#[test]
+async fn the_page_reads_rusts_verdicts_through_the_facade() {
+    let name = "scheme-verdicts.sqlite3";
+    let lab = fresh_lab(name).await;
+    let mut notifier = Notifier::new(JsValue::FALSE).expect("notifier");
+    notifier
+        .deliver(&lab, credit("pay-1", 100), s("outbox"), JsValue::NULL)
+        .expect("queued");
+    let crashed = notifier.dispatch(&lab, JsValue::TRUE).expect("crash");
+    assert_eq!(text(&crashed, "outcome").as_deref(), Some("crashed"));
+    assert_eq!(get(&crashed, "message_id").as_f64(), Some(1.0));
+    let drained = notifier.dispatch(&lab, JsValue::FALSE).expect("drain");
+    assert_eq!(get(&drained, "sent").as_f64(), Some(1.0));
+    let effects = notifier.effects(&lab).expect("effects");
+    let verdict = array(get(&effects, "verdicts")).get(0);
+    assert_eq!(text(&verdict, "event_id").as_deref(), Some("pay-1"));
+    assert_eq!(text(&verdict, "verdict").as_deref(), Some("duplicate"));
+    let resent = array(get(&effects, "resent")).get(0);
+    assert_eq!(get(&resent, "sends").as_f64(), Some(2.0));
+    assert_eq!(get(&resent, "shown").as_f64(), Some(2.0));
+    let err = notifier.dispatch(&lab, s("yes")).expect_err("a string");
+    assert_eq!(text(&err, "kind").as_deref(), Some("invalid_input"));
+
+    let first = notifier
+        .redeliver(&lab, credit("ret-1", 100))
+        .expect("first");
+    assert_eq!(get(&first, "applied_times").as_f64(), Some(1.0));
+    lab.advance_clock(ms(2.0 * DAY)).expect("advance");
+    assert_eq!(
+        lab.received_at(s("shop"), s("ret-1")).expect("row"),
+        Some(0.0)
+    );
+    lab.purge(ms(DAY)).expect("purge");
+    assert_eq!(lab.received_at(s("shop"), s("ret-1")).expect("none"), None);
+    let again = notifier
+        .redeliver(&lab, credit("ret-1", 100))
+        .expect("again");
+    assert_eq!(text(&again, "outcome").as_deref(), Some("applied"));
+    assert_eq!(
+        get(&again, "applied_times").as_f64(),
+        Some(2.0),
+        "applied again"
+    );
+    let err = lab.received_at(s("shop"), ms(1.0)).expect_err("a number");
+    assert_eq!(text(&err, "kind").as_deref(), Some("invalid_input"));
+    finish(lab, name).await;
 }

@@ -222,6 +222,10 @@ const HANDLERS = {
   'scheme.deliver': (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash),
   // Rust's `None` arrives as undefined; the protocol says null.
   'scheme.dispatchOne': (args) => notifier().dispatchOne(lab, args?.crash) ?? null,
+  'scheme.dispatch': (args) => notifier().dispatch(lab, args?.crash ?? false),
+  'scheme.redeliver': (args) => notifier().redeliver(lab, args?.event),
+  'scheme.effects': () => ({ receiver: receiverName, ...notifier().effects(lab) }),
+  'scheme.receivedAt': (args) => lab.receivedAt(args?.source, args?.event_id) ?? null,
   'scheme.resetReceiver': (args) => {
     const fresh = new Notifier(args?.dedup); // throws (and keeps the old one) if dedup is not a boolean
     forgetNotifier();

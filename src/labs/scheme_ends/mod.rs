@@ -8,6 +8,8 @@
 //!   events; its own refusal code.
 //! * [`retention`] — a simulated clock and a batched purge that makes old
 //!   events new again; its own refusal codes.
+//! * [`story`] — what the page's experiments did since their receiver
+//!   started, and the verdicts drawn from it.
 //!
 //! Their tables (`outbox`, `orders`, `order_events`, `lab_clock`) came with
 //! schema version 2, in the core's migrations: there is one database.
@@ -15,3 +17,4 @@
 pub mod business;
 pub mod outbox;
 pub mod retention;
+pub mod story;

@@ -55,7 +55,7 @@ impl std::str::FromStr for Strategy {
     }
 }
 
-/// One notification: "account A was credited N".
+/// One notification: "account A was credited N", as sent and as shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Notification {
     /// What the receiver deduplicates on: `outbox:<id>` for outbox messages,
@@ -73,17 +73,9 @@ pub struct Receiver {
     dedup: bool,
 }
 
-/// A notification as the user saw it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Shown {
-    pub message_id: String,
-    pub account_id: i64,
-    pub amount: i64,
-}
-
 impl Receiver {
-    /// A receiver on `conn` (its own database). With `dedup`, it keeps an
-    /// inbox of message ids and shows each message once.
+    /// A receiver on `conn` (its own database), with an inbox of message ids
+    /// that counts every arrival. With `dedup`, it shows each message once.
     ///
     /// # Errors
     /// Storage errors.
@@ -95,7 +87,10 @@ impl Receiver {
                  account_id INTEGER NOT NULL,
                  amount     INTEGER NOT NULL
              );
-             CREATE TABLE IF NOT EXISTS receiver_inbox (message_id TEXT PRIMARY KEY);",
+             CREATE TABLE IF NOT EXISTS receiver_inbox (
+                 message_id TEXT    PRIMARY KEY,
+                 times      INTEGER NOT NULL
+             );",
         )?;
         Ok(Receiver { conn, dedup })
     }
@@ -111,15 +106,17 @@ impl Receiver {
     /// Storage errors.
     pub fn receive(&self, n: &Notification) -> Result<bool, Error> {
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        if self.dedup {
-            let first = tx.execute(
-                "INSERT INTO receiver_inbox(message_id) VALUES (?1) ON CONFLICT DO NOTHING",
-                params![n.message_id],
-            )?;
-            if first == 0 {
-                tx.commit()?;
-                return Ok(false);
-            }
+        // Every arrival is counted; only the deduplicating receiver lets
+        // the count decide, as our inbox's unique key does.
+        let times: u32 = tx.query_row(
+            "INSERT INTO receiver_inbox(message_id, times) VALUES (?1, 1)
+             ON CONFLICT(message_id) DO UPDATE SET times = times + 1 RETURNING times",
+            params![n.message_id],
+            |r| r.get(0),
+        )?;
+        if self.dedup && times > 1 {
+            tx.commit()?;
+            return Ok(false);
         }
         tx.execute(
             "INSERT INTO shown(message_id, account_id, amount) VALUES (?1, ?2, ?3)",
@@ -133,18 +130,33 @@ impl Receiver {
     ///
     /// # Errors
     /// Storage errors.
-    pub fn shown(&self) -> Result<Vec<Shown>, Error> {
+    pub fn shown(&self) -> Result<Vec<Notification>, Error> {
         let mut stmt = self
             .conn
             .prepare("SELECT message_id, account_id, amount FROM shown ORDER BY seq")?;
         let rows = stmt
             .query_map([], |r| {
-                Ok(Shown {
+                Ok(Notification {
                     message_id: r.get(0)?,
                     account_id: r.get(1)?,
                     amount: r.get(2)?,
                 })
             })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
+    /// How many times each message arrived, shown or not: `(message_id,
+    /// times)`, in the order they first arrived.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn arrivals(&self) -> Result<Vec<(String, u32)>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT message_id, times FROM receiver_inbox ORDER BY rowid")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(rows)
     }
@@ -242,7 +254,7 @@ pub fn deliver(
     }
     let credited = matches!(delivery.pending(), Some(Outcome::Applied(_)));
     let notification = Notification {
-        message_id: format!("event:{}/{}", event.source(), event.event_id()),
+        message_id: direct_id(event.source(), event.event_id()),
         account_id: event.account_id(),
         amount: event.amount(),
     };
@@ -304,6 +316,19 @@ fn rollback(conn: &Connection, delivery: &mut Delivery, err: Error) -> Error {
     }
 }
 
+/// The id the receiver deduplicates a direct send by.
+pub(crate) fn direct_id(source: &str, event_id: &str) -> String {
+    format!("event:{source}/{event_id}")
+}
+
+/// The id the receiver deduplicates an outbox message by.
+pub(crate) fn outbox_id(message_id: i64) -> String {
+    format!("{OUTBOX_ID}{message_id}")
+}
+
+/// How the id of an outbox message starts.
+pub(crate) const OUTBOX_ID: &str = "outbox:";
+
 /// The dispatcher's unit of work: take the oldest unsent message, send it,
 /// mark it sent. `crash = Some(Crash::AfterSendBeforeMark)` dies between
 /// sending and marking, so the next round sends it again.
@@ -317,6 +342,22 @@ pub fn dispatch_one(
     receiver: &Receiver,
     crash: Option<Crash>,
 ) -> Result<Option<i64>, Error> {
+    let Some(id) = send_next(conn, receiver)? else {
+        return Ok(None);
+    };
+    if crash == Some(Crash::AfterSendBeforeMark) {
+        return Err(Crash::AfterSendBeforeMark.crash());
+    }
+    conn.execute(
+        "UPDATE outbox SET sent_at = (SELECT now FROM lab_clock) WHERE message_id = ?1",
+        params![id],
+    )?;
+    Ok(Some(id))
+}
+
+/// The first half of a round: sends the oldest unsent message and returns
+/// its id, without marking it sent.
+pub(crate) fn send_next(conn: &Connection, receiver: &Receiver) -> Result<Option<i64>, Error> {
     let next: Option<(i64, i64, i64)> = conn
         .query_row(
             "SELECT message_id, account_id, amount FROM outbox
@@ -329,17 +370,10 @@ pub fn dispatch_one(
         return Ok(None);
     };
     receiver.receive(&Notification {
-        message_id: format!("outbox:{id}"),
+        message_id: outbox_id(id),
         account_id,
         amount,
     })?;
-    if crash == Some(Crash::AfterSendBeforeMark) {
-        return Err(Crash::AfterSendBeforeMark.crash());
-    }
-    conn.execute(
-        "UPDATE outbox SET sent_at = (SELECT now FROM lab_clock) WHERE message_id = ?1",
-        params![id],
-    )?;
     Ok(Some(id))
 }
 

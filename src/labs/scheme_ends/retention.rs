@@ -40,6 +40,21 @@ pub fn now(conn: &Connection) -> Result<i64, Error> {
     Ok(conn.query_row("SELECT now FROM lab_clock", [], |r| r.get(0))?)
 }
 
+/// When the inbox row of `(source, event_id)` was received, on the lab
+/// clock; `None` when there is none (never delivered, or purged).
+///
+/// # Errors
+/// Storage errors.
+pub fn received_at(conn: &Connection, source: &str, event_id: &str) -> Result<Option<i64>, Error> {
+    Ok(conn
+        .query_row(
+            "SELECT received_at FROM inbox WHERE source = ?1 AND event_id = ?2",
+            params![source, event_id],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 /// Moves the lab clock forward by `ms` (never back, never past
 /// [`schema::TIME`]'s end); returns the new time.
 ///

@@ -1,0 +1,77 @@
+// What the three experiments of "where the scheme ends" draw alike: their
+// event's constants, a translated element, an answer line, an error shown
+// where it belongs, a case's header and its fix.
+
+import { el, formatNumber, whileBusy } from '../../lib/dom.js';
+import { has, t } from '../../lib/i18n.js';
+
+export const SOURCE = 'shop';
+export const ACCOUNT = 1;
+export const AMOUNT = 100;
+
+/** An element whose text is the translation of `key`, kept up to date by translatePage(). */
+export function tx(tag, key, options = {}) {
+  return el(tag, { ...options, text: t(key), data: { ...options.data, i18n: key } });
+}
+
+/** An error object as one line: translated by its code when the page knows it, else Rust's message. */
+export function errorText(error) {
+  const key = `error.${error.kind}.${error.code}`;
+  return error.code !== undefined && has(key) ? t(key, error.params ?? {}) : error.message;
+}
+
+export function isError(reply) {
+  return reply !== null && typeof reply === 'object' && typeof reply.kind === 'string';
+}
+
+/** The answer of `call`, or the error it was refused with: both are drawn. */
+export function answerOf(call) {
+  return call.catch((error) => error);
+}
+
+/**
+ * Runs `action` with <main> busy. Outcomes and expected errors are drawn by
+ * the action; anything else it throws (busy while step mode holds the lock,
+ * a worker that died) is shown in `note`, an element of its own, instead of
+ * being lost.
+ */
+export function act(note, action) {
+  return whileBusy(async () => {
+    note.textContent = '';
+    try {
+      await action();
+    } catch (error) {
+      note.textContent = isError(error) ? errorText(error) : String(error);
+    }
+  });
+}
+
+/** The number after the highest `<prefix>-N` among `ids`: where this visit's events continue. */
+export function nextNumber(ids, prefix) {
+  let max = 0;
+  for (const id of ids) {
+    const match = new RegExp(`^${prefix}-(\\d+)$`).exec(id);
+    if (match !== null) {
+      max = Math.max(max, Number(match[1]));
+    }
+  }
+  return max + 1;
+}
+
+export function showBalance(node, tables) {
+  const balance = tables.accounts.find((account) => account.id === ACCOUNT)?.balance;
+  node.textContent =
+    balance === undefined ? t('se.no_account') : t('se.balance', { balance: formatNumber(balance) });
+}
+
+export function caseHeader(id, titleKey, problemKey, tryKey) {
+  return [
+    tx('h3', titleKey, { attrs: { id } }),
+    tx('p', problemKey),
+    el('p', { className: 'se-try' }, tx('strong', 'se.try'), ' ', tx('span', tryKey)),
+  ];
+}
+
+export function fixBox(fixKey, ...more) {
+  return el('div', { className: 'se-fix' }, tx('h4', 'se.fix'), tx('p', fixKey), ...more);
+}
