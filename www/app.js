@@ -63,6 +63,7 @@ import { whileBusy } from './lib/dom.js';
 import { errorMessage } from './lib/errors.js';
 import * as focus from './lib/focus.js';
 import { LANGUAGES, has, keys, setLanguage, t, translatePage } from './lib/i18n.js';
+import { Timeline } from './lib/timeline.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
 import * as sqlconsole from './panels/console/sqlconsole.js';
@@ -73,7 +74,6 @@ import * as header from './panels/header/header.js';
 import * as handlerLab from './panels/handler-lab/handlerlab.js';
 import * as hooks from './panels/hooks/hooks.js';
 import * as levels from './panels/levels/levelscreen.js';
-import * as relay from './panels/hooks/relay.js';
 import * as nav from './panels/nav/nav.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
@@ -92,32 +92,45 @@ import * as workshop from './panels/workshop/workshop.js';
 
 // ---- The panels, in page order ------------------------------------------------
 
+// What every panel gets: the database client, the table refresher, the
+// timeline, the texts, and `panels`, every mounted panel's actions by name —
+// the only way one panel drives another (levels, share links, step mode).
+const services = {
+  db: inboxLab,
+  onTablesChanged,
+  refreshTables: () => services.panels.tables.refresh(),
+  timeline: new Timeline(),
+  t,
+  panels: {},
+};
+
+// [name in `services.panels`, module, id of its mount point (null: none)].
 const PANELS = [
-  header,
-  start,
-  levels, // before nav: it listens to the route nav shows first
-  nav,
-  banner,
-  recovery,
-  update,
-  sender,
-  paste,
-  timeline,
-  flow,
-  tables,
-  data,
-  burst,
-  stepper,
-  sqlconsole,
-  workshop,
-  schemeEnds,
-  hooks,
-  bench,
-  raceLab,
-  handlerLab,
-  crashLab,
-  sharing, // after the panels it puts its buttons next to
-  replay, // last: a share link is replayed through every panel, once all are mounted
+  ['header', header, null],
+  ['nav', nav, null],
+  ['start', start, 'start'],
+  ['banner', banner, null],
+  ['recovery', recovery, 'db-problem'],
+  ['update', update, null],
+  ['sender', sender, 'sender'],
+  ['paste', paste, 'paste'],
+  ['timeline', timeline, 'heard'],
+  ['flow', flow, 'flow'],
+  ['tables', tables, 'database'],
+  ['data', data, 'data'],
+  ['burst', burst, 'burst'],
+  ['stepper', stepper, 'stepper'],
+  ['console', sqlconsole, 'console'],
+  ['workshop', workshop, 'workshop'],
+  ['schemeEnds', schemeEnds, 'scheme-ends'],
+  ['hooks', hooks, 'hooks'],
+  ['bench', bench, 'bench'],
+  ['raceLab', raceLab, 'race-lab'],
+  ['handlerLab', handlerLab, 'handler-lab'],
+  ['crashLab', crashLab, 'crash-lab'],
+  ['levels', levels, 'levels'], // after the panels its levels unlock
+  ['share', sharing, null], // after the panels it puts its buttons next to
+  ['replay', replay, null], // last: a share link is replayed through every panel, once all are mounted
 ];
 
 // ---- Console API ------------------------------------------------------------
@@ -134,30 +147,31 @@ const PANELS = [
 // client.js's calls, these answer every mistake with a rejected promise:
 // options are read inside `calling`, which turns a getter that throws into
 // a rejection.
+const senderPanel = () => services.panels.sender;
 window.inboxLab = Object.freeze({
   ...inboxLab,
   send: (event, options = {}) =>
     calling(() => {
       const { handler = 'atomic', fault = null, loseResponse = false, attempts, firstDelayMs } = options;
       return whileBusy(() =>
-        sender.send(event, { handler, fault, loseResponse, policy: sender.policyOf({ attempts, firstDelayMs }) }),
+        senderPanel().send(event, { handler, fault, loseResponse, policy: senderPanel().policyOf({ attempts, firstDelayMs }) }),
       );
     }),
   burst: (event, n, options = {}) =>
     calling(() => {
       const { handler = 'atomic' } = options;
-      return whileBusy(() => burst.burstSame(event, n, handler));
+      return whileBusy(() => services.panels.burst.burstSame(event, n, handler));
     }),
   burstDistinct: (event, n, options = {}) =>
     calling(() => {
       const { handler = 'atomic' } = options;
-      return whileBusy(() => burst.burstDistinct(event, n, handler));
+      return whileBusy(() => services.panels.burst.burstDistinct(event, n, handler));
     }),
-  setFault: sender.setFault,
-  setHandler: sender.setHandler,
-  setLoseResponse: sender.setLoseResponse,
-  timeline: () => timeline.timeline.entries(),
-  hooks: Object.freeze({ ...inboxLab.hooks, requests: relay.requests }),
+  setFault: (fault) => senderPanel().setFault(fault),
+  setHandler: (handler) => senderPanel().setHandler(handler),
+  setLoseResponse: (on) => senderPanel().setLoseResponse(on),
+  timeline: () => services.timeline.entries(),
+  hooks: Object.freeze({ ...inboxLab.hooks, requests: () => services.panels.hooks.requests() }),
   onStatus,
   onTablesChanged,
   texts: Object.freeze({ languages: LANGUAGES, keys, has, t, errorMessage }),
@@ -177,9 +191,10 @@ window.inboxLab = Object.freeze({
 // the panels are built while the worker loads its wasm. `window.inboxLab` is
 // set above, before this wait: a script that awaits `inboxLab.ready` finds it.
 await new Promise((resolve) => setTimeout(resolve, 0));
-for (const panel of PANELS) {
-  panel.mount();
+for (const [name, panel, id] of PANELS) {
+  services.panels[name] = panel.mount(id && document.getElementById(id), services) ?? {};
 }
+services.panels.nav.start();
 focus.mount();
 translatePage();
 
@@ -191,12 +206,12 @@ translatePage();
 let phase = null;
 onStatus((next) => {
   if (next.phase === 'ready' && phase === 'restarting') {
-    whileBusy(tables.refresh);
+    whileBusy(services.refreshTables);
   }
   phase = next.phase;
 });
 whileBusy(() =>
-  inboxLab.ready.then(tables.refresh, () => {
+  inboxLab.ready.then(services.refreshTables, () => {
     // Already on the status line (panels/header).
   }),
 );

@@ -34,6 +34,13 @@ export function formatNumber(n) {
   return typeof n === 'number' ? n.toLocaleString(currentLanguage()) : String(n);
 }
 
+/** Outcome counts in words: "applied 1, duplicate 19". */
+export function countsText(counts) {
+  return Object.entries(counts)
+    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
+    .join(', ');
+}
+
 /** Simulated milliseconds as seconds with one decimal: "t=1.0 s" reads better than 1000. */
 export function formatSeconds(ms) {
   return (ms / 1000).toLocaleString(currentLanguage(), { minimumFractionDigits: 1, maximumFractionDigits: 1 });
@@ -140,4 +147,16 @@ export function dataTable(columns, rows) {
     ),
   );
   return el('table', {}, el('thead', {}, head), el('tbody', {}, ...body));
+}
+
+// A number field becomes a JS number only if it is written the way an integer
+// is written. Anything else ("1.5", "05", " 5", "1e3", "") is passed on as the
+// string it is, so Rust rejects it and says why, instead of the page quietly
+// turning "05" into 5. (Digits past 2^53 round to a number Rust rejects as
+// out of range, so they are not silently accepted either.)
+const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+/** The text of a number field as Rust should see it (see CANONICAL_INTEGER). */
+export function numberOrText(text) {
+  return CANONICAL_INTEGER.test(text) ? Number(text) : text;
 }

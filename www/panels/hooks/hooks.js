@@ -140,18 +140,18 @@ const state = {
 
 let ui = null;
 
-/** Fills `#hooks` and subscribes to the server's relay. */
-export function mount() {
-  const section = document.querySelector('#hooks');
-  if (section === null) {
-    return;
-  }
-  ui = build(section);
+/**
+ * Fills `root` (#hooks) and subscribes to the server's relay. Returns
+ * `requests`, what the relay passed on (the console API's `hooks.requests`).
+ */
+export function mount(root, services) {
+  ui = build(root);
   newRound();
   subscribe(render);
   onLanguageChange(render);
-  start();
+  start(services);
   render();
+  return { requests };
 }
 
 function build(root) {

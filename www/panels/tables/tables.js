@@ -8,7 +8,7 @@
 
 import { inboxLab, onTablesChanged } from '../../db/client.js';
 import { accountKey, ChangeTracker, inboxKey } from './changes.js';
-import { clearErrors, el, formatNumber, showError, whileBusy } from '../../lib/dom.js';
+import { clearErrors, el, formatNumber, numberOrText, showError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
@@ -178,18 +178,6 @@ async function addAccount() {
   await refresh();
 }
 
-// A number field becomes a JS number only if it is written the way an integer
-// is written. Anything else ("1.5", "05", " 5", "1e3", "") is passed on as the
-// string it is, so Rust rejects it and says why, instead of the page quietly
-// turning "05" into 5. (Digits past 2^53 round to a number Rust rejects as
-// out of range, so they are not silently accepted either.)
-const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
-
-/** The text of a number field as Rust should see it (see CANONICAL_INTEGER). */
-export function numberOrText(text) {
-  return CANONICAL_INTEGER.test(text) ? Number(text) : text;
-}
-
 export function mount() {
   error = document.querySelector('#tables-error');
   more = document.querySelector('#inbox-more');
@@ -219,4 +207,5 @@ export function mount() {
       error.textContent = t('tables.cannot_read', { message: errorMessage(lastError) });
     }
   });
+  return { refresh, showUncommitted, setNote };
 }
