@@ -27,8 +27,8 @@
 //   notices/      the storage banner, the tab note (banner.js), the notice for a
 //                 database that cannot be used (recovery.js), and the built site's
 //                 service worker and "updated since your last visit" (update.js)
-//   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
-//   timeline/     every delivery and the steps Rust says it ran (timeline-model.js),
+//   sender/       the form and what it heard (send with retries: lib/send.js, lib/retry.js), paste JSON (paste.js)
+//   timeline/     every delivery and the steps Rust says it ran (lib/timeline.js),
 //                 with a legend of its boxes
 //   flow/         the picture sender → handler → inbox, accounts in one transaction,
 //                 lit by the last delivery's steps
@@ -50,10 +50,11 @@
 //   crash-lab/    a worker killed at every storage operation of a commit
 //                 (crashdriver.js starts and kills crashworker.js)
 //
-// A panel exports `mount()`: it finds its elements (static markup in
-// index.html, or a section it fills), wires them and draws. Its strings are
-// registered when its module loads, so once every module is in, one
-// `translatePage()` translates all the static text.
+// A panel exports `mount(root, services)`: it builds its DOM in `root` (its
+// mount point in index.html), wires it, and returns its actions, the only way
+// another panel drives it (`services.panels.<name>`); no panel imports
+// another. Strings register when a module loads, so one `translatePage()`
+// after mounting translates all the static text.
 //
 // Everything a user typed or the database returned is rendered with
 // textContent, never parsed as HTML (lib/dom.js).

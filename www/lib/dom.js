@@ -5,15 +5,21 @@
 // text, never run as markup.
 
 import { errorMessage } from './errors.js';
-import { currentLanguage, onLanguageChange } from './i18n.js';
+import { currentLanguage, onLanguageChange, t } from './i18n.js';
 
-/** `el('p', {className: 'note', text: 'hi', data: {term: 'x'}}, child, …)` */
-export function el(tag, { className, text, title, data, attrs } = {}, ...children) {
+/**
+ * `el('p', {className: 'note', text: 'hi', data: {term: 'x'}}, child, …)`;
+ * `i18n: key` writes the text of `key` and marks it for translatePage().
+ */
+export function el(tag, { className, text, i18n, title, data, attrs } = {}, ...children) {
   const node = document.createElement(tag);
   if (className) {
     node.className = className;
   }
-  if (text !== undefined) {
+  if (i18n !== undefined) {
+    node.textContent = t(i18n);
+    node.dataset.i18n = i18n;
+  } else if (text !== undefined) {
     node.textContent = String(text);
   }
   if (title !== undefined) {
@@ -27,6 +33,34 @@ export function el(tag, { className, text, title, data, attrs } = {}, ...childre
   }
   node.append(...children);
   return node;
+}
+
+/**
+ * A `type=button` button `#id` labelled with the text of `key`; a click runs
+ * `onClick` (if given) while the page shows busy (whileBusy).
+ */
+export function button(key, id, onClick = null, className = 'secondary') {
+  const node = el('button', { className, i18n: key, attrs: { type: 'button', id } });
+  if (onClick !== null) {
+    node.addEventListener('click', () => whileBusy(onClick));
+  }
+  return node;
+}
+
+/**
+ * A form field `<div class=field>`: its label (the text of `key`; a plain
+ * string, e.g. a column name, as it is), the input `#id` with `attrs`, and
+ * the line `#id-error` where showFieldError writes what is wrong with it.
+ */
+export function field(id, key, attrs, { className = 'field', input = 'input' } = {}) {
+  const label = key.includes('.') ? { i18n: key } : { text: key };
+  return el(
+    'div',
+    { className },
+    el('label', { ...label, attrs: { for: id } }),
+    el(input, { attrs: { id, spellcheck: 'false', ...attrs, 'aria-describedby': `${attrs['aria-describedby'] ?? ''} ${id}-error`.trim() } }),
+    el('p', { className: 'field-error', attrs: { id: `${id}-error`, hidden: '' } }),
+  );
 }
 
 /** A number written the reader's way: 10,000 or 10 000. */

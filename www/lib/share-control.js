@@ -12,7 +12,7 @@ import { encodeShare } from './share.js';
  * experiment's controls.
  */
 export function shareControl(id, key, make) {
-  const button = el('button', { className: 'secondary', text: t(key), data: { i18n: key }, attrs: { type: 'button', id } });
+  const button = el('button', { className: 'secondary', i18n: key, attrs: { type: 'button', id } });
   const answer = el('p', { className: 'share-answer', attrs: { id: `${id}-answer`, role: 'status' } });
   const field = el('input', {
     className: 'share-url',

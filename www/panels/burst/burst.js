@@ -14,7 +14,7 @@
 //   drawn at most once per frame (requestAnimationFrame) and the tables at
 //   most once a second, so 10,000 deliveries never freeze the page.
 
-import { clearErrors, countsText, el, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
+import { button, clearErrors, countsText, el, field, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 import { balanceIn, creditVerdict } from '../../lib/send.js';
@@ -277,15 +277,27 @@ function distinctBalance(event, applied, { before, after }) {
   return t(after === expected ? 'burst.balance_ok' : 'burst.balance_wrong', params);
 }
 
-/** Returns `burstSame` and `burstDistinct` (the console API's `burst` and `burstDistinct`). */
+/** Builds the burst in `root` (#burst). Returns `burstSame` and `burstDistinct` (the console API's `burst` and `burstDistinct`). */
 export function mount(root, pageServices) {
   services = pageServices;
-  form = document.querySelector('#burst-form');
-  buttons = [document.querySelector('#burst-same'), document.querySelector('#burst-distinct')];
-  progressBox = document.querySelector('#burst-progress-box');
-  progress = document.querySelector('#burst-progress');
-  progressLabel = document.querySelector('#burst-progress-label');
-  output = document.querySelector('#burst-result');
+  form = el(
+    'form',
+    { className: 'inline-form', attrs: { id: 'burst-form', novalidate: '' } },
+    field('burst-count', 'burst.count', { name: 'count', value: '20', inputmode: 'numeric', autocomplete: 'off' }),
+  );
+  buttons = [button('burst.same', 'burst-same', null, ''), button('burst.distinct', 'burst-distinct')];
+  progressLabel = el('label', { attrs: { for: 'burst-progress', id: 'burst-progress-label' } });
+  progress = el('progress', { attrs: { id: 'burst-progress', max: '1', value: '0' } });
+  progressBox = el('div', { className: 'progress-box', attrs: { id: 'burst-progress-box', hidden: '' } }, progressLabel, progress);
+  output = el('div', { attrs: { id: 'burst-result', 'aria-live': 'polite' } });
+  root.append(
+    el('h2', { i18n: 'burst.title', attrs: { id: 'burst-title' } }),
+    el('p', { className: 'note', i18n: 'burst.intro' }),
+    form,
+    el('div', { className: 'actions' }, ...buttons),
+    progressBox,
+    output,
+  );
   strip = resultStrip();
   buttons[1].after(strip.element);
   buttons[0].addEventListener('click', () => run(burstSame));

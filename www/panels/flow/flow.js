@@ -75,7 +75,7 @@ let timer = 0;
 export function mount(root, { timeline }) {
   figure = root;
   caption = el('figcaption', { className: 'flow-caption', attrs: { id: 'flow-caption' } });
-  figure.append(el('h3', { text: t('flow.title'), data: { i18n: 'flow.title' } }), picture(), caption);
+  figure.append(el('h3', { i18n: 'flow.title' }), picture(), caption);
   timeline.subscribe(() => {
     const last = timeline.entries().at(-1);
     if (last === undefined) {

@@ -290,17 +290,17 @@ let built = null;
 function build(root) {
   const ui = {};
   built = ui;
-  const text = (tag, key, className) => el(tag, { className, text: t(key), data: { i18n: key } });
+  const text = (tag, key, className) => el(tag, { className, i18n: key });
 
   ui.handler = el('select', { attrs: { id: 'race-handler', 'aria-describedby': 'race-why' } });
   for (const handler of HANDLERS) {
-    ui.handler.append(el('option', { text: t(`racelab.h.${handler}`), data: { i18n: `racelab.h.${handler}` }, attrs: { value: handler } }));
+    ui.handler.append(el('option', { i18n: `racelab.h.${handler}`, attrs: { value: handler } }));
   }
   // The workshop's handler in Rust, when this build has it (`cargo xtask workshop`).
   inboxLab.judge.handlers().then(
     (names) => {
       if (names.includes('workshop')) {
-        ui.handler.append(el('option', { text: t('racelab.h.workshop'), data: { i18n: 'racelab.h.workshop' }, attrs: { value: 'workshop' } }));
+        ui.handler.append(el('option', { i18n: 'racelab.h.workshop', attrs: { value: 'workshop' } }));
       }
     },
     () => {}, // no worker: the lab's own controls say so when used
@@ -319,7 +319,7 @@ function build(root) {
     { className: 'note race-locked', attrs: { id: 'race-explore-locked' } },
     text('span', 'racelab.explore.locked'),
     ' ',
-    el('a', { text: t('racelab.explore.level'), data: { i18n: 'racelab.explore.level' }, attrs: { href: '#/levels/5' } }),
+    el('a', { i18n: 'racelab.explore.level', attrs: { href: '#/levels/5' } }),
   );
 
   ui.columns = LETTERS.map((letter, i) => {
@@ -377,13 +377,13 @@ function build(root) {
     el(
       'div',
       { className: 'race-setup' },
-      el('div', { className: 'field' }, el('label', { text: t('racelab.handler'), data: { i18n: 'racelab.handler' }, attrs: { for: 'race-handler' } }), ui.handler),
+      el('div', { className: 'field' }, el('label', { i18n: 'racelab.handler', attrs: { for: 'race-handler' } }), ui.handler),
       el(
         'fieldset',
         { className: 'race-deliveries' },
         text('legend', 'racelab.deliveries'),
         ...ui.deliveryRadios.map((radio, i) =>
-          el('label', { attrs: { for: radio.id } }, radio, ' ', el('span', { text: t(`racelab.deliveries.${i + 2}`), data: { i18n: `racelab.deliveries.${i + 2}` } })),
+          el('label', { attrs: { for: radio.id } }, radio, ' ', el('span', { i18n: `racelab.deliveries.${i + 2}` })),
         ),
       ),
       ui.why,

@@ -4,7 +4,7 @@
 // idempotent. The sender's log tells the story of the latest send; its last
 // line checks the balance: credited once, or not.
 
-import { clearErrors, el, formatNumber, formatSeconds, numberOrText, showError, showFieldError, whileBusy } from '../../lib/dom.js';
+import { clearErrors, el, field, formatNumber, formatSeconds, numberOrText, showError, showFieldError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { RetryPolicy, SimulatedClock, parsePolicy } from '../../lib/retry.js';
@@ -537,25 +537,89 @@ function describeHandler() {
   handlerNote.textContent = t(`handler.${form.elements.handler.value}`);
 }
 
+const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
+const FAULTS = ['none', 'after_insert', 'after_update'];
+
+/** A group of chips: its label (`key`), then `chips`. */
+function chipGroup(id, key, className, chips) {
+  return el('div', { className, attrs: { role: 'group', 'aria-labelledby': id } }, el('span', { className: 'group-label', i18n: key, attrs: { id } }), ...chips);
+}
+
+/** A select `#name` with its options, each `[value, key]`. */
+function selectField(name, options, describedBy) {
+  const box = field(name, `sender.${name}`, { name, 'aria-describedby': describedBy }, { className: 'field field-wide', input: 'select' });
+  box.querySelector('select').append(...options.map(([value, key]) => el('option', { i18n: key, attrs: { value } })));
+  return box;
+}
+
+/** The form: the event's fields, the handler, the crash point, how the sender behaves. */
+function buildForm() {
+  const text = { autocomplete: 'off' };
+  const number = { inputmode: 'numeric', autocomplete: 'off' };
+  const handler = selectField('handler', HANDLERS.map((h) => [h, `sender.handler.${h}`]), 'handler-note');
+  handlerNote = el('p', { className: 'note', attrs: { id: 'handler-note' } });
+  handler.querySelector('select').after(handlerNote);
+  return el(
+    'form',
+    { attrs: { id: 'deliver-form', novalidate: '' } },
+    ...Object.entries(EXAMPLE).map(([name, value]) =>
+      field(name, name, { name, value, ...(typeof value === 'number' ? number : text) }),
+    ),
+    handler,
+    selectField('fault', FAULTS.map((f) => [f === 'none' ? '' : f, `sender.fault.${f}`])),
+    el(
+      'fieldset',
+      { className: 'field-wide policy' },
+      el('legend', { i18n: 'sender.policy' }),
+      el('label', { className: 'check' }, el('input', { attrs: { id: 'lose_response', name: 'lose_response', type: 'checkbox' } }), el('span', { i18n: 'sender.lose' })),
+      el(
+        'div',
+        { className: 'policy-fields' },
+        field('attempts', 'sender.attempts', { name: 'attempts', value: '5', ...number }),
+        field('first_delay', 'sender.first_delay', { name: 'first_delay', value: '1', inputmode: 'decimal', autocomplete: 'off' }),
+      ),
+      el('p', { className: 'note', i18n: 'sender.policy.note' }),
+    ),
+    el(
+      'div',
+      { className: 'actions' },
+      el('button', { i18n: 'sender.deliver', attrs: { type: 'submit' } }),
+      el('button', { className: 'secondary', i18n: 'sender.restore', attrs: { type: 'reset' } }),
+    ),
+  );
+}
+
 /**
- * Returns the actions levels, share links, step mode, bursts, the workshop
- * and the console API drive the sender with.
+ * Builds the sender in `root` (#sender); what came back goes in #heard (the
+ * timeline's panel). Returns the actions levels, share links, step mode,
+ * bursts, the workshop and the console API drive the sender with.
  */
 export function mount(root, pageServices) {
   services = pageServices;
-  form = document.querySelector('#deliver-form');
+  form = buildForm();
+  const presets = Object.keys(PRESETS).map((name) =>
+    el('button', { className: 'chip', i18n: `sender.preset.${name}`, data: { preset: name }, attrs: { type: 'button' } }),
+  );
+  redeliverButtons = Object.keys(REDELIVER).map((name) =>
+    el('button', { className: 'secondary small', i18n: `sender.redeliver.${name}`, data: { redeliver: name }, attrs: { type: 'button', disabled: '' } }),
+  );
+  root.append(
+    el('h2', { i18n: 'sender.title', attrs: { id: 'sender-title' } }),
+    chipGroup('presets-label', 'sender.presets', 'chips', presets),
+    form,
+    el('details', { className: 'paste', attrs: { id: 'paste' } }), // the paste panel's mount point
+    chipGroup('redeliver-label', 'sender.redeliver', 'chips redeliver', redeliverButtons),
+  );
   answerBox = document.querySelector('#answer');
   logList = document.querySelector('#sender-log');
   summaryLine = document.querySelector('#sender-summary');
   clockLine = document.querySelector('#sender-clock');
-  redeliverButtons = document.querySelectorAll('[data-redeliver]');
-  handlerNote = document.querySelector('#handler-note');
   deliverStrip = resultStrip();
   form.querySelector('.actions').append(deliverStrip.element);
   redeliverStrip = resultStrip();
   document.querySelector('.redeliver').after(redeliverStrip.element);
 
-  for (const button of document.querySelectorAll('[data-preset]')) {
+  for (const button of presets) {
     button.addEventListener('click', () => {
       clearErrors(form);
       fillForm(PRESETS[button.dataset.preset](formEvent()));

@@ -13,7 +13,7 @@
 // crash, a throw or a kill (no answer at all) makes it retry — and the retry
 // applies the event exactly once.
 
-import { el, whileBusy } from '../../lib/dom.js';
+import { button, el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
 import { stateOf } from '../../lib/timeline.js';
@@ -323,25 +323,34 @@ async function replayStep({ send, next: presses, end }) {
   }
 }
 
-/** Returns `sharedStep` and `replayStep`, for share links. */
+/** Builds step mode in `root` (#stepper). Returns `sharedStep` and `replayStep`, for share links. */
 export function mount(root, pageServices) {
   services = pageServices;
   panels = services.panels;
-  list = document.querySelector('#step-list');
-  note = document.querySelector('#step-note');
-  verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
-  note.after(verdictBox);
-  rustSource.mount(verdictBox);
-  for (const name of ['start', 'next', 'throw', 'kill']) {
-    buttons[name] = document.querySelector(`#step-${name}`);
+  for (const [name, action, className] of [
+    ['start', start, ''],
+    ['next', next, 'secondary'],
+    ['throw', throwHere, 'danger'],
+    ['kill', kill, 'danger'],
+  ]) {
+    buttons[name] = button(`step.${name}`, `step-${name}`, action, className);
+    buttons[name].disabled = name !== 'start';
   }
+  list = el('ol', { className: 'step-list', attrs: { id: 'step-list' } });
+  note = el('p', { className: 'summary', attrs: { id: 'step-note', role: 'status', hidden: '' } });
+  verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
+  root.append(
+    el('h2', { i18n: 'step.title', attrs: { id: 'step-title' } }),
+    el('p', { className: 'note', i18n: 'step.intro' }),
+    el('div', { className: 'actions' }, ...Object.values(buttons)),
+    list,
+    note,
+    verdictBox,
+  );
+  rustSource.mount(verdictBox);
   // The answer of the whole send (the stepped attempt and any retry) next to the buttons.
   strip = resultStrip();
   buttons.kill.after(strip.element);
-  buttons.start.addEventListener('click', () => whileBusy(start));
-  buttons.next.addEventListener('click', () => whileBusy(next));
-  buttons.throw.addEventListener('click', () => whileBusy(throwHere));
-  buttons.kill.addEventListener('click', () => whileBusy(kill));
   onLanguageChange(() => {
     draw();
     if (shownNote !== null) {
