@@ -27,8 +27,8 @@
 //   notices/      the storage banner, the tab note (banner.js), the notice for a
 //                 database that cannot be used (recovery.js), and the built site's
 //                 service worker and "updated since your last visit" (update.js)
-//   sender/       the form, lost responses and retries (retry.js), paste JSON (paste.js)
-//   timeline/     every delivery and the steps Rust says it ran (timeline-model.js),
+//   sender/       the form and what it heard (send with retries: lib/send.js, lib/retry.js), paste JSON (paste.js)
+//   timeline/     every delivery and the steps Rust says it ran (lib/timeline.js),
 //                 with a legend of its boxes
 //   flow/         the picture sender → handler → inbox, accounts in one transaction,
 //                 lit by the last delivery's steps
@@ -50,10 +50,11 @@
 //   crash-lab/    a worker killed at every storage operation of a commit
 //                 (crashdriver.js starts and kills crashworker.js)
 //
-// A panel exports `mount()`: it finds its elements (static markup in
-// index.html, or a section it fills), wires them and draws. Its strings are
-// registered when its module loads, so once every module is in, one
-// `translatePage()` translates all the static text.
+// A panel exports `mount(root, services)`: it builds its DOM in `root` (its
+// mount point in index.html), wires it, and returns its actions, the only way
+// another panel drives it (`services.panels.<name>`); no panel imports
+// another. Strings register when a module loads, so one `translatePage()`
+// after mounting translates all the static text.
 //
 // Everything a user typed or the database returned is rendered with
 // textContent, never parsed as HTML (lib/dom.js).
@@ -63,6 +64,7 @@ import { whileBusy } from './lib/dom.js';
 import { errorMessage } from './lib/errors.js';
 import * as focus from './lib/focus.js';
 import { LANGUAGES, has, keys, setLanguage, t, translatePage } from './lib/i18n.js';
+import { Timeline } from './lib/timeline.js';
 import * as bench from './panels/bench/bench.js';
 import * as burst from './panels/burst/burst.js';
 import * as sqlconsole from './panels/console/sqlconsole.js';
@@ -73,7 +75,6 @@ import * as header from './panels/header/header.js';
 import * as handlerLab from './panels/handler-lab/handlerlab.js';
 import * as hooks from './panels/hooks/hooks.js';
 import * as levels from './panels/levels/levelscreen.js';
-import * as relay from './panels/hooks/relay.js';
 import * as nav from './panels/nav/nav.js';
 import * as banner from './panels/notices/banner.js';
 import * as recovery from './panels/notices/recovery.js';
@@ -92,36 +93,45 @@ import * as workshop from './panels/workshop/workshop.js';
 
 // ---- The panels, in page order ------------------------------------------------
 
+// What every panel gets: the database client, the table refresher, the
+// timeline, the texts, and `panels`, every mounted panel's actions by name —
+// the only way one panel drives another (levels, share links, step mode).
+const services = {
+  db: inboxLab,
+  onTablesChanged,
+  refreshTables: () => services.panels.tables.refresh(),
+  timeline: new Timeline(),
+  t,
+  panels: {},
+};
+
+// [name in `services.panels`, module, id of its mount point (null: none)].
 const PANELS = [
-  header,
-  start,
-  levels, // before nav: it listens to the route nav shows first
-  nav,
-  banner,
-  recovery,
-  update,
-  sender,
-  paste,
-  timeline,
-  flow,
-  tables,
-  data,
-  burst,
-  stepper,
-  sqlconsole,
-  workshop,
-  // The panel contract (issue 24): its root and its services.
-  {
-    mount: () =>
-      schemeEnds.mount(document.querySelector('#scheme-ends'), { db: inboxLab, onTablesChanged, refreshTables: tables.refresh }),
-  },
-  hooks,
-  bench,
-  raceLab,
-  handlerLab,
-  crashLab,
-  sharing, // after the panels it puts its buttons next to
-  replay, // last: a share link is replayed through every panel, once all are mounted
+  ['header', header, null],
+  ['nav', nav, null],
+  ['start', start, 'start'],
+  ['banner', banner, null],
+  ['recovery', recovery, 'db-problem'],
+  ['update', update, null],
+  ['sender', sender, 'sender'],
+  ['paste', paste, 'paste'],
+  ['timeline', timeline, 'heard'],
+  ['flow', flow, 'flow'],
+  ['tables', tables, 'database'],
+  ['data', data, 'data'],
+  ['burst', burst, 'burst'],
+  ['stepper', stepper, 'stepper'],
+  ['console', sqlconsole, 'console'],
+  ['workshop', workshop, 'workshop'],
+  ['schemeEnds', schemeEnds, 'scheme-ends'],
+  ['hooks', hooks, 'hooks'],
+  ['bench', bench, 'bench'],
+  ['raceLab', raceLab, 'race-lab'],
+  ['handlerLab', handlerLab, 'handler-lab'],
+  ['crashLab', crashLab, 'crash-lab'],
+  ['levels', levels, 'levels'], // after the panels its levels unlock
+  ['share', sharing, null], // after the panels it puts its buttons next to
+  ['replay', replay, null], // last: a share link is replayed through every panel, once all are mounted
 ];
 
 // ---- Console API ------------------------------------------------------------
@@ -138,30 +148,31 @@ const PANELS = [
 // client.js's calls, these answer every mistake with a rejected promise:
 // options are read inside `calling`, which turns a getter that throws into
 // a rejection.
+const senderPanel = () => services.panels.sender;
 window.inboxLab = Object.freeze({
   ...inboxLab,
   send: (event, options = {}) =>
     calling(() => {
       const { handler = 'atomic', fault = null, loseResponse = false, attempts, firstDelayMs } = options;
       return whileBusy(() =>
-        sender.send(event, { handler, fault, loseResponse, policy: sender.policyOf({ attempts, firstDelayMs }) }),
+        senderPanel().send(event, { handler, fault, loseResponse, policy: senderPanel().policyOf({ attempts, firstDelayMs }) }),
       );
     }),
   burst: (event, n, options = {}) =>
     calling(() => {
       const { handler = 'atomic' } = options;
-      return whileBusy(() => burst.burstSame(event, n, handler));
+      return whileBusy(() => services.panels.burst.burstSame(event, n, handler));
     }),
   burstDistinct: (event, n, options = {}) =>
     calling(() => {
       const { handler = 'atomic' } = options;
-      return whileBusy(() => burst.burstDistinct(event, n, handler));
+      return whileBusy(() => services.panels.burst.burstDistinct(event, n, handler));
     }),
-  setFault: sender.setFault,
-  setHandler: sender.setHandler,
-  setLoseResponse: sender.setLoseResponse,
-  timeline: () => timeline.timeline.entries(),
-  hooks: Object.freeze({ ...inboxLab.hooks, requests: relay.requests }),
+  setFault: (fault) => senderPanel().setFault(fault),
+  setHandler: (handler) => senderPanel().setHandler(handler),
+  setLoseResponse: (on) => senderPanel().setLoseResponse(on),
+  timeline: () => services.timeline.entries(),
+  hooks: Object.freeze({ ...inboxLab.hooks, requests: () => services.panels.hooks.requests() }),
   onStatus,
   onTablesChanged,
   texts: Object.freeze({ languages: LANGUAGES, keys, has, t, errorMessage }),
@@ -181,9 +192,10 @@ window.inboxLab = Object.freeze({
 // the panels are built while the worker loads its wasm. `window.inboxLab` is
 // set above, before this wait: a script that awaits `inboxLab.ready` finds it.
 await new Promise((resolve) => setTimeout(resolve, 0));
-for (const panel of PANELS) {
-  panel.mount();
+for (const [name, panel, id] of PANELS) {
+  services.panels[name] = panel.mount(id && document.getElementById(id), services) ?? {};
 }
+services.panels.nav.start();
 focus.mount();
 translatePage();
 
@@ -195,12 +207,12 @@ translatePage();
 let phase = null;
 onStatus((next) => {
   if (next.phase === 'ready' && phase === 'restarting') {
-    whileBusy(tables.refresh);
+    whileBusy(services.refreshTables);
   }
   phase = next.phase;
 });
 whileBusy(() =>
-  inboxLab.ready.then(tables.refresh, () => {
+  inboxLab.ready.then(services.refreshTables, () => {
     // Already on the status line (panels/header).
   }),
 );

@@ -1,11 +1,11 @@
-// The sender's retry policy (www/panels/sender/retry.js), in node: no browser, no real time.
+// The sender's retry policy (www/lib/retry.js), in node: no browser, no real time.
 // It teaches how a real sender reacts — retry on 5xx and lost responses, stop
 // on 200 and 4xx, wait longer each time — on a simulated clock.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { MAX_DELAY_MS, RetryPolicy, SimulatedClock, decide, parsePolicy, sendWithRetries } from '../../www/panels/sender/retry.js';
+import { MAX_DELAY_MS, RetryPolicy, SimulatedClock, decide, parsePolicy, sendWithRetries } from '../../www/lib/retry.js';
 
 const policy = new RetryPolicy({ attempts: 5, firstDelayMs: 1000 });
 

@@ -1,4 +1,4 @@
-// The timeline model (www/panels/timeline/timeline-model.js), in node: entries, the limit,
+// The timeline model (www/lib/timeline.js), in node: entries, the limit,
 // and the box drawn for each step Rust reported. Which steps each handler
 // runs is Rust's to say, and tested there (tests/race.rs,
 // every_handler_reports_the_steps_it_ran); the page only draws them.
@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { Timeline, countOutcomes, outcomeOf, stateOf } from '../../www/panels/timeline/timeline-model.js';
+import { Timeline, countOutcomes, outcomeOf, stateOf } from '../../www/lib/timeline.js';
 
 const APPLIED = { outcome: 'applied', http_status: 200, receipt: { seq: 1, balance_after: 500 } };
 const DUPLICATE = { outcome: 'duplicate', http_status: 200, receipt: { seq: 1, balance_after: 500 } };

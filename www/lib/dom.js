@@ -5,15 +5,21 @@
 // text, never run as markup.
 
 import { errorMessage } from './errors.js';
-import { currentLanguage, onLanguageChange } from './i18n.js';
+import { currentLanguage, onLanguageChange, t } from './i18n.js';
 
-/** `el('p', {className: 'note', text: 'hi', data: {term: 'x'}}, child, …)` */
-export function el(tag, { className, text, title, data, attrs } = {}, ...children) {
+/**
+ * `el('p', {className: 'note', text: 'hi', data: {term: 'x'}}, child, …)`;
+ * `i18n: key` writes the text of `key` and marks it for translatePage().
+ */
+export function el(tag, { className, text, i18n, title, data, attrs } = {}, ...children) {
   const node = document.createElement(tag);
   if (className) {
     node.className = className;
   }
-  if (text !== undefined) {
+  if (i18n !== undefined) {
+    node.textContent = t(i18n);
+    node.dataset.i18n = i18n;
+  } else if (text !== undefined) {
     node.textContent = String(text);
   }
   if (title !== undefined) {
@@ -29,9 +35,44 @@ export function el(tag, { className, text, title, data, attrs } = {}, ...childre
   return node;
 }
 
+/**
+ * A `type=button` button `#id` labelled with the text of `key`; a click runs
+ * `onClick` (if given) while the page shows busy (whileBusy).
+ */
+export function button(key, id, onClick = null, className = 'secondary') {
+  const node = el('button', { className, i18n: key, attrs: { type: 'button', id } });
+  if (onClick !== null) {
+    node.addEventListener('click', () => whileBusy(onClick));
+  }
+  return node;
+}
+
+/**
+ * A form field `<div class=field>`: its label (the text of `key`; a plain
+ * string, e.g. a column name, as it is), the input `#id` with `attrs`, and
+ * the line `#id-error` where showFieldError writes what is wrong with it.
+ */
+export function field(id, key, attrs, { className = 'field', input = 'input' } = {}) {
+  const label = key.includes('.') ? { i18n: key } : { text: key };
+  return el(
+    'div',
+    { className },
+    el('label', { ...label, attrs: { for: id } }),
+    el(input, { attrs: { id, spellcheck: 'false', ...attrs, 'aria-describedby': `${attrs['aria-describedby'] ?? ''} ${id}-error`.trim() } }),
+    el('p', { className: 'field-error', attrs: { id: `${id}-error`, hidden: '' } }),
+  );
+}
+
 /** A number written the reader's way: 10,000 or 10 000. */
 export function formatNumber(n) {
   return typeof n === 'number' ? n.toLocaleString(currentLanguage()) : String(n);
+}
+
+/** Outcome counts in words: "applied 1, duplicate 19". */
+export function countsText(counts) {
+  return Object.entries(counts)
+    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
+    .join(', ');
 }
 
 /** Simulated milliseconds as seconds with one decimal: "t=1.0 s" reads better than 1000. */
@@ -140,4 +181,16 @@ export function dataTable(columns, rows) {
     ),
   );
   return el('table', {}, el('thead', {}, head), el('tbody', {}, ...body));
+}
+
+// A number field becomes a JS number only if it is written the way an integer
+// is written. Anything else ("1.5", "05", " 5", "1e3", "") is passed on as the
+// string it is, so Rust rejects it and says why, instead of the page quietly
+// turning "05" into 5. (Digits past 2^53 round to a number Rust rejects as
+// out of range, so they are not silently accepted either.)
+const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+/** The text of a number field as Rust should see it (see CANONICAL_INTEGER). */
+export function numberOrText(text) {
+  return CANONICAL_INTEGER.test(text) ? Number(text) : text;
 }

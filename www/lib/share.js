@@ -494,3 +494,64 @@ function fromBase64Url(text) {
   }
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
+
+/**
+ * The actions that won a level, from what it saw (lib/observed.js), as a
+ * level's link holds them: {actions} or {error}. Sends (not step mode's),
+ * bursts of one event, races the reader stepped (not replayed ones), and
+ * the controls pressed in "where the scheme ends" and in the crash lab —
+ * each observation says which control it answered — can be replayed.
+ */
+export function levelActions(seen) {
+  const actions = [];
+  let delivered = null; // the event of retention's last Deliver
+  for (const o of seen) {
+    const action = observedAction(o, delivered);
+    if (o.kind === 'retention' && o.action === 'deliver') {
+      delivered = o.event;
+    }
+    if (action === null) {
+      return { error: 'share.level_other' };
+    }
+    if (action.tooMany !== undefined) {
+      return { error: 'share.too_many', params: { count: action.tooMany, max: LIMITS.kills } };
+    }
+    actions.push(action);
+  }
+  if (actions.length === 0) {
+    return { error: 'share.nothing.level' };
+  }
+  if (actions.length > LIMITS.actions) {
+    return { error: 'share.too_many', params: { count: actions.length, max: LIMITS.actions } };
+  }
+  return { actions };
+}
+
+/**
+ * The link's action for one observation, or null if a link cannot replay it.
+ * `delivered`: the event retention's previous Deliver delivered (the panel
+ * only moves on to newer ones, with "Next event").
+ */
+function observedAction(o, delivered) {
+  switch (o.kind) {
+    case 'send':
+      return o.stepped ? null : { do: 'send', ...sendState({ ...o, ...o.policy }) };
+    case 'burst':
+      return { do: 'burst', event: o.event, handler: o.handler, count: o.count };
+    case 'race':
+      return o.replayed ? null : { do: 'race', handler: o.handler, deliveries: o.deliveries, order: orderText(o.order) };
+    case 'effects':
+      return { do: 'effects', control: o.control, strategy: o.strategy, crash: o.crash, dedup: o.dedup };
+    case 'retention':
+      return o.action === 'deliver'
+        ? { do: 'retention', control: 'deliver', next: delivered !== null && delivered.event_id !== o.event.event_id }
+        : { do: 'retention', control: o.action, days: o.days };
+    case 'crash':
+      if (o.run === 'sweep') {
+        return { do: 'crash', run: 'sweep', mode: o.mode, events: o.events, control: o.control };
+      }
+      return o.points > LIMITS.kills ? { tooMany: o.points } : { do: 'crash', run: 'kills', mode: o.mode, trials: o.points };
+    default:
+      return null;
+  }
+}

@@ -14,15 +14,12 @@
 //   drawn at most once per frame (requestAnimationFrame) and the tables at
 //   most once a second, so 10,000 deliveries never freeze the page.
 
-import { inboxLab } from '../../db/client.js';
-import { clearErrors, el, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
+import { button, clearErrors, countsText, el, field, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
+import { balanceIn, creditVerdict } from '../../lib/send.js';
 import { resultStrip } from '../../lib/strip.js';
-import { creditVerdict, formEvent, formHandler, senderTime } from '../sender/sender.js';
-import { refresh as refreshTables } from '../tables/tables.js';
-import { countOutcomes } from '../timeline/timeline-model.js';
-import { timeline } from '../timeline/timeline.js';
+import { countOutcomes } from '../../lib/timeline.js';
 
 register({
   en: {
@@ -83,6 +80,8 @@ let progressLabel = null;
 let output = null;
 // The answer next to the buttons (lib/strip.js): the outcomes counted, the balance before → after.
 let strip = null;
+// The page's services (app.js): the database, the timeline, the tables, the sender.
+let services = null;
 let cancelButton = null;
 // The last result, kept to redraw it in another language.
 let shown = null;
@@ -103,7 +102,8 @@ function run(burst) {
     buttons.forEach((b) => (b.disabled = true));
     strip.working();
     try {
-      const result = await burst(formEvent(), count, formHandler());
+      const { sender } = services.panels;
+      const result = await burst(sender.formEvent(), count, sender.formHandler());
       draw(result);
       strip.show({ outcome: countsText(result.counts), balance: { account: result.event.account_id, ...result.balance } });
     } catch (error) {
@@ -119,14 +119,14 @@ function run(burst) {
  * Delivers `event` `count` times at once. Every delivery is a timeline
  * entry. Resolves to `{kind: "same", event, count, counts, balance}`.
  */
-export async function burstSame(event, count, handler) {
+async function burstSame(event, count, handler) {
   const before = await balanceOf(event.account_id);
   const answers = await Promise.all(
     Array.from({ length: count }, async () => {
       const started = performance.now();
       const answer = await deliver(event, handler);
-      timeline.add({
-        at: senderTime(),
+      services.timeline.add({
+        at: services.panels.sender.now(),
         event,
         attempt: 1,
         of: 1,
@@ -140,7 +140,7 @@ export async function burstSame(event, count, handler) {
       return answer;
     }),
   );
-  const after = balanceIn(await refreshTables(), event.account_id);
+  const after = balanceIn(await services.refreshTables(), event.account_id);
   const counts = countOutcomes(answers);
   observe('burst', { event, handler, count, counts, balance: { before, after } });
   return { kind: 'same', event, count, counts, balance: { before, after } };
@@ -155,7 +155,7 @@ export async function burstSame(event, count, handler) {
  * burst. Resolves to `{kind: "distinct", event, count, done, cancelled,
  * counts, ms, balance}`.
  */
-export async function burstDistinct(event, count, handler) {
+async function burstDistinct(event, count, handler) {
   const run = Date.now().toString(36); // a fresh key space for every run
   const before = await balanceOf(event.account_id);
   const counts = {};
@@ -204,7 +204,7 @@ export async function burstDistinct(event, count, handler) {
       const now = performance.now();
       if (now - tablesAt >= TABLES_EVERY_MS) {
         tablesAt = now;
-        refreshTables(); // not awaited: drawn when read, the burst goes on
+        services.refreshTables(); // not awaited: drawn when read, the burst goes on
       }
     }
   };
@@ -216,27 +216,23 @@ export async function burstDistinct(event, count, handler) {
   const ms = performance.now() - started;
   cancelAnimationFrame(frame);
   paint();
-  timeline.add({ via: 'burst_distinct', count: done, counts, tookMs: ms });
-  const after = balanceIn(await refreshTables(), event.account_id);
+  services.timeline.add({ via: 'burst_distinct', count: done, counts, tookMs: ms });
+  const after = balanceIn(await services.refreshTables(), event.account_id);
   return { kind: 'distinct', event, count, done, cancelled: done < count, counts, ms, balance: { before, after } };
 }
 
 /** A batch's counts, or the error object that answered the whole batch. */
 function deliverMany(events, handler) {
-  return inboxLab.deliverMany(events, { handler }).catch((error) => error);
+  return services.db.deliverMany(events, { handler }).catch((error) => error);
 }
 
 /** The handler's answer, error objects included. */
 function deliver(event, handler) {
-  return inboxLab.deliver(event, { handler }).catch((error) => error);
+  return services.db.deliver(event, { handler }).catch((error) => error);
 }
 
 async function balanceOf(accountId) {
-  return balanceIn(await refreshTables(), accountId);
-}
-
-function balanceIn(tables, accountId) {
-  return tables?.accounts.find((a) => a.id === accountId)?.balance ?? null;
+  return balanceIn(await services.refreshTables(), accountId);
 }
 
 function draw(result) {
@@ -264,13 +260,6 @@ function draw(result) {
   );
 }
 
-/** "applied 1, duplicate 19" */
-function countsText(counts) {
-  return Object.entries(counts)
-    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
-    .join(', ');
-}
-
 // N different events: each applied one adds `amount`, nothing else may.
 function distinctBalance(event, applied, { before, after }) {
   if (typeof event.amount !== 'number' || before === null || after === null) {
@@ -288,13 +277,27 @@ function distinctBalance(event, applied, { before, after }) {
   return t(after === expected ? 'burst.balance_ok' : 'burst.balance_wrong', params);
 }
 
-export function mount() {
-  form = document.querySelector('#burst-form');
-  buttons = [document.querySelector('#burst-same'), document.querySelector('#burst-distinct')];
-  progressBox = document.querySelector('#burst-progress-box');
-  progress = document.querySelector('#burst-progress');
-  progressLabel = document.querySelector('#burst-progress-label');
-  output = document.querySelector('#burst-result');
+/** Builds the burst in `root` (#burst). Returns `burstSame` and `burstDistinct` (the console API's `burst` and `burstDistinct`). */
+export function mount(root, pageServices) {
+  services = pageServices;
+  form = el(
+    'form',
+    { className: 'inline-form', attrs: { id: 'burst-form', novalidate: '' } },
+    field('burst-count', 'burst.count', { name: 'count', value: '20', inputmode: 'numeric', autocomplete: 'off' }),
+  );
+  buttons = [button('burst.same', 'burst-same', null, ''), button('burst.distinct', 'burst-distinct')];
+  progressLabel = el('label', { attrs: { for: 'burst-progress', id: 'burst-progress-label' } });
+  progress = el('progress', { attrs: { id: 'burst-progress', max: '1', value: '0' } });
+  progressBox = el('div', { className: 'progress-box', attrs: { id: 'burst-progress-box', hidden: '' } }, progressLabel, progress);
+  output = el('div', { attrs: { id: 'burst-result', 'aria-live': 'polite' } });
+  root.append(
+    el('h2', { i18n: 'burst.title', attrs: { id: 'burst-title' } }),
+    el('p', { className: 'note', i18n: 'burst.intro' }),
+    form,
+    el('div', { className: 'actions' }, ...buttons),
+    progressBox,
+    output,
+  );
   strip = resultStrip();
   buttons[1].after(strip.element);
   buttons[0].addEventListener('click', () => run(burstSame));
@@ -316,4 +319,5 @@ export function mount() {
       progressLabel.textContent = t('burst.progress', { done: formatNumber(progress.value), count: formatNumber(progress.max) });
     }
   });
+  return { burstSame, burstDistinct };
 }

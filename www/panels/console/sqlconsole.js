@@ -31,7 +31,6 @@ import { inboxLab, onTablesChanged } from '../../db/client.js';
 import { dataTable, el, formatNumber, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
-import { onRoute } from '../nav/nav.js';
 import { History } from './history.js';
 
 register({
@@ -394,7 +393,7 @@ function showConsole() {
 
 // ---- Mounting -------------------------------------------------------------------
 
-export function mount() {
+export function mount(root, services) {
   form = document.querySelector('#sql-form');
   output = document.querySelector('#sql-result');
   cancelButton = document.querySelector('#sql-cancel');
@@ -434,14 +433,11 @@ export function mount() {
   });
   drawHistory();
   onTablesChanged(schemaMayHaveChanged);
-  onRoute(({ screen }) => {
+  services.panels.nav.onRoute(({ screen }) => {
     if (screen === 'tools') {
       showConsole();
     }
   });
-  if (consoleShown()) {
-    showConsole();
-  }
   onLanguageChange((lang) => {
     editor?.setLanguage(lang, t('sql.label'));
     if (shown) {

@@ -10,12 +10,9 @@
 // file is refused with a message next to the file field, and the current
 // database stays exactly as it was.
 
-import { inboxLab } from '../../db/client.js';
 import { clearErrors, downloadBytes, showError, showFieldError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
-import { clearShown } from '../sender/sender.js';
-import { refresh as refreshTables, setNote as setTablesNote } from '../tables/tables.js';
 
 register({
   en: {
@@ -53,6 +50,8 @@ register({
 /** The name an export is saved under. */
 const EXPORT_NAME = 'inbox-lab.sqlite3';
 
+// The page's services (app.js): the database, the tables, the sender.
+let services = null;
 let importForm = null;
 let note = null;
 // What writes the note, kept to write it again in another language.
@@ -60,7 +59,7 @@ let noteText = null;
 
 async function exportDatabase() {
   try {
-    const bytes = await inboxLab.exportDatabase();
+    const bytes = await services.db.exportDatabase();
     downloadBytes(bytes, EXPORT_NAME);
     setNote(() => t('data.exported', { bytes: bytes.length, name: EXPORT_NAME }));
   } catch (error) {
@@ -77,7 +76,7 @@ async function importDatabase() {
     return;
   }
   try {
-    const report = await inboxLab.importDatabase(new Uint8Array(await file.arrayBuffer()));
+    const report = await services.db.importDatabase(new Uint8Array(await file.arrayBuffer()));
     const counts = { name: file.name, accounts: String(report.accounts), inbox: String(report.inbox) };
     const objects = report.ignored.join(', ');
     setNote(() => t('data.imported', counts) + (objects === '' ? '' : ` ${t('data.ignored', { objects })}`));
@@ -89,7 +88,7 @@ async function importDatabase() {
       setNote(() => errorMessage(error));
     }
   }
-  await refreshTables();
+  await services.refreshTables();
 }
 
 /**
@@ -98,20 +97,20 @@ async function importDatabase() {
  * or to the error if the reset failed (also written under the tables).
  * The notice for a database that cannot be used (recovery.js) uses it too.
  */
-export async function resetDatabase() {
+async function resetDatabase() {
   let failure = null;
   try {
-    await inboxLab.reset();
-    clearShown();
+    await services.db.reset();
+    services.panels.sender.clearShown();
     for (const form of document.querySelectorAll('form')) {
       clearErrors(form); // messages about data that is gone
     }
-    setTablesNote(() => t('data.reset_done'));
+    services.panels.tables.setNote(() => t('data.reset_done'));
   } catch (error) {
     failure = error;
-    setTablesNote(() => t('data.reset_failed', { message: errorMessage(error) }));
+    services.panels.tables.setNote(() => t('data.reset_failed', { message: errorMessage(error) }));
   }
-  await refreshTables();
+  await services.refreshTables();
   return failure;
 }
 
@@ -121,7 +120,9 @@ function setNote(text) {
   note.textContent = text === null ? '' : text();
 }
 
-export function mount() {
+/** Returns `reset`, which the notice for a database that cannot be used offers too. */
+export function mount(root, pageServices) {
+  services = pageServices;
   importForm = document.querySelector('#import-form');
   note = document.querySelector('#data-note');
   document.querySelector('#export').addEventListener('click', () => whileBusy(exportDatabase));
@@ -136,4 +137,5 @@ export function mount() {
     }
   });
   onLanguageChange(() => noteText && setNote(noteText));
+  return { reset: resetDatabase };
 }

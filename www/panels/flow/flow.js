@@ -6,7 +6,7 @@
 // the delivery (src/core/trace.rs, `[{op, statements, rows, effect}]`), in
 // the order they ran, one every STEP_MS — or as they come in step mode, where
 // each press returns one more. A step lights the part it touched, in the
-// timeline's colours and words (timeline-model.js `stateOf`):
+// timeline's colours and words (lib/timeline.js `stateOf`):
 //
 //   begin                      the transaction's boundary opens
 //   insert…, check, read_stored  the inbox table
@@ -19,8 +19,7 @@
 
 import { el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
-import { opLabel, stateOf } from '../timeline/timeline-model.js';
-import { timeline } from '../timeline/timeline.js';
+import { opLabel, stateOf } from '../../lib/timeline.js';
 
 register({
   en: {
@@ -72,10 +71,11 @@ let steps = null; // the steps being shown (null: nothing delivered yet)
 let lit = 0; // how many of them are lit
 let timer = 0;
 
-export function mount() {
-  figure = document.querySelector('#flow');
+/** `root`: the figure #flow. Returns `show(steps)`, which step mode lights the picture with. */
+export function mount(root, { timeline }) {
+  figure = root;
   caption = el('figcaption', { className: 'flow-caption', attrs: { id: 'flow-caption' } });
-  figure.append(el('h3', { text: t('flow.title'), data: { i18n: 'flow.title' } }), picture(), caption);
+  figure.append(el('h3', { i18n: 'flow.title' }), picture(), caption);
   timeline.subscribe(() => {
     const last = timeline.entries().at(-1);
     if (last === undefined) {
@@ -91,6 +91,7 @@ export function mount() {
     paint();
   });
   paint();
+  return { show };
 }
 
 /**
@@ -98,7 +99,7 @@ export function mount() {
  * already lit stay lit, so step mode — each press returns the list so far,
  * one longer — lights only the new one.
  */
-export function show(next) {
+function show(next) {
   const continues =
     steps !== null && next !== null && next.length >= lit && steps.slice(0, lit).every((step, i) => step.op === next[i].op);
   steps = next;

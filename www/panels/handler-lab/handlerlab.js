@@ -24,7 +24,7 @@
 // whatever someone typed or pasted.
 
 import { inboxLab } from '../../db/client.js';
-import { el, whileBusy } from '../../lib/dom.js';
+import { button, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { decodeShare, encodeShare, isShare } from '../../lib/share.js';
@@ -163,20 +163,19 @@ export function mount() {
 }
 
 function build(root) {
-  const label = (key, target) => el('label', { text: t(key), data: { i18n: key }, attrs: { for: target } });
-  const button = (key, id, className) => el('button', { className, text: t(key), data: { i18n: key }, attrs: { type: 'button', id } });
+  const label = (key, target) => el('label', { i18n: key, attrs: { for: target } });
   const ui = {
     builtin: el('select', { attrs: { id: 'handler-builtin' } }),
     builtinText: el('pre', { className: 'handler-builtin-text', attrs: { id: 'handler-builtin-text', tabindex: '0' } }),
-    copy: button('handlerlab.copy', 'handler-copy', 'secondary'),
+    copy: button('handlerlab.copy', 'handler-copy'),
     text: el('textarea', {
       className: 'handler-text',
       attrs: { id: 'handler-text', rows: '16', spellcheck: 'false', autocomplete: 'off', autocapitalize: 'off' },
     }),
     deliveries: el('select', { attrs: { id: 'handler-deliveries' } }),
-    judge: button('handlerlab.judge', 'handler-judge'),
-    judgeWorkshop: button('handlerlab.judge.workshop', 'handler-judge-workshop', 'secondary'),
-    share: button('handlerlab.share', 'handler-share', 'secondary'),
+    judge: button('handlerlab.judge', 'handler-judge', null, ''),
+    judgeWorkshop: button('handlerlab.judge.workshop', 'handler-judge-workshop'),
+    share: button('handlerlab.share', 'handler-share'),
     status: el('p', { className: 'handler-status', attrs: { id: 'handler-status', role: 'status' } }),
     progress: el('progress', { attrs: { id: 'handler-progress', hidden: '' } }),
     result: el('div', { className: 'handler-result', attrs: { id: 'handler-result', 'aria-live': 'polite' } }),
@@ -188,7 +187,7 @@ function build(root) {
     ui.deliveries.append(el('option', { text: String(n), attrs: { value: String(n) } }));
   }
   root.append(
-    el('p', { text: t('handlerlab.intro'), data: { i18n: 'handlerlab.intro' } }),
+    el('p', { i18n: 'handlerlab.intro' }),
     el('div', { className: 'handler-field' }, label('handlerlab.builtin', 'handler-builtin'), ui.builtin),
     ui.builtinText,
     el('div', { className: 'actions' }, ui.copy),

@@ -10,7 +10,7 @@
 
 import { inboxLab } from '../../db/client.js';
 import { errorMessage } from '../../lib/errors.js';
-import { el, whileBusy } from '../../lib/dom.js';
+import { button, el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { receiver, relayStatus, requests, start, subscribe } from './relay.js';
 
@@ -140,27 +140,22 @@ const state = {
 
 let ui = null;
 
-/** Fills `#hooks` and subscribes to the server's relay. */
-export function mount() {
-  const section = document.querySelector('#hooks');
-  if (section === null) {
-    return;
-  }
-  ui = build(section);
+/**
+ * Fills `root` (#hooks) and subscribes to the server's relay. Returns
+ * `requests`, what the relay passed on (the console API's `hooks.requests`).
+ */
+export function mount(root, services) {
+  ui = build(root);
   newRound();
   subscribe(render);
   onLanguageChange(render);
-  start();
+  start(services);
   render();
+  return { requests };
 }
 
 function build(root) {
-  const text = (tag, key, className) => el(tag, { className, text: t(key), data: { i18n: key } });
-  const button = (key, id, onClick, className = 'secondary') => {
-    const b = el('button', { className, text: t(key), data: { i18n: key }, attrs: { type: 'button', id } });
-    b.addEventListener('click', () => whileBusy(onClick));
-    return b;
-  };
+  const text = (tag, key, className) => el(tag, { className, i18n: key });
   const u = {};
   u.relay = el('p', { className: 'hooks-relay', attrs: { id: 'hooks-relay', role: 'status' } });
   u.source = el('input', { attrs: { id: 'hooks-source', value: 'provider-a', autocomplete: 'off', spellcheck: 'false' } });
@@ -196,7 +191,7 @@ function build(root) {
   root.append(
     text('p', 'hooks.intro', 'muted'),
     u.relay,
-    el('div', { className: 'hooks-row' }, el('label', { attrs: { for: 'hooks-source' }, text: t('hooks.source'), data: { i18n: 'hooks.source' } }), u.source, u.show, u.forget),
+    el('div', { className: 'hooks-row' }, el('label', { attrs: { for: 'hooks-source' }, i18n: 'hooks.source' }), u.source, u.show, u.forget),
     u.secretRow,
     u.note,
     u.curlBox,
@@ -233,7 +228,7 @@ function build(root) {
             'tr',
             {},
             ...['time', 'source', 'id', 'status', 'verdict'].map((c) =>
-              el('th', { attrs: { scope: 'col' }, text: t(`hooks.log.${c}`), data: { i18n: `hooks.log.${c}` } }),
+              el('th', { attrs: { scope: 'col' }, i18n: `hooks.log.${c}` }),
             ),
           ),
         ),

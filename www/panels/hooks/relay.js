@@ -27,8 +27,6 @@
 // their verdicts, are kept for the panel and `inboxLab.hooks.requests()`.
 
 import { inboxLab, onStatus } from '../../db/client.js';
-import { senderTime } from '../sender/sender.js';
-import { timeline } from '../timeline/timeline.js';
 
 /** Requests kept in the log. */
 const LOG_LIMIT = 50;
@@ -80,6 +78,8 @@ let status = 'connecting';
 const log = [];
 const listeners = new Set();
 let seq = 0;
+// The page's services (app.js): a relayed webhook is a timeline entry at the sender's time.
+let services = null;
 
 /**
  * Subscribes to the server's relay — from the tab that runs the database
@@ -87,7 +87,8 @@ let seq = 0;
  * each webhook to one subscriber, and one per browser is enough. A
  * follower tab that becomes the owner subscribes then.
  */
-export function start() {
+export function start(pageServices) {
+  services = pageServices;
   if (typeof EventSource === 'undefined') {
     setStatus('unavailable');
     return;
@@ -215,8 +216,8 @@ function record(relayed, verify, received, tookMs) {
   log.push(entry);
   log.splice(0, Math.max(0, log.length - LOG_LIMIT));
   if (received.event) {
-    timeline.add({
-      at: senderTime(),
+    services.timeline.add({
+      at: services.panels.sender.now(),
       event: received.event,
       attempt: 1,
       of: 1,

@@ -6,18 +6,16 @@
 //    won(seen), true once the observations seen since the level was opened
 //               (lib/observed.js: the answers, verdicts and balances the
 //               worker really returned, the tables as queried) meet its goal
-//    showMe(),  performs the winning actions in sight, through the lab's own
-//               controls; what it wins is judged like anything the reader does
-//    unlock(won)} optional: shows what winning the level opens (or hides it)
+//    showMe(panels), performs the winning actions in sight, through the lab's
+//               own controls (`panels`: every panel's actions, app.js); what it
+//               wins is judged like anything the reader does
+//    unlock(won, panels)} optional: shows what winning the level opens (or hides it)
 //
 // Its texts are `level.<id>.title`, `.goal`, `.hint`. The screen, the
 // progress and the judging are levelscreen.js; nothing here looks at a click.
 
 import { register } from '../../lib/i18n.js';
 import { nextObserved } from '../../lib/observed.js';
-import * as nav from '../nav/nav.js';
-import * as raceLab from '../race-lab/racelab.js';
-import * as sender from '../sender/sender.js';
 
 register({
   en: {
@@ -146,8 +144,7 @@ function freshEvent(level) {
 }
 
 /** Sets the sender's form and presses Deliver, as a reader would; resolves when the send is over. */
-async function deliverInSight(event, { handler = 'atomic', fault = null, loseResponse = false } = {}) {
-  nav.open('deliver');
+async function deliverInSight({ sender }, event, { handler = 'atomic', fault = null, loseResponse = false } = {}) {
   sender.setHandler(handler);
   sender.setFault(fault);
   sender.setLoseResponse(loseResponse);
@@ -177,10 +174,10 @@ export const LEVELS = Object.freeze([
             ),
       );
     },
-    showMe: async () => {
+    showMe: async (panels) => {
       const event = freshEvent(1);
-      await deliverInSight(event);
-      await deliverInSight(event);
+      await deliverInSight(panels, event);
+      await deliverInSight(panels, event);
     },
   },
   {
@@ -201,11 +198,11 @@ export const LEVELS = Object.freeze([
           gained(send.balance) === send.event.amount
         );
       }),
-    showMe: async () => {
+    showMe: async (panels) => {
       try {
-        await deliverInSight(freshEvent(2), { loseResponse: true });
+        await deliverInSight(panels, freshEvent(2), { loseResponse: true });
       } finally {
-        sender.setLoseResponse(false);
+        panels.sender.setLoseResponse(false);
       }
     },
   },
@@ -232,11 +229,11 @@ export const LEVELS = Object.freeze([
           gained(send.balance) === send.event.amount
         );
       }),
-    showMe: async () => {
+    showMe: async (panels) => {
       try {
-        await deliverInSight(freshEvent(3), { fault: 'after_insert' });
+        await deliverInSight(panels, freshEvent(3), { fault: 'after_insert' });
       } finally {
-        sender.setFault(null);
+        panels.sender.setFault(null);
       }
     },
   },
@@ -252,10 +249,9 @@ export const LEVELS = Object.freeze([
           o.counts.duplicate === 19 &&
           gained(o.balance) === o.event.amount,
       ),
-    showMe: async () => {
-      nav.open('deliver');
-      sender.setHandler('atomic');
-      sender.fillFormForReader(freshEvent(4));
+    showMe: async (panels) => {
+      panels.sender.setHandler('atomic');
+      panels.sender.fillFormForReader(freshEvent(4));
       const count = document.querySelector('#burst-count');
       count.value = '20';
       const done = nextObserved('burst');
@@ -269,11 +265,11 @@ export const LEVELS = Object.freeze([
     // Rust's verdict on a race the reader stepped (not the explorer's replay).
     won: (seen) =>
       seen.some((o) => o.kind === 'race' && o.handler === 'check_then_act' && !o.replayed && o.verdict.double_credit === true),
-    showMe: async () => {
-      nav.open('race');
-      await raceLab.playRace('check_then_act', [0, 1]);
+    showMe: async (panels) => {
+      panels.nav.open('race');
+      await panels.raceLab.playRace('check_then_act', [0, 1]);
     },
-    unlock: raceLab.showExplorer,
+    unlock: (won, panels) => panels.raceLab.showExplorer(won),
   },
   {
     id: 6,
@@ -281,12 +277,12 @@ export const LEVELS = Object.freeze([
     // Rust's verdict on an answer the sender heard: the credit was lost.
     won: (seen) =>
       sends(seen).some((send) => send.handler === 'two_transactions' && send.attempts.some((a) => !a.lost && a.answer?.verdict?.kind === 'credit_lost')),
-    showMe: async () => {
+    showMe: async (panels) => {
       try {
-        await deliverInSight(freshEvent(6), { handler: 'two_transactions', fault: 'after_insert' });
+        await deliverInSight(panels, freshEvent(6), { handler: 'two_transactions', fault: 'after_insert' });
       } finally {
-        sender.setFault(null);
-        sender.setHandler('atomic');
+        panels.sender.setFault(null);
+        panels.sender.setHandler('atomic');
       }
     },
   },
@@ -306,8 +302,8 @@ export const LEVELS = Object.freeze([
           o.summary.partial === 0 &&
           o.summary.lost_acknowledged === 0,
       ),
-    showMe: async () => {
-      nav.open('crash');
+    showMe: async (panels) => {
+      panels.nav.open('crash');
       document.querySelector('#crash-kills-trials').value = '10';
       const done = nextObserved('crash', 300_000);
       document.querySelector('#crash-kills-run').click();
@@ -347,11 +343,11 @@ export const LEVELS = Object.freeze([
         );
       });
     },
-    showMe: async () => {
+    showMe: async (panels) => {
       const first = freshEvent(8);
-      await deliverInSight(first);
-      await deliverInSight({ ...first, event_id: `${first.event_id}-other` });
-      await deliverInSight(first);
+      await deliverInSight(panels, first);
+      await deliverInSight(panels, { ...first, event_id: `${first.event_id}-other` });
+      await deliverInSight(panels, first);
     },
   },
   {
@@ -376,8 +372,8 @@ export const LEVELS = Object.freeze([
             ) &&
           seen.slice(i + 1).some((later) => later.kind === 'effects' && later.verdicts.some((v) => v.eventId === crash.crashed && v.shown > 0)),
       ),
-    showMe: async () => {
-      nav.open('scheme-ends');
+    showMe: async (panels) => {
+      panels.nav.open('scheme-ends');
       const click = async (selector) => {
         const done = nextObserved('effects');
         document.querySelector(selector).click();
@@ -413,8 +409,8 @@ export const LEVELS = Object.freeze([
           ),
       );
     },
-    showMe: async () => {
-      nav.open('scheme-ends');
+    showMe: async (panels) => {
+      panels.nav.open('scheme-ends');
       const click = async (selector) => {
         const done = nextObserved('retention');
         document.querySelector(selector).click();

@@ -22,8 +22,8 @@ import { SCRATCH } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { onObserved } from '../../lib/observed.js';
-import * as nav from '../nav/nav.js';
-import { levelActions, shareControl } from '../share/sharing.js';
+import { levelActions } from '../../lib/share.js';
+import { shareControl } from '../../lib/share-control.js';
 import { LEVELS } from './levels.js';
 
 register({
@@ -136,6 +136,8 @@ let onScreen = false;
 let showing = false;
 let showError = null;
 const ui = {};
+// Every panel's actions (app.js): the levels' "show me" drives them.
+let panels = null;
 
 /** Whether level `id` is won. */
 export function isWon(id) {
@@ -145,7 +147,7 @@ export function isWon(id) {
 /** What the won levels open (the race lab's explorer after level 5). */
 function unlock() {
   for (const level of LEVELS) {
-    level.unlock?.(isWon(level.id));
+    level.unlock?.(isWon(level.id), panels);
   }
 }
 
@@ -155,7 +157,9 @@ function changed() {
   draw();
 }
 
-export function mount() {
+/** Returns `has(id)`: whether level `id` exists (a share link names one). */
+export function mount(root, services) {
+  panels = services.panels;
   progress = readProgress(storage());
   ui.screen = document.querySelector('#screen-levels');
   ui.list = document.querySelector('#levels-list');
@@ -185,7 +189,7 @@ export function mount() {
     }
   });
 
-  nav.onRoute(({ screen, rest }) => {
+  panels.nav.onRoute(({ screen, rest }) => {
     onScreen = screen === 'levels';
     if (onScreen) {
       const level = LEVELS.find((candidate) => String(candidate.id) === rest) ?? null;
@@ -202,6 +206,7 @@ export function mount() {
   onLanguageChange(draw);
   unlock();
   draw();
+  return { has: (id) => LEVELS.some((level) => level.id === id) };
 }
 
 function levelTitle(level) {
@@ -305,7 +310,7 @@ function runShowMe(level) {
   draw();
   whileBusy(async () => {
     try {
-      await level.showMe();
+      await level.showMe(panels);
     } catch (error) {
       showError = error?.message ?? String(error);
     } finally {

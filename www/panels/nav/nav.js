@@ -51,7 +51,7 @@ register({
   },
 });
 
-export const START = 'start';
+const START = 'start';
 
 let links = [];
 let screens = [];
@@ -61,11 +61,16 @@ const routeListeners = new Set();
  * Calls `listener({screen, rest})` whenever a screen is shown: `screen` its
  * name, `rest` what the hash holds after it ("3" in "#/levels/3", else null).
  */
-export function onRoute(listener) {
+function onRoute(listener) {
   routeListeners.add(listener);
   return () => routeListeners.delete(listener);
 }
 
+/**
+ * Wires the section list and the skip link. Returns the actions: `onRoute`,
+ * `open`, `current`, and `start()`, which shows the screen the URL names —
+ * app.js calls it once every panel is mounted, so each has its listener in.
+ */
 export function mount() {
   links = [...document.querySelectorAll('nav.sections a[data-route]')];
   screens = [...document.querySelectorAll('main .screen[data-screen]')];
@@ -82,7 +87,7 @@ export function mount() {
     event.preventDefault(); // "#content" is not a route: the hash stays as it is
     focusScreen(current());
   });
-  show(location.hash);
+  return { onRoute, open, current, start: () => show(location.hash) };
 }
 
 /**
@@ -90,7 +95,7 @@ export function mount() {
  * screen; `rest` the part after a screen's name, "#/levels/3" → "3", else
  * null). A section's name, a panel's id, or else the start screen.
  */
-export function resolve(hash) {
+function resolve(hash) {
   const match = /^#\/([a-z0-9-]+)(?:\/([a-z0-9-]+))?$/.exec(hash);
   const shared = isShare(hash) ? shareRoute(hash) : null;
   const name = shared?.screen ?? match?.[1] ?? '';
@@ -112,7 +117,7 @@ export function resolve(hash) {
  * a workshop chip that fills the sender's form): the hash changes, so back
  * returns, and the screen is shown at once — before the caller moves focus.
  */
-export function open(route) {
+function open(route) {
   const hash = `#/${route}`;
   if (location.hash !== hash) {
     history.pushState(null, '', hash);
@@ -121,7 +126,7 @@ export function open(route) {
 }
 
 /** The screen shown now. */
-export function current() {
+function current() {
   return screens.find((screen) => !screen.hidden);
 }
 

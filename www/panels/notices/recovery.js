@@ -26,7 +26,6 @@
 // where it is). Everything goes in through textContent.
 
 import { inboxLab, onStatus } from '../../db/client.js';
-import { resetDatabase } from '../data/data.js';
 import { downloadBytes, el, formatNumber, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
@@ -85,6 +84,8 @@ register({
 /** The name "export as is" saves under: not the data panel's, so neither overwrites the other. */
 export const RAW_EXPORT_NAME = 'inbox-lab-as-is.sqlite3';
 
+// The page's services (app.js): its Reset is the data panel's.
+let services = null;
 let notice = null;
 
 const title = el('h2', { attrs: { id: 'db-problem-title' } });
@@ -108,8 +109,9 @@ let salvaged = null;
 let noteText = null;
 let working = false;
 
-export function mount() {
-  notice = document.querySelector('#db-problem');
+export function mount(root, pageServices) {
+  services = pageServices;
+  notice = root;
   if (notice === null) {
     return;
   }
@@ -177,7 +179,7 @@ async function salvage() {
 
 async function reset() {
   setWorking(true, () => t('recovery.resetting'));
-  const failure = await resetDatabase();
+  const failure = await services.panels.data.reset();
   // On success the notice is already hidden: the worker announced that the
   // problem is gone before it answered.
   setWorking(false, failure === null ? null : () => t('recovery.reset_failed', { message: errorMessage(failure) }));

@@ -30,8 +30,6 @@ import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
-import { refresh as refreshTables } from '../tables/tables.js';
-import { stepsDiagram } from '../timeline/timeline.js';
 
 register({
   en: {
@@ -272,11 +270,18 @@ const state = {
 };
 
 /** Fills the race lab's section (`#race-lab`) with its controls and results. */
-export function mount() {
-  const section = document.querySelector('#race-lab');
-  if (section !== null) {
-    build(section);
-  }
+// The page's services (app.js): the tables, and the timeline's step boxes.
+let services = null;
+
+/**
+ * Builds the lab in `root` (#race-lab). Returns the actions levels and
+ * share links drive it with: `showExplorer`, `playRace`, `sharedRace`,
+ * `replayRace`.
+ */
+export function mount(root, pageServices) {
+  services = pageServices;
+  build(root);
+  return { showExplorer, playRace, sharedRace, replayRace };
 }
 
 /** The lab's controls once built: a level's "show me" plays a race through them. */
@@ -285,17 +290,17 @@ let built = null;
 function build(root) {
   const ui = {};
   built = ui;
-  const text = (tag, key, className) => el(tag, { className, text: t(key), data: { i18n: key } });
+  const text = (tag, key, className) => el(tag, { className, i18n: key });
 
   ui.handler = el('select', { attrs: { id: 'race-handler', 'aria-describedby': 'race-why' } });
   for (const handler of HANDLERS) {
-    ui.handler.append(el('option', { text: t(`racelab.h.${handler}`), data: { i18n: `racelab.h.${handler}` }, attrs: { value: handler } }));
+    ui.handler.append(el('option', { i18n: `racelab.h.${handler}`, attrs: { value: handler } }));
   }
   // The workshop's handler in Rust, when this build has it (`cargo xtask workshop`).
   inboxLab.judge.handlers().then(
     (names) => {
       if (names.includes('workshop')) {
-        ui.handler.append(el('option', { text: t('racelab.h.workshop'), data: { i18n: 'racelab.h.workshop' }, attrs: { value: 'workshop' } }));
+        ui.handler.append(el('option', { i18n: 'racelab.h.workshop', attrs: { value: 'workshop' } }));
       }
     },
     () => {}, // no worker: the lab's own controls say so when used
@@ -314,7 +319,7 @@ function build(root) {
     { className: 'note race-locked', attrs: { id: 'race-explore-locked' } },
     text('span', 'racelab.explore.locked'),
     ' ',
-    el('a', { text: t('racelab.explore.level'), data: { i18n: 'racelab.explore.level' }, attrs: { href: '#/levels/5' } }),
+    el('a', { i18n: 'racelab.explore.level', attrs: { href: '#/levels/5' } }),
   );
 
   ui.columns = LETTERS.map((letter, i) => {
@@ -372,13 +377,13 @@ function build(root) {
     el(
       'div',
       { className: 'race-setup' },
-      el('div', { className: 'field' }, el('label', { text: t('racelab.handler'), data: { i18n: 'racelab.handler' }, attrs: { for: 'race-handler' } }), ui.handler),
+      el('div', { className: 'field' }, el('label', { i18n: 'racelab.handler', attrs: { for: 'race-handler' } }), ui.handler),
       el(
         'fieldset',
         { className: 'race-deliveries' },
         text('legend', 'racelab.deliveries'),
         ...ui.deliveryRadios.map((radio, i) =>
-          el('label', { attrs: { for: radio.id } }, radio, ' ', el('span', { text: t(`racelab.deliveries.${i + 2}`), data: { i18n: `racelab.deliveries.${i + 2}` } })),
+          el('label', { attrs: { for: radio.id } }, radio, ' ', el('span', { i18n: `racelab.deliveries.${i + 2}` })),
         ),
       ),
       ui.why,
@@ -463,7 +468,7 @@ function build(root) {
 }
 
 /** Shows or hides "Explore every interleaving" (a level unlocks it: panels/levels/levels.js). */
-export function showExplorer(on) {
+function showExplorer(on) {
   state.explorerShown = Boolean(on);
   if (built !== null) {
     render(built);
@@ -476,7 +481,7 @@ export function showExplorer(on) {
  * (indexes: 0 is A), then each unfinished one to its end, A first. Resolves
  * once the last step is drawn; Rust's answers decide what happened.
  */
-export async function playRace(handler, order) {
+async function playRace(handler, order) {
   const ui = built;
   if (ui === null || state.busy) {
     return;
@@ -502,7 +507,7 @@ export async function playRace(handler, order) {
  * deliveries, order} — which delivery each press advanced — or null before
  * a race was stepped, or once the explorer took its connections.
  */
-export function sharedRace() {
+function sharedRace() {
   const race = state.race;
   if (race === null || race.stopped || race.log.length === 0) {
     return null;
@@ -515,7 +520,7 @@ export function sharedRace() {
  * connections, `handler`, then exactly the presses of `order`. Resolves to
  * the error the worker answered (shown in the lab too), or null.
  */
-export async function replayRace(handler, deliveries, order) {
+async function replayRace(handler, deliveries, order) {
   const ui = built;
   if (state.deliveries !== deliveries) {
     await run(ui, async () => {
@@ -645,7 +650,7 @@ async function demo() {
   const first = await deliver(DEMO_FIRST, 'insert_or_ignore');
   const ignore = await deliver(DEMO_OTHER, 'insert_or_ignore');
   const atomic = await deliver(DEMO_OTHER, 'atomic');
-  const tables = (await refreshTables()) ?? (await inboxLab.tables());
+  const tables = (await services.refreshTables()) ?? (await inboxLab.tables());
   const row = tables.inbox.find((r) => r.source === key.source && r.event_id === key.event_id) ?? null;
   state.demo = { key, first, ignore, atomic, row, before, after: balance(tables) };
 }
@@ -699,7 +704,7 @@ function render(ui) {
     column.last.textContent = last === null ? t('racelab.last.none') : t('racelab.last', { result: resultText(last) });
     const answer = race?.answers[i] ?? null;
     column.answer.textContent = answer === null ? t('racelab.answer.none') : t('racelab.answer', { answer: answerText(answer) });
-    column.steps.replaceChildren(...(last?.steps?.length ? [stepsDiagram(last.steps)] : []));
+    column.steps.replaceChildren(...(last?.steps?.length ? [services.panels.timeline.stepsDiagram(last.steps)] : []));
     column.button.disabled = state.busy || race === null || !next || race.stopped === true || replaying;
     column.root.dataset.state = last?.result ?? (race === null ? 'idle' : 'ready');
     column.root.classList.toggle('race-moved', race !== null && race.moved === i);

@@ -9,7 +9,7 @@
 // Everything shown goes in through textContent: a pasted `<img onerror>` is
 // text, never markup.
 
-import { inboxLab } from '../../db/client.js';
+import { el, field } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
@@ -43,16 +43,26 @@ let answer = null;
 // The last answer, kept to say it again in another language.
 let last = null;
 
-export function mount() {
-  form = document.querySelector('#paste-form');
-  text = document.querySelector('#paste-json');
-  note = document.querySelector('#paste-json-error');
-  answer = document.querySelector('#paste-answer');
-  form?.addEventListener('submit', async (event) => {
+/** Builds the box in `root` (the sender's <details id="paste">). */
+export function mount(root, services) {
+  const box = field('paste-json', 'paste.label', { name: 'json', rows: '4', autocomplete: 'off', 'aria-describedby': 'paste-json-note' }, { className: 'field field-wide', input: 'textarea' });
+  text = box.querySelector('textarea');
+  text.textContent = '{"source": "provider-a", "event_id": "evt-1", "account_id": 1, "amount": 500}';
+  text.after(el('p', { className: 'note', i18n: 'paste.note', attrs: { id: 'paste-json-note' } }));
+  note = box.lastChild;
+  form = el(
+    'form',
+    { attrs: { id: 'paste-form', novalidate: '' } },
+    box,
+    el('div', { className: 'actions' }, el('button', { i18n: 'paste.deliver', attrs: { type: 'submit' } })),
+  );
+  answer = el('p', { className: 'paste-answer', attrs: { id: 'paste-answer', role: 'status' } });
+  root.append(el('summary', { i18n: 'paste.summary' }), form, answer);
+  form.addEventListener('submit', async (event) => {
     event.preventDefault();
     form.setAttribute('aria-busy', 'true');
     try {
-      last = { ok: true, value: await inboxLab.deliverJson(text.value) };
+      last = { ok: true, value: await services.db.deliverJson(text.value) };
     } catch (error) {
       last = { ok: false, value: error };
     } finally {
@@ -64,7 +74,7 @@ export function mount() {
 }
 
 function render(focus) {
-  if (last === null || form === null) {
+  if (last === null) {
     return;
   }
   const { ok, value } = last;

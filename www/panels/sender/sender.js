@@ -1,31 +1,17 @@
-// The sender: delivers the event in the form the way a real webhook sender
-// does — and loses responses on purpose, so the reader sees why the handler
-// must be idempotent.
-//
-// One "send" is one event delivered until the sender is satisfied:
-//
-//   attempt 1 ──► handler ──► answer ──► (lost on purpose?) ──► decide (retry.js)
-//        ▲                                                          │
-//        └──────────── wait on the simulated clock ◄── retry ───────┘
-//
-// Every attempt becomes a timeline entry (timeline-model.js). After an
-// attempt the sender could not trust — no answer, or a 5xx — the page also
-// looks into the database, to show what really happened: after a lost
-// response the credit IS there; after a crash it is NOT. The sender's log
-// tells the story of the latest send; its last line checks the balance:
-// credited once, or not.
+// The sender panel: the form, and what the sender heard — the event in the
+// form delivered the way a real webhook sender does (lib/send.js), losing
+// responses on purpose, so the reader sees why the handler must be
+// idempotent. The sender's log tells the story of the latest send; its last
+// line checks the balance: credited once, or not.
 
-import { inboxLab } from '../../db/client.js';
-import { clearErrors, el, formatNumber, formatSeconds, showError, showFieldError, whileBusy } from '../../lib/dom.js';
+import { clearErrors, el, field, formatNumber, formatSeconds, numberOrText, showError, showFieldError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
-import { observe } from '../../lib/observed.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { RetryPolicy, SimulatedClock, parsePolicy } from '../../lib/retry.js';
+import { EXAMPLE, creditVerdict, sendEvent } from '../../lib/send.js';
 import { resultStrip } from '../../lib/strip.js';
+import { outcomeOf } from '../../lib/timeline.js';
 import { verdictElement } from '../../lib/verdict.js';
-import { RetryPolicy, SimulatedClock, parsePolicy, sendWithRetries } from './retry.js';
-import { numberOrText, refresh as refreshTables } from '../tables/tables.js';
-import { outcomeOf } from '../timeline/timeline-model.js';
-import { timeline } from '../timeline/timeline.js';
 
 register({
   en: {
@@ -119,11 +105,6 @@ register({
     'log.stop_success': '200: stop, the handler took responsibility',
     'log.stop_client_error': '{status}: stop, the same request would fail the same way',
     'log.give_up': 'gave up after {attempts} attempts',
-    'summary.once': 'Balance of account {account}: {before} → {after} (+{amount}): credited once.',
-    'summary.times': 'Balance of account {account}: {before} → {after}: credited {times} times!',
-    'summary.none': 'Balance of account {account}: {before} → {after}: not credited.',
-    'summary.other': 'Balance of account {account}: {before} → {after}.',
-    'summary.no_account': 'Account {account} does not exist: there was nothing to credit.',
   },
   ru: {
     'sender.title': 'Отправитель',
@@ -218,17 +199,12 @@ register({
     'log.stop_success': '200: стоп, обработчик взял ответственность на себя',
     'log.stop_client_error': '{status}: стоп, тот же запрос упадёт так же',
     'log.give_up': 'отправитель сдался, попыток было: {attempts}',
-    'summary.once': 'Баланс счёта {account}: {before} → {after} (+{amount}): зачислено один раз.',
-    'summary.times': 'Баланс счёта {account}: {before} → {after}: зачислений вместо одного — {times}!',
-    'summary.none': 'Баланс счёта {account}: {before} → {after}: не зачислено.',
-    'summary.other': 'Баланс счёта {account}: {before} → {after}.',
-    'summary.no_account': 'Счёта {account} нет: зачислять было некуда.',
   },
 });
 
-export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 });
-
-// The panel's elements (mount): the form in #sender, what came back in #heard.
+// The panel's elements (mount): the form in #sender, what came back in #heard;
+// the page's services (app.js).
+let services = null;
 let form = null;
 let answerBox = null;
 let logList = null;
@@ -251,7 +227,7 @@ let shownAnswer = null;
 let lastEvent = null;
 
 /** The event in the form, each number field as Rust should see it. */
-export function formEvent() {
+function formEvent() {
   const fields = form.elements;
   return {
     source: fields.source.value,
@@ -265,7 +241,8 @@ export function formEvent() {
  * The form's options `{handler, fault, loseResponse, policy}`, or null after
  * showing what is wrong next to the policy fields.
  */
-export function formOptions() {
+function formOptions() {
+  clearErrors(form);
   const fields = form.elements;
   const parsed = parsePolicy({ attempts: fields.attempts.value, firstDelay: fields.first_delay.value });
   if (parsed.errors) {
@@ -283,28 +260,28 @@ export function formOptions() {
 }
 
 /** The handler chosen in the form. */
-export function formHandler() {
+function formHandler() {
   return form.elements.handler.value;
 }
 
 /** The sender's simulated time now (ms). */
-export function senderTime() {
+function senderTime() {
   return clock.now;
 }
 
 /** Sets the form's crash point ("after_insert", "after_update" or null). */
-export function setFault(fault) {
+function setFault(fault) {
   setSelect('fault', fault ?? '');
 }
 
 /** Sets the form's handler. */
-export function setHandler(handler) {
+function setHandler(handler) {
   setSelect('handler', handler);
   describeHandler();
 }
 
 /** Ticks or clears "lose the first response". */
-export function setLoseResponse(on) {
+function setLoseResponse(on) {
   form.elements.lose_response.checked = Boolean(on);
 }
 
@@ -317,135 +294,28 @@ function setSelect(name, value) {
 }
 
 /**
- * One send: `event` delivered with `handler` until the policy says stop.
- * `fault` applies to the first attempt only (a crash, then a clean retry);
- * `loseResponse` throws the first answer away. `firstAttempt`, if given,
- * performs attempt 1 instead of `deliver` (step mode does) and resolves to
- * `{answer, steps}` (`answer` null: no answer at all; `steps` what ran, as
- * in the timeline).
- *
+ * One send (lib/send.js `sendEvent`), its log and answer shown as it goes;
  * `strip`, if given, shows the last answer and the balance before → after.
- *
- * Resolves to `{attempts: [{attempt, at, answer, lost, decision}], balance:
- * {account, before, after}}`.
  */
-export async function send(
-  event,
-  { handler = 'atomic', fault = null, loseResponse = false, policy, firstAttempt, strip = null },
-) {
+async function send(event, { strip = null, ...options }) {
   clearErrors(form);
   strip?.working();
   lastEvent = event;
   for (const button of redeliverButtons) {
     button.disabled = false;
   }
-  const record = { event, attempts: [], summary: null };
-  showLog(record);
-  const before = await balanceOf(event.account_id);
-
-  // This send's own clock, from the page's now: two sends at once (a
-  // Deliver while step mode holds the lock) each wait their own waits, and
-  // the page's clock shows the later of them.
-  const own = new SimulatedClock(clock.now);
-  const attempts = await sendWithRetries({
-    policy,
-    clock: own,
-    attempt: async (n) => {
-      clock.catchUp(own.now);
-      const at = own.now;
-      const started = performance.now();
-      const faultNow = n === 1 ? fault : null;
-      const result =
-        n === 1 && firstAttempt
-          ? await firstAttempt()
-          : await deliverOnce(event, { handler, fault: faultNow }).then((answer) => ({
-              answer,
-              steps: answer?.steps ?? null, // what Rust says the handler ran
-            }));
-      const lost = result.answer === null || (loseResponse && n === 1);
-      timeline.add({
-        at,
-        event,
-        attempt: n,
-        of: policy.attempts,
-        handler,
-        via: n === 1 && firstAttempt ? 'step' : 'sender',
-        answer: result.answer,
-        lost,
-        tookMs: performance.now() - started,
-        steps: result.steps,
-      });
-      // An answer the sender cannot trust: look at what really happened.
-      const doubtful = lost || result.answer.http_status >= 500;
-      const seen = doubtful ? await look(event) : null;
-      return lost
-        ? { lost: true, answer: result.answer, seen }
-        : { status: result.answer.http_status, answer: result.answer, seen };
-    },
-    onAttempt: ({ attempt, at, heard, decision }) => {
-      record.attempts.push({ attempt, at, answer: heard.answer, lost: Boolean(heard.lost), seen: heard.seen, decision });
-      showLog(record);
-    },
+  return sendEvent(services, clock, event, options, (record, heard) => {
+    showLog(record);
+    if (heard === undefined) {
+      return;
+    }
+    showAnswer(heard.lost ? { lost: heard.answer } : heard.answer);
+    strip?.show({ answer: heard.answer, lost: heard.lost, balance: record.summary });
+    if (!heard.lost && heard.answer?.kind === 'invalid_input') {
+      showError(form, heard.answer);
+    }
   });
-
-  const tablesAfter = await refreshTables();
-  const after = balanceIn(tablesAfter, event.account_id);
-  record.summary = { account: event.account_id, amount: event.amount, before, after };
-  showLog(record);
-  const last = attempts.at(-1);
-  showAnswer(last.heard.lost ? { lost: last.heard.answer } : last.heard.answer);
-  strip?.show({ answer: last.heard.answer, lost: last.heard.lost, balance: record.summary });
-  const error = last.heard.answer;
-  if (!last.heard.lost && error?.kind === 'invalid_input') {
-    showError(form, error);
-  }
-  observe('send', {
-    event,
-    handler,
-    fault,
-    loseResponse,
-    policy: { attempts: policy.attempts, firstDelayMs: policy.firstDelayMs },
-    stepped: Boolean(firstAttempt), // attempt 1 was step mode's
-
-    attempts: record.attempts.map(({ attempt, answer, lost, seen }) => ({ attempt, answer, lost, seen: seen ?? null })),
-    balance: { account: event.account_id, before, after },
-    // The receipt the inbox holds for this key now, as queried (null: no row, or no receipt).
-    stored: tablesAfter?.inbox.find((r) => r.source === event.source && r.event_id === event.event_id)?.receipt ?? null,
-  });
-  return {
-    attempts: record.attempts.map(({ attempt, at, answer, lost, decision }) => ({ attempt, at, answer, lost, decision })),
-    balance: { account: event.account_id, before, after },
-  };
 }
-
-/** Resolves to the handler's answer, error objects included (they are answers too). */
-function deliverOnce(event, { handler, fault }) {
-  return inboxLab.deliver(event, { handler, fault: fault ?? undefined }).catch((error) => error);
-}
-
-async function look(event) {
-  const tables = await refreshTables();
-  if (tables === null) {
-    return null;
-  }
-  return {
-    row: tables.inbox.some((r) => r.source === event.source && r.event_id === event.event_id),
-    balance: balanceIn(tables, event.account_id),
-  };
-}
-
-async function balanceOf(accountId) {
-  try {
-    return balanceIn(await inboxLab.tables(), accountId);
-  } catch {
-    return null; // not readable right now: the summary then says nothing about it
-  }
-}
-
-function balanceIn(tables, accountId) {
-  return tables?.accounts.find((account) => account.id === accountId)?.balance ?? null;
-}
-
 // ---- The log ----------------------------------------------------------------
 
 function showLog(record) {
@@ -498,32 +368,6 @@ function decisionText(decision, answer, attempt) {
 
 function summaryText({ summary }) {
   return summary === null ? null : creditVerdict(summary);
-}
-
-/**
- * How often `amount` reached `account` between two balances, in words:
- * "credited once", "credited 2 times!", "not credited"; null if the account
- * is not a number (the event was invalid).
- */
-export function creditVerdict({ account, amount, before, after }) {
-  if (typeof account !== 'number') {
-    return null;
-  }
-  if (before === null || after === null) {
-    return t('summary.no_account', { account });
-  }
-  const params = { account, amount: formatNumber(amount), before: formatNumber(before), after: formatNumber(after) };
-  const times = typeof amount === 'number' ? (after - before) / amount : NaN;
-  if (times === 1) {
-    return t('summary.once', params);
-  }
-  if (times === 0) {
-    return t('summary.none', params);
-  }
-  if (Number.isInteger(times) && times > 1) {
-    return t('summary.times', { ...params, times });
-  }
-  return t('summary.other', params);
 }
 
 // ---- The answer -------------------------------------------------------------
@@ -593,7 +437,7 @@ function replyList(rows, className) {
 }
 
 /** Forgets the shown answer and log (after a reset). */
-export function clearShown() {
+function clearShown() {
   shownSend = null;
   showAnswer(null);
   logList.replaceChildren();
@@ -635,10 +479,12 @@ function fillForm(event) {
 }
 
 /**
- * Puts `event` in the form for the reader to send (a workshop chip): only
- * fills it, and moves the focus to Deliver — pressing it is the reader's part.
+ * Puts `event` in the form for the reader to send (a workshop chip): opens
+ * the deliver screen, fills the form, and moves the focus to Deliver —
+ * pressing it is the reader's part.
  */
-export function fillFormForReader(event) {
+function fillFormForReader(event) {
+  services.panels.nav.open('deliver');
   clearErrors(form);
   fillForm(event);
   form.querySelector('button[type=submit]').focus();
@@ -648,7 +494,7 @@ export function fillFormForReader(event) {
  * Sets the whole form to a send a share link holds (www/lib/share.js:
  * {event, handler, fault, lose, attempts, delay}), as a reader would.
  */
-export function setForm({ event, handler, fault, lose, attempts, delay }) {
+function setForm({ event, handler, fault, lose, attempts, delay }) {
   clearErrors(form);
   fillForm(event);
   setHandler(handler);
@@ -662,20 +508,19 @@ export function setForm({ event, handler, fault, lose, attempts, delay }) {
  * Replays a send of a share link: the form set to it, then sent as "Deliver"
  * sends it (its answer next to Deliver). Resolves once the send is over.
  */
-export function replaySend(send) {
+function replaySend(send) {
   setForm(send);
   return sendForm(deliverStrip);
 }
 
 /** Puts `event` in the form and sends it with the form's options, as "Deliver" does; `strip` shows the answer. */
-export function deliverFromForm(event, strip = null) {
+function deliverFromForm(event, strip = null) {
   fillForm(event);
   return sendForm(strip);
 }
 
 
 async function sendForm(strip) {
-  clearErrors(form);
   const options = formOptions();
   if (options !== null) {
     await send(formEvent(), { ...options, strip });
@@ -683,7 +528,7 @@ async function sendForm(strip) {
 }
 
 /** A policy for callers outside the form (the console API): validated the same way. */
-export function policyOf({ attempts = 5, firstDelayMs = 1000 } = {}) {
+function policyOf({ attempts = 5, firstDelayMs = 1000 } = {}) {
   return new RetryPolicy({ attempts, firstDelayMs });
 }
 
@@ -692,20 +537,89 @@ function describeHandler() {
   handlerNote.textContent = t(`handler.${form.elements.handler.value}`);
 }
 
-export function mount() {
-  form = document.querySelector('#deliver-form');
+const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
+const FAULTS = ['none', 'after_insert', 'after_update'];
+
+/** A group of chips: its label (`key`), then `chips`. */
+function chipGroup(id, key, className, chips) {
+  return el('div', { className, attrs: { role: 'group', 'aria-labelledby': id } }, el('span', { className: 'group-label', i18n: key, attrs: { id } }), ...chips);
+}
+
+/** A select `#name` with its options, each `[value, key]`. */
+function selectField(name, options, describedBy) {
+  const box = field(name, `sender.${name}`, { name, 'aria-describedby': describedBy }, { className: 'field field-wide', input: 'select' });
+  box.querySelector('select').append(...options.map(([value, key]) => el('option', { i18n: key, attrs: { value } })));
+  return box;
+}
+
+/** The form: the event's fields, the handler, the crash point, how the sender behaves. */
+function buildForm() {
+  const text = { autocomplete: 'off' };
+  const number = { inputmode: 'numeric', autocomplete: 'off' };
+  const handler = selectField('handler', HANDLERS.map((h) => [h, `sender.handler.${h}`]), 'handler-note');
+  handlerNote = el('p', { className: 'note', attrs: { id: 'handler-note' } });
+  handler.querySelector('select').after(handlerNote);
+  return el(
+    'form',
+    { attrs: { id: 'deliver-form', novalidate: '' } },
+    ...Object.entries(EXAMPLE).map(([name, value]) =>
+      field(name, name, { name, value, ...(typeof value === 'number' ? number : text) }),
+    ),
+    handler,
+    selectField('fault', FAULTS.map((f) => [f === 'none' ? '' : f, `sender.fault.${f}`])),
+    el(
+      'fieldset',
+      { className: 'field-wide policy' },
+      el('legend', { i18n: 'sender.policy' }),
+      el('label', { className: 'check' }, el('input', { attrs: { id: 'lose_response', name: 'lose_response', type: 'checkbox' } }), el('span', { i18n: 'sender.lose' })),
+      el(
+        'div',
+        { className: 'policy-fields' },
+        field('attempts', 'sender.attempts', { name: 'attempts', value: '5', ...number }),
+        field('first_delay', 'sender.first_delay', { name: 'first_delay', value: '1', inputmode: 'decimal', autocomplete: 'off' }),
+      ),
+      el('p', { className: 'note', i18n: 'sender.policy.note' }),
+    ),
+    el(
+      'div',
+      { className: 'actions' },
+      el('button', { i18n: 'sender.deliver', attrs: { type: 'submit' } }),
+      el('button', { className: 'secondary', i18n: 'sender.restore', attrs: { type: 'reset' } }),
+    ),
+  );
+}
+
+/**
+ * Builds the sender in `root` (#sender); what came back goes in #heard (the
+ * timeline's panel). Returns the actions levels, share links, step mode,
+ * bursts, the workshop and the console API drive the sender with.
+ */
+export function mount(root, pageServices) {
+  services = pageServices;
+  form = buildForm();
+  const presets = Object.keys(PRESETS).map((name) =>
+    el('button', { className: 'chip', i18n: `sender.preset.${name}`, data: { preset: name }, attrs: { type: 'button' } }),
+  );
+  redeliverButtons = Object.keys(REDELIVER).map((name) =>
+    el('button', { className: 'secondary small', i18n: `sender.redeliver.${name}`, data: { redeliver: name }, attrs: { type: 'button', disabled: '' } }),
+  );
+  root.append(
+    el('h2', { i18n: 'sender.title', attrs: { id: 'sender-title' } }),
+    chipGroup('presets-label', 'sender.presets', 'chips', presets),
+    form,
+    el('details', { className: 'paste', attrs: { id: 'paste' } }), // the paste panel's mount point
+    chipGroup('redeliver-label', 'sender.redeliver', 'chips redeliver', redeliverButtons),
+  );
   answerBox = document.querySelector('#answer');
   logList = document.querySelector('#sender-log');
   summaryLine = document.querySelector('#sender-summary');
   clockLine = document.querySelector('#sender-clock');
-  redeliverButtons = document.querySelectorAll('[data-redeliver]');
-  handlerNote = document.querySelector('#handler-note');
   deliverStrip = resultStrip();
   form.querySelector('.actions').append(deliverStrip.element);
   redeliverStrip = resultStrip();
   document.querySelector('.redeliver').after(redeliverStrip.element);
 
-  for (const button of document.querySelectorAll('[data-preset]')) {
+  for (const button of presets) {
     button.addEventListener('click', () => {
       clearErrors(form);
       fillForm(PRESETS[button.dataset.preset](formEvent()));
@@ -744,4 +658,20 @@ export function mount() {
   });
 
   clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+  return {
+    send,
+    policyOf,
+    formEvent,
+    formOptions,
+    formHandler,
+    now: senderTime,
+    setFault,
+    setHandler,
+    setLoseResponse,
+    setForm,
+    fillFormForReader,
+    replaySend,
+    clearShown,
+    showError: (error) => showError(form, error),
+  };
 }

@@ -36,10 +36,6 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { nextObserved } from '../../lib/observed.js';
 import { decodeExperiment } from '../../lib/share.js';
-import { LEVELS } from '../levels/levels.js';
-import * as raceLab from '../race-lab/racelab.js';
-import * as sender from '../sender/sender.js';
-import * as stepper from '../stepper/stepper.js';
 
 register({
   en: {
@@ -73,7 +69,11 @@ const ui = {};
 let said = null;
 let failure = null;
 
-export function mount() {
+// Every panel's actions (app.js): the replay drives them.
+let panels = null;
+
+export function mount(root, services) {
+  panels = services.panels;
   if (!SCRATCH) {
     return;
   }
@@ -133,7 +133,7 @@ async function replay() {
     say('share.handler_opened');
     return;
   }
-  if (state.kind === 'level' && !LEVELS.some((level) => level.id === state.level)) {
+  if (state.kind === 'level' && !panels.levels.has(state.level)) {
     fail({ refused: true, key: 'share.level', params: { level: state.level } });
     return;
   }
@@ -185,16 +185,16 @@ function actionsOf(state) {
 
 async function perform(action) {
   if (action.do === 'send') {
-    await sender.replaySend(action);
+    await panels.sender.replaySend(action);
   } else if (action.do === 'burst') {
     // The burst's own button, with the sender's event and handler, as a reader presses it.
-    sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
+    panels.sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
     document.querySelector('#burst-count').value = String(action.count);
     const done = nextObserved('burst', 120_000);
     document.querySelector('#burst-same').click();
     await done;
   } else if (action.do === 'race') {
-    const error = await raceLab.replayRace(action.handler, action.deliveries, action.order);
+    const error = await panels.raceLab.replayRace(action.handler, action.deliveries, action.order);
     if (error !== null) {
       throw error;
     }
@@ -205,7 +205,7 @@ async function perform(action) {
   } else if (action.do === 'crash') {
     await pressCrash(action);
   } else {
-    await stepper.replayStep(action);
+    await panels.stepper.replayStep(action);
   }
 }
 

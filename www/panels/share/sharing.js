@@ -17,13 +17,10 @@
 // webhooks are on the timeline too but not in its link: step mode and a
 // level have links of their own. "Clear" on the timeline forgets them.
 
-import { el } from '../../lib/dom.js';
-import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { register } from '../../lib/i18n.js';
 import { onObserved } from '../../lib/observed.js';
-import { LIMITS, encodeShare, orderText, sendState } from '../../lib/share.js';
-import * as raceLab from '../race-lab/racelab.js';
-import * as stepper from '../stepper/stepper.js';
-import { timeline } from '../timeline/timeline.js';
+import { LIMITS, orderText, sendState } from '../../lib/share.js';
+import { shareControl } from '../../lib/share-control.js';
 
 register({
   en: {
@@ -83,119 +80,8 @@ register({
 // The timeline's sends, as a link holds them (share.js `send`), oldest first.
 let sends = [];
 
-/**
- * A "Share" button with its answer and its field. `make()` returns the state
- * to share or {error, params}. Returns the element to put next to the
- * experiment's controls.
- */
-export function shareControl(id, key, make) {
-  const button = el('button', { className: 'secondary', text: t(key), data: { i18n: key }, attrs: { type: 'button', id } });
-  const answer = el('p', { className: 'share-answer', attrs: { id: `${id}-answer`, role: 'status' } });
-  const field = el('input', {
-    className: 'share-url',
-    attrs: { id: `${id}-url`, type: 'text', readonly: '', 'aria-label': t('share.link'), spellcheck: 'false' },
-  });
-  field.hidden = true;
-  let said = null;
-  const say = (text) => {
-    said = text;
-    answer.textContent = text === null ? '' : t(text.key, text.params);
-  };
-  onLanguageChange(() => {
-    button.textContent = t(key);
-    field.setAttribute('aria-label', t('share.link'));
-    say(said);
-  });
-  button.addEventListener('click', async () => {
-    const state = make();
-    if (state.error) {
-      field.hidden = true;
-      say({ key: state.error, params: state.params });
-      return;
-    }
-    const made = encodeShare(state);
-    if (made.error) {
-      field.hidden = true;
-      say({ key: made.error });
-      return;
-    }
-    const url = `${location.origin}${location.pathname}${made.fragment}`;
-    field.value = url;
-    field.hidden = false;
-    try {
-      await navigator.clipboard.writeText(url);
-      say({ key: 'share.copied' });
-    } catch {
-      say({ key: 'share.copy_field' });
-      field.focus();
-      field.select();
-    }
-  });
-  return el('div', { className: 'share-control' }, button, answer, field);
-}
-
-/**
- * The actions that won a level, from what it saw (lib/observed.js), as a
- * level's link holds them: {actions} or {error}. Sends (not step mode's),
- * bursts of one event, races the reader stepped (not replayed ones), and
- * the controls pressed in "where the scheme ends" and in the crash lab —
- * each observation says which control it answered — can be replayed.
- */
-export function levelActions(seen) {
-  const actions = [];
-  let delivered = null; // the event of retention's last Deliver
-  for (const o of seen) {
-    const action = actionOf(o, delivered);
-    if (o.kind === 'retention' && o.action === 'deliver') {
-      delivered = o.event;
-    }
-    if (action === null) {
-      return { error: 'share.level_other' };
-    }
-    if (action.tooMany !== undefined) {
-      return { error: 'share.too_many', params: { count: action.tooMany, max: LIMITS.kills } };
-    }
-    actions.push(action);
-  }
-  if (actions.length === 0) {
-    return { error: 'share.nothing.level' };
-  }
-  if (actions.length > LIMITS.actions) {
-    return { error: 'share.too_many', params: { count: actions.length, max: LIMITS.actions } };
-  }
-  return { actions };
-}
-
-/**
- * The link's action for one observation, or null if a link cannot replay it.
- * `delivered`: the event retention's previous Deliver delivered (the panel
- * only moves on to newer ones, with "Next event").
- */
-function actionOf(o, delivered) {
-  switch (o.kind) {
-    case 'send':
-      return o.stepped ? null : { do: 'send', ...sendState({ ...o, ...o.policy }) };
-    case 'burst':
-      return { do: 'burst', event: o.event, handler: o.handler, count: o.count };
-    case 'race':
-      return o.replayed ? null : { do: 'race', handler: o.handler, deliveries: o.deliveries, order: orderText(o.order) };
-    case 'effects':
-      return { do: 'effects', control: o.control, strategy: o.strategy, crash: o.crash, dedup: o.dedup };
-    case 'retention':
-      return o.action === 'deliver'
-        ? { do: 'retention', control: 'deliver', next: delivered !== null && delivered.event_id !== o.event.event_id }
-        : { do: 'retention', control: o.action, days: o.days };
-    case 'crash':
-      if (o.run === 'sweep') {
-        return { do: 'crash', run: 'sweep', mode: o.mode, events: o.events, control: o.control };
-      }
-      return o.points > LIMITS.kills ? { tooMany: o.points } : { do: 'crash', run: 'kills', mode: o.mode, trials: o.points };
-    default:
-      return null;
-  }
-}
-
-export function mount() {
+/** Puts the Share buttons next to the timeline, the race lab and step mode. */
+export function mount(root, { timeline, panels }) {
   onObserved((o) => {
     if (o.kind === 'send' && !o.stepped) {
       sends.push(sendState({ ...o, ...o.policy }));
@@ -221,7 +107,7 @@ export function mount() {
 
   document.querySelector('#race-start').parentElement.after(
     shareControl('share-race', 'share.button.race', () => {
-      const race = raceLab.sharedRace();
+      const race = panels.raceLab.sharedRace();
       if (race === null) {
         return { error: 'share.nothing.race' };
       }
@@ -234,7 +120,7 @@ export function mount() {
 
   document.querySelector('#step-kill').parentElement.after(
     shareControl('share-step', 'share.button.step', () => {
-      const run = stepper.sharedStep();
+      const run = panels.stepper.sharedStep();
       if (run === null) {
         return { error: 'share.nothing.step' };
       }

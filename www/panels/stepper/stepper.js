@@ -13,14 +13,10 @@
 // crash, a throw or a kill (no answer at all) makes it retry — and the retry
 // applies the event exactly once.
 
-import { inboxLab } from '../../db/client.js';
-import { clearErrors, el, showError, whileBusy } from '../../lib/dom.js';
+import { button, el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
-import { show as showFlow } from '../flow/flow.js';
-import { formEvent, formOptions, send, setForm } from '../sender/sender.js';
-import { refresh as refreshTables, showUncommitted } from '../tables/tables.js';
-import { stateOf } from '../timeline/timeline-model.js';
+import { stateOf } from '../../lib/timeline.js';
 import { verdictElement } from '../../lib/verdict.js';
 import * as rustSource from './source.js';
 
@@ -95,7 +91,9 @@ register({
   },
 });
 
-let form = null;
+// The page's services (app.js): the database, the tables, the sender, the flow.
+let services = null;
+let panels = null;
 let list = null;
 let note = null;
 // The answer of the send step mode started (lib/strip.js), next to its buttons.
@@ -126,13 +124,12 @@ let verdictBox = null;
 let lastRun = null;
 
 async function start() {
-  clearErrors(form);
-  const options = formOptions();
+  const options = panels.sender.formOptions();
   if (options === null) {
     return;
   }
-  const event = formEvent();
-  const before = await refreshTables();
+  const event = panels.sender.formEvent();
+  const before = await services.refreshTables();
   let settle;
   const attempt = new Promise((resolve) => {
     settle = resolve;
@@ -154,9 +151,9 @@ async function start() {
   draw();
   // Step mode runs the atomic handler (Rust's step API is the article's
   // transaction), and so do the sender's retries after it.
-  session.sending = send(event, { ...options, handler: 'atomic', firstAttempt: () => attempt, strip });
+  session.sending = panels.sender.send(event, { ...options, handler: 'atomic', firstAttempt: () => attempt, strip });
   try {
-    const answer = await inboxLab.step.start(event, { fault: options.fault ?? undefined });
+    const answer = await services.db.step.start(event, { fault: options.fault ?? undefined });
     ({ steps, next: upcoming } = answer);
     enable(true);
     draw();
@@ -164,7 +161,7 @@ async function start() {
     // Invalid input: Rust refused it before any SQL ran.
     setNote('step.refused', { kind: error.kind });
     if (error.kind === 'invalid_input') {
-      showError(form, error);
+      panels.sender.showError(error);
     }
     await finish({ answer: error, steps: error.steps ?? [] });
   }
@@ -173,7 +170,7 @@ async function start() {
 async function next() {
   session.presses += 1;
   try {
-    const answer = await inboxLab.step.next();
+    const answer = await services.db.step.next();
     ({ steps, next: upcoming } = answer);
     if (answer.outcome) {
       setNote('step.committed', { outcome: answer.outcome.outcome });
@@ -182,9 +179,9 @@ async function next() {
       return;
     }
     setNote('step.open', { count: steps.length });
-    showUncommitted(true);
+    panels.tables.showUncommitted(true);
     draw();
-    await refreshTables();
+    await services.refreshTables();
   } catch (error) {
     ended(error);
     setNote('step.failed', { kind: error.kind });
@@ -194,7 +191,7 @@ async function next() {
 
 async function throwHere() {
   try {
-    await inboxLab.step.throw();
+    await services.db.step.throw();
   } catch (error) {
     ended(error);
     setNote('step.failed', { kind: error.kind });
@@ -216,8 +213,8 @@ async function kill() {
   killed = { at: upcoming, state: 'crash' };
   upcoming = null;
   draw();
-  await inboxLab.killWorker();
-  const after = await refreshTables();
+  await services.db.killWorker();
+  const after = await services.refreshTables();
   const same = JSON.stringify(after) === JSON.stringify(session.before);
   setNote(same ? 'step.killed_same' : 'step.killed_changed');
   // What ran is undone only if the reopened tables say so.
@@ -238,7 +235,7 @@ async function finish(result, end = 'commit') {
   lastRun = end === 'kill' ? { killed: true } : { send: shared, next: presses, end };
   showVerdict(result.answer?.verdict ?? null);
   enable(false);
-  showUncommitted(false);
+  panels.tables.showUncommitted(false);
   draw();
   settle(result);
   await sending;
@@ -276,7 +273,7 @@ function draw() {
   // The Rust of the step that runs next, marked in src/core/apply.rs.
   rustSource.mark(upcoming?.step ?? null);
   // The picture of the flow lights up with each statement that ran.
-  showFlow([
+  panels.flow.show([
     ...steps.map((step) => ({ ...step, state: killed?.ran ?? stateOf(step) })),
     ...(killed?.at ? [{ op: 'kill', state: killed.state }] : []),
   ]);
@@ -300,7 +297,7 @@ function draw() {
  * The last stepped delivery as a share link holds it: {send, next, end}, or
  * {killed: true}, or null (none ended yet).
  */
-export function sharedStep() {
+function sharedStep() {
   return lastRun;
 }
 
@@ -311,8 +308,8 @@ export function sharedStep() {
  * transaction is still open, or "Next statement" until it ends. Resolves
  * once the sender's whole send is over.
  */
-export async function replayStep({ send, next: presses, end }) {
-  setForm(send);
+async function replayStep({ send, next: presses, end }) {
+  panels.sender.setForm(send);
   await start();
   for (let n = 0; n < presses && session !== null; n += 1) {
     await next();
@@ -326,23 +323,34 @@ export async function replayStep({ send, next: presses, end }) {
   }
 }
 
-export function mount() {
-  form = document.querySelector('#deliver-form');
-  list = document.querySelector('#step-list');
-  note = document.querySelector('#step-note');
-  verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
-  note.after(verdictBox);
-  rustSource.mount(verdictBox);
-  for (const name of ['start', 'next', 'throw', 'kill']) {
-    buttons[name] = document.querySelector(`#step-${name}`);
+/** Builds step mode in `root` (#stepper). Returns `sharedStep` and `replayStep`, for share links. */
+export function mount(root, pageServices) {
+  services = pageServices;
+  panels = services.panels;
+  for (const [name, action, className] of [
+    ['start', start, ''],
+    ['next', next, 'secondary'],
+    ['throw', throwHere, 'danger'],
+    ['kill', kill, 'danger'],
+  ]) {
+    buttons[name] = button(`step.${name}`, `step-${name}`, action, className);
+    buttons[name].disabled = name !== 'start';
   }
+  list = el('ol', { className: 'step-list', attrs: { id: 'step-list' } });
+  note = el('p', { className: 'summary', attrs: { id: 'step-note', role: 'status', hidden: '' } });
+  verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
+  root.append(
+    el('h2', { i18n: 'step.title', attrs: { id: 'step-title' } }),
+    el('p', { className: 'note', i18n: 'step.intro' }),
+    el('div', { className: 'actions' }, ...Object.values(buttons)),
+    list,
+    note,
+    verdictBox,
+  );
+  rustSource.mount(verdictBox);
   // The answer of the whole send (the stepped attempt and any retry) next to the buttons.
   strip = resultStrip();
   buttons.kill.after(strip.element);
-  buttons.start.addEventListener('click', () => whileBusy(start));
-  buttons.next.addEventListener('click', () => whileBusy(next));
-  buttons.throw.addEventListener('click', () => whileBusy(throwHere));
-  buttons.kill.addEventListener('click', () => whileBusy(kill));
   onLanguageChange(() => {
     draw();
     if (shownNote !== null) {
@@ -350,4 +358,5 @@ export function mount() {
     }
     showVerdict(shownVerdict);
   });
+  return { sharedStep, replayStep };
 }

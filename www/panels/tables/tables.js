@@ -8,7 +8,7 @@
 
 import { inboxLab, onTablesChanged } from '../../db/client.js';
 import { accountKey, ChangeTracker, inboxKey } from './changes.js';
-import { clearErrors, el, formatNumber, showError, whileBusy } from '../../lib/dom.js';
+import { clearErrors, el, field, formatNumber, numberOrText, showError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
@@ -112,7 +112,7 @@ async function load() {
 export function showUncommitted(on) {
   view.hidden = !on;
   view.textContent = on ? t('tables.uncommitted') : '';
-  document.querySelector('#database').classList.toggle('uncommitted', on);
+  view.parentElement.classList.toggle('uncommitted', on);
 }
 
 /** Shows a short note under the tables, written by `text()`; null clears it. */
@@ -178,24 +178,46 @@ async function addAccount() {
   await refresh();
 }
 
-// A number field becomes a JS number only if it is written the way an integer
-// is written. Anything else ("1.5", "05", " 5", "1e3", "") is passed on as the
-// string it is, so Rust rejects it and says why, instead of the page quietly
-// turning "05" into 5. (Digits past 2^53 round to a number Rust rejects as
-// out of range, so they are not silently accepted either.)
-const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
-
-/** The text of a number field as Rust should see it (see CANONICAL_INTEGER). */
-export function numberOrText(text) {
-  return CANONICAL_INTEGER.test(text) ? Number(text) : text;
+/**
+ * A table `#id` in its scrolling region, named by its caption; `columns`:
+ * [name, className]. An underscore may break a narrow column's name.
+ */
+function scrollingTable(id, columns, className = 'table-scroll') {
+  const head = columns.map(([name, numeric]) =>
+    el('th', { className: numeric, attrs: { scope: 'col' } }, ...name.split(/(?<=_)/).flatMap((part, i) => (i ? [el('wbr'), part] : [part]))),
+  );
+  return el(
+    'div',
+    { className, attrs: { tabindex: '0', role: 'region', 'aria-labelledby': `${id}-caption` } },
+    el('table', { attrs: { id } }, el('caption', { text: id, attrs: { id: `${id}-caption` } }), el('thead', {}, el('tr', {}, ...head)), el('tbody')),
+  );
 }
 
-export function mount() {
-  error = document.querySelector('#tables-error');
-  more = document.querySelector('#inbox-more');
-  view = document.querySelector('#tables-view');
-  accountForm = document.querySelector('#account-form');
-  note = document.querySelector('#tables-note');
+/** Builds the tables in `root` (#database). Returns `refresh`, `showUncommitted` and `setNote`. */
+export function mount(root) {
+  const line = (id, className) => el('p', { className, attrs: { id, hidden: '' } });
+  [view, error, more] = [line('tables-view', 'badge'), line('tables-error', 'field-error'), line('inbox-more', 'note')];
+  accountForm = el(
+    'form',
+    { className: 'inline-form', attrs: { id: 'account-form', novalidate: '' } },
+    field('new-account', 'tables.new_account', { name: 'account_id', value: '2', inputmode: 'numeric', autocomplete: 'off' }),
+    el('button', { i18n: 'tables.add_account', attrs: { type: 'submit' } }),
+  );
+  note = el('p', { className: 'muted', attrs: { id: 'tables-note', role: 'status' } });
+  root.append(
+    el('h2', { i18n: 'tables.title', attrs: { id: 'tables-title' } }),
+    view,
+    error,
+    scrollingTable('accounts', [['id', ''], ['balance', 'number']]),
+    scrollingTable(
+      'inbox',
+      [['source', ''], ['event_id', ''], ['account_id', ''], ['amount', 'number'], ['receipt', 'number'], ['balance_after', 'number']],
+      'table-scroll inbox-scroll',
+    ),
+    more,
+    accountForm,
+    note,
+  );
   onTablesChanged(() => {
     clearTimeout(settleTimer);
     settleTimer = setTimeout(refresh, SETTLE_MS);
@@ -219,4 +241,5 @@ export function mount() {
       error.textContent = t('tables.cannot_read', { message: errorMessage(lastError) });
     }
   });
+  return { refresh, showUncommitted, setNote };
 }

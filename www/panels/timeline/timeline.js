@@ -1,11 +1,11 @@
-// Draws the timeline (`timeline-model.js`): every delivery, newest first,
+// Draws the timeline (lib/timeline.js): every delivery, newest first,
 // with what it answered and a small diagram of the steps Rust says it ran —
 // green kept, struck-through undone, red where it went wrong.
 
-import { el, formatNumber, formatSeconds } from '../../lib/dom.js';
+import { countsText, el, formatNumber, formatSeconds } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { verdictElement, verdictWhy } from '../../lib/verdict.js';
-import { Timeline, opLabel, outcomeOf, stateOf } from './timeline-model.js';
+import { opLabel, outcomeOf, stateOf } from '../../lib/timeline.js';
 
 register({
   en: {
@@ -70,13 +70,15 @@ register({
   },
 });
 
-/** The page's timeline: the sender, step mode and bursts add to it. */
-export const timeline = new Timeline();
-
+// The page's timeline (lib/timeline.js, `services.timeline`): the sender,
+// step mode and bursts add to it.
+let timeline = null;
 let list = null;
 let empty = null;
 
-export function mount() {
+/** Returns `stepsDiagram`, which the race lab draws its deliveries with. */
+export function mount(root, services) {
+  timeline = services.timeline;
   list = document.querySelector('#timeline');
   empty = document.querySelector('#timeline-empty');
   timeline.subscribe(draw);
@@ -86,6 +88,7 @@ export function mount() {
   onLanguageChange(drawLegend);
   drawLegend();
   draw();
+  return { stepsDiagram };
 }
 
 /** The box states, each drawn as a box of the timeline with its words: nothing left to tooltips. */
@@ -177,12 +180,6 @@ function retryableText(answer) {
   return t(answer.retryable ? 'timeline.retryable.yes' : 'timeline.retryable.no');
 }
 
-function countsText(counts) {
-  return Object.entries(counts)
-    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
-    .join(', ');
-}
-
 /**
  * The boxes: one per step Rust reported (`[{op, statements, rows, effect}]`),
  * coloured by what became of it; the SQL in its tooltip. A step the page
@@ -190,7 +187,7 @@ function countsText(counts) {
  * could report it) carries its state. The race lab draws its deliveries
  * with it too.
  */
-export function stepsDiagram(steps) {
+function stepsDiagram(steps) {
   if (steps === null || steps === undefined) {
     return el('p', { className: 'ops-note', text: t('timeline.unknown_sql') });
   }

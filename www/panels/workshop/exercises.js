@@ -6,7 +6,7 @@
 // (the workshop translates it), `params` fills it in. A check never delivers
 // anything itself — the reader does the exercise; the check only looks.
 
-import { outcomeOf } from '../timeline/timeline-model.js';
+import { outcomeOf } from '../../lib/timeline.js';
 
 /**
  * Exercise 1: send evt-1 from provider-b. Passes when the inbox holds one

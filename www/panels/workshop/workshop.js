@@ -10,15 +10,11 @@
 // first result") has none. Its check (exercises.js) then looks at the
 // tables and the timeline and says whether the expected result happened.
 
-import { inboxLab } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey } from './exercises.js';
 import { has, onLanguageChange, register, t } from '../../lib/i18n.js';
-import * as nav from '../nav/nav.js';
-import { EXAMPLE, fillFormForReader } from '../sender/sender.js';
-import { refresh as refreshTables } from '../tables/tables.js';
-import { timeline } from '../timeline/timeline.js';
+import { EXAMPLE } from '../../lib/send.js';
 
 register({
   en: {
@@ -164,6 +160,8 @@ const EXERCISES = [
   },
 ];
 
+// The page's services (app.js): the database, the tables, the timeline, the sender.
+let services = null;
 let scenarioOutput = null;
 // Results on screen, kept to redraw them in another language.
 let scenario = null;
@@ -171,7 +169,7 @@ const verdicts = new Map();
 
 async function runScenario() {
   try {
-    scenario = await inboxLab.runScenario();
+    scenario = await services.db.runScenario();
   } catch (error) {
     scenario = { error };
   }
@@ -214,11 +212,7 @@ function drawExercises() {
       // Chips only fill the sender's form (base.css: .chip); Deliver is the reader's.
       const chips = actions.map(({ key, event }) => {
         const chip = el('button', { className: 'chip', text: t(key), attrs: { type: 'button' }, data: { fill: key } });
-        chip.addEventListener('click', () => {
-          // The form lives on the deliver screen: open it, then fill it.
-          nav.open('deliver');
-          fillFormForReader(event);
-        });
+        chip.addEventListener('click', () => services.panels.sender.fillFormForReader(event));
         return chip;
       });
       const checkButton = el('button', { text: t('workshop.check_button'), attrs: { type: 'button' }, data: { check: id } });
@@ -251,16 +245,17 @@ function verdictNode(id) {
 }
 
 async function check(id) {
-  const tables = await refreshTables();
+  const tables = await services.refreshTables();
   if (tables === null) {
     return; // the tables panel already says why
   }
   const exercise = EXERCISES.find((e) => e.id === id);
-  verdicts.set(id, exercise.check(tables, timeline.entries()));
+  verdicts.set(id, exercise.check(tables, services.timeline.entries()));
   document.querySelector(`[data-verdict="${id}"]`).replaceWith(verdictNode(id));
 }
 
-export function mount() {
+export function mount(root, pageServices) {
+  services = pageServices;
   scenarioOutput = document.querySelector('#scenario-result');
   document.querySelector('#scenario-run').addEventListener('click', () => whileBusy(runScenario));
   drawExercises();

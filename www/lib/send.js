@@ -1,0 +1,179 @@
+// Send with retries: one event delivered the way a real webhook sender does,
+// until the sender is satisfied — the model behind the sender panel, no DOM.
+//
+//   attempt 1 ──► handler ──► answer ──► (lost on purpose?) ──► decide (retry.js)
+//        ▲                                                          │
+//        └──────────── wait on the simulated clock ◄── retry ───────┘
+//
+// Every attempt becomes a timeline entry (timeline.js). After an attempt the
+// sender could not trust — no answer, or a 5xx — it also looks into the
+// database, to show what really happened: after a lost response the credit
+// IS there; after a crash it is NOT.
+
+import { formatNumber } from './dom.js';
+import { register, t } from './i18n.js';
+import { observe } from './observed.js';
+import { SimulatedClock, sendWithRetries } from './retry.js';
+
+register({
+  en: {
+    'summary.once': 'Balance of account {account}: {before} → {after} (+{amount}): credited once.',
+    'summary.times': 'Balance of account {account}: {before} → {after}: credited {times} times!',
+    'summary.none': 'Balance of account {account}: {before} → {after}: not credited.',
+    'summary.other': 'Balance of account {account}: {before} → {after}.',
+    'summary.no_account': 'Account {account} does not exist: there was nothing to credit.',
+  },
+  ru: {
+    'summary.once': 'Баланс счёта {account}: {before} → {after} (+{amount}): зачислено один раз.',
+    'summary.times': 'Баланс счёта {account}: {before} → {after}: зачислений вместо одного — {times}!',
+    'summary.none': 'Баланс счёта {account}: {before} → {after}: не зачислено.',
+    'summary.other': 'Баланс счёта {account}: {before} → {after}.',
+    'summary.no_account': 'Счёта {account} нет: зачислять было некуда.',
+  },
+});
+
+export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 });
+
+/**
+ * One send: `event` delivered with `handler` until the policy says stop.
+ * `fault` applies to the first attempt only (a crash, then a clean retry);
+ * `loseResponse` throws the first answer away. `firstAttempt`, if given,
+ * performs attempt 1 instead of delivering (step mode does) and resolves to
+ * `{answer, steps}` (`answer` null: no answer at all; `steps` what ran, as
+ * in the timeline).
+ *
+ * `services`: `db` (the database client), `timeline`, `refreshTables`;
+ * `clock`: the page's sender clock. `onChange(record, heard)` is called as
+ * the send's record `{event, attempts, summary}` grows, last with what the
+ * sender finally heard.
+ *
+ * Resolves to `{attempts: [{attempt, at, answer, lost, decision}], balance:
+ * {account, before, after}}`.
+ */
+export async function sendEvent(
+  { db, timeline, refreshTables },
+  clock,
+  event,
+  { handler = 'atomic', fault = null, loseResponse = false, policy, firstAttempt },
+  onChange,
+) {
+  const record = { event, attempts: [], summary: null };
+  onChange(record);
+  const before = await balanceOf(db, event.account_id);
+
+  // This send's own clock, from the page's now: two sends at once (a
+  // Deliver while step mode holds the lock) each wait their own waits, and
+  // the page's clock shows the later of them.
+  const own = new SimulatedClock(clock.now);
+  const attempts = await sendWithRetries({
+    policy,
+    clock: own,
+    attempt: async (n) => {
+      clock.catchUp(own.now);
+      const at = own.now;
+      const started = performance.now();
+      const result =
+        n === 1 && firstAttempt
+          ? await firstAttempt()
+          : await db
+              .deliver(event, { handler, fault: (n === 1 ? fault : null) ?? undefined })
+              .catch((error) => error) // error objects are answers too
+              .then((answer) => ({ answer, steps: answer?.steps ?? null })); // what Rust says the handler ran
+      const lost = result.answer === null || (loseResponse && n === 1);
+      timeline.add({
+        at,
+        event,
+        attempt: n,
+        of: policy.attempts,
+        handler,
+        via: n === 1 && firstAttempt ? 'step' : 'sender',
+        answer: result.answer,
+        lost,
+        tookMs: performance.now() - started,
+        steps: result.steps,
+      });
+      // An answer the sender cannot trust: look at what really happened.
+      const doubtful = lost || result.answer.http_status >= 500;
+      const seen = doubtful ? await look(refreshTables, event) : null;
+      return lost
+        ? { lost: true, answer: result.answer, seen }
+        : { status: result.answer.http_status, answer: result.answer, seen };
+    },
+    onAttempt: ({ attempt, at, heard, decision }) => {
+      record.attempts.push({ attempt, at, answer: heard.answer, lost: Boolean(heard.lost), seen: heard.seen, decision });
+      onChange(record);
+    },
+  });
+
+  const tablesAfter = await refreshTables();
+  const after = balanceIn(tablesAfter, event.account_id);
+  record.summary = { account: event.account_id, amount: event.amount, before, after };
+  onChange(record, attempts.at(-1).heard);
+  observe('send', {
+    event,
+    handler,
+    fault,
+    loseResponse,
+    policy: { attempts: policy.attempts, firstDelayMs: policy.firstDelayMs },
+    stepped: Boolean(firstAttempt), // attempt 1 was step mode's
+
+    attempts: record.attempts.map(({ attempt, answer, lost, seen }) => ({ attempt, answer, lost, seen: seen ?? null })),
+    balance: { account: event.account_id, before, after },
+    // The receipt the inbox holds for this key now, as queried (null: no row, or no receipt).
+    stored: tablesAfter?.inbox.find((r) => r.source === event.source && r.event_id === event.event_id)?.receipt ?? null,
+  });
+  return {
+    attempts: record.attempts.map(({ attempt, at, answer, lost, decision }) => ({ attempt, at, answer, lost, decision })),
+    balance: { account: event.account_id, before, after },
+  };
+}
+
+async function look(refreshTables, event) {
+  const tables = await refreshTables();
+  if (tables === null) {
+    return null;
+  }
+  return {
+    row: tables.inbox.some((r) => r.source === event.source && r.event_id === event.event_id),
+    balance: balanceIn(tables, event.account_id),
+  };
+}
+
+async function balanceOf(db, accountId) {
+  try {
+    return balanceIn(await db.tables(), accountId);
+  } catch {
+    return null; // not readable right now: the summary then says nothing about it
+  }
+}
+
+/** The balance of `accountId` in a tables snapshot, or null (no snapshot, no such account). */
+export function balanceIn(tables, accountId) {
+  return tables?.accounts.find((account) => account.id === accountId)?.balance ?? null;
+}
+
+/**
+ * How often `amount` reached `account` between two balances, in words:
+ * "credited once", "credited 2 times!", "not credited"; null if the account
+ * is not a number (the event was invalid).
+ */
+export function creditVerdict({ account, amount, before, after }) {
+  if (typeof account !== 'number') {
+    return null;
+  }
+  if (before === null || after === null) {
+    return t('summary.no_account', { account });
+  }
+  const params = { account, amount: formatNumber(amount), before: formatNumber(before), after: formatNumber(after) };
+  const times = typeof amount === 'number' ? (after - before) / amount : NaN;
+  if (times === 1) {
+    return t('summary.once', params);
+  }
+  if (times === 0) {
+    return t('summary.none', params);
+  }
+  if (Number.isInteger(times) && times > 1) {
+    return t('summary.times', { ...params, times });
+  }
+  return t('summary.other', params);
+}
