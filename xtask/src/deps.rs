@@ -80,9 +80,8 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Whether the panels' check runs. Off until no panel imports another (issue 24 §2); then turn
-/// it on here, and `cargo xtask test --only lint` holds every panel to the contract.
-pub const PANELS: bool = false;
+/// Whether the panels' check runs: no panel imports another (the panel contract, ARCHITECTURE.md).
+pub const PANELS: bool = true;
 
 /// Folder → folder, each edge with the first file found making it.
 #[derive(Debug, Default)]
