@@ -33,7 +33,7 @@
 //   from the press to the result, and the longest gap between two frames;
 // * bytes shipped, raw and gzip;
 // * a profiled pass per setting through the timing VFS shim
-//   (src/storage/timing.rs), in the browser and natively: where a commit's
+//   (bench/src/timing.rs), in the browser and natively: where a commit's
 //   time goes.
 
 import { execFileSync } from 'node:child_process';

@@ -26,7 +26,7 @@
 //       opened its own before), or with `coalesce: true` through the write-coalescing
 //       shim (src/storage/coalesce.rs), as the page runs since issue 16.
 //   {id, op: "profile", args: {setting, events}}
-//       The same new events through the timing shim (src/storage/timing.rs):
+//       The same new events through the timing shim (bench/src/timing.rs):
 //       where each commit's time goes, per file and storage call. Slower than
 //       "run" by the shim's clock reads, so never used for throughput.
 //
