@@ -16,9 +16,10 @@
 //! inbox-lab probe URL... (--secret whsec_… | --unsigned) [--state …] [--json]
 //! ```
 //!
-//! `judge` exits 0 for a correct handler, 1 for a broken one (or an error
-//! of the lab, as JSON), 2 when the file does not parse (the error on
-//! stderr, with line and column) or an option is wrong, 4 when the whole
+//! `judge` exits 0 for a correct handler, 1 for a broken one, 2 when the
+//! file does not parse (the error on stderr, with line and column) or an
+//! option is wrong, 3 for an error of the lab itself (as JSON: never a
+//! verdict on the handler), 4 when the whole
 //! run passed its deadline ([`DEFAULT_DEADLINE`] unless `--deadline`; a
 //! message on stderr, nothing on stdout). `--seed` repeats the events of a
 //! report's `seed` (a fresh one when not given). `--workshop` judges the
@@ -465,8 +466,10 @@ fn run_workload(
             None => crash::workload(conn, &crash::events(n)?, ack),
             Some(h) => {
                 for (i, e) in crash::events(n)?.iter().enumerate() {
-                    judge::deliver(conn, h, &Payload::from(e))?;
-                    ack(i);
+                    // A handler's refusal or mistake is its answer: no ACK.
+                    if judge::deliver(conn, h, &Payload::from(e)).is_ok() {
+                        ack(i);
+                    }
                 }
                 Ok(())
             }
@@ -773,9 +776,9 @@ fn read_handler(path: &str) -> Result<Contender, Error> {
     })
 }
 
-/// `inbox-lab judge --handler FILE`: exit 0 correct, 1 broken (or a lab
-/// error, as JSON), 2 unreadable or not parsing (on stderr), 4 past the
-/// deadline. The options are refused only after the file parsed.
+/// `inbox-lab judge --handler FILE`: exit 0 correct, 1 broken, 2
+/// unreadable or not parsing (on stderr), 3 a lab error (as JSON), 4 past
+/// the deadline. The options are refused only after the file parsed.
 fn judge_file(path: &str, options: Result<JudgeOptions, String>) -> ExitCode {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -819,6 +822,10 @@ struct JudgeOptions {
 /// budget stops still gets its report; the deadline is for what the budget
 /// cannot stop (one slow SQLite step, the crash sweep's children).
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(180);
+
+/// The exit code of a judge run the lab itself failed (its error as JSON):
+/// never a verdict on the handler.
+pub const EXIT_INTERNAL: u8 = 3;
 
 /// The exit code of a judge run that passed its deadline.
 pub const EXIT_DEADLINE: u8 = 4;
@@ -927,12 +934,16 @@ fn ended() -> bool {
 }
 
 /// Judges `contender` (the crash sweep's children deliver with `judged`) and
-/// prints the report: exit 0 correct, 1 broken or a lab error (as JSON), 4
-/// past the deadline.
+/// prints the report: exit 0 correct, 1 broken, 3 a lab error (as JSON),
+/// 4 past the deadline.
 fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged<'_>) -> ExitCode {
+    let internal = |e| {
+        print_result(Err::<(), _>(e));
+        ExitCode::from(EXIT_INTERNAL)
+    };
     let dir = match temp_dir() {
         Ok(dir) => dir,
-        Err(e) => return print_result(Err::<(), _>(e)),
+        Err(e) => return internal(e),
     };
     let _ = DEADLINE.set(Instant::now() + options.deadline);
     watchdog(
@@ -945,7 +956,7 @@ fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged
         ),
         Some(dir.path().to_owned()),
     );
-    let sweep = || -> Result<Option<(judge::CrashCounts, Option<judge::Failure>)>, Error> {
+    let sweep = || -> Result<Option<(judge::CrashCounts, Option<judge::Explained>)>, Error> {
         let mut counts = judge::CrashCounts::default();
         let mut failure = None;
         for mode in [JournalMode::Delete, JournalMode::Wal] {
@@ -955,11 +966,8 @@ fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged
             if failure.is_none() {
                 failure = rows
                     .iter()
-                    .find(|r| r.outcome != crash::Verdict::Atomic)
-                    .map(|r| judge::Failure::Crash {
-                        mode: mode.as_str().to_owned(),
-                        k: r.k,
-                    });
+                    .position(|r| r.outcome != crash::Verdict::Atomic)
+                    .map(|at| judge::explain::crash(mode.as_str(), &rows, at));
             }
         }
         Ok(Some((counts, failure)))
@@ -993,7 +1001,8 @@ fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged
                 ExitCode::SUCCESS
             }
         }
-        Err(e) => print_result(Err::<(), _>(e)),
+        // The lab's own failure, never the handler's verdict.
+        Err(e) => internal(e),
     }
 }
 

@@ -1,8 +1,8 @@
 #![cfg(all(not(target_family = "wasm"), feature = "labs"))]
 //! `inbox-lab judge`, run as a process the way a workshop script runs it:
 //! exit 0 for a correct handler, 1 for a broken one, 2 for a file that does
-//! not parse (the error on stderr as `FILE:LINE:COLUMN: sentence`), 4 past
-//! the deadline; one JSON line of the shape on stdout, with the
+//! not parse (the error on stderr as `FILE:LINE:COLUMN: sentence`), 3 for
+//! the lab's own error, 4 past the deadline; one JSON line of the shape on stdout, with the
 //! seed that repeats it; `--print-builtin` prints the texts the judge is
 //! checked against. The crash sweep runs here (it needs child processes),
 //! so these judge with 2 deliveries only.
@@ -99,6 +99,20 @@ fn two_transactions_are_broken_by_the_race_the_faults_and_the_crash_sweep() {
         .collect();
     assert!(schedule.contains(&0) && schedule.contains(&1), "{r}");
     assert!(schedule.iter().all(|&i| i < 2), "{r}");
+    // Each check's first failure says why, in the reader's words.
+    assert_explained(&r);
+    let why = |check: &str| {
+        let failures = r["failures"].as_array().expect("failures");
+        let f = failures.iter().find(|f| f["check"] == check).expect(check);
+        f["why"]["en"].as_str().unwrap_or_default().to_owned()
+    };
+    assert!(why("race").contains("answered duplicate at step"), "{r}");
+    assert!(why("race").contains("credit was not committed yet"), "{r}");
+    assert!(why("faults").contains("its credit is gone"), "{r}");
+    assert!(
+        why("crash").contains("A crash right after storage operation"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -257,4 +271,124 @@ fn without_the_feature_judge_workshop_says_how_to_build_it() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert_eq!(run.stdout, "");
     assert!(run.stderr.contains("feature `workshop`"), "{}", run.stderr);
+}
+
+/// Every failing check of `r` carries its explanation in both languages
+/// and its steps, and nothing in the line is a raw storage error.
+fn assert_explained(r: &Value) {
+    let line = r.to_string();
+    for raw in [
+        "cannot be used",
+        "no transaction is active",
+        "storage error",
+    ] {
+        assert!(!line.contains(raw), "raw {raw:?}: {r}");
+    }
+    let failures = r["failures"].as_array().expect("failures");
+    assert_eq!(
+        failures.first().map(|f| &f["check"]),
+        Some(&r["first_failure"]["check"]),
+        "{r}"
+    );
+    for f in failures {
+        let (en, ru) = (f["why"]["en"].as_str(), f["why"]["ru"].as_str());
+        assert!(en.is_some_and(|s| s.len() > 20), "why.en: {f}");
+        assert!(
+            ru.is_some_and(|s| s.chars().any(|c| ('а'..='я').contains(&c))),
+            "why.ru: {f}"
+        );
+        let steps = f["steps"].as_array().expect("steps");
+        assert!(!steps.is_empty(), "steps: {f}");
+        for s in steps {
+            assert!(s["en"].is_string() && s["ru"].is_string(), "step: {s}");
+        }
+    }
+}
+
+#[test]
+fn a_handler_that_refuses_every_event_is_judged_broken_by_the_case_that_shows_it() {
+    for (name, text, said_en, said_ru) in [
+        (
+            "rollback.inbox",
+            "ROLLBACK\nANSWER unknown_account\n",
+            "ROLLBACK on line 1 runs with no transaction open",
+            "ROLLBACK в строке 1 выполняется без открытой транзакции",
+        ),
+        (
+            "refuse.inbox",
+            "SELECT balance FROM accounts WHERE id = :account_id\nANSWER unknown_account\n",
+            "the first delivery: answered unknown_account (422); expected applied",
+            "первая доставка: ответ: unknown_account (422), а ожидался ответ applied",
+        ),
+    ] {
+        let (_dir, path) = handler_file(name, text);
+        let run = judge_run(&path, &[]);
+        assert_eq!(run.code, 1, "{name}: {} {}", run.stdout, run.stderr);
+        let r = run.json();
+        assert_eq!(r["verdict"], "broken", "{r}");
+        assert_explained(&r);
+        let failures = r["failures"].as_array().expect("failures");
+        let case = failures
+            .iter()
+            .find(|f| f["check"] == "case")
+            .expect("a case");
+        assert_eq!(case["case"], "replay", "{r}");
+        let why = &case["why"];
+        assert!(
+            why["en"].as_str().is_some_and(|s| s.contains(said_en)),
+            "{why}"
+        );
+        assert!(
+            why["ru"].as_str().is_some_and(|s| s.contains(said_ru)),
+            "{why}"
+        );
+    }
+}
+
+#[test]
+fn without_begin_and_commit_every_failing_check_says_why_in_the_handlers_terms() {
+    let text: String = builtin("atomic")
+        .lines()
+        .filter(|l| !l.starts_with("BEGIN") && l.trim() != "COMMIT")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (_dir, path) = handler_file("loose.inbox", &text);
+    let (code, r) = judge(&path);
+    assert_eq!(code, 1, "{r}");
+    assert_explained(&r);
+    let checks: Vec<&Value> = r["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .map(|f| &f["check"])
+        .collect();
+    assert!(checks.contains(&&Value::from("race")), "{r}");
+    // The duplicate's path ROLLBACKs with no transaction open: its line.
+    let line = text
+        .lines()
+        .position(|l| l.trim() == "ROLLBACK")
+        .expect("ROLLBACK")
+        + 1;
+    let said = format!("ROLLBACK on line {line} runs with no transaction open");
+    assert!(r.to_string().contains(&said), "{said}: {r}");
+}
+
+#[test]
+fn the_labs_own_error_exits_3_never_as_a_verdict() {
+    let (_dir, path) = handler_file("mine.inbox", &builtin("atomic"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_inbox-lab"))
+        .args([
+            "judge",
+            "--handler",
+            path.to_str().expect("utf-8"),
+            "--deliveries",
+            "2",
+        ])
+        .env("TMPDIR", path.join("no-such-directory"))
+        .output()
+        .expect("run inbox-lab");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(json["error"]["message"].is_string(), "{json}");
+    assert!(json.get("verdict").is_none(), "{json}");
 }

@@ -30,8 +30,8 @@
 //   sender/       the form and what it heard (send with retries: lib/send.js, lib/retry.js), paste JSON (paste.js)
 //   timeline/     every delivery and the steps Rust says it ran (lib/timeline.js),
 //                 with a legend of its boxes
-//   flow/         the picture sender → handler → inbox, accounts in one transaction,
-//                 lit by the last delivery's steps
+//   flow/         the picture sender → handler → each transaction the last delivery ran
+//                 (and what ran outside any), lit by its steps
 //   tables/       accounts and inbox, changed rows on top (changes.js)
 //   data/         export, import, reset (on the tools screen)
 //   burst/        many deliveries at once, with a progress bar

@@ -12,7 +12,10 @@
 //! inside a transaction is [`Effect::Open`] until that transaction ends:
 //! `COMMIT` makes every open step [`Effect::Kept`], `ROLLBACK` makes it
 //! [`Effect::RolledBack`]. A statement in autocommit mode is kept the
-//! moment it runs.
+//! moment it runs. A step's `tx` is the transaction it ran in, numbered
+//! from 1 in the order they began (the first step recorded while none is
+//! open begins one; `COMMIT` and `ROLLBACK` end it); `None`: outside any
+//! transaction (autocommitted, or a crash after one ended).
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -49,14 +52,19 @@ pub struct Ran {
     /// found the key already there).
     pub rows: usize,
     pub effect: Effect,
+    /// The transaction it ran in (1, 2, …); `None`: outside any.
+    pub tx: Option<u32>,
 }
 
 /// The steps of one delivery, in the order they ran. Serialises as the
-/// list: `[{op, statements, rows, effect}]`.
+/// list: `[{op, statements, rows, effect, tx}]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Trace {
     steps: Vec<Ran>,
+    /// The transaction open now, if any.
+    #[serde(skip)]
+    open: Option<u32>,
 }
 
 /// The statement a failed transaction is ended with.
@@ -70,6 +78,10 @@ impl Trace {
     /// A statement ran inside the open transaction: [`Effect::Open`] until
     /// it ends.
     pub fn ran(&mut self, op: &'static str, statements: &'static [&'static str], rows: usize) {
+        if self.open.is_none() {
+            let last = self.steps.iter().filter_map(|s| s.tx).max();
+            self.open = Some(last.unwrap_or(0) + 1);
+        }
         self.push(op, statements, rows, Effect::Open);
     }
 
@@ -80,13 +92,14 @@ impl Trace {
         statements: &'static [&'static str],
         rows: usize,
     ) {
+        self.open = None;
         self.push(op, statements, rows, Effect::Kept);
     }
 
     /// `COMMIT` ran (recorded as `op`): every open step is kept.
     pub fn committed(&mut self, op: &'static str, statements: &'static [&'static str]) {
-        self.settle(Effect::Kept);
         self.push(op, statements, 0, Effect::Kept);
+        self.settle(Effect::Kept);
     }
 
     /// A statement went wrong: it is recorded as [`Effect::Failed`] with the
@@ -103,8 +116,8 @@ impl Trace {
 
     /// `ROLLBACK` ran: every open step is rolled back.
     fn rolled_back(&mut self) {
-        self.settle(Effect::RolledBack);
         self.push("rollback", ROLLBACK, 0, Effect::Kept);
+        self.settle(Effect::RolledBack);
     }
 
     /// Ends the transaction after `err`, keeping `err` as the answer: runs
@@ -141,7 +154,9 @@ impl Trace {
         self.settle(Effect::RolledBack);
     }
 
+    /// Ends the open transaction: its open steps take `effect`.
     fn settle(&mut self, effect: Effect) {
+        self.open = None;
         for step in &mut self.steps {
             if step.effect == Effect::Open {
                 step.effect = effect;
@@ -161,6 +176,7 @@ impl Trace {
             statements,
             rows,
             effect,
+            tx: self.open,
         });
     }
 }
@@ -171,6 +187,10 @@ mod tests {
 
     fn effects(trace: &Trace) -> Vec<(&str, Effect)> {
         trace.steps().iter().map(|s| (s.op, s.effect)).collect()
+    }
+
+    fn transactions(trace: &Trace) -> Vec<(&str, Option<u32>)> {
+        trace.steps().iter().map(|s| (s.op, s.tx)).collect()
     }
 
     #[test]
@@ -197,6 +217,37 @@ mod tests {
                 ("rollback", Effect::Kept),
             ]
         );
+        assert_eq!(
+            transactions(&t),
+            [
+                ("check", None),
+                ("begin", Some(1)),
+                ("insert", Some(1)),
+                ("commit", Some(1)),
+                ("begin", Some(2)),
+                ("credit", Some(2)),
+                ("crash", Some(2)),
+                ("rollback", Some(2)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_crash_after_a_commit_is_outside_any_transaction() {
+        let mut t = Trace::default();
+        t.ran("begin", &[], 0);
+        t.committed("commit", &[]);
+        t.crashed();
+        t.autocommitted("credit", &[], 1);
+        assert_eq!(
+            transactions(&t),
+            [
+                ("begin", Some(1)),
+                ("commit", Some(1)),
+                ("crash", None),
+                ("credit", None)
+            ]
+        );
     }
 
     #[test]
@@ -218,7 +269,7 @@ mod tests {
         let wire = serde_json::to_string(&t).expect("json");
         assert_eq!(
             wire,
-            r#"[{"op":"insert","statements":["INSERT ..."],"rows":1,"effect":"open"}]"#
+            r#"[{"op":"insert","statements":["INSERT ..."],"rows":1,"effect":"open","tx":1}]"#
         );
     }
 }

@@ -227,7 +227,7 @@ impl Lab {
     /// `"after_update"`. Returns `{outcome, http_status, receipt, steps,
     /// verdict}`; throws `{kind, message, http_status, retryable, field?,
     /// steps, verdict}`. `steps` is what the handler ran ([`crate::Trace`]:
-    /// `[{op, statements, rows, effect}]`), empty when it was refused before
+    /// `[{op, statements, rows, effect, tx}]`), empty when it was refused before
     /// any SQL; `verdict` what it really did ([`Verdict`]: `correct`,
     /// `credited_twice`, `credit_lost`, ... with the facts).
     ///
@@ -714,6 +714,7 @@ impl Lab {
         }
         let (answer, steps, verdict) = self.judged(
             handler,
+            fault,
             &event,
             |a| *a,
             |conn| handler.deliver_traced(conn, &payload, fault),
@@ -735,7 +736,7 @@ impl Lab {
         event: &Event,
         fault: Option<Fault>,
     ) -> (Result<Outcome, Error>, Trace, Verdict) {
-        self.judged(Handler::Atomic, event, outcome_answer, |conn| {
+        self.judged(Handler::Atomic, fault, event, outcome_answer, |conn| {
             apply_traced(conn, event, fault)
         })
     }
@@ -745,6 +746,7 @@ impl Lab {
     fn judged<T>(
         &mut self,
         handler: Handler,
+        fault: Option<Fault>,
         event: &Event,
         answer: impl Fn(&T) -> Answer,
         run: impl FnOnce(&Connection) -> (Result<T, Error>, Trace),
@@ -752,7 +754,7 @@ impl Lab {
         // The referee is taken out while the connection is borrowed.
         let mut referee = std::mem::take(&mut self.referee);
         let judged = match self.writer() {
-            Ok(conn) => referee.watch(conn, handler, event, answer, || run(conn)),
+            Ok(conn) => referee.watch(conn, handler, fault, event, answer, || run(conn)),
             Err(err) => (Err(err), Trace::default(), Verdict::refused(handler)),
         };
         self.referee = referee;

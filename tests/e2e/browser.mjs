@@ -193,16 +193,24 @@ async function settle(page) {
 /**
  * Shows the section (`#/name`) a reader would open to reach `selector`, as a
  * reader clicks its link in the section list: the page shows one section at a
- * time (www/panels/nav/nav.js), and a hidden control cannot be pressed.
+ * time (www/panels/nav/nav.js), and a hidden control cannot be pressed. A
+ * part of a section shown one at a time (`data-subroute`, e.g. an experiment
+ * of "where the scheme ends") is opened by its own link, `#/<subroute>`.
  */
 export async function reveal(page, selector) {
-  const route = await page.evaluate((selector) => {
-    const screen = document.querySelector(selector)?.closest('main .screen[data-screen]');
-    return screen?.hidden ? screen.dataset.screen : null;
+  const { route, part } = await page.evaluate((selector) => {
+    const node = document.querySelector(selector);
+    const screen = node?.closest('main .screen[data-screen]');
+    const part = node?.closest('[data-subroute]');
+    return { route: screen?.hidden ? screen.dataset.screen : null, part: part?.hidden ? part.dataset.subroute : null };
   }, selector);
   if (route !== null) {
     await page.click(`nav.sections a[data-route="${route}"]`);
     await page.waitForSelector(`main .screen[data-screen="${route}"]:not([hidden])`);
+  }
+  if (part !== null) {
+    await page.click(`a[href="#/${part}"]`);
+    await page.waitForSelector(`[data-subroute="${part}"]:not([hidden])`);
   }
 }
 

@@ -172,7 +172,7 @@ describe('the SQL console’s editor, schema and history', { timeout: 180_000 },
     await page.waitForSelector('#sql-cancel', { state: 'visible' });
     await page.keyboard.press('Escape');
     await page.waitForSelector('#sql-error:not([hidden])');
-    assert.equal(await page.textContent('#sql-error'), 'invalid sql: the query was cancelled before it finished; nothing was changed');
+    assert.equal(await page.textContent('#sql-error'), 'You cancelled the query before it finished; nothing was changed.');
     assert.equal(await page.getAttribute('#sql', 'aria-invalid'), 'true');
     await page.waitForSelector('#sql-cancel', { state: 'hidden' });
     await idle(page);

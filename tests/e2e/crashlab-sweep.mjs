@@ -6,7 +6,7 @@
 //       --mode delete|wal [--events 1|3] [--control]
 //
 // stdout: one JSON line, the same summary `inbox-lab crash-lab` prints natively:
-//   {"mode":"delete","crash_points":35,"atomic":35,"partial":0,"lost_acknowledged":0}
+//   {"mode":"delete","crash_points":11,"atomic":11,"partial":0,"lost_acknowledged":0}
 // stderr: the table (k, file, operation, offset, length, result).
 // Exit 0 once the sweep finished, whatever it found (the caller judges);
 // exit 1 if it could not run.

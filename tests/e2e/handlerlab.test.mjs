@@ -1,6 +1,7 @@
 // "Write your own handler" (www/panels/handler-lab/handlerlab.js) as a reader
-// uses it: copy a built-in and judge it, see its first failing race
-// replayed step by step, a typo answered with its line and column, the
+// uses it: copy a built-in and judge it, see each check's first failure
+// explained and replayed step by step (in English and Russian, in the
+// handler's own terms), a typo answered with its line and column, the
 // article's handler judged correct (the crash sweep honestly said to run
 // natively), and a share link opened in a fresh profile.
 
@@ -31,7 +32,7 @@ describe('write your own handler', { timeout: 300_000 }, () => {
     (opened) => (page = opened),
   );
 
-  test('a copied built-in is judged broken, and its first failing race replays step by step', async () => {
+  test('a copied built-in is judged broken, and its first failing race is explained and replays step by step', async () => {
     await page.selectOption('#handler-builtin', 'check_then_act');
     await page.waitForFunction(() => document.querySelector('#handler-builtin-text').textContent.includes('# check_then_act'));
     await page.click('#handler-copy');
@@ -42,14 +43,58 @@ describe('write your own handler', { timeout: 300_000 }, () => {
     const race = await page.textContent(`${PANEL} #handler-table tbody tr:first-child td`);
     const doubles = Number(/(\d+) double credits/.exec(race)?.[1]);
     assert.ok(doubles > 0, race);
-    assert.match(await body(page, '#handler-first'), /^A race of 2 deliveries, schedule [AB]( [AB])+/);
+    const failure = `${PANEL} .handler-failure[data-check="race"]`;
+    assert.match(await body(page, `${failure} .handler-why`), /The account was credited more than once: balance 1000, expected 500\.$/);
 
-    await page.click('#handler-replay');
-    await idle(page);
-    const steps = await page.$$eval('#handler-steps li', (items) => items.map((li) => li.textContent));
-    assert.ok(steps.length >= 3, steps.join('\n'));
-    assert.match(steps[0], /^[AB]: SELECT account_id, amount FROM inbox/);
-    assert.match(steps.at(-1), /double credit yes/, steps.join('\n'));
+    // One step per click, until the last.
+    const next = `${failure} .handler-next`;
+    assert.equal(await page.$$eval(`${failure} li`, (items) => items.length), 0);
+    await page.click(next);
+    assert.match(await body(page, `${failure} li`), /^[AB]: SELECT account_id, amount FROM inbox .* → ran \(committed balance 0\)$/);
+    const total = Number(/of (\d+)\)$/.exec(await body(page, next))[1]);
+    assert.ok(total >= 3, await body(page, next));
+    while (!(await page.isDisabled(next))) {
+      await page.click(next);
+    }
+    const steps = await page.$$eval(`${failure} li`, (items) => items.map((li) => li.textContent));
+    assert.equal(steps.length, total, steps.join('\n'));
+  });
+
+  test('without BEGIN and COMMIT each failing check says why, in English and in Russian, in the handler’s terms', async () => {
+    const atomic = await page.evaluate(() => window.inboxLab.judge.builtin('atomic'));
+    const loose = atomic
+      .split('\n')
+      .filter((line) => !line.startsWith('BEGIN') && line.trim() !== 'COMMIT')
+      .join('\n');
+    const rollback = loose.split('\n').findIndex((line) => line.trim() === 'ROLLBACK') + 1;
+    await judge(page, loose);
+    assert.equal(await body(page, '#handler-verdict'), 'Verdict: broken');
+    const checks = await page.$$eval(`${PANEL} .handler-failure`, (sections) => sections.map((s) => s.dataset.check));
+    assert.deepEqual(checks, ['race', 'faults', 'case']);
+    const whys = () => page.$$eval(`${PANEL} .handler-why`, (ps) => ps.map((p) => p.textContent));
+    const [race, , kase] = await whys();
+    assert.match(race, /^B answered duplicate at step \d+ while A's credit was not committed yet; if A then fails, the credit is lost\./);
+    assert.match(kase, new RegExp(`ROLLBACK on line ${rollback} runs with no transaction open: the handler's own mistake`));
+    await page.click(`${PANEL} .handler-failure[data-check="faults"] .handler-next`);
+    assert.match(await body(page, `${PANEL} .handler-failure[data-check="faults"] li`), /^A, line \d+: INSERT INTO inbox/);
+    const raw = /storage error|cannot be used|no transaction is active/;
+    assert.doesNotMatch(await body(page, PANEL), raw);
+
+    await page.evaluate(() => window.inboxLab.setLanguage('ru'));
+    try {
+      assert.equal(await body(page, '#handler-verdict'), 'Вердикт: есть ошибки');
+      const [ru, faults, ruCase] = await whys();
+      assert.match(ru, /^Доставка B ответила duplicate на шаге \d+, когда зачисление доставки A ещё не было зафиксировано/);
+      assert.match(ruCase, new RegExp(`ROLLBACK в строке ${rollback} выполняется без открытой транзакции: ошибка самого обработчика`));
+      for (const why of [ru, faults, ruCase]) {
+        assert.doesNotMatch(why, /answered|expected|delivery|balance|failed/, why);
+      }
+      // The step shown before the switch stays shown, now in Russian.
+      assert.match(await body(page, `${PANEL} .handler-failure[data-check="faults"] li`), /^A, строка \d+: INSERT INTO inbox\(.* → выполнен$/);
+      assert.doesNotMatch(await body(page, PANEL), raw);
+    } finally {
+      await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    }
   });
 
   test('a typo is answered with its line, column and what was expected', async () => {
@@ -114,13 +159,14 @@ describe('write your own handler', { timeout: 300_000 }, () => {
     await page.click('#handler-copy');
     const text = await page.inputValue('#handler-text');
     await judge(page, text);
-    const first = await body(page, '#handler-first');
-    const letters = /schedule ((?:[AB] ?)+)/.exec(first)[1].replaceAll(' ', '');
+    const total = Number(/of (\d+)\)$/.exec(await body(page, `${PANEL} .handler-failure[data-check="race"] .handler-next`))[1]);
     await page.click('#handler-share');
     assert.equal(await body(page, '#handler-status'), 'The link to this handler and its first failing schedule is in the address bar.');
     const hash = await page.evaluate(() => location.hash);
     const state = JSON.parse(Buffer.from(hash.slice('#s='.length), 'base64url').toString('utf8'));
-    assert.deepEqual(state, { handler: text, race: `2:${letters}`, v: 1 });
+    assert.deepEqual(state, { handler: text, race: state.race, v: 1 });
+    const letters = /^2:([AB]+)$/.exec(state.race)[1];
+    assert.equal(letters.length, total, 'the schedule replayed on the page, one step per statement');
 
     const fresh = await launch();
     try {

@@ -256,13 +256,22 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
   });
 
   const LEVEL_TEXTS = {
-    en: { won: /^Won: the forgery was refused \(401\) before the inbox/, lost: /^Lost: the forger’s event took the id/ },
-    ru: { won: /^Победа: подделка отклонена \(401\) до входящих/, lost: /^Поражение: событие злоумышленника заняло id/ },
+    en: {
+      won: /^Won: the forgery was refused \(401\) before the inbox, by the signature check \(no signature matches a secret of the source\)/,
+      stale: /outside it, it is refused before the inbox by the timestamp check \(signed longer ago than the window allows\)/,
+      lost: /^Lost: the forger’s event took the id/,
+    },
+    ru: {
+      won: /^Победа: подделка отклонена \(401\) до входящих — её остановила проверка подписи \(ни одна подпись не совпала с секретом источника\)/,
+      stale: /вне окна его до входящих отклоняет проверка метки времени \(подписано раньше, чем допускает окно\)/,
+      lost: /^Поражение: событие злоумышленника заняло id/,
+    },
   };
 
   for (const lang of ['en', 'ru']) {
-    test(`the dedup-poisoning level (${lang}): won with signatures checked; replays inside and outside the window`, async () => {
+    test(`the dedup-poisoning level (${lang}), on a profile with no secret yet: the forger meets the signature check; replays inside and outside the window, each refusal named by Rust’s check`, async () => {
       await relayOn(page);
+      await page.evaluate(() => window.inboxLab.hooks.forget()); // as on a fresh profile: no secret for any source
       await page.evaluate((l) => window.inboxLab.setLanguage(l), lang);
       await reveal(page, '#hooks-new');
       await page.click('#hooks-new');
@@ -273,6 +282,7 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       await page.click('#hooks-genuine');
       await idle(page);
       assert.match(await page.textContent('#hooks-answer-forge'), /^401 · unauthorized: /);
+      assert.equal(await page.getAttribute('#hooks-answer-forge', 'data-code'), 'signature_mismatch', 'refused by the signature, not for want of a secret');
       assert.match(await page.textContent('#hooks-answer-genuine'), /^200 · applied #1$/);
       assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'won');
       assert.match(await page.textContent('#hooks-verdict'), LEVEL_TEXTS[lang].won);
@@ -285,6 +295,8 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       assert.match(await page.textContent('#hooks-answer-replay'), /^200 · duplicate #1$/);
       assert.match(await page.textContent('#hooks-answer-stale'), /^401 · unauthorized: /);
       assert.match(await page.textContent('#hooks-answer-stale'), /1\d{9}.*300.*\(1\d{9}\)/, 'the timestamps and the window');
+      assert.equal(await page.getAttribute('#hooks-answer-stale', 'data-code'), 'stale_timestamp');
+      assert.match(await page.textContent('#hooks-replays'), LEVEL_TEXTS[lang].stale);
       assert.equal(await balance(page), 500, 'the genuine event, once');
       await page.evaluate(() => window.inboxLab.setLanguage('en'));
     });

@@ -1,6 +1,7 @@
 // The levels (www/panels/levels/): each level is won by the actions that meet
 // its goal — judged from what the worker answered — and not by a wrong path
-// through the same controls; "show me" wins each one in sight; the progress
+// through the same controls, and a miss says why; each starts from a known
+// state; "show me" wins each one in sight, a step at a time; the progress
 // survives a reload, and a corrupt stored value starts afresh without
 // breaking the page; the first three levels can be played with Tab, Enter,
 // Space and the arrow keys alone (no mouse, no "Show me").
@@ -32,6 +33,43 @@ async function openLevel(page, n) {
 async function freshStart(page) {
   await page.evaluate((key) => localStorage.removeItem(key), KEY);
   await freshPlayground(page);
+}
+
+/** Presses "Show me", then "Next step" after each step, until the show is over. */
+async function showMe(page) {
+  await page.click('#level-show-me');
+  for (;;) {
+    await page.waitForFunction(() => document.querySelector('#level-show-next') || !document.querySelector('#level-show-state'), null, { timeout: 300_000 });
+    if ((await page.$('#level-show-next')) === null) {
+      break;
+    }
+    await page.click('#level-show-next');
+  }
+  await idle(page);
+}
+
+/** The sender's form as the reader sees it. */
+function senderForm(page) {
+  return page.evaluate(() => ({
+    event_id: document.querySelector('#event_id').value,
+    handler: document.querySelector('#handler').value,
+    fault: document.querySelector('#fault').value,
+    lose: document.querySelector('#lose_response').checked,
+  }));
+}
+
+/** The inbox rows whose event_id starts with `prefix`, as queried. */
+async function inboxRows(page, prefix) {
+  const { inbox } = await page.evaluate(() => window.inboxLab.tables());
+  return inbox.filter((row) => row.event_id.startsWith(prefix));
+}
+
+/** Where `selector` is in the viewport: {top, bottom} in CSS pixels. */
+function placeOf(page, selector) {
+  return page.$eval(selector, (e) => {
+    const r = e.getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom };
+  });
 }
 
 async function stepRace(page, handler, order) {
@@ -83,6 +121,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await pressDeliver(page);
     await pressDeliver(page);
     assert.equal(await isWon(page, 1), false, 'two "applied": credited twice');
+    assert.match(await page.textContent('#level-bar'), /the same event was applied a second time: no_dedup does not recognise an event it has seen — use atomic\./);
     assert.equal(await page.isVisible('#level-bar'), true, 'the level being played is named on the deliver screen');
     assert.match(await page.textContent('#level-bar'), /^Level 1:/);
     await fillSender(page, { event_id: 'l1-right', handler: 'atomic' });
@@ -101,6 +140,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await fillSender(page, { event_id: 'l2-wrong', handler: 'no_dedup', lose_response: true });
     await pressDeliver(page);
     assert.equal(await isWon(page, 2), false, 'the retry credited again');
+    assert.match(await page.textContent('#level-bar'), /the retry was applied again: no_dedup credited the event twice — use atomic\./);
     await fillSender(page, { event_id: 'l2-plain', handler: 'atomic', lose_response: false });
     await pressDeliver(page);
     assert.equal(await isWon(page, 2), false, 'nothing was lost, nothing retried');
@@ -115,6 +155,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await fillSender(page, { event_id: 'l3-wrong', handler: 'two_transactions', fault: 'after_insert' });
     await pressDeliver(page);
     assert.equal(await isWon(page, 3), false, 'the inbox row stayed: the sender’s query saw it');
+    assert.match(await page.textContent('#level-bar'), /after the crash the inbox row stayed: two_transactions committed the INSERT on its own — use atomic\./);
     await fillSender(page, { event_id: 'l3-right', handler: 'atomic', fault: 'after_insert' });
     await pressDeliver(page);
     assert.equal(await isWon(page, 3), true);
@@ -126,10 +167,12 @@ describe('levels', { timeout: 600_000 }, () => {
     await page.fill('#burst-count', '20');
     await press(page, '#burst-same');
     assert.equal(await isWon(page, 4), false, 'twenty "applied"');
+    assert.match(await page.textContent('#level-bar'), /20 of the 20 were applied: no_dedup let more than one through/);
     await fillSender(page, { event_id: 'l4-few', handler: 'atomic' });
     await page.fill('#burst-count', '5');
     await press(page, '#burst-same');
     assert.equal(await isWon(page, 4), false, 'five are not twenty');
+    assert.match(await page.textContent('#level-bar'), /Not won yet: 5 deliveries, not 20/);
     await fillSender(page, { event_id: 'l4-right' });
     await page.fill('#burst-count', '20');
     await press(page, '#burst-same');
@@ -147,6 +190,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await stepRace(page, 'check_then_act', []); // A to its end, then B
     assert.equal(await page.getAttribute('#race-verdict', 'data-verdict'), 'correct', 'one after the other: no race');
     assert.equal(await isWon(page, 5), false);
+    assert.match(await page.textContent('#level-bar'), /no double credit: one delivery’s SELECT ran after the other’s INSERT/);
     await stepRace(page, 'check_then_act', ['a', 'b']);
     assert.match(await page.getAttribute('#race-verdict', 'data-verdict'), /double_credit/);
     assert.equal(await isWon(page, 5), true);
@@ -175,6 +219,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await page.waitForFunction(() => document.querySelector('#crash-verdict').textContent !== '', null, { timeout: 300_000 });
     assert.match(await page.textContent('#crash-verdict'), /caught/);
     assert.equal(await isWon(page, 7), false, 'partial commits: not all or nothing');
+    assert.match(await page.textContent('#level-bar'), /that was the control: its broken lock check is there to be caught/);
     await page.uncheck('#crash-control');
     await page.fill('#crash-kills-trials', '8');
     await page.click('#crash-kills-run');
@@ -189,6 +234,7 @@ describe('levels', { timeout: 600_000 }, () => {
     await pressDeliver(page);
     await pressDeliver(page);
     assert.equal(await isWon(page, 8), false, 'the replay’s receipt equals the balance now: it proves nothing');
+    assert.match(await page.textContent('#level-bar'), /nothing moved the balance between the first delivery and this replay/);
     await fillSender(page, { event_id: 'l8-b', handler: 'no_dedup' });
     await pressDeliver(page);
     await fillSender(page, { event_id: 'l8-c', handler: 'atomic' });
@@ -209,6 +255,7 @@ describe('levels', { timeout: 600_000 }, () => {
       await press(page, button);
     }
     assert.equal(await isWon(page, 9), false, 'sent twice, shown twice');
+    assert.match(await page.textContent('#level-bar'), /the receiver does not deduplicate: the message sent twice is shown twice/);
     await page.check('#se-dedup');
     await idle(page);
     for (const button of ['#se-deliver', '#se-dispatch-crash', '#se-dispatch']) {
@@ -223,8 +270,10 @@ describe('levels', { timeout: 600_000 }, () => {
     await press(page, '#se-ret-deliver');
     await page.selectOption('#se-window', '30');
     await press(page, '#se-purge');
+    assert.match(await page.textContent('#level-bar'), /the purge removed nothing: every row is younger than the window/);
     await press(page, '#se-ret-deliver');
     assert.equal(await isWon(page, 10), false, 'the row is younger than 30 days: kept, so "duplicate"');
+    assert.match(await page.textContent('#level-bar'), /“duplicate”: the inbox still remembers this event/);
     await press(page, '#se-plus-week');
     await page.selectOption('#se-window', '1');
     await press(page, '#se-purge');
@@ -232,11 +281,10 @@ describe('levels', { timeout: 600_000 }, () => {
     assert.equal(await isWon(page, 10), true);
   });
 
-  test('"show me" wins each level in sight, through the lab’s own controls, and the progress survives a reload', async () => {
+  test('"show me" wins each level in sight, through the lab’s own controls, and the progress survives a reload; after level 10, a summary of what each level showed', async () => {
     for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
       await openLevel(page, n);
-      await page.click('#level-show-me');
-      await idle(page);
+      await showMe(page);
       await page.waitForFunction((n) => document.querySelector(`#levels-list > li[data-level="${n}"]`).dataset.won === 'true', n);
       const shownScreen = await page.$eval('main .screen:not([hidden])', (s) => s.dataset.screen);
       assert.equal(shownScreen, { 5: 'race', 7: 'crash', 9: 'scheme-ends', 10: 'scheme-ends' }[n] ?? 'deliver', `level ${n} was played where it is played`);
@@ -247,9 +295,88 @@ describe('levels', { timeout: 600_000 }, () => {
     assert.deepEqual(await wonLevels(page), { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true });
     assert.match(await page.textContent('#level-bar'), /^Level 10:.*Won!/);
     await openLevel(page, 10);
-    assert.equal(await page.textContent('#level-detail > p:last-child'), 'Every level is won.');
+    assert.equal(await page.textContent('#levels-summary h4'), 'Every level is won. What the ten levels showed:');
+    const summary = await page.$$eval('#levels-summary li', (items) => items.map((li) => li.textContent));
+    assert.equal(summary.length, 10);
+    assert.equal(summary[0], 'Once, then again: The inbox row is the memory: the second delivery of one event changes nothing and answers “duplicate”.');
+    assert.equal(summary[9], 'Forgotten, so new again: Deduplication lasts as long as its rows: once purged, an old event is new again.');
     await page.click('#levels-reset');
     assert.deepEqual(await wonLevels(page), { 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false, 10: false });
+    assert.equal(await page.$('#levels-summary'), null);
+  });
+
+  test('a miss says why, from the level’s own rule, on the line that follows the reader (EN and RU)', async () => {
+    await openLevel(page, 5);
+    await fillSender(page, { event_id: 'l-before' });
+    await pressDeliver(page);
+    await openLevel(page, 1);
+    await fillSender(page, { event_id: 'l-before' });
+    await pressDeliver(page);
+    assert.match(await page.textContent('#level-bar'), /Not won yet: that event was already applied before this level started — deliver a new event id\./);
+    await fillSender(page, { event_id: 'l-new' });
+    await pressDeliver(page);
+    assert.match(await page.textContent('#level-bar'), /Not won yet: one “applied” — now deliver the same event again\./);
+    await openLevel(page, 2);
+    await pressDeliver(page); // the level's own new event, the response not lost
+    assert.match(await page.textContent('#level-bar'), /Not won yet: the response was not lost on the first attempt — tick “Lose the first response”\./);
+    await openLevel(page, 2);
+    assert.equal(await page.textContent('#level-status'), 'Not won yet: the response was not lost on the first attempt — tick “Lose the first response”.');
+    await page.evaluate(() => window.inboxLab.setLanguage('ru'));
+    assert.equal(await page.textContent('#level-status'), 'Ещё не пройден: при первой попытке ответ не потерялся — отметьте «Потерять первый ответ».');
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    await openLevel(page, 6);
+    await fillSender(page, { handler: 'atomic', fault: 'after_insert' });
+    await pressDeliver(page);
+    assert.match(await page.textContent('#level-bar'), /Not won yet: that ran atomic; this level is about two_transactions\./);
+    await fillSender(page, { handler: 'two_transactions', fault: '', event_id: 'l6-no-crash' });
+    await pressDeliver(page);
+    assert.match(await page.textContent('#level-bar'), /Not won yet: no crash after the INSERT: both transactions committed/);
+    assert.equal(await isWon(page, 6), false);
+  });
+
+  test('each level starts from a known state: a new event of its own, its handler, no crash point, nothing lost — nothing leaks from the level before', async () => {
+    await openLevel(page, 5);
+    await openLevel(page, 6);
+    const six = await senderForm(page);
+    assert.match(six.event_id, /^level6-/);
+    assert.deepEqual({ ...six, event_id: '' }, { event_id: '', handler: 'two_transactions', fault: '', lose: false });
+    await fillSender(page, { fault: 'after_insert', lose_response: true });
+    await openLevel(page, 8);
+    const eight = await senderForm(page);
+    assert.match(eight.event_id, /^level8-/);
+    assert.deepEqual({ ...eight, event_id: '' }, { event_id: '', handler: 'atomic', fault: '', lose: false }, 'level 8 starts with atomic, whatever level 6 left');
+    await fillSender(page, { lose_response: true });
+    await openLevel(page, 3);
+    const three = await senderForm(page);
+    assert.match(three.event_id, /^level3-/);
+    assert.deepEqual({ ...three, event_id: '' }, { event_id: '', handler: 'atomic', fault: '', lose: false }, '“lose the response” does not stay ticked');
+  });
+
+  test('"show me" plays one step at a time with "Next step", scrolled to what it answered; the bar stays in view and the win says what was learned (phone)', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await openLevel(page, 8);
+    await page.click('#level-show-me');
+    await page.waitForSelector('#level-show-next', { timeout: 20_000 });
+    assert.equal((await inboxRows(page, 'level8-')).length, 1, 'one step: one delivery');
+    assert.equal(await isWon(page, 8), false);
+    assert.match(await page.textContent('#level-bar'), /Show me: step 1 of 3 done/);
+    const heard = await placeOf(page, '#heard');
+    assert.ok(heard.top >= 0 && heard.top < 844 / 2, `the answers are scrolled into view (top ${heard.top})`);
+    const bar = await placeOf(page, '#level-bar');
+    assert.ok(bar.top >= 0 && bar.bottom < heard.top + 1, `the bar is in view, above the answers (${JSON.stringify(bar)})`);
+    await page.click('#level-show-next');
+    await page.waitForFunction(() => document.querySelector('#level-show-state')?.textContent.includes('step 2 of 3 done'));
+    assert.equal((await inboxRows(page, 'level8-')).length, 2);
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    const far = await placeOf(page, '#level-bar');
+    assert.ok(far.top >= 0 && far.top < 150, `the bar stays in view however far the screen scrolls (top ${far.top})`);
+    await page.click('#level-show-next');
+    await page.waitForFunction(() => document.querySelector('#level-bar').dataset.won === 'true');
+    await idle(page);
+    assert.match(await page.textContent('#level-bar-state'), /^Won! A duplicate returns the stored first result, not a result computed now\.$/);
+    const won = await placeOf(page, '#level-bar');
+    assert.ok(won.top >= 0 && won.bottom < 844, 'the win is in view');
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   test('a corrupt or hostile stored progress starts afresh (or keeps only what is valid), and the page works', async () => {
@@ -274,8 +401,7 @@ describe('levels', { timeout: 600_000 }, () => {
     }
     // The page still plays: a level is won and stored over the bad value.
     await openLevel(page, 1);
-    await page.click('#level-show-me');
-    await idle(page);
+    await showMe(page);
     await page.waitForFunction(() => document.querySelector('#levels-list > li[data-level="1"]').dataset.won === 'true');
     const stored = JSON.parse(await page.evaluate((key) => localStorage.getItem(key), KEY));
     assert.deepEqual(stored, { won: [1, 3], playing: 1 });

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { goTo, idle, openPage, reloadPage } from './browser.mjs';
+import { stateOf } from '../../www/lib/timeline.js';
 import { WIDE, fillSender, press, pressDeliver, useWidePlayground } from './playground.mjs';
 
 const PHONE = { width: 400, height: 850 };
@@ -33,6 +34,51 @@ async function inView(page, selector) {
       : `top ${box.top}, bottom ${box.bottom}, height ${box.height}, window ${window.innerWidth}×${window.innerHeight}`;
   }, selector);
   return seen;
+}
+
+/** The table each op touches in the flow picture. */
+const TABLE_OF = { insert: 'inbox', insert_or_ignore: 'inbox', insert_or_replace: 'inbox', check: 'inbox', read_stored: 'inbox', store_receipt: 'inbox', credit: 'accounts' };
+
+/**
+ * The transactions the steps ran, read from their BEGIN, COMMIT and ROLLBACK
+ * alone, as "transaction<n>:<tables>:<state of its last boundary>", and the
+ * statements outside any as "outside:<tables>:idle"; with each step's
+ * transaction (null outside any).
+ */
+function transactionsOf(steps) {
+  const groups = [];
+  let open = null;
+  let count = 0;
+  const tx = steps.map((step) => {
+    if (step.op === 'begin' && open === null) {
+      count += 1;
+      open = count;
+    }
+    const table = TABLE_OF[step.op];
+    const mine = open;
+    if (mine !== null || table !== undefined) {
+      const name = mine === null ? 'outside' : `transaction${mine}`;
+      if (groups.at(-1)?.name !== name) {
+        groups.push({ name, tables: [], state: 'idle' });
+      }
+      const group = groups.at(-1);
+      if (table !== undefined && !group.tables.includes(table)) {
+        group.tables.push(table);
+      }
+      if (['begin', 'commit', 'rollback'].includes(step.op)) {
+        group.state = stateOf(step);
+      }
+    }
+    if (step.op === 'commit' || step.op === 'rollback') {
+      open = null;
+    }
+    return mine;
+  });
+  const order = ['inbox', 'accounts'];
+  return {
+    groups: groups.map((g) => `${g.name}:${order.filter((t) => g.tables.includes(t)).join('+')}:${g.state}`),
+    tx,
+  };
 }
 
 const focused = (page) =>
@@ -113,10 +159,11 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Deliver');
     await page.keyboard.press('Enter');
     await idle(page);
-    assert.match(await page.textContent('#deliver-form .strip'), /^applied · HTTP 200/);
+    assert.match(await page.textContent('#deliver-form .strip'), /^provider-a \/ evt-1 · applied · HTTP 200/);
 
     // Every section through the section list, by keyboard alone.
     await page.click('h1');
+    await page.keyboard.press('Tab'); // how the database is stored, beside the status line
     await page.keyboard.press('Tab'); // EN
     await page.keyboard.press('Tab'); // RU
     for (const route of SECTIONS) {
@@ -136,14 +183,14 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
       assert.equal(await inView(page, '#deliver-form .strip'), true, 'Deliver');
       assert.equal(
         await page.textContent('#deliver-form .strip'),
-        'duplicate · HTTP 200 · account 1: 0 → 500 · Correct',
+        'provider-a / evt-1 · duplicate · HTTP 200 · account 1: 0 → 500 · Correct',
         'the last answer (the retry of a lost response), the balance read before and after',
       );
       assert.equal(await page.getAttribute('#deliver-form .strip', 'data-state'), 'ok');
 
       await press(page, '[data-redeliver="amount"]');
       assert.equal(await inView(page, '.redeliver + .strip'), true, 'redeliver');
-      assert.equal(await page.textContent('.redeliver + .strip'), 'payload_conflict · HTTP 422 · account 1: 500 → 500 · Correct');
+      assert.equal(await page.textContent('.redeliver + .strip'), 'provider-a / evt-1 · payload conflict · HTTP 422 · account 1: 500 → 500 · Correct');
       assert.equal(await page.getAttribute('.redeliver + .strip', 'data-state'), 'refused');
 
       await page.fill('#burst-count', '5');
@@ -159,10 +206,10 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
         await press(page, '#step-next');
       }
       assert.equal(await inView(page, '#stepper .strip'), true, 'step mode');
-      assert.equal(await page.textContent('#stepper .strip'), 'applied · HTTP 200 · account 1: 510 → 511 · Correct');
+      assert.equal(await page.textContent('#stepper .strip'), 'provider-a / evt-8 · applied · HTTP 200 · account 1: 510 → 511 · Correct');
 
       await page.click('[data-lang="ru"]');
-      assert.equal(await page.textContent('#stepper .strip'), 'applied · HTTP 200 · счёт 1: 510 → 511 · Верно');
+      assert.equal(await page.textContent('#stepper .strip'), 'provider-a / evt-8 · применено · HTTP 200 · счёт 1: 510 → 511 · Верно');
       await page.click('[data-lang="en"]');
     });
   }
@@ -177,7 +224,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     await fillSender(page, { handler: 'no_dedup' });
     await pressDeliver(page);
     assert.deepEqual(await strip(), {
-      text: 'applied · HTTP 200 · account 1: 0 → 500 · Correct',
+      text: 'provider-a / evt-1 · applied · HTTP 200 · account 1: 0 → 500 · Correct this time · a repeat of this event breaks it',
       state: 'ok',
       verdict: 'correct',
       answerBox: 'correct',
@@ -186,7 +233,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     assert.deepEqual(
       await strip(),
       {
-        text: 'applied · HTTP 200 · account 1: 500 → 1,000 · Credited twice',
+        text: 'provider-a / evt-1 · applied · HTTP 200 · account 1: 500 → 1,000 · Credited twice',
         state: 'wrong',
         verdict: 'credited_twice',
         answerBox: 'credited_twice',
@@ -194,7 +241,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
       'a 200 that paid the event again is not "ok"',
     );
     await page.click('[data-lang="ru"]');
-    assert.match(await page.textContent('#deliver-form .strip'), /^applied · HTTP 200 · счёт 1: 500 → 1\s000 · Зачислено дважды$/);
+    assert.match(await page.textContent('#deliver-form .strip'), /^provider-a \/ evt-1 · применено · HTTP 200 · счёт 1: 500 → 1\s000 · Зачислено дважды$/);
     await page.click('[data-lang="en"]');
   });
 
@@ -202,13 +249,13 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     const part = (name) => page.getAttribute(`#flow [data-part="${name}"]`, 'data-state');
     assert.equal(await part('inbox'), 'idle');
     await press(page, '#step-start');
-    assert.equal(await part('transaction'), 'idle', 'nothing ran yet');
+    assert.equal(await page.$('#flow [data-part="transaction"]'), null, 'nothing ran yet: no transaction drawn');
     await press(page, '#step-next'); // BEGIN IMMEDIATE
     assert.equal(await part('transaction'), 'open');
-    assert.equal(await part('inbox'), 'idle');
+    assert.equal(await page.$('#flow [data-part="inbox"]'), null, 'no table touched yet');
     await press(page, '#step-next'); // INSERT
     assert.equal(await part('inbox'), 'open');
-    assert.equal(await part('accounts'), 'idle');
+    assert.equal(await page.$('#flow [data-part="accounts"]'), null);
     await press(page, '#step-next'); // UPDATE
     assert.equal(await part('accounts'), 'open');
     await press(page, '#step-next'); // receipt
@@ -231,8 +278,48 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     await pressDeliver(page);
     await page.waitForSelector(`#flow[data-lit="${steps.length}"]`, { state: 'attached' });
     assert.equal(await part('inbox'), 'undone', 'the INSERT ran and was rolled back');
-    assert.equal(await part('accounts'), 'idle', 'the crash came before the UPDATE');
+    assert.equal(await page.$('#flow [data-part="accounts"]'), null, 'the crash came before the UPDATE');
     assert.match(await page.textContent('#flow figcaption'), new RegExp(`^Step ${steps.length} of ${steps.length}: `));
+  });
+
+  test('the flow picture draws one box per transaction the handler ran, and what ran outside any unframed', async () => {
+    const drawn = () =>
+      page.$$eval('#flow [data-part="transaction"], #flow [data-part="outside"]', (groups) =>
+        groups.map((g) => {
+          const tables = [...g.querySelectorAll('[data-part="inbox"], [data-part="accounts"]')].map((p) => p.dataset.part);
+          return `${g.dataset.part}${g.dataset.tx ?? ''}:${tables.join('+')}:${g.dataset.state}`;
+        }),
+      );
+    /** Delivers with the sender, waits until every step is lit; the steps. */
+    const deliver = async (fields) => {
+      await fillSender(page, { attempts: '1', ...fields });
+      await pressDeliver(page);
+      const { steps } = (await page.evaluate(() => window.inboxLab.timeline())).at(-1);
+      await page.waitForSelector(`#flow[data-lit="${steps.length}"][data-steps="${steps.length}"]`, { state: 'attached' });
+      return steps;
+    };
+    const handlers = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
+    let n = 0;
+    for (const handler of handlers) {
+      for (const fault of ['none', 'after_insert', 'after_update']) {
+        n += 1;
+        const steps = await deliver({ event_id: `evt-flow-${n}`, handler, fault });
+        const want = transactionsOf(steps);
+        const label = `${handler}, crash ${fault}: ${steps.map((s) => s.op).join(' ')}`;
+        assert.deepEqual(steps.map((s) => s.tx), want.tx, `${label}: Rust says which transaction each step ran in`);
+        assert.deepEqual(await drawn(), want.groups, label);
+      }
+    }
+    // The lesson of two_transactions, drawn: the first committed, the crash
+    // after it, outside any transaction, and no second one.
+    await deliver({ event_id: 'evt-flow-two', handler: 'two_transactions', fault: 'after_insert' });
+    assert.deepEqual(await drawn(), ['transaction1:inbox:ok']);
+    assert.equal(await page.getAttribute('#flow [data-part="handler"]', 'data-state'), 'crash');
+    assert.equal(await page.textContent('#flow figcaption'), 'Step 4 of 4: CRASH — the handler died here, outside any transaction.');
+    await deliver({ event_id: 'evt-flow-two-b', fault: 'none' });
+    assert.deepEqual(await drawn(), ['transaction1:inbox:ok', 'transaction2:accounts:ok']);
+    await deliver({ event_id: 'evt-flow-none', handler: 'no_dedup' });
+    assert.deepEqual(await drawn(), ['outside:accounts:idle']);
   });
 
   test('a button that disables itself keeps the keyboard near it, not on <body>', async () => {

@@ -31,10 +31,10 @@ describe('the page', { timeout: 180_000 }, () => {
   );
 
   test('opens the database in OPFS and shows account 1 at balance 0', async () => {
-    assert.match(await page.textContent('#status'), /Ready\. Stored in OPFS/);
-    // The stack as SQLite reports it: the page's journal mode and durability, through write coalescing, and why this journal.
+    assert.equal(await page.textContent('#status'), 'Saved in your browser; survives a reload.');
+    // The stack as SQLite reports it, behind the disclosure beside the line: the page's journal mode and durability, through write coalescing, and why this journal.
     assert.match(
-      await page.textContent('#status'),
+      await page.textContent('#status-stack'),
       /Journal WAL, synchronous FULL, writes coalesced \(proven by the crash lab\)\. WAL: one flush per commit, not three\.$/,
     );
     assert.deepEqual(await shownTables(page), FRESH);
@@ -65,7 +65,7 @@ describe('the page', { timeout: 180_000 }, () => {
   test('the same key with another amount is a payload_conflict (422) and nothing changes', async () => {
     await deliver(page, EXAMPLE);
     const conflict = await deliver(page, { ...EXAMPLE, amount: '700' });
-    assert.equal(conflict.outcome, 'payload_conflict');
+    assert.equal(conflict.outcome, 'payload conflict');
     assert.equal(conflict['HTTP status'], '422');
     assert.equal(conflict.retryable, 'no: fix the request');
     assert.match(conflict.message, /amount 500.*amount 700/);
@@ -75,7 +75,7 @@ describe('the page', { timeout: 180_000 }, () => {
   for (const fault of ['after_insert', 'after_update']) {
     test(`a crash ${fault} rolls back both the inbox row and the credit, and a retry applies`, async () => {
       const crashed = await deliver(page, { ...EXAMPLE, fault });
-      assert.equal(crashed.outcome, 'simulated_crash');
+      assert.equal(crashed.outcome, 'simulated crash');
       assert.equal(crashed['HTTP status'], '500');
       assert.equal(crashed.retryable, 'yes: deliver it again later');
       assert.deepEqual(await shownTables(page), FRESH);
@@ -89,7 +89,7 @@ describe('the page', { timeout: 180_000 }, () => {
 
   test('an unknown account is refused (422) and the inbox stays as it was', async () => {
     const refused = await deliver(page, { ...EXAMPLE, account_id: '42' });
-    assert.equal(refused.outcome, 'unknown_account');
+    assert.equal(refused.outcome, 'unknown account');
     assert.equal(refused['HTTP status'], '422');
     assert.equal(refused.retryable, 'no: fix the request');
     assert.deepEqual(await shownTables(page), FRESH);
@@ -124,7 +124,7 @@ describe('the page', { timeout: 180_000 }, () => {
     for (const [field, value, message] of cases) {
       const answer = await deliver(page, { ...EXAMPLE, [field]: value });
       const label = `${field} = ${JSON.stringify(value)}`;
-      assert.equal(answer.outcome, 'invalid_input', label);
+      assert.equal(answer.outcome, 'invalid input', label);
       assert.equal(answer['HTTP status'], '400', label);
       assert.match(await page.textContent(`#${field}-error`), message, label);
       assert.equal(await page.getAttribute(`#${field}`, 'aria-invalid'), 'true', label);

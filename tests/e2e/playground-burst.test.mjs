@@ -204,7 +204,7 @@ describe('the rollback journal on request (?journal=delete)', { timeout: 300_000
 
   test('the page says it runs DELETE and why not WAL; a burst survives a killed worker; the default page turns the file back to WAL with every row', async () => {
     assert.match(
-      await page.textContent('#status'),
+      await page.textContent('#status-stack'),
       /Journal DELETE, synchronous FULL, writes coalesced \(proven by the crash lab\)\. DELETE, as \?journal=delete asks: three flushes per commit, not one\.$/,
     );
     assert.deepEqual(await rows('PRAGMA journal_mode'), [['delete']]);
@@ -217,7 +217,7 @@ describe('the rollback journal on request (?journal=delete)', { timeout: 300_000
     assert.deepEqual(await rows('SELECT count(*), (SELECT balance FROM accounts WHERE id = 1) FROM inbox'), [[300, 900]]);
     await page.goto('about:blank');
     await openPage(page);
-    assert.match(await page.textContent('#status'), /Journal WAL, synchronous FULL, writes coalesced \(proven by the crash lab\)\. WAL: one flush per commit, not three\.$/);
+    assert.match(await page.textContent('#status-stack'), /Journal WAL, synchronous FULL, writes coalesced \(proven by the crash lab\)\. WAL: one flush per commit, not three\.$/);
     assert.deepEqual(await rows('PRAGMA journal_mode'), [['wal']]);
     assert.deepEqual(await rows('SELECT count(*), (SELECT balance FROM accounts WHERE id = 1) FROM inbox'), [[300, 900]]);
   });

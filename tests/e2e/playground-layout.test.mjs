@@ -32,12 +32,13 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     assert.equal(await page.getAttribute('[data-lang="en"]', 'aria-pressed'), 'false');
     assert.equal(await page.textContent('#sender-title'), 'Отправитель');
     assert.equal(await page.textContent('#deliver-form button[type=submit]'), 'Доставить');
+    assert.equal(await page.textContent('#status'), 'Сохранено в вашем браузере; переживёт перезагрузку.');
     assert.equal(
-      await page.textContent('#status'),
-      'Готово. Хранится в OPFS: переживёт перезагрузку. Журнал WAL, synchronous FULL, записи объединяются (проверено лабораторией сбоев). WAL: один flush на коммит, а не три.',
+      await page.textContent('#status-stack'),
+      'Журнал WAL, synchronous FULL, записи объединяются (проверено лабораторией сбоев). WAL: один flush на коммит, а не три.',
     );
-    assert.equal(await page.textContent('#sender-summary'), 'Баланс счёта 1: 0 → 500 (+500): зачислено один раз.');
-    assert.match((await senderLog(page))[0], /^t=0,0 с · попытка 1 → applied, 200 · ответ потерян/);
+    assert.equal(await page.textContent('#sender-summary'), 'provider-a / evt-1: зачислено один раз. Баланс счёта 1: 0 → 500.');
+    assert.match((await senderLog(page))[0], /^t=0,0 с · попытка 1 → применено, 200 · ответ потерян/);
     assert.match(await page.textContent('#timeline'), /попытка 2 из 5 · atomic · отправитель/);
     assert.match(await page.textContent('#handler-note'), /^Обработчик из статьи/);
     assert.equal(await page.title(), 'inbox-lab: идемпотентная обработка событий на SQLite');
@@ -50,6 +51,30 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     await page.screenshot({ path: await screenshotPath('playground-ru-400-full.png'), fullPage: true });
     await press(page, '[data-lang="en"]');
     assert.equal(await page.textContent('#sender-title'), 'Sender');
+  });
+
+  test('the status line is plain words; how the database is stored waits behind a disclosure, EN and RU', async () => {
+    const stack = {
+      en: 'Journal WAL, synchronous FULL, writes coalesced (proven by the crash lab). WAL: one flush per commit, not three.',
+      ru: 'Журнал WAL, synchronous FULL, записи объединяются (проверено лабораторией сбоев). WAL: один flush на коммит, а не три.',
+    };
+    const line = { en: 'Saved in your browser; survives a reload.', ru: 'Сохранено в вашем браузере; переживёт перезагрузку.' };
+    for (const lang of ['en', 'ru']) {
+      await page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
+      for (const size of [WIDE, { width: 390, height: 844 }]) {
+        await page.setViewportSize(size);
+        assert.equal(await page.textContent('#status'), line[lang]);
+        assert.equal(await page.isVisible('#status-stack'), false, 'the journal is behind the disclosure');
+        await page.click('#status-details summary');
+        assert.equal(await page.textContent('#status-stack'), stack[lang]);
+        assert.equal(await page.isVisible('#status-stack'), true);
+        assert.equal(await sideways(page), 0);
+        await page.screenshot({ path: await screenshotPath(`status-${lang}-${size.width}x${size.height}.png`) });
+        await page.click('#status-details summary');
+      }
+    }
+    await page.setViewportSize(WIDE);
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
   });
 
   test('every data-i18n key of the page is registered, in both languages, and none shows as a raw key', async () => {
@@ -78,9 +103,11 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     assert.deepEqual(report.raw, []);
   });
 
-  test('the keyboard reaches the language switch, the form and Deliver in order', async () => {
+  test('the keyboard reaches the storage details, the language switch, the form and Deliver in order', async () => {
     await page.click('h1');
-    const focused = () => page.evaluate(() => document.activeElement.dataset.lang ?? document.activeElement.id);
+    const focused = () => page.evaluate(() => document.activeElement.dataset.lang ?? (document.activeElement.id || document.activeElement.parentElement.id));
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'status-details', 'how the database is stored, beside the status line');
     await page.keyboard.press('Tab');
     assert.equal(await focused(), 'en');
     await page.keyboard.press('Tab');

@@ -37,7 +37,7 @@ describe('the sender', { timeout: 240_000 }, () => {
         ' | no answer: it may or may not have been applied; retry in 1.0 s',
       't=1.0 s · attempt 2 → duplicate, 200 · receipt #1 | 200: stop, the handler took responsibility',
     ]);
-    assert.equal(await senderSummary(page), 'Balance of account 1: 0 → 500 (+500): credited once.');
+    assert.equal(await senderSummary(page), 'provider-a / evt-1: credited once. Balance of account 1: 0 → 500.');
     assert.deepEqual(await shownAnswer(page), { outcome: 'duplicate', 'HTTP status': '200', receipt: '#1, balance after: 500' });
     assert.equal(await balance(page), 500);
 
@@ -56,7 +56,7 @@ describe('the sender', { timeout: 240_000 }, () => {
     const log = await senderLog(page);
     assert.match(log[0], /^t=0\.0 s · attempt 1 → applied, 200 · response lost/);
     assert.match(log[1], /^t=1\.0 s · attempt 2 → applied, 200 \| 200: stop/);
-    assert.equal(await senderSummary(page), 'Balance of account 1: 0 → 1,000: credited 2 times!');
+    assert.equal(await senderSummary(page), 'provider-a / evt-1: credited 2 times! Balance of account 1: 0 → 1,000.');
     assert.equal(await balance(page), 1000);
     const timeline = await shownTimeline(page);
     assert.deepEqual(timeline.map((e) => [e.handler, e.outcome]), [['no_dedup', 'applied'], ['no_dedup', 'applied']]);
@@ -83,16 +83,16 @@ describe('the sender', { timeout: 240_000 }, () => {
       const log = await senderLog(page);
       assert.equal(
         log[0],
-        't=0.0 s · attempt 1 → simulated_crash, 500' +
+        't=0.0 s · attempt 1 → simulated crash, 500' +
           ' | in the database now: no inbox row (provider-a, evt-1); account 1 has balance 0' +
           ' | 500: a temporary failure; retry in 1.0 s',
       );
       assert.match(log[1], /^t=1\.0 s · attempt 2 → applied, 200 · receipt #\d+ \| 200: stop/);
       assert.equal(log.length, 2);
-      assert.equal(await senderSummary(page), 'Balance of account 1: 0 → 500 (+500): credited once.');
+      assert.equal(await senderSummary(page), 'provider-a / evt-1: credited once. Balance of account 1: 0 → 500.');
       const [, crashed] = await shownTimeline(page);
       assert.equal(crashed.outcome, 'simulated_crash');
-      assert.match(crashed.answer, /^simulated_crash · 500 · retryable · \d+ ms$/);
+      assert.match(crashed.answer, /^simulated crash · 500 · retryable · \d+ ms$/);
       assert.deepEqual(crashed.ops.slice(-2), ['crash:crash', 'rollback:rollback']);
       assert.ok(crashed.ops.slice(0, -2).every((op) => op.endsWith(':undone')), crashed.ops.join());
     });
@@ -105,7 +105,7 @@ describe('the sender', { timeout: 240_000 }, () => {
     await pressDeliver(page);
     const log = await senderLog(page);
     assert.equal(log.length, 1);
-    assert.match(log[0], /attempt 1 → payload_conflict, 422 \| 422: stop, the same request would fail the same way$/);
+    assert.match(log[0], /attempt 1 → payload conflict, 422 \| 422: stop, the same request would fail the same way$/);
     assert.equal((await shownTimeline(page)).length, 1);
     assert.equal(await balance(page), 500);
   });
@@ -122,7 +122,7 @@ describe('the sender', { timeout: 240_000 }, () => {
         `t=0.0 s · attempt 1 → busy, 503 | ${seen} | 503: a temporary failure; retry in 0.5 s`,
         `t=0.5 s · attempt 2 → busy, 503 | ${seen} | 503: a temporary failure; retry in 1.0 s`,
         `t=1.5 s · attempt 3 → busy, 503 | ${seen} | 503: a temporary failure; retry in 2.0 s`,
-        `t=3.5 s · attempt 4 → busy, 503 | ${seen} | gave up after 4 attempts`,
+        `t=3.5 s · attempt 4 → busy, 503 | ${seen} | gave up; attempts made: 4`,
       ]);
       assert.deepEqual(await shownAnswer(page), {
         outcome: 'busy',
@@ -178,7 +178,7 @@ describe('the sender', { timeout: 240_000 }, () => {
     await fillSender(page, { fault: 'after_insert' });
     await pressDeliver(page);
     const log = await senderLog(page);
-    assert.match(log[0], /attempt 1 → simulated_crash, 500/, 'the crash fired: the account exists');
+    assert.match(log[0], /attempt 1 → simulated crash, 500/, 'the crash fired: the account exists');
     assert.match(log[1], /attempt 2 → applied, 200/);
   });
 
@@ -191,14 +191,14 @@ describe('the sender', { timeout: 240_000 }, () => {
     await press(page, '[data-redeliver="amount"]');
     assert.equal(await page.inputValue('#amount'), '700', 'the form shows what was sent');
     let answer = await shownAnswer(page);
-    assert.equal(answer.outcome, 'payload_conflict');
+    assert.equal(answer.outcome, 'payload conflict');
     assert.match(answer.message, /amount 500.*amount 700/);
 
     await fillSender(page, EXAMPLE);
     await press(page, '[data-redeliver="account"]');
     answer = await shownAnswer(page);
     assert.equal(await page.inputValue('#account_id'), '2');
-    assert.deepEqual([answer.outcome, answer['HTTP status']], ['payload_conflict', '422']);
+    assert.deepEqual([answer.outcome, answer['HTTP status']], ['payload conflict', '422']);
     assert.deepEqual(await shownTables(page), {
       accounts: [['1', '500']],
       inbox: [['provider-a', 'evt-1', '1', '500', '#1', '500']],
@@ -212,7 +212,7 @@ describe('the sender', { timeout: 240_000 }, () => {
       await page.click('[data-preset="amount_zero"]');
       await fillSender(page, { handler });
       await pressDeliver(page);
-      assert.equal((await shownAnswer(page)).outcome, 'invalid_input', handler);
+      assert.equal((await shownAnswer(page)).outcome, 'invalid input', handler);
       assert.match(await page.textContent('#amount-error'), /invalid amount/, handler);
       const [entry] = await shownTimeline(page);
       assert.deepEqual([entry.handler, entry.ops], [handler, []], `${handler}: refused before any SQL`);

@@ -138,12 +138,12 @@ describe('step mode', { timeout: 240_000 }, () => {
     const log = await senderLog(page);
     assert.equal(
       log[0],
-      't=0.0 s · attempt 1 → simulated_crash, 500' +
+      't=0.0 s · attempt 1 → simulated crash, 500' +
         ' | in the database now: no inbox row (provider-a, evt-1); account 1 has balance 0' +
         ' | 500: a temporary failure; retry in 1.0 s',
     );
     assert.match(log[1], /^t=1\.0 s · attempt 2 → applied, 200/);
-    assert.equal(await senderSummary(page), 'Balance of account 1: 0 → 500 (+500): credited once.');
+    assert.equal(await senderSummary(page), 'provider-a / evt-1: credited once. Balance of account 1: 0 → 500.');
     const [retry, thrown] = await shownTimeline(page);
     assert.deepEqual(thrown.ops, ['begin:undone', 'insert:undone', 'credit:undone', 'crash:crash', 'rollback:rollback']);
     assert.equal(retry.outcome, 'applied');
@@ -186,7 +186,7 @@ describe('step mode', { timeout: 240_000 }, () => {
         ' | no answer: it may or may not have been applied; retry in 1.0 s',
       't=1.0 s · attempt 2 → applied, 200 · receipt #1 | 200: stop, the handler took responsibility',
     ]);
-    assert.equal(await senderSummary(page), 'Balance of account 1: 0 → 500 (+500): credited once.');
+    assert.equal(await senderSummary(page), 'provider-a / evt-1: credited once. Balance of account 1: 0 → 500.');
     assert.deepEqual(await shownTables(page), {
       accounts: [['1', '500']],
       inbox: [['provider-a', 'evt-1', '1', '500', '#1', '500']],
@@ -195,7 +195,7 @@ describe('step mode', { timeout: 240_000 }, () => {
     assert.equal(killed.outcome, 'no_answer');
     assert.match(killed.answer, /^no answer · \d[\d,]* ms$/);
     assert.deepEqual(killed.ops, ['begin:undone', 'insert:undone', 'credit:undone', 'store_receipt:undone', 'kill:crash']);
-    assert.match(await page.textContent('#status'), /^Ready\./);
+    assert.equal(await page.getAttribute('#status', 'data-phase'), 'ready');
     const integrity = await page.evaluate(() => window.inboxLab.query('PRAGMA integrity_check'));
     assert.deepEqual(integrity.rows, [['ok']]);
     assert.ok(page.workers().some((w) => DB_WORKER_SCRIPT.test(w.url())), 'a new worker took over');
@@ -249,7 +249,7 @@ describe('step mode', { timeout: 240_000 }, () => {
     await fillSender(page, { amount: '-5' });
     await press(page, '#step-start');
     assert.match(await page.textContent('#amount-error'), /invalid amount/);
-    assert.equal(await page.textContent('#step-note'), 'Refused before any SQL ran: invalid_input.');
+    assert.equal(await page.textContent('#step-note'), 'Refused before any SQL ran: invalid input.');
     assert.equal(await page.isEnabled('#step-start'), true);
     assert.deepEqual(await shownTables(page), FRESH);
     await fillSender(page, EXAMPLE);

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { idle, resetDatabase, usePage } from './browser.mjs';
+import { idle, usePage } from './browser.mjs';
 import { fillSender, freshPlayground, press, pressDeliver } from './playground.mjs';
 
 const CASES = ['plain', 'lost_response', 'crash_after_insert', 'crash_after_update', 'amount_zero', 'other_payload'];
@@ -112,11 +112,13 @@ describe('verdicts: what the page shows is what Rust judged', { timeout: 600_000
         await freshPlayground(page);
         await playOnPage(page, handler, kase);
         const shown = await shownVerdicts(page);
-        await resetDatabase(page);
+        await page.evaluate(() => window.inboxLab.reset()); // a fresh database; the page need not redraw
         const rust = await playInRust(page, handler, kase);
         const expected = kinds[i];
         const got = { answer: shown.answer, timeline: shown.timeline, word: shown.word, rust: rust?.kind };
-        const want = { answer: expected, timeline: expected, word: WORDS[expected], rust: expected };
+        // A mistake right this time is not worded like atomic's correct by construction (a refusal by the input rules is).
+        const lucky = expected === 'correct' && handler !== 'atomic' && kase !== 'amount_zero';
+        const want = { answer: expected, timeline: expected, word: lucky ? 'Correct this time' : WORDS[expected], rust: expected };
         if (JSON.stringify(got) !== JSON.stringify(want)) {
           wrong.push(`${kase}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
         }

@@ -1,17 +1,25 @@
 // The workshop: the article's scenario in the browser, and the three
 // exercises whose checks say whether the expected result happened — for
-// the right handler, and not for a wrong one; the fourth is done with the
-// command line (`inbox-lab probe`).
+// the right handler, and not for a wrong one, counting only what the reader
+// delivered with the sender since opening the exercise; the fourth is done
+// with the command line (`inbox-lab probe`).
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { reveal, screenshotPath, shownTables, usePage } from './browser.mjs';
+import { goTo, reveal, screenshotPath, shownTables, usePage } from './browser.mjs';
 import { EXAMPLE, fillSender, freshPlayground, press, pressDeliver, shownAnswer } from './playground.mjs';
 
 /** The verdict of exercise `id`: `{passed, text}`. */
 async function verdict(page, id) {
   return page.$eval(`[data-verdict="${id}"]`, (p) => ({ passed: p.dataset.passed, text: p.textContent }));
+}
+
+/** Opens exercise `id` (a disclosure) as the reader does: its title. From then on it records. */
+async function openExercise(page, id) {
+  await reveal(page, `[data-exercise="${id}"]`);
+  await page.click(`[data-exercise="${id}"] summary`);
+  await page.waitForSelector(`[data-exercise="${id}"] details[open]`);
 }
 
 /** Presses the exercise's n-th chip (0-based): it only fills the sender's form. */
@@ -59,10 +67,11 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 1: not yet, then evt-1 from provider-a and provider-b passes', async () => {
+    await openExercise(page, 'ex1');
     await check(page, 'ex1'); // Check first: nothing done yet
     assert.deepEqual(await verdict(page, 'ex1'), {
       passed: 'false',
-      text: '✗ Not yet. The inbox has no event_id delivered from two sources and applied both times.',
+      text: '✗ Not yet. Since you opened this exercise, no event_id was delivered from two sources and applied both times.',
     });
     await exerciseChip(page, 'ex1', 1);
     assert.equal(await page.inputValue('#source'), 'provider-b', 'a chip fills the form');
@@ -85,8 +94,9 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 2: account 42 answers 422 and leaves the inbox as it was', async () => {
+    await openExercise(page, 'ex2');
     await fillAndDeliver(page, 'ex2', 0);
-    assert.equal((await shownAnswer(page)).outcome, 'unknown_account');
+    assert.equal((await shownAnswer(page)).outcome, 'unknown account');
     assert.deepEqual(await verdict(page, 'ex2'), {
       passed: 'true',
       text: '✓ Done. Account 42: answered 422 unknown_account, and the inbox has no row (provider-a, evt-42).',
@@ -95,6 +105,7 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 2 holds for the mistakes too: they are wrong about deduplication, not about a missing account', async () => {
+    await openExercise(page, 'ex2');
     for (const handler of ['two_transactions', 'insert_or_ignore', 'check_then_act']) {
       await fillSender(page, { handler, attempts: '1' });
       await fillAndDeliver(page, 'ex2', 0);
@@ -112,6 +123,7 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 3: the replay returns the first receipt — also after a lost response', async () => {
+    await openExercise(page, 'ex3');
     assert.equal(await page.$$eval('[data-exercise="ex3"] button', (bs) => bs.length), 1, 'only Check: the exercise is the reader’s to do');
     await fillSender(page, { lose_response: true });
     await pressDeliver(page); // the reader's own send: applied (lost), then duplicate
@@ -132,12 +144,61 @@ describe('the workshop', { timeout: 240_000 }, () => {
   });
 
   test('exercise 3 with no_dedup: no duplicate ever comes back', async () => {
+    await openExercise(page, 'ex3');
     await fillSender(page, { handler: 'no_dedup' });
     await pressDeliver(page);
     await pressDeliver(page);
     await check(page, 'ex3');
-    assert.deepEqual(await verdict(page, 'ex3'), { passed: 'false', text: '✗ Not yet. No duplicate answer in the timeline yet.' });
+    assert.deepEqual(await verdict(page, 'ex3'), { passed: 'false', text: '✗ Not yet. No duplicate answer since you opened this exercise.' });
     assert.deepEqual((await shownTables(page)).accounts, [['1', '1000']], 'paid twice');
     await fillSender(page, EXAMPLE);
+  });
+
+  test('an exercise counts only the reader’s own deliveries since it was opened: not what came before, nor a burst', async () => {
+    // A duplicate before the exercise is opened: not the exercise's.
+    await pressDeliver(page);
+    await pressDeliver(page);
+    await openExercise(page, 'ex3');
+    await check(page, 'ex3');
+    assert.deepEqual(
+      await verdict(page, 'ex3'),
+      { passed: 'false', text: '✗ Not yet. No duplicate answer since you opened this exercise.' },
+      'the duplicate delivered before the exercise was opened does not count',
+    );
+    // Duplicates from elsewhere — a burst, as a webhook would — are not the reader's sender either.
+    const burst = await page.evaluate(() =>
+      window.inboxLab.burst({ source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 }, 3),
+    );
+    assert.equal(burst.counts.duplicate, 3, 'the burst answered duplicate');
+    await check(page, 'ex3');
+    assert.equal((await verdict(page, 'ex3')).passed, 'false', 'a burst is not the exercise');
+    // The reader's own repeat, with the sender, after opening: it counts.
+    await pressDeliver(page);
+    await check(page, 'ex3');
+    assert.equal((await verdict(page, 'ex3')).passed, 'true');
+    // Closed and opened again, the exercise starts afresh.
+    await page.click('[data-exercise="ex3"] summary');
+    await openExercise(page, 'ex3');
+    assert.equal(await page.textContent('[data-verdict="ex3"]'), '', 'the old verdict went with the old record');
+    await check(page, 'ex3');
+    assert.equal((await verdict(page, 'ex3')).passed, 'false');
+  });
+
+  test('the workshop fits three phone screens (390×844) with its exercises closed, EN and RU', async () => {
+    await goTo(page, 'workshop');
+    for (const lang of ['en', 'ru']) {
+      await page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
+      for (const size of [{ width: 390, height: 844 }, { width: 1280, height: 800 }]) {
+        await page.setViewportSize(size);
+        const height = await page.evaluate(() => document.documentElement.scrollHeight);
+        if (size.width === 390) {
+          assert.ok(height <= 3 * size.height, `${lang}: the workshop is ${height} px on a phone, more than three screens`);
+        }
+        await page.screenshot({ path: await screenshotPath(`workshop-${lang}-${size.width}x${size.height}.png`), fullPage: true });
+      }
+    }
+    await openExercise(page, 'ex1');
+    await page.screenshot({ path: await screenshotPath('workshop-ex1-open-ru-1280x800.png'), fullPage: true });
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
   });
 });

@@ -206,7 +206,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     const lines = Object.fromEntries(shown);
     assert.equal(lines.first, '1. insert_or_ignore, amount 500: applied (200)');
     assert.equal(lines.ignore, '2. insert_or_ignore, the same key with amount 700: duplicate (200)');
-    assert.match(lines.atomic, /^3\. atomic, the same key with amount 700: payload_conflict \(422\) — .*500.*700/);
+    assert.match(lines.atomic, /^3\. atomic, the same key with amount 700: payload conflict \(422\) — .*500.*700/);
     assert.match(lines.lesson, /amount 700 was silently accepted as a repeat of 500/);
 
     // What was written: one inbox row, amount 500, no receipt, and one credit of 500.
@@ -235,7 +235,7 @@ describe('the race lab panel', { timeout: 300_000 }, () => {
     try {
       assert.match(await text(page, '#race-why'), /никогда не сравнивает содержимое/);
       assert.match(await text(page, '#race-demo-result p[data-step="lesson"]'), /сумма 700 от отправителя молча принята за повтор/);
-      assert.match(await text(page, '#race-demo-result p[data-step="atomic"]'), /^3\. atomic, тот же ключ с суммой 700: payload_conflict \(422\) — [^a-z]*[а-яё]/i);
+      assert.match(await text(page, '#race-demo-result p[data-step="atomic"]'), /^3\. atomic, тот же ключ с суммой 700: конфликт данных \(422\) — [^a-z]*[а-яё]/i);
     } finally {
       await setLanguage(page, 'en');
     }

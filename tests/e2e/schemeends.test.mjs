@@ -21,10 +21,15 @@ async function setLanguage(page, lang) {
   assert.equal(await page.getAttribute('html', 'lang'), lang);
 }
 
+/** Clicks a control as a reader does: its experiment opened first (one is shown at a time). */
 async function click(page, selector) {
+  await reveal(page, selector);
   await page.click(selector);
   await idle(page);
 }
+
+/** The phone the page is designed for, and the height of its screen. */
+const PHONE = { width: 390, height: 844 };
 
 const text = (page, selector) => page.textContent(selector).then((s) => s.trim());
 
@@ -95,14 +100,14 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     await chooseStrategy(page, 'send_before_commit');
     await chooseCrash(page, 'after_send_before_commit');
     await click(page, '#se-deliver');
-    assert.match(await text(page, '#se-answer'), /^pay-1: simulated_crash/);
+    assert.match(await text(page, '#se-answer'), /^pay-1: simulated crash/);
 
     await chooseStrategy(page, 'send_after_commit');
     assert.equal(await text(page, '#se-deliver'), 'Deliver pay-2', 'a new experiment, a new event');
     await chooseCrash(page, 'after_commit_before_send');
     await click(page, '#se-deliver');
     const crashed = await text(page, '#se-answer');
-    assert.match(crashed, /^pay-2: simulated_crash · HTTP 500/);
+    assert.match(crashed, /^pay-2: simulated crash · HTTP 500/);
     assert.doesNotMatch(crashed, /rolled back/, 'the credit was committed: nothing says it was rolled back');
     assert.equal(await text(page, '#se-balance'), 'Balance of account 1: 100');
     await chooseCrash(page, '');
@@ -119,7 +124,7 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     await chooseCrash(page, 'after_send_before_commit');
     await click(page, '#se-deliver');
 
-    assert.match(await text(page, '#se-answer'), /^pay-1: simulated_crash · HTTP 500 — /);
+    assert.match(await text(page, '#se-answer'), /^pay-1: simulated crash · HTTP 500 — /);
     assert.equal(await text(page, '#se-balance'), 'Balance of account 1: 0');
     assert.deepEqual(await shown(page), ['+100 to account 1 event:shop/pay-1']);
     assert.deepEqual(await verdicts(page), [['pay-1', 'credited: no', 'shown: 1', 'told about a credit that never happened', 'phantom']]);
@@ -156,10 +161,10 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
 
     await chooseCrash(page, 'after_commit_before_send');
     await click(page, '#se-deliver');
-    assert.match(await text(page, '#se-answer'), /^pay-1: simulated_crash · HTTP 500/);
+    assert.match(await text(page, '#se-answer'), /^pay-1: simulated crash · HTTP 500/);
     assert.equal(await text(page, '#se-balance'), 'Balance of account 1: 100');
     assert.deepEqual(await shown(page), []);
-    assert.equal(await text(page, '#se-phone-kind'), 'receiver without dedup');
+    assert.equal(await page.isChecked('#se-dedup'), false, 'the receiver does not deduplicate');
 
     await chooseCrash(page, '');
     await click(page, '#se-deliver');
@@ -179,7 +184,7 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     // A failure before COMMIT takes the outbox row with the credit: nothing to send, nothing sent.
     await chooseCrash(page, 'after_send_before_commit');
     await click(page, '#se-deliver');
-    assert.match(await text(page, '#se-answer'), /^pay-1: simulated_crash · HTTP 500/);
+    assert.match(await text(page, '#se-answer'), /^pay-1: simulated crash · HTTP 500/);
     assert.deepEqual(await outbox(page), [['empty']]);
     assert.deepEqual(await verdicts(page), [['pay-1', 'credited: no', 'shown: 0', 'rolled back: no credit, no notification', 'nothing']]);
 
@@ -224,7 +229,6 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     await page.keyboard.press('Space');
     await idle(page);
     assert.equal(await page.isChecked('#se-dedup'), true);
-    assert.equal(await text(page, '#se-phone-kind'), 'получатель с дедупликацией');
     const receiver = await page.evaluate(() => window.inboxLab.scheme.shown());
     assert.deepEqual([receiver.dedup, receiver.shown], [true, []], 'a new, empty receiver with dedup');
 
@@ -259,7 +263,79 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     // Back to English: what is on screen is redrawn, not only the static labels.
     await setLanguage(page, 'en');
     assert.deepEqual((await verdicts(page))[0], ['pay-1', 'credited: yes', 'shown: 1', 'exactly once', 'once']);
-    assert.equal(await text(page, '#se-phone-kind'), 'receiver with dedup');
+    assert.equal(await page.isChecked('#se-dedup'), true);
+  });
+
+  test('the business key chips only fill the form, like every preset of the page: Activate is the reader’s', async () => {
+    await click(page, '[data-order="second"]');
+    assert.deepEqual(
+      [await page.inputValue('#se-order-event'), await page.inputValue('#se-order-id')],
+      ['evt-8', 'A-1'],
+      'the chip filled the form',
+    );
+    assert.equal(await page.$$eval('#se-order-log li', (items) => items.length), 0, 'a chip only fills the form: nothing was activated');
+    assert.equal(await page.$eval('[data-order="second"]', (b) => b.className), 'chip', 'drawn as the page’s other presets');
+    assert.equal(
+      await page.evaluate(() => document.activeElement === document.querySelector('#se-order-form button[type=submit]')),
+      true,
+      'Activate, focused, is the reader’s to press',
+    );
+    await page.keyboard.press('Enter');
+    await idle(page);
+    assert.deepEqual(
+      await page.$$eval('#se-order-log li', (items) => items.map((li) => li.dataset.outcome)),
+      ['activated'],
+      'evt-8 is the first event this order heard of',
+    );
+  });
+
+  test('one experiment at a time, picked by its link (the keyboard too); each fits two phone screens, the section three, EN and RU', async () => {
+    const shownCases = () => page.$$eval('#scheme-ends .se-case', (cases) => cases.filter((c) => !c.hidden).map((c) => c.id));
+    assert.equal((await shownCases()).length, 1, 'one experiment is shown at a time');
+    await click(page, 'a[href="#/scheme-ends/effects"]');
+    assert.deepEqual(await shownCases(), ['se-effects']);
+    // The keyboard: Tab to an experiment's link, Enter opens it; back returns.
+    await page.focus('a[href="#/scheme-ends/effects"]');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !document.querySelector('#se-keys').hidden);
+    assert.deepEqual(await shownCases(), ['se-keys']);
+    assert.equal(await page.getAttribute('a[href="#/scheme-ends/keys"]', 'aria-current'), 'true');
+    assert.equal(await page.getAttribute('a[href="#/scheme-ends/effects"]', 'aria-current'), 'false');
+    await page.goBack();
+    await page.waitForFunction(() => !document.querySelector('#se-effects').hidden);
+
+    await page.setViewportSize(PHONE);
+    try {
+      const heights = {};
+      for (const lang of ['en', 'ru']) {
+        await setLanguage(page, lang);
+        for (const name of ['effects', 'keys', 'retention']) {
+          await page.click(`a[href="#/scheme-ends/${name}"]`);
+          await page.waitForFunction((name) => !document.querySelector(`[data-subroute="scheme-ends/${name}"]`).hidden, name);
+          assert.equal((await shownCases()).length, 1);
+          heights[`${lang} ${name}`] = await page.evaluate((name) => {
+            const part = document.querySelector(`[data-subroute="scheme-ends/${name}"]`);
+            return { part: Math.ceil(part.getBoundingClientRect().height), screen: document.documentElement.scrollHeight };
+          }, name);
+          await page.screenshot({ path: await screenshotPath(`schemeends-${name}-${lang}-390x844.png`), fullPage: true });
+        }
+      }
+      console.log(`# where the scheme ends at 390×844: ${JSON.stringify(heights)}`);
+      for (const [which, { part, screen }] of Object.entries(heights)) {
+        assert.ok(part <= 2 * PHONE.height, `${which}: the experiment is ${part} px, more than two phone screens`);
+        assert.ok(screen <= 3 * PHONE.height, `${which}: the section is ${screen} px, more than three phone screens`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await setLanguage(page, 'en');
+    }
+    for (const lang of ['en', 'ru']) {
+      await setLanguage(page, lang);
+      await click(page, 'a[href="#/scheme-ends/keys"]');
+      await page.screenshot({ path: await screenshotPath(`schemeends-keys-${lang}-1280x800.png`), fullPage: true });
+    }
+    await setLanguage(page, 'en');
   });
 
   test('a business key: the second event about one order is already_active (200); replays answer their first result', async () => {
@@ -268,9 +344,10 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
       page.$$eval('#se-order-log li', (items) =>
         items.map((li) => [li.dataset.outcome, li.querySelector('.se-log-head').textContent]),
       );
-    await click(page, '[data-order="first"]');
-    await click(page, '[data-order="second"]');
-    await click(page, '[data-order="replay"]');
+    const activate = (chip) => click(page, `[data-order="${chip}"]`).then(() => click(page, '#se-order-form button[type=submit]'));
+    await activate('first');
+    await activate('second');
+    await activate('first'); // the replay of the first event
     assert.deepEqual(await log(), [
       ['duplicate', 'evt-7 → заказ A-1: duplicate · HTTP 200'],
       ['already_active', 'evt-8 → заказ A-1: already_active · HTTP 200'],
@@ -302,7 +379,7 @@ describe('where the scheme ends', { timeout: 240_000 }, () => {
     await click(page, '[data-order="next"]');
     assert.equal(await page.inputValue('#se-order-event'), 'evt-9');
     assert.equal(await page.inputValue('#se-order-id'), 'A-2');
-    await click(page, '[data-order="first"]');
+    await activate('first');
     assert.deepEqual((await log())[0], ['activated', 'evt-9 → order A-2: activated · HTTP 200']);
     // A replay after the reader reloads: the database remembers.
     assert.deepEqual(await page.evaluate(() => window.inboxLab.scheme.activate('shop', 'evt-8', 'A-1')), {

@@ -101,7 +101,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
 
   test('?storage=memory runs in memory: the page says so, and a reload starts from scratch', async () => {
     assert.deepEqual(await openPage(page, '?storage=memory'), { storage: 'memory' });
-    assert.match(await page.textContent('#status'), /Stored in memory/);
+    assert.equal(await page.textContent('#status'), 'Kept in memory only; a reload starts from scratch.');
     await page.evaluate((event) => window.inboxLab.deliver(event), EVENT);
     assert.equal((await tables(page)).inbox.length, 1);
     await reloadPage(page);

@@ -82,7 +82,7 @@ describe(`the core path in ${engine.name}`, { timeout: 600_000 }, () => {
     const page = await shown(driver);
     assert.equal(
       page.log[0],
-      't=0.0 s · attempt 1 → simulated_crash, 500' +
+      't=0.0 s · attempt 1 → simulated crash, 500' +
         ' | in the database now: no inbox row (provider-a, evt-1); account 1 has balance 0' +
         ' | 500: a temporary failure; retry in 1.0 s',
     );

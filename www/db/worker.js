@@ -47,8 +47,9 @@
 //
 //   `steps`, in the result and in the error of "deliver", "step.next" and
 //   "race.step" alike, is what the handler ran (src/core/trace.rs): [{op,
-//   statements, rows, effect}], effect "kept" | "rolled_back" | "failed" |
-//   "crashed" ("open" only while a stepped delivery's transaction is); []
+//   statements, rows, effect, tx}], effect "kept" | "rolled_back" | "failed" |
+//   "crashed" ("open" only while a stepped delivery's transaction is), tx
+//   the transaction it ran in (1, 2, …) or null outside any; []
 //   when it was refused before any SQL.
 //   `verdict`, in the result and in the error alike, is what the delivery
 //   really did, judged in Rust from its steps and the tables before and after
@@ -61,7 +62,10 @@
 //      e.g. after a reload), kept: {row, credit} (what this delivery
 //      committed), sent: {account_id, amount}, stored_before, stored_after:
 //      {account_id, amount, receipt} | null (the event's inbox row), balance:
-//      {account, before, after}}
+//      {account, before, after}, breaks_on: "repeat" | "other_payload" |
+//      "crash_after_insert" | "crash_after_update" | null (a mistake found
+//      correct this time: what breaks it), unreached: {fault, why: "absent" |
+//      "not_run" | "no_row"} | null (a crash point asked for that no step reached)}
 //   "checkDelivery" checks a share link's delivery by the rules "deliver"
 //   applies first, touching no database: null, or the error "deliver" would
 //   answer (www/panels/share/replay.js).
@@ -83,7 +87,7 @@
 //   "judge.run" / "judge.runWorkshop" judge in the judge's lane, announcing
 //   {type: "judgeProgress", done, total, check} as each check ("cases",
 //   "faults", "race_2", "race_3", then "done") starts: {result: "report",
-//   report: {handler, verdict, race, faults, cases, first_failure, stopped?},
+//   report: {handler, verdict, race, faults, cases, first_failure, failures, stopped?},
 //   crash_sweep: "native_only"} or {result: "parse_error", code, line,
 //   column, en, ru}; "judge.replay" a reported schedule: {steps, verdict};
 //   "judge.builtin" a built-in handler's text; "judge.handlers" the six

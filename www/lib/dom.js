@@ -4,7 +4,7 @@
 // event_id and SQL results are whatever a reader typed, and must show as
 // text, never run as markup.
 
-import { errorMessage } from './errors.js';
+import { errorMessage, outcomeWord } from './errors.js';
 import { currentLanguage, onLanguageChange, t } from './i18n.js';
 
 /**
@@ -71,7 +71,7 @@ export function formatNumber(n) {
 /** Outcome counts in words: "applied 1, duplicate 19". */
 export function countsText(counts) {
   return Object.entries(counts)
-    .map(([outcome, n]) => `${outcome} ${formatNumber(n)}`)
+    .map(([outcome, n]) => `${outcomeWord(outcome)} ${formatNumber(n)}`)
     .join(', ');
 }
 

@@ -10,7 +10,9 @@
 // re-rendered when the language changes. The English texts here are Rust's
 // sentences word for word (tests/e2e/hardening-hostile.test.mjs compares
 // them for every error of its catalogue), so switching the page to these
-// texts changes nothing for English readers.
+// texts changes nothing for English readers — except that a crash point's
+// name (`fault`) is said in words (`error.fault.<name>`), and a cancelled
+// console query, made here, is a sentence of its own.
 //
 // tests/e2e/unit-i18n.test.mjs checks that every code Rust can report
 // (`errorCodes()` in the wasm module) and every code made in JavaScript
@@ -24,6 +26,26 @@ const TYPED = new Set(['wrong_type', 'not_object']);
 
 register({
   en: {
+    // ---- what an answer was, in a word (the strip, the timeline, counts) ----
+    'outcome.applied': 'applied',
+    'outcome.duplicate': 'duplicate',
+    'outcome.invalid_input': 'invalid input',
+    'outcome.payload_conflict': 'payload conflict',
+    'outcome.unknown_account': 'unknown account',
+    'outcome.no_stored_result': 'no stored result',
+    'outcome.balance_limit': 'balance limit',
+    'outcome.busy': 'busy',
+    'outcome.simulated_crash': 'simulated crash',
+    'outcome.storage': 'storage error',
+    'outcome.unauthorized': 'unauthorized',
+    'outcome.payload_too_large': 'payload too large',
+    // Where a simulated crash fired (`fault` of error.simulated_crash.fault).
+    'error.fault.after_insert': 'after the INSERT into inbox',
+    'error.fault.after_update': 'after the UPDATE of the balance',
+    'error.fault.step_throw': 'where step mode threw',
+    'error.fault.after_send_before_commit': 'after sending the notification, before COMMIT',
+    'error.fault.after_commit_before_send': 'after COMMIT, before sending the notification',
+    'error.fault.after_send_before_mark': 'after sending the message, before marking it sent',
     // ---- signed webhooks (src/labs/webhooks/): refused before the inbox ----
     'error.unauthorized.missing_signature': 'unauthorized: the webhook-signature header is missing',
     'error.unauthorized.malformed_signature': 'unauthorized: malformed webhook-signature header: {detail}',
@@ -83,8 +105,7 @@ register({
       'invalid {field}: the query needed more memory than SQLite may use here ({mib} MiB) and was stopped; nothing was changed (ask for fewer or shorter rows)',
     'error.invalid_input.result_too_big':
       'invalid {field}: the column names alone are {bytes} bytes; a result holds at most {max}: give the columns short names with AS',
-    'error.invalid_input.query_cancelled':
-      'invalid {field}: the query was cancelled before it finished; nothing was changed',
+    'error.invalid_input.query_cancelled': 'You cancelled the query before it finished; nothing was changed.',
     'error.invalid_input.file_too_big': 'invalid {field}: the file is {bytes} bytes; at most {max} are accepted',
     'error.invalid_input.not_sqlite':
       'invalid {field}: not a SQLite database: the file does not start with the SQLite header',
@@ -168,6 +189,24 @@ register({
     'error.storage.bench_failed': 'the bench failed: {detail}',
   },
   ru: {
+    'outcome.applied': 'применено',
+    'outcome.duplicate': 'дубликат',
+    'outcome.invalid_input': 'неверный ввод',
+    'outcome.payload_conflict': 'конфликт данных',
+    'outcome.unknown_account': 'нет такого счёта',
+    'outcome.no_stored_result': 'нет сохранённого результата',
+    'outcome.balance_limit': 'превышен предел баланса',
+    'outcome.busy': 'занято',
+    'outcome.simulated_crash': 'имитация сбоя',
+    'outcome.storage': 'ошибка хранилища',
+    'outcome.unauthorized': 'не подтверждено',
+    'outcome.payload_too_large': 'тело слишком большое',
+    'error.fault.after_insert': 'после INSERT в inbox',
+    'error.fault.after_update': 'после UPDATE баланса',
+    'error.fault.step_throw': 'там, где пошаговый режим бросил исключение',
+    'error.fault.after_send_before_commit': 'после отправки уведомления, до COMMIT',
+    'error.fault.after_commit_before_send': 'после COMMIT, до отправки уведомления',
+    'error.fault.after_send_before_mark': 'после отправки сообщения, до отметки «отправлено»',
     // ---- подписанные вебхуки (src/labs/webhooks/): отказ до входящих ----
     'error.unauthorized.missing_signature': 'не подтверждено: нет заголовка webhook-signature',
     'error.unauthorized.malformed_signature': 'не подтверждено: неверный заголовок webhook-signature: {detail}',
@@ -226,7 +265,7 @@ register({
       'поле {field}: запросу понадобилось больше памяти, чем SQLite может занять здесь ({mib} МиБ), и он остановлен; ничего не изменено (запросите меньше строк или строки покороче)',
     'error.invalid_input.result_too_big':
       'поле {field}: одни только имена столбцов занимают {bytes} байт, а результат вмещает не больше {max}; дайте столбцам короткие имена с помощью AS',
-    'error.invalid_input.query_cancelled': 'поле {field}: запрос отменён, не успев завершиться; ничего не изменено',
+    'error.invalid_input.query_cancelled': 'Вы отменили запрос до того, как он завершился; ничего не изменено.',
     'error.invalid_input.file_too_big': 'поле {field}: файл занимает {bytes} байт, а принимается не больше {max}',
     'error.invalid_input.not_sqlite': 'поле {field}: это не база SQLite — файл не начинается с заголовка SQLite',
     'error.invalid_input.file_unreadable': 'поле {field}: SQLite не может прочитать этот файл: {detail}',
@@ -306,6 +345,11 @@ register({
   },
 });
 
+/** An answer's outcome or error kind in words of the current language ("applied", "payload conflict"). */
+export function outcomeWord(outcome) {
+  return has(`outcome.${outcome}`) ? t(`outcome.${outcome}`) : outcome;
+}
+
 /**
  * The error's text in the current language: `error.<kind>.<code>` with its
  * params, or Rust's English `message` if the code has no text (an error
@@ -320,6 +364,9 @@ export function errorMessage(error) {
     return error.message;
   }
   const params = { ...(error.params ?? {}), field: error.field ?? '' };
+  if (has(`error.fault.${params.fault}`)) {
+    params.fault = t(`error.fault.${params.fault}`);
+  }
   if (TYPED.has(error.code)) {
     for (const name of ['expected', 'got']) {
       if (has(`error.type.${params[name]}`)) {

@@ -102,7 +102,7 @@ export function queryCancelled() {
   return problem(
     'invalid_input',
     'query_cancelled',
-    'invalid sql: the query was cancelled before it finished; nothing was changed',
+    'You cancelled the query before it finished; nothing was changed.',
     {},
     'sql',
   );

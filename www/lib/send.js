@@ -22,6 +22,9 @@ register({
     'summary.none': 'Balance of account {account}: {before} → {after}: not credited.',
     'summary.other': 'Balance of account {account}: {before} → {after}.',
     'summary.no_account': 'Account {account} does not exist: there was nothing to credit.',
+    'summary.event.once': '{event}: credited once. Balance of account {account}: {before} → {after}.',
+    'summary.event.times': '{event}: credited {times} times! Balance of account {account}: {before} → {after}.',
+    'summary.event.none': '{event}: not credited. Balance of account {account}: {before} → {after}.',
   },
   ru: {
     'summary.once': 'Баланс счёта {account}: {before} → {after} (+{amount}): зачислено один раз.',
@@ -29,6 +32,9 @@ register({
     'summary.none': 'Баланс счёта {account}: {before} → {after}: не зачислено.',
     'summary.other': 'Баланс счёта {account}: {before} → {after}.',
     'summary.no_account': 'Счёта {account} нет: зачислять было некуда.',
+    'summary.event.once': '{event}: зачислено один раз. Баланс счёта {account}: {before} → {after}.',
+    'summary.event.times': '{event}: зачислений вместо одного — {times}! Баланс счёта {account}: {before} → {after}.',
+    'summary.event.none': '{event}: не зачислено. Баланс счёта {account}: {before} → {after}.',
   },
 });
 
@@ -45,7 +51,8 @@ export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', 
  * `services`: `db` (the database client), `timeline`, `refreshTables`;
  * `clock`: the page's sender clock. `onChange(record, heard)` is called as
  * the send's record `{event, attempts, summary}` grows, last with what the
- * sender finally heard.
+ * sender finally heard (`summary`: `{event, before, after, verdict}`, the
+ * balances around the send and the last attempt's verdict).
  *
  * Resolves to `{attempts: [{attempt, at, answer, lost, decision}], balance:
  * {account, before, after}}`.
@@ -107,7 +114,8 @@ export async function sendEvent(
 
   const tablesAfter = await refreshTables();
   const after = balanceIn(tablesAfter, event.account_id);
-  record.summary = { account: event.account_id, amount: event.amount, before, after };
+  // The event's credits are the last verdict's: Rust counts every delivery of it.
+  record.summary = { event, before, after, verdict: attempts.at(-1).heard.answer?.verdict };
   onChange(record, attempts.at(-1).heard);
   observe('send', {
     event,
@@ -150,6 +158,31 @@ async function balanceOf(db, accountId) {
 /** The balance of `accountId` in a tables snapshot, or null (no snapshot, no such account). */
 export function balanceIn(tables, accountId) {
   return tables?.accounts.find((account) => account.id === accountId)?.balance ?? null;
+}
+
+/** An event's name on the page: "provider-a / evt-1". */
+export function eventName({ source, event_id: eventId }) {
+  return `${source} / ${eventId}`;
+}
+
+/**
+ * A send's last line: how often the event has been credited, as its last
+ * verdict counts it, and the balance before → after the send (the balance
+ * only without a verdict to count from: refused first, or not judged).
+ */
+export function eventSummary({ event, before, after, verdict }) {
+  const account = event.account_id;
+  if (typeof account !== 'number') {
+    return null;
+  }
+  if (before === null || after === null) {
+    return t('summary.no_account', { account });
+  }
+  const params = { event: eventName(event), account, before: formatNumber(before), after: formatNumber(after), times: verdict?.credits };
+  if (!verdict || verdict.heard === 'refused' || verdict.kind === 'unknown') {
+    return t('summary.other', params);
+  }
+  return t(['summary.event.none', 'summary.event.once'][verdict.credits] ?? 'summary.event.times', params);
 }
 
 /**

@@ -8,8 +8,11 @@
 //   strip.working();                       // while it runs
 //   strip.show({ answer, balance: { account, before, after } });
 //
-// It reads:   applied · HTTP 200 · account 1: 0 → 500 · correct
-//             outcome   status     balance before → after   verdict (a badge)
+// It reads:   provider-a / evt-1 · applied · HTTP 200 · account 1: 0 → 500 · Correct
+//             the event (if given)  outcome  status  balance before → after  verdict (a badge)
+//
+// and, after the badge, what the verdict says next to it (lib/verdict.js
+// `verdictNotes`: what breaks a mistake right this time, a crash point not reached).
 //
 // Every part comes from what really ran: `answer` is the handler's answer
 // (or error object) as the worker returned it, null when no answer came
@@ -20,8 +23,9 @@
 // every text on the page it is written with textContent.
 
 import { el, formatNumber } from './dom.js';
+import { outcomeWord } from './errors.js';
 import { onLanguageChange, register, t } from './i18n.js';
-import { WRONG_KINDS, verdictWhy, verdictWord } from './verdict.js';
+import { WRONG_KINDS, verdictBadge, verdictNotes, verdictWhy } from './verdict.js';
 
 register({
   en: {
@@ -46,7 +50,8 @@ const strips = new Set();
 onLanguageChange(() => strips.forEach((strip) => strip.redraw()));
 
 /**
- * A result strip. `show({answer, lost, balance, outcome, http})`:
+ * A result strip. `show({event, answer, lost, balance, outcome, http})`:
+ * `event` the name of the event it answers (a text; none: not shown),
  * `answer` an answer or error object (null: none came back), `lost` the
  * answer was thrown away on the way back, `balance` `{account, before,
  * after}` or null; `outcome` and `http` override what `answer` says (a
@@ -91,9 +96,9 @@ function parts(result) {
     return [el('span', { className: 'strip-part', text: t('strip.working') })];
   }
   const { answer = null, lost = false, balance = null } = result;
-  const texts = [];
+  const texts = result.event ? [{ className: 'strip-event', text: result.event }] : [];
   const outcome =
-    result.outcome ?? (answer === null ? t('strip.no_answer') : (answer.outcome ?? answer.kind ?? ''));
+    result.outcome ?? (answer === null ? t('strip.no_answer') : outcomeWord(answer.outcome ?? answer.kind ?? ''));
   texts.push({ className: 'strip-outcome', text: lost ? `${outcome} (${t('strip.lost')})` : outcome });
   const http = result.http ?? (lost ? null : answer?.http_status);
   if (typeof http === 'number') {
@@ -120,8 +125,9 @@ function parts(result) {
       el(
         'span',
         { className: 'strip-verdict', data: { verdict: verdict.kind }, attrs: { title: verdictWhy(verdict) } },
-        el('span', { className: `verdict-badge verdict-${verdict.kind}`, text: verdictWord(verdict) }),
+        verdictBadge(verdict),
       ),
+      ...verdictNotes(verdict).map((note) => el('span', { className: 'strip-note', text: note })),
     );
   }
   return nodes.flatMap((node, i) => [

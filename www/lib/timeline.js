@@ -90,8 +90,9 @@ export function outcomeOf(answer) {
 //
 // Rust records every step a handler runs and answers it with the delivery, in
 // the answer and in the error object alike (src/core/trace.rs): `steps` is
-// `[{op, statements, rows, effect}]`, `effect` one of "open", "kept",
-// "rolled_back", "failed", "crashed". The diagram draws each as a box whose
+// `[{op, statements, rows, effect, tx}]`, `effect` one of "open", "kept",
+// "rolled_back", "failed", "crashed"; `tx` the transaction it ran in (1, 2,
+// …), null outside any. The diagram draws each as a box whose
 // state says what became of it:
 //
 //   ok        ran and is kept (committed, or autocommitted on its own)

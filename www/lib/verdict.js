@@ -8,7 +8,11 @@
 //   verdict = {kind, handler, heard, credits_before, credits, credits_known,
 //              kept: {row, credit}, sent: {account_id, amount} | null,
 //              stored_before, stored_after: {account_id, amount, receipt} | null,
-//              balance: {account, before, after} | null}
+//              balance: {account, before, after} | null,
+//              breaks_on: "repeat" | … | null, unreached: {fault, why} | null}
+//
+// A mistake found correct wears "Correct this time" on a dashed badge and
+// names what breaks it (`breaks_on`), apart from atomic's solid "Correct".
 
 import { el, formatNumber } from './dom.js';
 import { register, t } from './i18n.js';
@@ -17,6 +21,7 @@ register({
   en: {
     'verdict.label': 'Verdict',
     'verdict.kind.correct': 'Correct',
+    'verdict.kind.correct_this_time': 'Correct this time',
     'verdict.kind.credited_twice': 'Credited twice',
     'verdict.kind.credit_lost': 'Credit lost',
     'verdict.kind.false_duplicate': 'False duplicate',
@@ -68,11 +73,24 @@ register({
       'What ran, per Rust: kept by this delivery — {kept}; credits of this event so far: {credits}; account {account}: {before} → {after}.',
     'verdict.facts.unwatched': ' (credits before this page watched it are inferred from the inbox row)',
     'verdict.kept.none': 'nothing',
+
+    'verdict.breaks.repeat': 'a repeat of this event breaks it',
+    'verdict.breaks.other_payload': 'the same key with another amount breaks it',
+    'verdict.breaks.crash_after_insert': 'a crash after its INSERT breaks it',
+    'verdict.breaks.crash_after_update': 'a crash after its UPDATE breaks it',
+    'verdict.unreached.absent.after_insert': 'This handler has no INSERT into inbox: the crash point was not reached.',
+    'verdict.unreached.absent.after_update': 'This handler has no UPDATE of the balance: the crash point was not reached.',
+    'verdict.unreached.not_run.after_insert': 'This delivery answered before its INSERT into inbox ran: the crash point was not reached.',
+    'verdict.unreached.not_run.after_update': 'This delivery answered before its UPDATE of the balance ran: the crash point was not reached.',
+    'verdict.unreached.no_row.after_insert':
+      'The INSERT into inbox inserted no row (the event was already there): the crash point was not reached.',
+    'verdict.unreached.no_row.after_update': 'The UPDATE of the balance changed no row: the crash point was not reached.',
     'verdict.no_account': 'no such account',
   },
   ru: {
     'verdict.label': 'Вердикт',
     'verdict.kind.correct': 'Верно',
+    'verdict.kind.correct_this_time': 'Верно на этот раз',
     'verdict.kind.credited_twice': 'Зачислено дважды',
     'verdict.kind.credit_lost': 'Зачисление потеряно',
     'verdict.kind.false_duplicate': 'Ложный дубликат',
@@ -124,6 +142,17 @@ register({
       'Что выполнено, по данным Rust: эта доставка сохранила — {kept}; зачислений этого события сейчас: {credits}; счёт {account}: {before} → {after}.',
     'verdict.facts.unwatched': ' (зачисления до того, как страница начала следить, выведены из строки inbox)',
     'verdict.kept.none': 'ничего',
+
+    'verdict.breaks.repeat': 'его сломает повтор этого события',
+    'verdict.breaks.other_payload': 'его сломает тот же ключ с другой суммой',
+    'verdict.breaks.crash_after_insert': 'его сломает сбой после INSERT',
+    'verdict.breaks.crash_after_update': 'его сломает сбой после UPDATE',
+    'verdict.unreached.absent.after_insert': 'У этого обработчика нет INSERT в inbox: точка сбоя не достигнута.',
+    'verdict.unreached.absent.after_update': 'У этого обработчика нет UPDATE баланса: точка сбоя не достигнута.',
+    'verdict.unreached.not_run.after_insert': 'Эта доставка ответила раньше, чем выполнила INSERT в inbox: точка сбоя не достигнута.',
+    'verdict.unreached.not_run.after_update': 'Эта доставка ответила раньше, чем выполнила UPDATE баланса: точка сбоя не достигнута.',
+    'verdict.unreached.no_row.after_insert': 'INSERT в inbox не вставил строку (событие уже было): точка сбоя не достигнута.',
+    'verdict.unreached.no_row.after_update': 'UPDATE баланса не изменил ни одной строки: точка сбоя не достигнута.',
     'verdict.no_account': 'такого счёта нет',
   },
 });
@@ -145,9 +174,21 @@ function keptText(kept) {
   return kept.credit ? t('verdict.kept.credit') : t('verdict.kept.none');
 }
 
-/** The verdict's word: "Correct", "Credited twice", ... */
-export function verdictWord(verdict) {
-  return t(`verdict.kind.${verdict.kind}`);
+/**
+ * The verdict's word on its badge — "Correct", "Correct this time" (a
+ * mistake, right by luck: dashed), "Credited twice", ... — coloured as well.
+ */
+export function verdictBadge({ kind, breaks_on: lucky }) {
+  const word = t(lucky ? 'verdict.kind.correct_this_time' : `verdict.kind.${kind}`);
+  return el('span', { className: `verdict-badge verdict-${kind}${lucky ? ' verdict-lucky' : ''}`, text: word });
+}
+
+/** What is said next to the badge wherever it is shown: what breaks a mistake right this time; why a crash point was not reached. */
+export function verdictNotes({ breaks_on: breaks, unreached }) {
+  return [
+    ...(breaks ? [t(`verdict.breaks.${breaks}`)] : []),
+    ...(unreached ? [t(`verdict.unreached.${unreached.why}.${unreached.fault}`)] : []),
+  ];
 }
 
 /**
@@ -205,7 +246,7 @@ export function verdictFacts(verdict) {
  * facts. `data-verdict` carries the kind for tests and styling.
  */
 export function verdictElement(verdict, { short = false } = {}) {
-  const badge = el('span', { className: `verdict-badge verdict-${verdict.kind}`, text: verdictWord(verdict) });
+  const badge = verdictBadge(verdict);
   if (short) {
     return el('span', { className: 'judged judged-short', data: { verdict: verdict.kind }, attrs: { title: verdictWhy(verdict) } }, badge);
   }
@@ -213,7 +254,13 @@ export function verdictElement(verdict, { short = false } = {}) {
   return el(
     'div',
     { className: `judged verdict-box verdict-box-${verdict.kind === 'correct' ? 'ok' : 'wrong'}`, data: { verdict: verdict.kind } },
-    el('p', { className: 'verdict-head' }, el('span', { className: 'verdict-label', text: `${t('verdict.label')}: ` }), badge),
+    el(
+      'p',
+      { className: 'verdict-head' },
+      el('span', { className: 'verdict-label', text: `${t('verdict.label')}: ` }),
+      badge,
+      ...verdictNotes(verdict).map((note) => el('span', { className: 'verdict-note', text: ` · ${note}` })),
+    ),
     el('p', { className: 'verdict-why', text: verdictWhy(verdict) }),
     ...(facts === null ? [] : [el('p', { className: 'verdict-facts', text: facts })]),
   );

@@ -216,10 +216,10 @@ fn browser(out: &Path, site: &Path, native_bin: &Path, options: &Options) -> Res
     let profile = out.join(format!("profile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
     std::fs::create_dir_all(&profile)?;
-    let server = serve::start(site, "127.0.0.1", 0, false)?;
+    let server = serve::start(site, None, "127.0.0.1", 0, false)?;
     // The cold start is measured on the built site, as deployed (with the caching of a static
     // host: see serve.rs); the rest of the benchmark on the staged source tree.
-    let dist_server = serve::start(&site.join(dist::DIST_DIR), "127.0.0.1", 0, false)?;
+    let dist_server = serve::start(&site.join(dist::DIST_DIR), None, "127.0.0.1", 0, false)?;
     say(format!(
         "serving the staged page at {}, its dist/ at {} (profile {})",
         server.url(),

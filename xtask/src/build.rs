@@ -5,9 +5,9 @@
 //! lab) load `www/pkg`; only `www/panels/bench/benchworker.js` loads `www/pkg-bench`.
 
 use crate::setup::{self, Scope};
-use crate::util::{self, say, which};
+use crate::util::{self, say};
 use anyhow::{bail, Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where the page loads the module from (`www/*` imports `./pkg/inbox_lab.js`).
 pub const OUT_DIR: &str = "www/pkg";
@@ -152,49 +152,26 @@ pub fn module(which: Module, dev: bool, out_dir: &Path) -> Result<()> {
     util::run(&mut wasm_pack)
         .with_context(|| format!("building the {which:?} wasm module failed"))?;
 
-    let wasm_files = bg_wasm_files(out_dir)?;
-    if wasm_files.is_empty() {
-        bail!(
-            "wasm-pack succeeded but {} holds no *_bg.wasm file",
-            out_dir.display()
-        );
+    // Every module keeps the page's file names (wasm_pack_args).
+    let wasm = out_dir.join("inbox_lab_bg.wasm");
+    if !wasm.is_file() {
+        bail!("wasm-pack succeeded but wrote no {}", wasm.display());
     }
     if dev {
         say("dev build: wasm-opt skipped");
     } else {
         match usable_wasm_opt() {
-            Ok(wasm_opt) => {
-                for wasm in &wasm_files {
-                    optimise(&wasm_opt, wasm)?;
-                }
-            }
+            Ok(wasm_opt) => optimise(&wasm_opt, &wasm)?,
             Err(why) => say(format!("wasm-opt skipped (optional): {why}")),
         }
     }
-    for wasm in &wasm_files {
-        let size = std::fs::metadata(wasm).map(|m| m.len()).unwrap_or(0);
-        say(format!("built {} ({})", rel(&root, wasm), human_size(size)));
-    }
+    let size = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
+    say(format!(
+        "built {} ({})",
+        rel(&root, &wasm),
+        human_size(size)
+    ));
     Ok(())
-}
-
-fn bg_wasm_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-    for entry in entries {
-        let path = entry
-            .with_context(|| format!("reading {}", dir.display()))?
-            .path();
-        let is_bg_wasm = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with("_bg.wasm"));
-        if is_bg_wasm {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// binaryen's wasm-opt from the npm registry (JS + wasm, no native download), installed by
@@ -216,9 +193,20 @@ fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
     };
     let mut why = Vec::new();
     for program in candidates {
-        match check_wasm_opt(&program) {
-            Ok(version) => return Ok(WasmOpt { program, version }),
-            Err(reason) => why.push(reason),
+        let Some(version) = util::output_of(std::process::Command::new(&program).arg("--version"))
+        else {
+            why.push(format!(
+                "`{program} --version` did not run (`cargo xtask setup` installs binaryen from npm into {TOOLS_DIR})"
+            ));
+            continue;
+        };
+        match binaryen_version(&version) {
+            Some(v) if v >= MIN_BINARYEN => return Ok(WasmOpt { program, version }),
+            Some(v) => why.push(format!(
+                "{program} is binaryen {v}, older than {MIN_BINARYEN}: it breaks wasm-bindgen's \
+                 exported externref table (binaryen #4711)"
+            )),
+            None => why.push(format!("cannot read a binaryen version from {version:?}")),
         }
     }
     Err(why.join("; "))
@@ -228,30 +216,6 @@ fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
 struct WasmOpt {
     program: String,
     version: String,
-}
-
-/// The version text of `program` if it is a usable wasm-opt.
-fn check_wasm_opt(program: &str) -> std::result::Result<String, String> {
-    let exists = if program.contains('/') {
-        Path::new(program).is_file()
-    } else {
-        which(program).is_some()
-    };
-    if !exists {
-        return Err(format!(
-            "{program} not found (run `cargo xtask setup` to install binaryen from npm into {TOOLS_DIR})"
-        ));
-    }
-    let version = util::output_of(std::process::Command::new(program).arg("--version"))
-        .ok_or_else(|| format!("`{program} --version` failed"))?;
-    match binaryen_version(&version) {
-        Some(v) if v >= MIN_BINARYEN => Ok(version),
-        Some(v) => Err(format!(
-            "{program} is binaryen {v}, older than {MIN_BINARYEN}: it breaks wasm-bindgen's \
-             exported externref table (binaryen #4711)"
-        )),
-        None => Err(format!("cannot read a binaryen version from {version:?}")),
-    }
 }
 
 /// The first binaryen release that writes exported non-first tables correctly (PR #4736).
@@ -272,50 +236,49 @@ fn binaryen_version(text: &str) -> Option<u32> {
 /// reuses it.
 fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
     let input = std::fs::read(wasm).with_context(|| format!("reading {}", wasm.display()))?;
-    let before = input.len() as u64;
     let cache_dir = util::root().join("target/wasm-opt");
-    let cached = cache_dir.join(format!(
-        "{:016x}.wasm",
-        cache_key(&input, &wasm_opt.version)
-    ));
-    if cached.is_file() {
+    let key = cache_key(&input, &wasm_opt.version);
+    let cached = cache_dir.join(format!("{key:016x}.wasm"));
+    let reused = cached.is_file();
+    if reused {
         std::fs::copy(&cached, wasm)
             .with_context(|| format!("copying {} to {}", cached.display(), wasm.display()))?;
-        let after = std::fs::metadata(wasm).map(|m| m.len()).unwrap_or(0);
-        say(format!(
-            "wasm-opt {WASM_OPT_LEVEL}: {} -> {} (unchanged module: reused {})",
-            human_size(before),
-            human_size(after),
-            rel(&util::root(), &cached)
-        ));
-        return Ok(());
-    }
-    let tmp = wasm.with_extension("opt.wasm");
-    let mut cmd = util::cmd(&wasm_opt.program);
-    cmd.arg(WASM_OPT_LEVEL)
-        .args(WASM_OPT_FEATURES)
-        .arg(wasm)
-        .arg("-o")
-        .arg(&tmp);
-    if let Err(e) = util::run(&mut cmd) {
-        let _ = std::fs::remove_file(&tmp);
-        say(format!(
-            "warning: {e:#}; keeping the unoptimised {}",
-            wasm.display()
-        ));
-        return Ok(());
-    }
-    std::fs::rename(&tmp, wasm)
-        .with_context(|| format!("replacing {} with {}", wasm.display(), tmp.display()))?;
-    // The cache is only a shortcut: failing to fill it changes nothing.
-    if std::fs::create_dir_all(&cache_dir).is_ok() {
-        let _ = std::fs::copy(wasm, &cached);
+    } else {
+        let tmp = wasm.with_extension("opt.wasm");
+        let mut cmd = util::cmd(&wasm_opt.program);
+        cmd.arg(WASM_OPT_LEVEL)
+            .args(WASM_OPT_FEATURES)
+            .arg(wasm)
+            .arg("-o")
+            .arg(&tmp);
+        if let Err(e) = util::run(&mut cmd) {
+            let _ = std::fs::remove_file(&tmp);
+            say(format!(
+                "warning: {e:#}; keeping the unoptimised {}",
+                wasm.display()
+            ));
+            return Ok(());
+        }
+        std::fs::rename(&tmp, wasm)
+            .with_context(|| format!("replacing {} with {}", wasm.display(), tmp.display()))?;
+        // The cache is only a shortcut: failing to fill it changes nothing.
+        if std::fs::create_dir_all(&cache_dir).is_ok() {
+            let _ = std::fs::copy(wasm, &cached);
+        }
     }
     let after = std::fs::metadata(wasm).map(|m| m.len()).unwrap_or(0);
     say(format!(
-        "wasm-opt {WASM_OPT_LEVEL}: {} -> {}",
-        human_size(before),
-        human_size(after)
+        "wasm-opt {WASM_OPT_LEVEL}: {} -> {}{}",
+        human_size(input.len() as u64),
+        human_size(after),
+        if reused {
+            format!(
+                " (unchanged module: reused {})",
+                rel(&util::root(), &cached)
+            )
+        } else {
+            String::new()
+        }
     ));
     Ok(())
 }

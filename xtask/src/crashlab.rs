@@ -8,7 +8,7 @@
 //! native `inbox-lab crash-lab`:
 //!
 //! ```text
-//! {"mode":"delete","crash_points":35,"atomic":35,"partial":0,"lost_acknowledged":0}
+//! {"mode":"delete","crash_points":11,"atomic":11,"partial":0,"lost_acknowledged":0}
 //! ```
 //!
 //! Fails on any partial or lost-acknowledged crash point, or a sweep with no crash points.
@@ -64,7 +64,7 @@ pub fn run(options: &Options) -> Result<()> {
     if options.build {
         build::page(options.dev).context("building the page for the crash lab")?;
     }
-    let server = serve::start(&root, "127.0.0.1", 0, false)?;
+    let server = serve::start(&root, None, "127.0.0.1", 0, false)?;
     say(format!("serving the page at {}", server.url()));
     let mut failures = Vec::new();
     for mode in &modes {

@@ -11,6 +11,7 @@
 //! reach its own children. Tests are left out — a test may reach anything it checks: files named `tests.rs` or
 //! `*_tests.rs`, and everything from a `#[cfg(…test…)]` `mod tests` to the end of its file.
 
+use crate::util;
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -80,9 +81,6 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Whether the panels' check runs: no panel imports another (the panel contract, ARCHITECTURE.md).
-pub const PANELS: bool = true;
-
 /// Folder → folder, each edge with the first file found making it.
 #[derive(Debug, Default)]
 pub struct Graph(BTreeMap<String, BTreeMap<String, PathBuf>>);
@@ -143,8 +141,8 @@ impl Graph {
     }
 }
 
-/// Checks `src/` under `root` (and the panels when [`PANELS`] is on): no cycle, and every edge
-/// in [`ALLOWED`]. Returns the number of edges checked.
+/// Checks `src/` under `root`: no cycle, and every edge in [`ALLOWED`]; and the panels. Returns
+/// the number of edges checked.
 pub fn check(root: &Path) -> Result<usize> {
     let graph = rust_graph(&root.join("src"))?;
     let mut allowed = Graph::default();
@@ -177,15 +175,11 @@ pub fn check(root: &Path) -> Result<usize> {
             new.join("\n  ")
         );
     }
-    let mut checked = graph.edges().count();
-    if PANELS {
-        checked += check_panels(root)?;
-    }
-    Ok(checked)
+    Ok(graph.edges().count() + check_panels(root)?)
 }
 
 /// The panel contract: no panel folder imports another (they talk through `services.panels`).
-pub fn check_panels(root: &Path) -> Result<usize> {
+fn check_panels(root: &Path) -> Result<usize> {
     let graph = js_graph(&root.join("www/panels"))?;
     if let Some(cycle) = graph.cycle() {
         bail!(
@@ -221,7 +215,7 @@ fn shown(graph: &Graph, cycle: &[String]) -> String {
 /// The folder graph of the Rust crate whose `src/` is `src`.
 pub fn rust_graph(src: &Path) -> Result<Graph> {
     let mut graph = Graph::default();
-    for file in files(src, "rs")? {
+    for file in util::files_under(src, |p| p.extension().is_some_and(|e| e == "rs"))? {
         let rel = file.strip_prefix(src).unwrap_or(&file);
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name == "tests.rs" || name.ends_with("_tests.rs") {
@@ -337,7 +331,7 @@ fn segments(text: &str) -> Vec<String> {
 /// lands in another panel's folder.
 pub fn js_graph(panels: &Path) -> Result<Graph> {
     let mut graph = Graph::default();
-    for file in files(panels, "js")? {
+    for file in util::files_under(panels, |p| p.extension().is_some_and(|e| e == "js"))? {
         let rel = file.strip_prefix(panels).unwrap_or(&file);
         let Some(from) = rel.iter().next().and_then(|p| p.to_str()) else {
             continue;
@@ -395,27 +389,6 @@ fn js_target(dir: &Path, spec: &str) -> Option<String> {
         }
     }
     (parts.len() >= 2).then(|| parts[0].to_owned())
-}
-
-/// Every file under `dir` whose name ends in `.<ext>`, in a stable order; `node_modules` left
-/// out.
-fn files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    let mut todo = vec![dir.to_owned()];
-    while let Some(d) = todo.pop() {
-        for entry in std::fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
-            let path = entry?.path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != "node_modules") {
-                    todo.push(path);
-                }
-            } else if path.extension().is_some_and(|e| e == ext) {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
 }
 
 #[cfg(test)]

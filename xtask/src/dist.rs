@@ -1,14 +1,5 @@
-//! `cargo xtask dist [--dev]`: the deployable site, `dist/`.
-//!
-//! Builds both wasm modules ([`build::run`]), then runs `xtask/tools/dist.mjs` (esbuild from
-//! npm, pinned in `xtask/tools/package.json`), which bundles the page and each worker, hashes
-//! every file's name and writes `dist/index.html` with the Content-Security-Policy in a
-//! `<meta>` tag. Its top comment lists what comes out and why.
-//!
-//! `dist/` needs nothing from its server but files: every URL in it is relative, so the same
-//! folder works at `/` and under any sub-path. `cargo xtask serve` serves it, and so does the
-//! end-to-end layer, once with the project's server and once with `python3 -m http.server`
-//! under a sub-path (xtask/src/test.rs).
+//! `cargo xtask dist [--dev]`: the deployable site, `dist/`: both wasm modules ([`build::run`]),
+//! then `xtask/tools/dist.mjs` (esbuild from npm). What comes out and why: docs/hosting.md.
 
 use crate::build;
 use crate::serve::CONTENT_SECURITY_POLICY;

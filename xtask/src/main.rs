@@ -16,49 +16,35 @@ use anyhow::{bail, Context, Result};
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-cargo xtask <command> [options]
+cargo xtask <command> [options]      (more in xtask/README-setup.md and docs/)
 
 commands:
-  setup                         install what is missing (wasm target, clang, Chromium +
-                                chromedriver, wasm-bindgen CLI, wasm-pack, e2e npm packages,
-                                the e2e tests' Python package standardwebhooks)
-  build [--dev]                 build the wasm modules: the page's into www/pkg, the benchmark
+  setup                         install what is missing (xtask/README-setup.md)
+  build [--dev]                 the wasm modules: the page's into www/pkg, the benchmark
                                 worker's (bench/) into www/pkg-bench (release unless --dev)
-  dist [--dev]                  build the deployable site into dist/: the page and each
-                                worker bundled with esbuild, content-hashed names, the CSP
-                                in a <meta> tag, a service worker (offline after one
-                                visit); relative URLs, so any static host, any sub-path
+  dist [--dev]                  the deployable site, dist/: any static host, any sub-path
+                                (docs/hosting.md)
   serve [--port N] [--host H] [--dev] [--no-build] [--root DIR] [--with-source]
-                                build dist/, then serve it at http://127.0.0.1:8080/
-                                (--port 0 picks a free port; --no-build serves the dist/
-                                that is there; --root DIR serves another directory, e.g.
-                                the source tree, for checks; --with-source also serves
-                                the source's www/ under /www/, as the e2e layer does for
-                                the tests that load source modules);
-                                also relays POST /hooks/{source} (Standard Webhooks) to the
-                                open page, which verifies and answers it
+                                build dist/ and serve it at http://127.0.0.1:8080/ (--port 0:
+                                a free port; --no-build: the dist/ that is there; --root DIR:
+                                another directory; --with-source: the source's www/ under
+                                /www/ too, as the e2e layer does), relaying POST
+                                /hooks/{source} to the open page (docs/webhooks.md)
   test [--only LAYER]... [--changed]
-                                run every test layer: lint, native, browser, firefox,
-                                e2e, engines (--only picks layers, repeatable; --changed
-                                runs those the changes since main touch: the working tree
-                                too, and only the e2e files changed if nothing else reaches
-                                the page; the mapping: xtask/src/test/changed.rs)
+                                every test layer: lint, native, browser, firefox, e2e, engines
+                                (--only: these, repeatable; --changed: those the changes since
+                                main touch, xtask/src/test/changed.rs) (docs/testing.md)
   bench [--events N] [--rounds N] [--loads N] [--burst N] [--profile-events N] [--no-build]
-                                every benchmark side by side (native, Python, our wasm and
-                                the official SQLite WASM in headless Chromium): prints the
-                                tables, writes target/bench/latest.{json,md}
+                                every benchmark side by side: prints the tables, writes
+                                target/bench/latest.{json,md} (bench/RESULTS.md)
   bench --report FILE           the tables of an earlier run's JSON
   crash-lab [--mode delete|wal]... [--events 1|3] [--control] [--no-build] [--dev]
-                                the crash lab's sweep on real OPFS in headless Chromium: kill
-                                the worker at every storage operation, recover, check; one
-                                JSON summary line per mode (default: both); exit 1 on any
-                                partial or lost commit (--control: unless partials are found)
+                                the crash lab's sweep on real OPFS in headless Chromium; exit 1
+                                on any partial or lost commit (--control: unless partials are
+                                found) (docs/crash.md)
   workshop [--handler FILE] [--deliveries 2|3] [--judge-only] [--port N] [--host H] [--dev]
-                                the workshop's handler in Rust (workshop/handler.rs, or
-                                FILE): judge it natively (the JSON line of `inbox-lab
-                                judge`), then build the page with it (feature workshop)
-                                and serve it at http://127.0.0.1:8080/, listed as
-                                \"workshop\" in the race lab and the handler panel
+                                judge the workshop's handler in Rust (workshop/handler.rs, or
+                                FILE) natively, then serve the page built with it
                                 (--judge-only: exit 0 correct, 1 broken, serve nothing)
   help                          this text
 ";
@@ -95,15 +81,7 @@ fn run(args: Vec<String>) -> Result<()> {
             dist::run(dev).map(|_| ())
         }
         "serve" => {
-            let port = match args.value("--port")? {
-                Some(p) => p
-                    .parse::<u16>()
-                    .with_context(|| format!("--port {p:?} is not a port number"))?,
-                None => 8080,
-            };
-            let host = args
-                .value("--host")?
-                .unwrap_or_else(|| "127.0.0.1".to_string());
+            let (host, port) = args.address()?;
             let dev = args.flag("--dev");
             let no_build = args.flag("--no-build");
             let root = match args.value("--root")? {
@@ -115,11 +93,8 @@ fn run(args: Vec<String>) -> Result<()> {
             if !no_build {
                 dist::run(dev)?;
             }
-            let server = if with_source {
-                serve::start_beside_source(&root, &util::root(), &host, port, true)?
-            } else {
-                serve::start(&root, &host, port, true)?
-            };
+            let source = with_source.then(util::root);
+            let server = serve::start(&root, source.as_deref(), &host, port, true)?;
             println!("Serving inbox-lab at {}", server.reader_url());
             println!("{}", serve::READER_NOTE);
             server.wait();
@@ -178,20 +153,14 @@ fn run(args: Vec<String>) -> Result<()> {
             crashlab::run(&options)
         }
         "workshop" => {
+            let (host, port) = args.address()?;
             let options = workshop::Options {
                 handler: args.value("--handler")?.map(std::path::PathBuf::from),
                 deliveries: args.value("--deliveries")?,
                 judge_only: args.flag("--judge-only"),
                 dev: args.flag("--dev"),
-                host: args
-                    .value("--host")?
-                    .unwrap_or_else(|| "127.0.0.1".to_string()),
-                port: match args.value("--port")? {
-                    Some(p) => p
-                        .parse::<u16>()
-                        .with_context(|| format!("--port {p:?} is not a port number"))?,
-                    None => 8080,
-                },
+                host,
+                port,
             };
             args.finish()?;
             workshop::run(&options)
@@ -259,6 +228,18 @@ impl Args {
             }
         }
         Ok(None)
+    }
+
+    /// `--host H` and `--port N` (0: any free port), by default 127.0.0.1 and 8080.
+    fn address(&mut self) -> Result<(String, u16)> {
+        let host = self.value("--host")?.unwrap_or_else(|| "127.0.0.1".into());
+        let port = match self.value("--port")? {
+            Some(p) => p
+                .parse()
+                .with_context(|| format!("--port {p:?} is not a port number"))?,
+            None => 8080,
+        };
+        Ok((host, port))
     }
 
     fn finish(self) -> Result<()> {

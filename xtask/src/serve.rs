@@ -1,26 +1,10 @@
-//! A small static file server for the page: `/` (index.html), `/sw.js`, `/assets/**` (the
-//! built site, `dist/`, what `cargo xtask serve` serves), `/www/**` (the source tree, with
-//! `--root`) and `/favicon.ico`; and a webhook relay under `/hooks/` ([`relay`]) that hands
-//! webhooks to the open page, which asks `GET /relay.json` first (answered here, not from a
-//! file: `{"relay": true}`).
-//!
-//! Files are cached as on a static host: `assets/` (content-hashed names) for a year and
-//! `immutable`, `index.html` and `sw.js` revalidated on every use (`no-cache`), everything
-//! else (the source tree, the relay, errors) `no-store`.
-//!
-//! Used by `cargo xtask serve` and, on a free port in a background thread, by the end-to-end
-//! layer of `cargo xtask test` and by `cargo xtask bench`.
-//!
-//! One thread accepts; each connection gets its own thread, answers one request and is closed
-//! (`Connection: close`): no keep-alive, so no request waits behind another on a connection.
-//! `GET` and `HEAD` only outside `/hooks/` (anything else: 405). Every response carries
-//! [`CONTENT_SECURITY_POLICY`].
-//!
-//! So that slow or hostile clients cannot pin it, the server has limits ([`Limits`]): what
-//! each is and why is in docs/webhooks.md, "The relay in `cargo xtask serve`".
-//!
-//! The webhook relay under `/hooks/` is [`relay`], the files served are [`files`]; this file
-//! is the server itself: connections, limits, request heads and responses.
+//! The page's server: `cargo xtask serve`'s, and on a free port the e2e layer's, the bench's
+//! and the crash lab's. [`files`] is what it serves and how it is cached, [`relay`] the webhook
+//! relay under `/hooks/` (the page asks `GET /relay.json` first, answered here:
+//! `{"relay": true}`); this file is the server itself: one thread accepts, each connection gets
+//! a thread and one request (`Connection: close`), `GET` and `HEAD` only outside `/hooks/`
+//! (else 405), [`CONTENT_SECURITY_POLICY`] on every response. Its limits ([`Limits`]) and why
+//! are in docs/webhooks.md, "The relay in `cargo xtask serve`".
 
 mod files;
 mod relay;
@@ -32,8 +16,8 @@ use anyhow::{Context, Result};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -97,7 +81,7 @@ pub struct Server {
     relay_key: String,
     stop: Arc<AtomicBool>,
     #[cfg(test)]
-    slots: Arc<Slots>,
+    in_flight: Arc<AtomicUsize>,
     #[cfg(test)]
     relay: Arc<relay::Relay>,
     acceptor: Option<JoinHandle<()>>,
@@ -125,24 +109,6 @@ impl Server {
     pub fn stop(self) {
         drop(self);
     }
-
-    /// Connections accepted and not yet finished.
-    #[cfg(test)]
-    fn in_flight(&self) -> usize {
-        *self.slots.lock()
-    }
-
-    /// Pages subscribed to the relay.
-    #[cfg(test)]
-    fn subscribers(&self) -> usize {
-        self.relay.subscriber_count()
-    }
-
-    /// Webhooks waiting for an answer.
-    #[cfg(test)]
-    fn pending(&self) -> usize {
-        self.relay.pending_count()
-    }
 }
 
 impl Drop for Server {
@@ -154,82 +120,32 @@ impl Drop for Server {
     }
 }
 
-/// Counts the connections in flight. Only the acceptor adds one (after [`Slots::wait_for_room`]),
-/// so it never goes over the cap; a connection gives its [`Slot`] back when its thread ends.
-struct Slots {
-    max: usize,
-    used: Mutex<usize>,
-    freed: Condvar,
-}
-
-impl Slots {
-    fn lock(&self) -> MutexGuard<'_, usize> {
-        self.used.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Waits until fewer than `max` connections are in flight; `false` if `stop` is set first.
-    fn wait_for_room(&self, stop: &AtomicBool, log: bool) -> bool {
-        let mut used = self.lock();
-        if *used >= self.max && log {
-            say(format!(
-                "serve: {} connections in flight; new ones wait until one ends",
-                self.max
-            ));
-        }
-        while *used >= self.max {
-            if stop.load(Ordering::SeqCst) {
-                return false;
-            }
-            used = self
-                .freed
-                .wait_timeout(used, Duration::from_millis(50))
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        !stop.load(Ordering::SeqCst)
-    }
-
-    fn take(self: &Arc<Self>) -> Slot {
-        *self.lock() += 1;
-        Slot(Arc::clone(self))
-    }
-}
-
-/// One connection in flight; given back when dropped (also if its thread panics or cannot start).
-struct Slot(Arc<Slots>);
+/// One connection in flight, counted until dropped (also if its thread panics or cannot start).
+/// Only the acceptor makes one, after [`accept`] waited for room, so the count never passes
+/// the cap.
+struct Slot(Arc<AtomicUsize>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        *self.0.lock() -= 1;
-        self.0.freed.notify_one();
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// Starts serving `root` on `host:port` (port 0: any free port) with the default [`Limits`].
-pub fn start(root: &Path, host: &str, port: u16, log: bool) -> Result<Server> {
-    start_with(root, host, port, log, Limits::default())
-}
-
-/// [`start`] with other limits.
-pub fn start_with(root: &Path, host: &str, port: u16, log: bool, limits: Limits) -> Result<Server> {
-    start_inner(root, None, host, port, log, limits)
-}
-
-/// [`start`] for the end-to-end layer: `root` (the built site, `dist/`), and beside it the
-/// source tree's `www/` from `source` (the repository root) under `/www/`, for the tests that
-/// load a source module or start a worker by its source path (the e2e layer in
-/// xtask/src/test.rs runs them only on this server).
-pub fn start_beside_source(
+/// Starts serving `root` on `host:port` (port 0: any free port) with the default [`Limits`];
+/// with `source` (the repository root), also the source tree's `www/` under `/www/`, beside the
+/// built site, for the e2e tests that load a source module or start a worker by its source path.
+pub fn start(
     root: &Path,
-    source: &Path,
+    source: Option<&Path>,
     host: &str,
     port: u16,
     log: bool,
 ) -> Result<Server> {
-    start_inner(root, Some(source), host, port, log, Limits::default())
+    start_with(root, source, host, port, log, Limits::default())
 }
 
-fn start_inner(
+/// [`start`] with other limits.
+fn start_with(
     root: &Path,
     source: Option<&Path>,
     host: &str,
@@ -258,26 +174,20 @@ fn start_inner(
         .context("configuring the listener")?;
     let root = Arc::new(root);
     let stop = Arc::new(AtomicBool::new(false));
-    let slots = Arc::new(Slots {
-        max: limits.max_connections.max(1),
-        used: Mutex::new(0),
-        freed: Condvar::new(),
-    });
+    let in_flight = Arc::new(AtomicUsize::new(0));
     let relay = Arc::new(relay::Relay::new(limits)?);
     let acceptor = {
         let stop = Arc::clone(&stop);
-        let slots = Arc::clone(&slots);
+        let in_flight = Arc::clone(&in_flight);
         let relay = Arc::clone(&relay);
         thread::Builder::new()
             .name("serve-accept".into())
             .spawn(move || {
-                // At the cap, no `accept`: new connections wait in the kernel's backlog.
-                while slots.wait_for_room(&stop, log) {
-                    let Some(stream) = accept(&listener, &stop, log) else {
-                        break;
-                    };
+                let max = limits.max_connections.max(1);
+                while let Some(stream) = accept(&listener, &in_flight, max, &stop, log) {
                     let accepted = Instant::now();
-                    let slot = slots.take();
+                    in_flight.fetch_add(1, Ordering::SeqCst);
+                    let slot = Slot(Arc::clone(&in_flight));
                     let server = Shared {
                         root: Arc::clone(&root),
                         source: source.clone(),
@@ -305,28 +215,41 @@ fn start_inner(
         relay_key: relay.key.clone(),
         stop,
         #[cfg(test)]
-        slots,
+        in_flight,
         #[cfg(test)]
         relay,
         acceptor: Some(acceptor),
     })
 }
 
-/// The next connection, or `None` once `stop` is set.
-fn accept(listener: &TcpListener, stop: &AtomicBool, log: bool) -> Option<TcpStream> {
+/// The next connection once fewer than `max` are in flight (at the cap, no `accept`: new
+/// connections wait in the kernel's backlog), or `None` once `stop` is set.
+fn accept(
+    listener: &TcpListener,
+    in_flight: &AtomicUsize,
+    max: usize,
+    stop: &AtomicBool,
+    log: bool,
+) -> Option<TcpStream> {
+    let mut full = false;
     while !stop.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((stream, _)) => return Some(stream),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                thread::sleep(Duration::from_millis(5));
+        if in_flight.load(Ordering::SeqCst) >= max {
+            if log && !full {
+                say(format!(
+                    "serve: {max} connections in flight; new ones wait until one ends"
+                ));
             }
-            Err(e) => {
-                if log {
-                    say(format!("serve: accept: {e}"));
+            full = true;
+        } else {
+            match listener.accept() {
+                Ok((stream, _)) => return Some(stream),
+                Err(e) if log && e.kind() != io::ErrorKind::WouldBlock => {
+                    say(format!("serve: accept: {e}"))
                 }
-                thread::sleep(Duration::from_millis(5));
+                Err(_) => {}
             }
         }
+        thread::sleep(Duration::from_millis(5));
     }
     None
 }
@@ -372,7 +295,7 @@ fn text(status: u16, body: &str) -> Reply {
 /// What every connection thread shares.
 struct Shared {
     root: Arc<PathBuf>,
-    /// Where `/www/` comes from instead of `root`, if set ([`start_beside_source`]).
+    /// Where `/www/` comes from instead of `root`, if set.
     source: Option<Arc<PathBuf>>,
     relay: Arc<relay::Relay>,
     stop: Arc<AtomicBool>,

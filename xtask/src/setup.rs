@@ -156,14 +156,21 @@ pub fn run(scope: Scope) -> Result<()> {
     }
 
     // 3. wasm-bindgen CLI, exactly the version of the `wasm-bindgen` crate, then wasm-pack.
-    if let Err(e) = wasm_bindgen_cli(&root) {
+    let bindgen = wasm_bindgen_version()
+        .and_then(|v| cargo_install("wasm-bindgen", "wasm-bindgen-cli", Some(&v), true));
+    if let Err(e) = bindgen {
         problems.push(format!("{e:#}"));
     }
-    if let Err(e) = cargo_install("wasm-pack", None) {
+    if let Err(e) = cargo_install("wasm-pack", "wasm-pack", None, false) {
         problems.push(format!("{e:#}"));
     }
     if scope == Scope::Full {
-        if let Err(e) = cargo_install("geckodriver", Some(GECKODRIVER_VERSION)) {
+        if let Err(e) = cargo_install(
+            "geckodriver",
+            "geckodriver",
+            Some(GECKODRIVER_VERSION),
+            false,
+        ) {
             problems.push(format!("{e:#}"));
         }
     }
@@ -281,114 +288,43 @@ impl Apt {
     }
 }
 
-/// The exact `wasm-bindgen` version the crate pins: `wasm-bindgen = "=X"` in the root
-/// Cargo.toml, else the version Cargo.lock resolved.
-pub fn wasm_bindgen_version(root: &Path) -> Result<String> {
-    let manifest_path = root.join("Cargo.toml");
-    let manifest = std::fs::read_to_string(&manifest_path)
-        .with_context(|| format!("reading {}", manifest_path.display()))?;
-    if let Some(v) = pinned_in_manifest(&manifest, "wasm-bindgen") {
-        return Ok(v);
-    }
-    let lock_path = root.join("Cargo.lock");
-    if let Ok(lock) = std::fs::read_to_string(&lock_path) {
-        if let Some(v) = locked_version(&lock, "wasm-bindgen") {
-            return Ok(v);
-        }
-    }
-    bail!(
-        "cannot tell which wasm-bindgen CLI to install: no `wasm-bindgen = \"=X\"` pin in {} \
-         and no wasm-bindgen package in {}",
-        manifest_path.display(),
-        lock_path.display()
-    )
+/// The `wasm-bindgen` crate's version as Cargo resolved it (`=X` in Cargo.toml, so X):
+/// `cargo pkgid` prints `registry+…#wasm-bindgen@X`.
+fn wasm_bindgen_version() -> Result<String> {
+    let id = output_of(util::cargo().args(["pkgid", "wasm-bindgen"]))
+        .context("`cargo pkgid wasm-bindgen` failed: which wasm-bindgen CLI to install?")?;
+    Ok(id.rsplit(['@', ':']).next().unwrap_or_default().to_string())
 }
 
-/// Finds `name = "=X"` or `name = { version = "=X", ... }` and returns X when pinned with `=`.
-fn pinned_in_manifest(manifest: &str, name: &str) -> Option<String> {
-    for line in manifest.lines() {
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix(name) else {
-            continue;
-        };
-        let Some(value) = rest.trim_start().strip_prefix('=') else {
-            continue; // e.g. `wasm-bindgen-futures = ...`
-        };
-        let value = value.trim_start();
-        let value = match value.strip_prefix('{') {
-            Some(table) => {
-                let at = table.find("version")?;
-                table[at + "version".len()..]
-                    .trim_start()
-                    .strip_prefix('=')?
-            }
-            None => value,
-        };
-        let quoted = value.trim_start().strip_prefix('"')?;
-        let version = &quoted[..quoted.find('"')?];
-        if let Some(exact) = version.trim().strip_prefix('=') {
-            return Some(exact.trim().to_string());
-        }
-    }
-    None
-}
-
-fn locked_version(lock: &str, name: &str) -> Option<String> {
-    let wanted = format!("name = \"{name}\"");
-    let mut lines = lock.lines();
-    while let Some(line) = lines.next() {
-        if line.trim() == wanted {
-            let next = lines.next()?.trim();
-            let v = next.strip_prefix("version = \"")?.strip_suffix('"')?;
-            return Some(v.to_string());
-        }
-    }
-    None
-}
-
-fn wasm_bindgen_cli(root: &Path) -> Result<()> {
-    let want = wasm_bindgen_version(root)?;
-    let have = || {
-        output_of(Command::new("wasm-bindgen").arg("--version"))
-            .and_then(|out| out.split_whitespace().nth(1).map(str::to_string))
+/// `cargo install`s `krate` (at `version`, else the newest) unless `program` is on PATH or,
+/// when `exact`, reports `version` (the wasm-bindgen CLI must be the crate's version). Also
+/// wasm-pack, and geckodriver, which `wasm-pack test --firefox` and the engine tests drive
+/// Firefox with (Debian has no package, and its npm package downloads a binary).
+fn cargo_install(program: &str, krate: &str, version: Option<&str>, exact: bool) -> Result<()> {
+    let present = || match exact {
+        true => output_of(Command::new(program).arg("--version"))
+            .is_some_and(|out| out.split_whitespace().nth(1) == version),
+        false => which(program).is_some(),
     };
-    match have() {
-        Some(v) if v == want => return Ok(()),
-        Some(v) => say(format!(
-            "wasm-bindgen CLI is {v}, the crate pins {want}: installing {want} (takes minutes)"
-        )),
-        None => say(format!(
-            "wasm-bindgen CLI not found: installing {want} (takes minutes)"
-        )),
-    }
-    // Not --locked: the CLI's own lock file names a webpki-roots release the registry lacks.
-    util::run(util::cargo().args(["install", "wasm-bindgen-cli", "--version", &want]))?;
-    match have() {
-        Some(v) if v == want => Ok(()),
-        other => bail!(
-            "installed wasm-bindgen-cli {want}, but `wasm-bindgen --version` now reports {:?}: \
-             is ~/.cargo/bin on PATH, before any other wasm-bindgen?",
-            other.unwrap_or_else(|| "nothing".into())
-        ),
-    }
-}
-
-/// `cargo install`s `tool` (at `version`, else the newest) unless it is on `PATH`: wasm-pack,
-/// and geckodriver, which `wasm-pack test --firefox` and the engine tests drive Firefox with (it
-/// comes from crates.io: Debian has no package, and its npm package downloads a binary).
-fn cargo_install(tool: &str, version: Option<&str>) -> Result<()> {
-    if which(tool).is_some() {
+    if present() {
         return Ok(());
     }
-    say(format!("{tool} not found: installing it (takes minutes)"));
+    say(format!(
+        "{program} missing or not {version:?}: installing {krate} (takes minutes)"
+    ));
     let mut install = util::cargo();
-    install.args(["install", tool, "--locked"]);
+    install.args(["install", krate]);
+    // Not --locked for the wasm-bindgen CLI: its lock file names a webpki-roots release the
+    // registry lacks.
+    if krate != "wasm-bindgen-cli" {
+        install.arg("--locked");
+    }
     if let Some(version) = version {
         install.args(["--version", version]);
     }
     util::run(&mut install)?;
-    if which(tool).is_none() {
-        bail!("installed {tool} but it is not on PATH: add ~/.cargo/bin to PATH");
+    if !present() {
+        bail!("installed {krate}, but {program} is not on PATH or not {version:?}: is ~/.cargo/bin on PATH, before any other {program}?");
     }
     Ok(())
 }
@@ -472,40 +408,24 @@ fn build_tools(root: &Path) -> Result<()> {
     npm_packages(&root.join(crate::build::TOOLS_DIR), crate::build::TOOLS_DIR)
 }
 
-/// Installs the npm packages of `dir` (its package.json and lock file) unless node_modules
-/// is already newer than both: `npm ci` with a lock file, `npm install` without one. `name`
-/// is how messages call the directory.
+/// `npm ci` in `dir` unless its node_modules is newer than its package.json and lock file.
+/// `name` is how messages call the directory.
 pub fn npm_packages(dir: &Path, name: &str) -> Result<()> {
-    if !dir.join("package.json").is_file() {
-        say(format!(
-            "note: {name}/package.json does not exist yet: no npm packages to install"
-        ));
-        return Ok(());
-    }
-    let lock = dir.join("package-lock.json");
-    let installed_marker = dir.join("node_modules/.package-lock.json");
-    let stale = match modified(&installed_marker) {
-        None => true,
-        Some(installed) => [dir.join("package.json"), lock.clone()]
-            .iter()
-            .filter_map(|p| modified(p))
-            .any(|m| m > installed),
-    };
-    if !stale {
-        return Ok(());
-    }
-    let mut npm = Command::new("npm");
-    npm.current_dir(dir);
-    if lock.is_file() {
+    let installed = modified(&dir.join("node_modules/.package-lock.json"));
+    let stale = ["package.json", "package-lock.json"]
+        .iter()
+        .any(|f| modified(&dir.join(f)) > installed);
+    if stale {
         say(format!(
             "{name}: node_modules missing or older than the lock file: npm ci"
         ));
-        npm.args(["ci", "--no-audit", "--no-fund"]);
-    } else {
-        say(format!("{name}: no package-lock.json yet: npm install"));
-        npm.args(["install", "--no-audit", "--no-fund"]);
+        util::run(
+            Command::new("npm")
+                .current_dir(dir)
+                .args(["ci", "--no-audit", "--no-fund"]),
+        )?;
     }
-    util::run(&mut npm)
+    Ok(())
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {
@@ -514,43 +434,14 @@ fn modified(path: &Path) -> Option<SystemTime> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
+    /// The CLI installed is the crate's exact pin in Cargo.toml.
     #[test]
-    fn reads_exact_pin_from_manifest() {
-        let toml = r#"
-[target.'cfg(target_family = "wasm")'.dependencies]
-wasm-bindgen-futures = "0.4"
-wasm-bindgen = "=0.2.130"
-"#;
-        assert_eq!(
-            pinned_in_manifest(toml, "wasm-bindgen").as_deref(),
-            Some("0.2.130")
-        );
-    }
-
-    #[test]
-    fn reads_exact_pin_from_table() {
-        let toml = r#"wasm-bindgen = { version = "= 0.2.131", default-features = false }"#;
-        assert_eq!(
-            pinned_in_manifest(toml, "wasm-bindgen").as_deref(),
-            Some("0.2.131")
-        );
-    }
-
-    #[test]
-    fn ignores_unpinned_and_similar_names() {
-        let toml = "wasm-bindgen-test = \"=0.3.80\"\nwasm-bindgen = \"0.2\"\n";
-        assert_eq!(pinned_in_manifest(toml, "wasm-bindgen"), None);
-    }
-
-    #[test]
-    fn reads_version_from_lock() {
-        let lock = "[[package]]\nname = \"wasm-bindgen-futures\"\nversion = \"0.4.1\"\n\n\
-                    [[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.130\"\n";
-        assert_eq!(
-            locked_version(lock, "wasm-bindgen").as_deref(),
-            Some("0.2.130")
+    fn the_cli_version_is_the_crates_pin() {
+        let version = super::wasm_bindgen_version().unwrap();
+        let manifest = std::fs::read_to_string(crate::util::root().join("Cargo.toml")).unwrap();
+        assert!(
+            manifest.contains(&format!("\nwasm-bindgen = \"={version}\"")),
+            "{version}"
         );
     }
 }

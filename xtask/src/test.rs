@@ -5,7 +5,7 @@ mod changed;
 
 use crate::setup::{self, Scope, CHROMIUM, ENGINES_DIR, FIREFOX, WASM_TARGET};
 use crate::util::{self, run_tee, say};
-use crate::{build, deps, dist, doc_paths, serve};
+use crate::{deps, dist, doc_paths, serve};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -40,14 +40,7 @@ impl Layer {
     ];
 
     pub fn name(self) -> &'static str {
-        match self {
-            Layer::Lint => "lint",
-            Layer::Native => "native",
-            Layer::Browser => "browser",
-            Layer::Firefox => "firefox",
-            Layer::E2e => "e2e",
-            Layer::Engines => "engines",
-        }
+        ["lint", "native", "browser", "firefox", "e2e", "engines"][self as usize]
     }
 
     pub fn parse(s: &str) -> Result<Layer> {
@@ -59,13 +52,6 @@ impl Layer {
                     "unknown layer {s:?}: expected lint, native, browser, firefox, e2e or engines"
                 )
             })
-    }
-
-    fn counted(self) -> &'static str {
-        match self {
-            Layer::Lint => "checks",
-            _ => "tests",
-        }
     }
 }
 
@@ -126,6 +112,12 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
     };
     setup::run(setup_scope).context("setup failed, so no test layer ran")?;
 
+    // The site the e2e and engine layers serve builds while the layers before them run.
+    let mut site = Site::start(
+        layers
+            .iter()
+            .any(|l| matches!(l, Layer::E2e | Layer::Engines)),
+    )?;
     let mut rows = Vec::new();
     for layer in layers {
         say(format!("==== layer: {} ====", layer.name()));
@@ -135,8 +127,8 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
             Layer::Native => native(),
             Layer::Browser => browser(WasmBrowser::Chrome),
             Layer::Firefox => browser(WasmBrowser::Firefox),
-            Layer::E2e => e2e(e2e_only.as_deref()),
-            Layer::Engines => engines(),
+            Layer::E2e => e2e(e2e_only.as_deref(), &mut site),
+            Layer::Engines => engines(&mut site),
         };
         let seconds = started.elapsed().as_secs_f64();
         match &result {
@@ -144,7 +136,11 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
                 "layer {} passed: {} {}",
                 layer.name(),
                 o.passed,
-                layer.counted()
+                if layer == Layer::Lint {
+                    "checks"
+                } else {
+                    "tests"
+                }
             )),
             Err(e) => say(format!("layer {} FAILED: {e:#}", layer.name())),
         }
@@ -165,6 +161,66 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
         bail!("test layers failed: {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// Where the background site build writes its output.
+const SITE_LOG: &str = "target/test-site.log";
+
+/// What the e2e and engine layers serve, as it deploys: `xtask dist` (both modules release, then
+/// dist/), in a child started before the other layers run, beside them (other Cargo profiles: no
+/// build lock in common); none unless `wanted`. [`Site::ready`] waits for it.
+struct Site {
+    child: Option<std::process::Child>,
+    ok: bool,
+}
+
+impl Site {
+    fn start(wanted: bool) -> Result<Site> {
+        if !wanted {
+            return Ok(Site {
+                child: None,
+                ok: false,
+            });
+        }
+        let out = std::fs::create_dir_all(util::root().join("target"))
+            .and_then(|()| std::fs::File::create(util::root().join(SITE_LOG)))
+            .with_context(|| format!("creating {SITE_LOG}"))?;
+        let child = Command::new(std::env::current_exe()?)
+            .arg("dist")
+            .stdin(std::process::Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()
+            .context("starting `xtask dist`")?;
+        say(format!(
+            "building the site for e2e and engines in the background (output: {SITE_LOG})"
+        ));
+        Ok(Site {
+            child: Some(child),
+            ok: false,
+        })
+    }
+
+    fn ready(&mut self) -> Result<()> {
+        if let Some(mut child) = self.child.take() {
+            self.ok = child.wait().is_ok_and(|s| s.success());
+            let log = std::fs::read_to_string(util::root().join(SITE_LOG)).unwrap_or_default();
+            print!("{log}");
+        }
+        if !self.ok {
+            bail!("building the site failed (its output: {SITE_LOG})");
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 fn print_summary(rows: &[Row]) {
@@ -201,53 +257,46 @@ fn print_summary(rows: &[Row]) {
 type Check = Box<dyn FnOnce() -> Result<()>>;
 
 fn lint() -> Result<Outcome> {
-    let clippy = |extra: &[&str]| {
-        let mut cmd = util::cargo();
-        cmd.args(["clippy", "--package", MAIN_PACKAGE, "--all-targets"])
-            .args(extra)
-            .args(["--", "-D", "warnings"]);
-        cmd
+    let clippy = |package: &str, extra: &[&str]| -> Vec<String> {
+        ["clippy", "--package", package, "--all-targets"]
+            .iter()
+            .chain(extra)
+            .chain(&["--", "-D", "warnings"])
+            .map(|a| a.to_string())
+            .collect()
     };
-    let mut commands: Vec<(&str, Command)> = Vec::new();
-    let mut fmt = util::cargo();
-    fmt.args(["fmt", "--all", "--", "--check"]);
-    commands.push(("rustfmt", fmt));
-    commands.push((
-        "clippy native (+ bench)",
-        clippy(&["--package", BENCH_PACKAGE]),
-    ));
-    commands.push((
-        "clippy native + workshop",
-        clippy(&["--features", "workshop"]),
-    ));
-    commands.push((
-        "clippy native, core alone",
-        clippy(&["--no-default-features"]),
-    ));
-    commands.push((
-        "clippy wasm32 (+ bench)",
-        clippy(&["--target", WASM_TARGET, "--package", BENCH_PACKAGE]),
-    ));
-    commands.push((
-        "clippy wasm32 + workshop",
-        clippy(&["--target", WASM_TARGET, "--features", "workshop"]),
-    ));
-    let mut clippy_xtask = util::cargo();
-    clippy_xtask.args([
-        "clippy",
-        "--package",
-        XTASK_PACKAGE,
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]);
-    commands.push(("clippy xtask", clippy_xtask));
-
+    let bench = ["--package", BENCH_PACKAGE];
+    let commands = [
+        (
+            "rustfmt",
+            ["fmt", "--all", "--", "--check"].map(String::from).to_vec(),
+        ),
+        ("clippy native (+ bench)", clippy(MAIN_PACKAGE, &bench)),
+        (
+            "clippy native + workshop",
+            clippy(MAIN_PACKAGE, &["--features", "workshop"]),
+        ),
+        (
+            "clippy native, core alone",
+            clippy(MAIN_PACKAGE, &["--no-default-features"]),
+        ),
+        (
+            "clippy wasm32 (+ bench)",
+            clippy(MAIN_PACKAGE, &["--target", WASM_TARGET, bench[0], bench[1]]),
+        ),
+        (
+            "clippy wasm32 + workshop",
+            clippy(
+                MAIN_PACKAGE,
+                &["--target", WASM_TARGET, "--features", "workshop"],
+            ),
+        ),
+        ("clippy xtask", clippy(XTASK_PACKAGE, &[])),
+    ];
     let mut checks: Vec<(&str, Check)> = commands
         .into_iter()
-        .map(|(name, mut cmd)| {
-            let run: Check = Box::new(move || util::run(&mut cmd));
+        .map(|(name, args)| {
+            let run: Check = Box::new(move || util::run(util::cargo().args(args)));
             (name, run)
         })
         .collect();
@@ -339,7 +388,7 @@ fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
 /// Runs a command that prints libtest summaries (`cargo test`, `wasm-pack test`) and
 /// counts them; fails when the command fails or any test failed.
 fn run_libtest(cmd: &mut Command) -> Result<LibtestCounts> {
-    let out = run_tee(cmd)?;
+    let out = run_tee(cmd, true)?;
     let counts = libtest_counts(&out.text());
     if !out.status.success() {
         bail!(
@@ -409,7 +458,7 @@ fn browser(which: WasmBrowser) -> Result<Outcome> {
 // ---- e2e --------------------------------------------------------------------------------------
 
 /// `only`: run just these files (by name), as `--changed` asks when only they changed.
-fn e2e(only: Option<&[String]>) -> Result<Outcome> {
+fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
     let root = util::root();
     let dir = root.join("tests/e2e");
     let mut files = e2e_test_files(&dir)?;
@@ -426,22 +475,12 @@ fn e2e(only: Option<&[String]>) -> Result<Outcome> {
         bail!("tests/e2e/node_modules is missing: run `cargo xtask setup`");
     }
 
-    // The page's module as it ships (release); the benchmark worker's in the dev profile: the
-    // Bench panel's test only checks that it runs and shows sane figures, and a dev build
-    // shares its dependencies with `wasm-pack test` instead of a second release link.
-    build::page(false).context("building the page for the end-to-end tests")?;
-    build::module(
-        build::Module::Bench,
-        true,
-        &util::root().join(build::BENCH_OUT_DIR),
-    )
-    .context("building the benchmark worker's module for the end-to-end tests")?;
-    // The native `inbox-lab`, whose `probe` hooks.test.mjs runs (`cargo run`) against the lab.
+    // The native `inbox-lab`, whose `probe` hooks.test.mjs runs (`cargo run`) against the lab:
+    // built here, after the native layer, whose tests run its `--features workshop` build.
     util::run(util::cargo().args(["build", "--package", MAIN_PACKAGE, "--bin", "inbox-lab"]))
         .context("building inbox-lab for the end-to-end tests")?;
-    // The site as it deploys: dist/, from the modules just built.
+    site.ready()?;
     let dist = root.join(dist::DIST_DIR);
-    dist::assemble(&dist).context("building dist/ for the end-to-end tests")?;
     let switches = test_switches_in(&dist)?;
     if !switches.is_empty() {
         bail!(
@@ -453,22 +492,14 @@ fn e2e(only: Option<&[String]>) -> Result<Outcome> {
     // Every file on the project's own server (`cargo xtask serve`'s: the webhook relay, the CSP
     // as a header), and the files in ON_STATIC_HOST again on a static host under a sub-path.
     let host = StaticHost::start(&dist)?;
-    let mut jobs: Vec<E2eJob> = files
-        .iter()
-        .map(|file| E2eJob {
+    let again = files.iter().filter(|f| named_in(f, ON_STATIC_HOST));
+    let jobs: Vec<E2eJob> = (files.iter().map(|f| (f, false)))
+        .chain(again.map(|f| (f, true)))
+        .map(|(file, on_static)| E2eJob {
             file: file.clone(),
-            on_static: false,
+            on_static,
         })
         .collect();
-    jobs.extend(
-        files
-            .iter()
-            .filter(|f| named_in(f, ON_STATIC_HOST))
-            .map(|file| E2eJob {
-                file: file.clone(),
-                on_static: true,
-            }),
-    );
     let workers = e2e_workers();
     say(format!(
         "e2e: {} files on the project's server, {} again on `python3 -m http.server` at {}; \
@@ -616,7 +647,7 @@ fn run_e2e_jobs(
         let threads: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| -> Result<Vec<E2eDone>> {
-                    let server = serve::start_beside_source(dist, &root, "127.0.0.1", 0, false)?;
+                    let server = serve::start(dist, Some(&root), "127.0.0.1", 0, false)?;
                     let own_url = server.reader_url();
                     let mut done = Vec::new();
                     loop {
@@ -727,26 +758,15 @@ const TEST_SWITCHES: [&str; 3] = ["simulate", "testPlant", "opfs-refused"];
 /// test switch.
 fn test_switches_in(dir: &std::path::Path) -> Result<Vec<String>> {
     let mut found = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in
-            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
-        {
-            let path = entry?.path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            for word in TEST_SWITCHES {
-                let named = bytes.windows(word.len()).enumerate().any(|(at, w)| {
-                    let next = bytes.get(at + word.len()).copied().unwrap_or(b' ');
-                    w == word.as_bytes() && !(next.is_ascii_alphanumeric() || next == b'_')
-                });
-                if named {
-                    found.push(format!("{}: {word}", path.display()));
-                }
+    for path in util::files_under(dir, |_| true)? {
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        for word in TEST_SWITCHES {
+            let named = bytes.windows(word.len()).enumerate().any(|(at, w)| {
+                let next = bytes.get(at + word.len()).copied().unwrap_or(b' ');
+                w == word.as_bytes() && !(next.is_ascii_alphanumeric() || next == b'_')
+            });
+            if named {
+                found.push(format!("{}: {word}", path.display()));
             }
         }
     }
@@ -813,24 +833,7 @@ impl Drop for StaticHost {
 }
 
 fn e2e_test_files(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
-    if !dir.is_dir() {
-        return Ok(Vec::new());
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry
-            .with_context(|| format!("reading {}", dir.display()))?
-            .path();
-        let is_test = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with(".test.mjs"));
-        if is_test && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
+    util::files_under(dir, |p| p.to_string_lossy().ends_with(".test.mjs"))
 }
 
 // ---- engines ----------------------------------------------------------------------------------
@@ -842,7 +845,7 @@ const ENGINES: [&str; 3] = ["chromium", "firefox", "webkit"];
 /// (tests/engines): one `node --test` run per engine against the page served here, each
 /// counted on its own. Every engine runs even after one fails; an engine whose browser cannot
 /// start fails its run (the test file's `before` throws, so its tests are cancelled).
-fn engines() -> Result<Outcome> {
+fn engines(site: &mut Site) -> Result<Outcome> {
     let root = util::root();
     let dir = root.join(ENGINES_DIR);
     let files = e2e_test_files(&dir)?;
@@ -855,20 +858,17 @@ fn engines() -> Result<Outcome> {
 
     // What a reader of a static host gets: dist/ on `python3 -m http.server`, under a
     // sub-path (issue: "`cargo xtask dist` followed by any static server ... in all three").
-    build::page(false).context("building the page for the engine tests")?;
+    site.ready()?;
     let dist = root.join(dist::DIST_DIR);
-    dist::assemble(&dist).context("building dist/ for the engine tests")?;
     let host = StaticHost::start(&dist)?;
     let url = host.url.clone();
     say(format!(
         "serving dist/ for the engine tests on `python3 -m http.server` at {url}"
     ));
 
-    let mut passed = 0;
-    let mut per_engine = Vec::new();
-    let mut failures = Vec::new();
-    for engine in ENGINES {
-        say(format!("---- engine: {engine} ----"));
+    // The three at once, each with its own browser and driver (about a core each at most);
+    // each one's output shown when it ends.
+    let run = |engine: &str| -> Result<u64, String> {
         let mut cmd = util::cmd("node");
         cmd.args([
             "--test",
@@ -881,21 +881,26 @@ fn engines() -> Result<Outcome> {
         .env("INBOX_LAB_ENGINE", engine)
         .env("CHROMIUM", CHROMIUM)
         .env("FIREFOX", FIREFOX);
-        let failure = match run_tee(&mut cmd) {
-            Err(e) => format!("{e:#}"),
-            Ok(out) => {
-                let c = tap_counts(&out.text());
-                match tap_failure(out.status, &c) {
-                    Some(failure) => failure,
-                    None => {
-                        passed += c.pass;
-                        per_engine.push(format!("{engine} {}", c.pass));
-                        continue;
-                    }
-                }
+        let out = run_tee(&mut cmd, false).map_err(|e| format!("{e:#}"))?;
+        let c = tap_counts(&out.text());
+        tap_failure(out.status, &c).map_or(Ok(c.pass), Err)
+    };
+    let runs: Vec<(&str, Result<u64, String>)> = std::thread::scope(|scope| {
+        let threads = ENGINES.map(|engine| (engine, scope.spawn(move || run(engine))));
+        threads
+            .into_iter()
+            .map(|(engine, t)| (engine, t.join().unwrap_or(Err("panicked".into()))))
+            .collect()
+    });
+    let (mut passed, mut per_engine, mut failures) = (0, Vec::new(), Vec::new());
+    for (engine, result) in runs {
+        match result {
+            Ok(n) => {
+                passed += n;
+                per_engine.push(format!("{engine} {n}"));
             }
-        };
-        failures.push(format!("{engine} ({failure})"));
+            Err(failure) => failures.push(format!("{engine} ({failure})")),
+        }
     }
     drop(host);
     if !failures.is_empty() {

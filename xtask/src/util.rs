@@ -45,31 +45,33 @@ pub fn which(name: &str) -> Option<PathBuf> {
 }
 
 fn is_executable(path: &Path) -> bool {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                meta.permissions().mode() & 0o111 != 0
-            }
-            #[cfg(not(unix))]
-            {
-                true
-            }
-        }
-        _ => false,
-    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Whether we run as root (then `apt-get` may be used).
 pub fn is_root() -> bool {
-    // /proc/self/status has "Uid:\t<real>\t<effective>\t...": avoids a libc dependency.
-    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
-        if let Some(line) = status.lines().find(|l| l.starts_with("Uid:")) {
-            return line.split_whitespace().nth(2) == Some("0");
+    output_of(Command::new("id").arg("-u")).as_deref() == Some("0")
+}
+
+/// Every file under `dir` for which `keep` says so, in a stable order; `node_modules` left out.
+pub fn files_under(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
+            let path = entry?.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "node_modules") {
+                    todo.push(path);
+                }
+            } else if keep(&path) {
+                found.push(path);
+            }
         }
     }
-    output_of(Command::new("id").arg("-u")).as_deref() == Some("0")
+    found.sort();
+    Ok(found)
 }
 
 /// Human-readable form of a command line, for messages.
@@ -126,8 +128,9 @@ impl Teed {
     }
 }
 
-/// Runs a command, streaming its stdout and stderr to ours while capturing both.
-pub fn run_tee(cmd: &mut Command) -> Result<Teed> {
+/// Runs a command, capturing its stdout and stderr and showing them: as they come if `live`,
+/// else when it ends (so that two commands at once do not mix their lines).
+pub fn run_tee(cmd: &mut Command, live: bool) -> Result<Teed> {
     say(format!("$ {}", show(cmd)));
     let mut child = cmd
         .stdin(Stdio::null())
@@ -137,13 +140,22 @@ pub fn run_tee(cmd: &mut Command) -> Result<Teed> {
         .with_context(|| format!("could not start `{}`", show(cmd)))?;
     let out = child.stdout.take().context("no stdout pipe")?;
     let err = child.stderr.take().context("no stderr pipe")?;
-    let out_thread = thread::spawn(move || copy_and_keep(out, std::io::stdout()));
-    let err_thread = thread::spawn(move || copy_and_keep(err, std::io::stderr()));
+    let shown = |to: Box<dyn Write + Send>| if live { to } else { Box::new(std::io::sink()) };
+    let (to_out, to_err) = (
+        shown(Box::new(std::io::stdout())),
+        shown(Box::new(std::io::stderr())),
+    );
+    let out_thread = thread::spawn(move || copy_and_keep(out, to_out));
+    let err_thread = thread::spawn(move || copy_and_keep(err, to_err));
     let status = child
         .wait()
         .with_context(|| format!("waiting for `{}`", show(cmd)))?;
     let stdout = out_thread.join().unwrap_or_default();
     let stderr = err_thread.join().unwrap_or_default();
+    if !live {
+        print!("{stdout}");
+        eprint!("{stderr}");
+    }
     Ok(Teed {
         status,
         stdout,

@@ -76,7 +76,7 @@ pub fn run(options: &Options) -> Result<()> {
     }
     let dist = util::root().join(dist::DIST_DIR);
     dist::assemble(&dist)?;
-    let server = serve::start(&dist, &options.host, options.port, true)?;
+    let server = serve::start(&dist, None, &options.host, options.port, true)?;
     println!(
         "Serving inbox-lab with the workshop's handler at {} (the race lab and \"Write your own handler\" list it as \"workshop\")",
         server.reader_url()

@@ -4,42 +4,10 @@
 //
 //   node xtask/tools/dist.mjs <repository root> <out dir>
 //
-// What comes out (every name but index.html, sw.js, relay.json and _headers
-// carries a hash of its content, so a host may cache those files forever):
-//
-//   index.html                 the source's markup; its stylesheet and entry
-//                              module replaced by the built ones, the CSP as a
-//                              <meta> tag, preload links for what the page
-//                              needs first, and the build's version
-//   sw.js                      the service worker (www/sw.js with the list of
-//                              files and the version filled in): a stable name,
-//                              because a browser finds a new deployment by
-//                              fetching the same URL and seeing other bytes
-//   relay.json                 {"relay": false}: a static host has no webhook
-//                              relay; `cargo xtask serve` answers this path
-//                              itself with {"relay": true}
-//   _headers                   the CSP and the caching as headers, for hosts
-//                              that read such a file (Netlify, Cloudflare Pages)
-//   assets/app-<hash>.js       the page: www/app.js and everything it imports
-//   assets/editor-<hash>.js    ... but what it imports lazily (import('./x.js')):
-//                              the SQL console's editor (CodeMirror), a chunk
-//                              of its own, fetched when the console is shown
-//   assets/licenses-<hash>.txt the licences of the npm packages bundled
-//   assets/worker-<hash>.js    one bundle per worker (new Worker(...)): the
-//   assets/guest-<hash>.js         database's, its foreign work's (started by it),
-//   assets/crashworker-<hash>.js   the crash lab's, the bench's,
-//   assets/benchworker-<hash>.js   each with the wasm-bindgen glue it imports
-//   assets/inbox_lab-<hash>.wasm, assets/inbox_lab_bench-<hash>.wasm
-//   assets/style-<hash>.css    www/style.css with its @imports inlined
-//
-// One mechanism joins them: every `new URL('<relative path>', import.meta.url)`
-// in the source names a file the page loads at run time (a worker script, a
-// wasm module). The bundler cannot follow those, so the plugin below builds
-// the file named first, then rewrites the path to the built file's name.
-// A `new URL(..., import.meta.url)` naming anything else stops the build.
-//
-// Every URL stays relative (to the page, or to the bundle that holds it):
-// the same dist/ works at / and under any sub-path.
+// What comes out, and the one mechanism that joins the files (every
+// `new URL('<relative path>', import.meta.url)` is built first, then
+// rewritten to the built name; any other is a build error): docs/hosting.md,
+// "How the build joins the files". Every URL stays relative.
 
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';

@@ -10,7 +10,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::core::error::Params;
+use super::HANDLER;
+use crate::core::error::{Error, Params, Reason};
 
 /// The languages a refusal is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +63,14 @@ crate::core::error::code_enum! {
         OnBusyPlace => "on_busy_place",
         /// Params: none.
         MixedAndOr => "mixed_and_or",
+        /// While running (the handler's own mistake, [`ParseError::into_error`]):
+        /// COMMIT or ROLLBACK with no transaction open. Params: `word`.
+        NoTransaction => "no_transaction",
+        /// While running: BEGIN inside an open transaction. Params: none.
+        NestedBegin => "nested_begin",
+        /// While running: ANSWER with the transaction still open. Params:
+        /// `step` for a handler in Rust (else the line).
+        AnsweredOpen => "answered_open",
     }
 }
 
@@ -228,6 +237,45 @@ impl ParseError {
             (Lang::Ru, MixedAndOr) => {
                 "AND и OR в одном условии: оставьте одно из них или вложите два IF".to_owned()
             }
+            (Lang::En, NoTransaction) => format!(
+                "{}{} runs with no transaction open: the handler's own mistake (its BEGIN is missing, or its transaction already ended)",
+                p("word"), self.on_line(lang)
+            ),
+            (Lang::Ru, NoTransaction) => format!(
+                "{}{} выполняется без открытой транзакции: ошибка самого обработчика (нет BEGIN, или транзакция уже закончилась)",
+                p("word"), self.on_line(lang)
+            ),
+            (Lang::En, NestedBegin) => format!(
+                "BEGIN{} runs inside a transaction already open: the handler's own mistake (the first one never ended)",
+                self.on_line(lang)
+            ),
+            (Lang::Ru, NestedBegin) => format!(
+                "BEGIN{} выполняется внутри уже открытой транзакции: ошибка самого обработчика (первая так и не закончилась)",
+                self.on_line(lang)
+            ),
+            (Lang::En, AnsweredOpen) => {
+                let at = match self.params.get("step") {
+                    Some(step) => format!("at step {step}"),
+                    None => format!("on line {}", self.line),
+                };
+                format!("the handler answered {at} with its transaction still open; it was rolled back")
+            }
+            (Lang::Ru, AnsweredOpen) => {
+                let at = match self.params.get("step") {
+                    Some(step) => format!("на шаге {step}"),
+                    None => format!("в строке {}", self.line),
+                };
+                format!("обработчик ответил {at} при открытой транзакции; она откатена")
+            }
+        }
+    }
+
+    /// ` on line L` (` в строке L`); nothing for a handler in Rust (line 0).
+    fn on_line(&self, lang: Lang) -> String {
+        match (self.line, lang) {
+            (0, _) => String::new(),
+            (line, Lang::En) => format!(" on line {line}"),
+            (line, Lang::Ru) => format!(" в строке {line}"),
         }
     }
 
@@ -278,6 +326,35 @@ fn phrase(lang: Lang, key: &str) -> &str {
     match lang {
         Lang::En => en,
         Lang::Ru => ru,
+    }
+}
+
+impl ParseError {
+    /// A mistake the handler made while it ran ([`ScriptCode::NoTransaction`],
+    /// …) as its delivery's error: `invalid_input` of the field `handler`,
+    /// the line among its params, the English sentence as its message.
+    pub fn into_error(self) -> Error {
+        let mut reason = Reason::new(self.code, self.text(Lang::En)).with("line", self.line);
+        for (&name, value) in &self.params {
+            reason = reason.with(name, value);
+        }
+        Error::refused(HANDLER, reason)
+    }
+
+    /// The handler's own mistake that `err` is ([`ParseError::into_error`]),
+    /// to say it in either language.
+    pub fn of(err: &Error) -> Option<ParseError> {
+        let Error::InvalidInput { field, reason } = err else {
+            return None;
+        };
+        let params = reason.params();
+        (*field == HANDLER).then_some(())?;
+        Some(ParseError {
+            code: reason.code().parse().ok()?,
+            line: params.get("line").and_then(|l| l.parse().ok()).unwrap_or(0),
+            column: 1,
+            params: params.clone(),
+        })
     }
 }
 

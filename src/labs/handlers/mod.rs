@@ -135,6 +135,14 @@ impl Handler {
         parsed[at].clone().map_err(Error::storage)
     }
 
+    /// Whether its text has a statement whose step is one of `ops`
+    /// (`insert`, `credit`, ...): a crash point after a statement it lacks
+    /// can never fire (no_dedup has no INSERT into inbox).
+    pub fn has_step(self, ops: &[&str]) -> bool {
+        self.program()
+            .is_ok_and(|p| p.statements.iter().any(|s| ops.contains(&s.op(false))))
+    }
+
     /// A delivery of `payload` by this handler, not yet started. The payload
     /// is validated into an [`Event`] first, whichever the handler: the
     /// mistakes get their lesson wrong, not the input rules.

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
+use super::message::{ParseError, ScriptCode};
 use super::parse::{
     check_statement, AnswerKind, Atom, CmpOp, Cond, Instr, Kind, Operand, Param, Program, Statement,
 };
@@ -53,11 +54,14 @@ enum Ahead {
     Refused(String),
 }
 
+/// Where an answer is given: its line, or a handler in Rust's step.
+struct At(usize, Option<u32>);
+
 /// What comes next, whatever the source.
 enum Upcoming {
     Sql(Arc<Statement>),
-    /// The answer, and where it is given ("on line 7", "at step 6").
-    Answer(AnswerKind, String),
+    /// The answer, and where it is given.
+    Answer(AnswerKind, At),
     /// The delivery cannot go on: why.
     Stuck(String),
 }
@@ -180,14 +184,12 @@ impl Script {
                     Some(s) => Upcoming::Sql(s.clone()),
                     None => Upcoming::Stuck("no such statement".into()),
                 },
-                Some(Instr::Answer(kind, line)) => {
-                    Upcoming::Answer(*kind, format!("on line {line}"))
-                }
+                Some(Instr::Answer(kind, line)) => Upcoming::Answer(*kind, At(*line, None)),
                 _ => Upcoming::Stuck("the handler ended without ANSWER".into()),
             },
             Source::Rust { ahead, .. } => match ahead {
                 Ahead::Sql(s, _) => Upcoming::Sql(s.clone()),
-                Ahead::Answer(kind, step) => Upcoming::Answer(*kind, format!("at step {step}")),
+                Ahead::Answer(kind, step) => Upcoming::Answer(*kind, At(0, Some(*step))),
                 Ahead::Refused(why) => Upcoming::Stuck(why.clone()),
             },
         }
@@ -272,6 +274,10 @@ impl Script {
         };
         let in_transaction = !conn.is_autocommit();
         let op = stmt.op(self.registering);
+        if let Some(mistake) = misplaced(&stmt, in_transaction) {
+            self.trace.failed(op, stmt.shown, 0);
+            return Err(self.end(conn, mistake));
+        }
         if stmt.kind == Kind::Rollback && in_transaction {
             // The trace's own ROLLBACK: it marks what it undoes.
             if let Err(e) = self.trace.abort(conn) {
@@ -313,7 +319,7 @@ impl Script {
             }
         }
         match self.upcoming() {
-            Upcoming::Answer(kind, at) => self.answer(conn, kind, &at).map(Some),
+            Upcoming::Answer(kind, at) => self.answer(conn, kind, at).map(Some),
             Upcoming::Sql(_) => Ok(None),
             Upcoming::Stuck(why) => Err(self.end(conn, Error::storage(why))),
         }
@@ -359,13 +365,14 @@ impl Script {
         self.trace.roll_back(conn, err)
     }
 
-    fn answer(&mut self, conn: &Connection, kind: AnswerKind, at: &str) -> Result<Answer, Error> {
+    fn answer(&mut self, conn: &Connection, kind: AnswerKind, at: At) -> Result<Answer, Error> {
         if !conn.is_autocommit() {
-            let err = Error::storage(format!(
-                "the handler answered {at} with its transaction still open; \
-                 it was rolled back"
-            ));
-            return Err(self.end(conn, err));
+            let open = ParseError::new(ScriptCode::AnsweredOpen, at.0, 1);
+            let err = match at.1 {
+                Some(step) => open.with("step", step),
+                None => open,
+            };
+            return Err(self.end(conn, err.into_error()));
         }
         self.finished = true;
         self.verdict(kind)
@@ -439,6 +446,22 @@ impl Script {
             }
         })
     }
+}
+
+/// A transaction word where it cannot run (COMMIT or ROLLBACK with none
+/// open, BEGIN inside one): the handler's own mistake, on its line.
+fn misplaced(stmt: &Statement, in_transaction: bool) -> Option<Error> {
+    let code = match stmt.kind {
+        Kind::Commit | Kind::Rollback if !in_transaction => ScriptCode::NoTransaction,
+        Kind::Begin if in_transaction => ScriptCode::NestedBegin,
+        _ => return None,
+    };
+    let word = stmt.kind.as_str().to_ascii_uppercase();
+    Some(
+        ParseError::new(code, stmt.line, 1)
+            .with("word", word)
+            .into_error(),
+    )
 }
 
 /// What a Rust handler does at `step`, its statement checked.

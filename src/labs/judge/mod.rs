@@ -17,9 +17,12 @@
 //! wrong (the handler is broken; the rest would only cost time).
 //!
 //! Invariant: every count comes from deliveries that really ran on real
-//! SQLite; the first failure is replayable (a race schedule with its event
-//! goes to [`crate::labs::race::replay_event`] as it is; the seed gives the
-//! same report again).
+//! SQLite; the first failure of each check is explained in the reader's
+//! words, EN and RU, with the steps that ran ([`explain`]), and is
+//! replayable (a race schedule with its event goes to
+//! [`crate::labs::race::replay_event`] as it is; the seed gives the same
+//! report again). A handler that parses always gets a verdict: an `Err`
+//! here is the lab's own failure (the CLI's exit 3).
 
 use std::collections::BTreeMap;
 
@@ -32,8 +35,11 @@ use crate::labs::crash::Summary as CrashSummary;
 use crate::labs::handlers::{Answer, Contender, Payload};
 use crate::labs::race::{explore_event, race_payload, replay_event, Arena};
 use crate::labs::tools::budget::{Budget, Meter, Spent};
+pub use explain::Explained;
+use explain::{Log, Said};
 use sample::Sample;
 
+pub mod explain;
 pub mod sample;
 // Natively: they judge on scratch files.
 #[cfg(all(test, not(target_family = "wasm")))]
@@ -172,6 +178,9 @@ pub struct Report {
     pub crash: Option<CrashCounts>,
     pub cases: BTreeMap<&'static str, String>,
     pub first_failure: Option<Failure>,
+    /// The first failure of each check that failed (race, faults, crash,
+    /// cases, in this order; the first is `first_failure`), explained.
+    pub failures: Vec<Explained>,
     /// Why the judge stopped early (its budget ran out), if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -190,7 +199,7 @@ pub const CASES: [&str; 6] = [
 /// Judges `contender` over the events of `seed` ([`Sample::of`]): the
 /// cases, the faults, the race with each number of `deliveries`, then the
 /// caller's crash sweep `crash` (its counts and its first failing crash
-/// point; `None` where it cannot run). `open` must return a new connection
+/// point, [`explain::crash`]; `None` where it cannot run). `open` must return a new connection
 /// to one shared scratch database each call.
 ///
 /// # Errors
@@ -201,7 +210,7 @@ pub fn judge(
     open: impl Fn() -> Result<Connection, Error>,
     budget: Budget,
     seed: u64,
-    crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
+    crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Explained>)>, Error>,
 ) -> Result<Report, Error> {
     judge_reporting(
         contender,
@@ -235,7 +244,7 @@ pub fn judge_reporting(
     open: impl Fn() -> Result<Connection, Error>,
     budget: Budget,
     seed: u64,
-    crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Failure>)>, Error>,
+    crash: impl FnOnce() -> Result<Option<(CrashCounts, Option<Explained>)>, Error>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, Error> {
     let sample = Sample::of(seed, contender);
@@ -261,6 +270,7 @@ pub fn judge_reporting(
         crash: None,
         cases: BTreeMap::new(),
         first_failure: None,
+        failures: Vec::new(),
         stopped: None,
     };
     let single = Arena::new(1, metered)?;
@@ -268,21 +278,19 @@ pub fn judge_reporting(
     let mut case_failure = None;
     for case in CASES {
         let mut what = "ok".to_owned();
-        for i in 0..sample.events.len() {
-            let wrong = run_case(&single, contender, case, &sample, i)?;
-            if let Some(stop) = stopped(&meter, wrong.as_deref().unwrap_or("")) {
+        for (i, event) in sample.events.iter().enumerate() {
+            let mut log = Log::default();
+            let wrong = run_case(&single, contender, case, &sample, i, &mut log)?;
+            if let Some(stop) = stopped(&meter, wrong.as_ref().map_or("", |w| w.en.as_str())) {
                 report.stopped = Some(stop);
                 return Ok(report);
             }
             if let Some(wrong) = wrong {
-                what = format!("{}: {wrong}", shown(&sample.events[i]));
-                if case_failure.is_none() {
-                    case_failure = Some(Failure::Case {
-                        case: case.to_owned(),
-                        what: what.clone(),
-                        event: sample.events[i].clone(),
-                    });
+                let failed = explain::case(case, event, &wrong, log);
+                if let Failure::Case { what: said, .. } = &failed.failure {
+                    what.clone_from(said);
                 }
+                case_failure = case_failure.or(Some(failed));
                 break;
             }
         }
@@ -325,11 +333,9 @@ pub fn judge_reporting(
             r.wrong_answers += s.wrong_answers;
             r.deadlocks += s.deadlocks;
             if let Some(schedule) = s.failing_schedule {
-                race_failure = race_failure.or(Some(Failure::Race {
-                    deliveries: k,
-                    schedule,
-                    event: event.clone(),
-                }));
+                if race_failure.is_none() {
+                    race_failure = Some(explain::race(&arena, contender, event, schedule)?);
+                }
                 break;
             }
         }
@@ -343,10 +349,11 @@ pub fn judge_reporting(
         report.crash = Some(counts);
         crash_failure = failure;
     }
-    report.first_failure = race_failure
-        .or(fault_failure)
-        .or(crash_failure)
-        .or(case_failure);
+    report.failures = [race_failure, fault_failure, crash_failure, case_failure]
+        .into_iter()
+        .flatten()
+        .collect();
+    report.first_failure = report.failures.first().map(|f| f.failure.clone());
     if report.first_failure.is_none() {
         report.verdict = "correct";
     }
@@ -405,39 +412,7 @@ pub fn deliver(
     contender: &Contender,
     payload: &Payload,
 ) -> Result<Answer, Error> {
-    let mut run = contender.run(payload)?;
-    loop {
-        match run.step(conn) {
-            Ok(None) => {}
-            Ok(Some(answer)) => return Ok(answer),
-            Err(Error::Busy) => return run.time_out(conn),
-            Err(err) => return Err(err),
-        }
-    }
-}
-
-fn said(result: &Result<Answer, Error>) -> String {
-    match result {
-        Ok(a) => format!("{} (200)", a.as_str()),
-        Err(e) => format!("{} ({}): {e}", e.kind(), e.http_status()),
-    }
-}
-
-fn kind(result: &Result<Answer, Error>) -> &str {
-    match result {
-        Ok(a) => a.as_str(),
-        Err(e) => e.kind(),
-    }
-}
-
-/// How a failure names its event: `event "evt-1" from "provider-a"
-/// (account 1, amount 500)` (keys quoted with escapes, so an invisible
-/// difference shows).
-fn shown(e: &Payload) -> String {
-    format!(
-        "event {:?} from {:?} (account {}, amount {})",
-        e.event_id, e.source, e.account_id, e.amount
-    )
+    explain::deliver(conn, contender, payload, 0, &mut Log::default())
 }
 
 /// The committed balance of `account`, the number of inbox rows and the
@@ -459,15 +434,17 @@ fn settled(arena: &Arena, account: i64) -> Result<(i64, i64, i64), Error> {
 }
 
 /// Runs one of the article's cases with event `i` of `sample` on a fresh
-/// database (the event's account at balance 0): `None`, or what went
-/// wrong.
+/// database (the event's account at balance 0), its deliveries' steps into
+/// `log`: `None`, or what went wrong.
 fn run_case(
     arena: &Arena,
     contender: &Contender,
     case: &str,
     sample: &Sample,
     i: usize,
-) -> Result<Option<String>, Error> {
+    log: &mut Log,
+) -> Result<Option<Said>, Error> {
+    use explain::{balance, expect, said as words};
     let p = &sample.events[i];
     let next = sample.next(i);
     arena.reset_for(p.account_id)?;
@@ -476,28 +453,35 @@ fn run_case(
         .ok_or_else(|| Error::storage("no delivery connection"))?;
     let amount = p.amount;
     let account = p.account_id;
-    let expect = |what: &str, got: &Result<Answer, Error>, want: &str| -> Option<String> {
-        (kind(got) != want).then(|| format!("{what}: answered {}; expected {want}", said(got)))
+    let mut who = 0;
+    let mut deliver = |payload: &Payload| {
+        who += 1;
+        explain::deliver(conn, contender, payload, who - 1, log)
     };
-    let nothing_left = |arena: &Arena| -> Result<Option<String>, Error> {
+    let nothing_left = |arena: &Arena| -> Result<Option<Said>, Error> {
         let (balance, rows, _) = settled(arena, account)?;
-        Ok((balance != 0 || rows != 0)
-            .then(|| format!("left balance {balance} and {rows} inbox rows behind")))
+        Ok((balance != 0 || rows != 0).then(|| {
+            words(
+                format!("left balance {balance} and {rows} inbox rows behind"),
+                format!("оставила баланс {balance} и строк в inbox: {rows}"),
+            )
+        }))
     };
     let wrong = match case {
         "replay" => {
-            let first = deliver(conn, contender, p);
-            let second = deliver(conn, contender, p);
-            let (balance, _, _) = settled(arena, account)?;
-            expect("first delivery", &first, "applied")
-                .or_else(|| expect("the replay", &second, "duplicate"))
-                .or_else(|| {
-                    (balance != amount)
-                        .then(|| format!("balance {balance} after a replay; expected {amount}"))
-                })
+            let first = deliver(p);
+            let second = deliver(p);
+            let (b, _, _) = settled(arena, account)?;
+            expect(
+                words("the first delivery", "первая доставка"),
+                &first,
+                "applied",
+            )
+            .or_else(|| expect(words("the replay", "повтор"), &second, "duplicate"))
+            .or_else(|| balance(b, amount, words("after a replay", "после повтора")))
         }
         "other_payload" => {
-            let _ = deliver(conn, contender, p);
+            let _ = deliver(p);
             let other = Payload {
                 amount: if amount + 200 <= MAX_AMOUNT {
                     amount + 200
@@ -506,16 +490,20 @@ fn run_case(
                 },
                 ..p.clone()
             };
-            let second = deliver(conn, contender, &other);
-            let (balance, _, _) = settled(arena, account)?;
+            let second = deliver(&other);
+            let (b, _, _) = settled(arena, account)?;
+            let a = other.amount;
             expect(
-                &format!("the same key with amount {}", other.amount),
+                words(
+                    format!("the same key with amount {a}"),
+                    format!("тот же ключ с суммой {a}"),
+                ),
                 &second,
                 "payload_conflict",
             )
             .or_else(|| {
-                (balance != amount)
-                    .then(|| format!("balance {balance} after another payload; expected {amount}"))
+                let after = words("after another payload", "после другого содержимого");
+                balance(b, amount, after)
             })
         }
         "missing_account" => {
@@ -530,8 +518,9 @@ fn run_case(
                 account_id: missing,
                 ..p.clone()
             };
-            let got = deliver(conn, contender, &elsewhere);
-            expect(&format!("account {missing}"), &got, "unknown_account")
+            let got = deliver(&elsewhere);
+            let what = words(format!("account {missing}"), format!("счёт {missing}"));
+            expect(what, &got, "unknown_account")
                 .map_or_else(|| nothing_left(arena), |w| Ok(Some(w)))?
         }
         "amount_0" => {
@@ -539,12 +528,12 @@ fn run_case(
                 amount: 0,
                 ..p.clone()
             };
-            let got = deliver(conn, contender, &p0);
-            expect("amount 0", &got, "invalid_input")
+            let got = deliver(&p0);
+            expect(words("amount 0", "сумма 0"), &got, "invalid_input")
                 .map_or_else(|| nothing_left(arena), |w| Ok(Some(w)))?
         }
         "provider_b" => {
-            let _ = deliver(conn, contender, p);
+            let _ = deliver(p);
             let source = [next.source.as_str(), "provider-b", "provider-a"]
                 .into_iter()
                 .find(|s| *s != p.source)
@@ -553,39 +542,57 @@ fn run_case(
                 source: source.to_owned(),
                 ..p.clone()
             };
-            let got = deliver(conn, contender, &b);
-            let (balance, _, _) = settled(arena, account)?;
-            expect(
-                &format!("the same event id from {source:?}"),
-                &got,
-                "applied",
-            )
-            .or_else(|| {
-                (balance != 2 * amount)
-                    .then(|| format!("balance {balance}; expected {} (two events)", 2 * amount))
+            let got = deliver(&b);
+            let (after, _, _) = settled(arena, account)?;
+            let what = words(
+                format!("the same event id from {source:?}"),
+                format!("тот же id события из {source:?}"),
+            );
+            expect(what, &got, "applied").or_else(|| {
+                let two = words("with two events", "при двух событиях");
+                balance(after, 2 * amount, two)
             })
         }
         _ => {
             // lock_timeout: another connection holds the write lock.
             arena.observer().execute_batch("BEGIN IMMEDIATE")?;
-            let got = deliver(conn, contender, p);
+            let got = deliver(p);
             arena.observer().execute_batch("ROLLBACK")?;
-            let (balance, _, _) = settled(arena, account)?;
-            let retry = deliver(conn, contender, p);
+            let (held, _, _) = settled(arena, account)?;
+            let retry = deliver(p);
             let (after, _, _) = settled(arena, account)?;
-            expect("a delivery that waited past the lock timeout", &got, "busy")
+            let waited = words(
+                "a delivery that waited past the lock timeout",
+                "доставка, ждавшая дольше таймаута блокировки",
+            );
+            expect(waited, &got, "busy")
                 .or_else(|| {
-                    (balance != 0).then(|| format!("balance {balance} while the lock was held"))
+                    balance(
+                        held,
+                        0,
+                        words("while the lock was held", "пока держалась блокировка"),
+                    )
                 })
-                .or_else(|| expect("the retry after the lock was freed", &retry, "applied"))
                 .or_else(|| {
-                    (after != amount).then(|| format!("balance {after}; expected {amount}"))
+                    let freed = words(
+                        "the retry after the lock was freed",
+                        "повтор после снятия блокировки",
+                    );
+                    expect(freed, &retry, "applied")
                 })
+                .or_else(|| balance(after, amount, words("after the retry", "после повтора")))
         }
     };
     // Whatever the case, no other account may have moved.
     let (_, _, others) = settled(arena, account)?;
-    Ok(wrong.or_else(|| (others != 0).then(|| format!("credited {others} to another account"))))
+    Ok(wrong.or_else(|| {
+        (others != 0).then(|| {
+            words(
+                format!("credited {others} to another account"),
+                format!("зачислила {others} на другой счёт"),
+            )
+        })
+    }))
 }
 
 /// The fault check: for n = 1, 2, …, the delivery dies after n statements
@@ -596,22 +603,31 @@ fn faults(
     contender: &Contender,
     p: &Payload,
     counts: &mut FaultCounts,
-) -> Result<Option<Failure>, Error> {
+) -> Result<Option<Explained>, Error> {
     let conn = arena
         .conn(0)
         .ok_or_else(|| Error::storage("no delivery connection"))?;
     let mut first = None;
     for n in 1u64.. {
         arena.reset_for(p.account_id)?;
+        let mut log = Log::default();
         let mut run = contender.run(p)?;
         let mut ran = 0;
         while ran < n && !run.finished() {
-            match run.step(conn) {
-                Err(Error::Busy) => {
-                    let _ = run.time_out(conn);
+            let (at, statements) = (explain::line(&run), run.next_statements().unwrap_or(&[]));
+            let result = match run.step(conn) {
+                Err(Error::Busy) => run.time_out(conn).map(Some),
+                other => {
+                    ran += 1;
+                    other
                 }
-                _ => ran += 1,
-            }
+            };
+            let said = match &result {
+                Ok(None) => explain::said("ran", "выполнен"),
+                Ok(Some(a)) => explain::answered(&Ok(*a)),
+                Err(e) => explain::answered(&Err(e.clone())),
+            };
+            log.step(0, at, statements, &said, None);
         }
         if ran < n {
             break; // the delivery ended before n statements: every point done
@@ -620,7 +636,8 @@ fn faults(
         // The process dies here: whatever is not committed is lost (and a
         // finished delivery's answer never reaches the sender).
         run.abort(conn)?;
-        let retry = deliver(conn, contender, p);
+        log.note(explain::dies(n));
+        let retry = explain::deliver(conn, contender, p, 1, &mut log);
         let (balance, _, others) = settled(arena, p.account_id)?;
         counts.points += 1;
         let double = balance > p.amount || others != 0;
@@ -630,16 +647,7 @@ fn faults(
         counts.lost_credits += u64::from(lost);
         counts.wrong_answers += u64::from(wrong);
         if (double || lost || wrong) && first.is_none() {
-            first = Some(Failure::Faults {
-                after_statements: n,
-                what: format!(
-                    "{}: the retry answered {}; balance {balance} (expected {})",
-                    shown(p),
-                    said(&retry),
-                    p.amount
-                ),
-                event: p.clone(),
-            });
+            first = Some(explain::fault(n, p, &retry, balance, log));
         }
         if answered {
             break; // the last point: after the answer, which was lost

@@ -660,3 +660,113 @@ fn the_judge_tells_each_check_as_it_starts_for_a_progress_bar() {
         ]
     );
 }
+
+/// `atomic`'s text with every single line deleted and every two adjacent
+/// lines swapped (comments aside: moving one changes nothing), each once.
+fn mutants_of_atomic() -> Vec<(String, String)> {
+    let lines: Vec<&str> = builtin(Handler::Atomic)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    let text = |ls: &[&str]| ls.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let mut out = Vec::new();
+    for i in 0..lines.len() {
+        let mut ls = lines.clone();
+        ls.remove(i);
+        out.push((format!("atomic without line {}", i + 1), text(&ls)));
+        if i + 1 < lines.len() {
+            let mut ls = lines.clone();
+            ls.swap(i, i + 1);
+            out.push((
+                format!("atomic with lines {} and {} swapped", i + 1, i + 2),
+                text(&ls),
+            ));
+        }
+    }
+    out
+}
+
+/// For every built-in mistake and every mutant of `atomic` that parses,
+/// the judge ends with a verdict, never its own error; every check that
+/// counted a failure carries its explanation, in English and Russian, and
+/// the steps that replay it; and no sentence is a raw storage error.
+#[test]
+fn every_mutant_of_atomic_and_every_mistake_is_judged_with_each_failure_explained() {
+    let mut judged_any = 0;
+    let builtins = Handler::ALL
+        .iter()
+        .map(|h| (h.as_str().to_owned(), builtin(*h).to_owned()));
+    for (name, text) in builtins.chain(mutants_of_atomic()) {
+        let Ok(program) = parse(&text) else {
+            continue; // exit 2: it does not parse
+        };
+        judged_any += 1;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("judge.sqlite3");
+        let path = path.to_str().expect("utf-8");
+        let contender = Contender::Script {
+            name: name.clone(),
+            program,
+        };
+        let report = match judge(
+            &contender,
+            &[2],
+            || open_scratch(path),
+            JUDGE_BUDGET,
+            SEED,
+            || Ok(None),
+        ) {
+            Ok(report) => report,
+            Err(e) => panic!("{name}: the judge ended in its own error: {e}\n{text}"),
+        };
+        let r = serde_json::to_value(&report).expect("json");
+        let line = r.to_string();
+        for raw in [
+            "cannot be used",
+            "no transaction is active",
+            "storage error",
+        ] {
+            assert!(!line.contains(raw), "{name}: raw {raw:?}: {r}");
+        }
+        let failed = |check: &str| {
+            r["failures"]
+                .as_array()
+                .is_some_and(|fs| fs.iter().any(|f| f["check"] == check))
+        };
+        let counted = |c: &serde_json::Value| {
+            [
+                "double_credits",
+                "lost_credits",
+                "wrong_answers",
+                "deadlocks",
+            ]
+            .iter()
+            .any(|k| c[k].as_u64() > Some(0))
+        };
+        assert_eq!(counted(&r["race"]), failed("race"), "{name}: race: {r}");
+        assert_eq!(
+            counted(&r["faults"]),
+            failed("faults"),
+            "{name}: faults: {r}"
+        );
+        let bad_case = report.cases.values().any(|v| v != "ok");
+        assert_eq!(bad_case, failed("case"), "{name}: cases: {r}");
+        assert_eq!(
+            r["verdict"] == "broken",
+            !r["failures"].as_array().is_none_or(Vec::is_empty) || report.stopped.is_some(),
+            "{name}: {r}"
+        );
+        for f in r["failures"].as_array().into_iter().flatten() {
+            let ru = f["why"]["ru"].as_str().unwrap_or_default();
+            let en = f["why"]["en"].as_str().unwrap_or_default();
+            assert!(en.len() > 20, "{name}: why.en: {f}");
+            assert!(
+                ru.chars().any(|c| ('а'..='я').contains(&c)),
+                "{name}: why.ru: {f}"
+            );
+            let steps = f["steps"].as_array().map_or(0, Vec::len);
+            assert!(steps > 0, "{name}: no steps to replay: {f}");
+        }
+    }
+    assert!(judged_any > 20, "only {judged_any} handlers parsed");
+}

@@ -135,6 +135,30 @@ impl StepHandler for AnswersOpen {
     }
 }
 
+/// A handler that commits before it began.
+struct CommitsFirst;
+
+impl StepHandler for CommitsFirst {
+    fn next(&self, step: u32, _: &Last, _: &Event) -> Next {
+        match step {
+            0 => Next::sql("COMMIT", 1),
+            _ => Next::Answer(AnswerKind::Applied),
+        }
+    }
+}
+
+#[test]
+fn a_rust_handlers_misplaced_commit_is_its_own_mistake_with_no_line_to_name() {
+    static FIRST: CommitsFirst = CommitsFirst;
+    let report = judged(&Contender::Rust(&FIRST));
+    assert_eq!(report.verdict, "broken");
+    let replay = &report.cases["replay"];
+    assert!(
+        replay.contains("failed: COMMIT runs with no transaction open: the handler's own mistake"),
+        "{replay}"
+    );
+}
+
 #[test]
 fn a_refused_statement_or_an_answer_with_the_transaction_open_fails_with_its_reason() {
     static REFUSED: Refused = Refused;

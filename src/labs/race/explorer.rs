@@ -184,7 +184,13 @@ pub enum StepResult {
     /// The delivery answered.
     Answered { answer: Answer },
     /// The delivery failed with this error kind.
-    Failed { kind: &'static str, message: String },
+    Failed {
+        kind: &'static str,
+        message: String,
+        /// The error itself (the judge says it in the reader's language).
+        #[serde(skip)]
+        error: Error,
+    },
 }
 
 /// One step of a race, for the page's log.
@@ -297,6 +303,7 @@ impl Race {
             Err(e) => StepResult::Failed {
                 kind: e.kind(),
                 message: e.to_string(),
+                error: e,
             },
         };
         let committed = arena.committed()?;

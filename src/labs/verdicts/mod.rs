@@ -14,6 +14,11 @@
 //! for good, a "duplicate" that was not one, the stored first delivery
 //! rewritten, a failure answered after part of the work was committed.
 //!
+//! A correct verdict on a mistake is correct *this time*: it names the
+//! schedule that breaks the handler ([`Verdict::breaks_on`]), so it never
+//! reads like the atomic handler's "correct by construction". A crash point
+//! asked for that no step reached says why ([`Verdict::unreached`]).
+//!
 //! Invariant: the judgement ([`judge`]) is a pure function of the trace and
 //! the tables; it never asks the handler what it meant, so a mistaken
 //! handler is shown failing in its own words and the atomic handler's prose
@@ -57,6 +62,57 @@ crate::core::named::named! {
         Unknown => "unknown",
     }
 }
+
+/// A schedule that breaks a mistaken handler: what a verdict that found it
+/// correct this time names ([`Verdict::breaks_on`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// The same event again (a lost response, retried).
+    Repeat,
+    /// The same key with another payload.
+    OtherPayload,
+    /// A crash right after the INSERT into inbox.
+    CrashAfterInsert,
+    /// A crash right after the UPDATE of the balance.
+    CrashAfterUpdate,
+}
+
+impl Schedule {
+    /// What breaks `handler`: each mistake's lesson (its doc comment in
+    /// [`Handler`]); `None` for the atomic handler, which nothing breaks.
+    pub fn breaking(handler: Handler) -> Option<Schedule> {
+        match handler {
+            Handler::Atomic => None,
+            Handler::NoDedup | Handler::InsertOrReplace => Some(Schedule::Repeat),
+            Handler::CheckThenAct => Some(Schedule::CrashAfterUpdate),
+            Handler::TwoTransactions => Some(Schedule::CrashAfterInsert),
+            Handler::InsertOrIgnore => Some(Schedule::OtherPayload),
+        }
+    }
+}
+
+/// A crash point asked for that did not fire: `{fault, why}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Unreached {
+    pub fault: Fault,
+    pub why: Missed,
+}
+
+/// Why a crash point did not fire, from the steps that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Missed {
+    /// The handler has no such statement (no_dedup has no INSERT into inbox).
+    Absent,
+    /// It has one, but this delivery answered before running it.
+    NotRun,
+    /// It ran and changed no row (the INSERT found the key already there).
+    NoRow,
+}
+
+/// The steps that register the event: the INSERTs into inbox.
+const INSERTS: [&str; 3] = ["insert", "insert_or_ignore", "insert_or_replace"];
 
 /// What the sender heard from one delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +196,7 @@ pub struct Kept {
 
 /// The verdict on one delivery, with the facts it was drawn from. Wire form:
 /// `{kind, handler, heard, credits_before, credits, credits_known, kept,
-/// sent, stored_before, stored_after, balance}`.
+/// sent, stored_before, stored_after, balance, breaks_on, unreached}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Verdict {
     pub kind: Kind,
@@ -160,6 +216,11 @@ pub struct Verdict {
     pub stored_before: Option<Stored>,
     pub stored_after: Option<Stored>,
     pub balance: Option<Balance>,
+    /// On a correct verdict for a mistake: the schedule that breaks it
+    /// (`None`: correct by construction, or not correct).
+    pub breaks_on: Option<Schedule>,
+    /// The crash point asked for, if no step reached it.
+    pub unreached: Option<Unreached>,
 }
 
 /// The delivered payload, as compared with the stored one.
@@ -188,7 +249,33 @@ impl Verdict {
             stored_before: None,
             stored_after: None,
             balance: None,
+            breaks_on: None,
+            unreached: None,
         }
+    }
+
+    /// Notes that `fault` was asked for and no step crashed, and why: the
+    /// handler has no such statement, did not run it, or it changed no row.
+    #[must_use]
+    pub fn asked(mut self, fault: Option<Fault>, trace: &Trace) -> Verdict {
+        let steps = trace.steps();
+        let Some(fault) = fault else { return self };
+        if steps.is_empty() || steps.iter().any(|s| s.effect == Effect::Crashed) {
+            return self;
+        }
+        let ops: &[&str] = match fault {
+            Fault::AfterInsert => &INSERTS,
+            Fault::AfterUpdate => &["credit"],
+        };
+        let why = if steps.iter().any(|s| ops.contains(&s.op)) {
+            Missed::NoRow
+        } else if self.handler.has_step(ops) {
+            Missed::NotRun
+        } else {
+            Missed::Absent
+        };
+        self.unreached = Some(Unreached { fault, why });
+        self
     }
 
     /// A delivery whose tables could not be read afterwards.
@@ -211,7 +298,7 @@ fn kept(trace: &Trace) -> Kept {
             .any(|s| ops.contains(&s.op) && s.effect == Effect::Kept && s.rows > 0)
     };
     Kept {
-        row: kept(&["insert", "insert_or_ignore", "insert_or_replace"]),
+        row: kept(&INSERTS),
         credit: kept(&["credit"]),
     }
 }
@@ -277,6 +364,12 @@ pub fn judge(
             before: before.balance,
             after: after.balance,
         }),
+        breaks_on: if kind == Kind::Correct {
+            Schedule::breaking(handler)
+        } else {
+            None
+        },
+        unreached: None,
     }
 }
 
@@ -348,13 +441,14 @@ impl Referee {
         verdict
     }
 
-    /// Runs one delivery (`run`) and judges it: the one way the facade and
-    /// the tests deliver with a verdict. `answer` reads what a success
-    /// answered.
+    /// Runs one delivery (`run`, asked to crash at `fault`) and judges it:
+    /// the one way the facade and the tests deliver with a verdict.
+    /// `answer` reads what a success answered.
     pub fn watch<T>(
         &mut self,
         conn: &Connection,
         handler: Handler,
+        fault: Option<Fault>,
         event: &Event,
         answer: impl Fn(&T) -> Answer,
         run: impl FnOnce() -> (Result<T, Error>, Trace),
@@ -362,7 +456,9 @@ impl Referee {
         let before = self.look(conn, event).ok();
         let (result, trace) = run();
         let heard = Heard::of(&result, answer);
-        let verdict = self.judge(conn, handler, event, heard, &trace, before);
+        let verdict = self
+            .judge(conn, handler, event, heard, &trace, before)
+            .asked(fault, &trace);
         (result, trace, verdict)
     }
 }
@@ -384,6 +480,7 @@ impl Referee {
         self.watch(
             conn,
             handler,
+            fault,
             &event,
             |a| *a,
             || handler.deliver_traced(conn, payload, fault),

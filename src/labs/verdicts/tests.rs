@@ -231,3 +231,72 @@ fn an_unwatched_registered_row_counts_as_credited_once() {
     assert!(!verdict.credits_known);
     assert_eq!((verdict.kind, verdict.credits), (Kind::CreditedTwice, 2));
 }
+
+#[test]
+fn a_mistake_right_this_time_names_the_schedule_that_breaks_it() {
+    for handler in Handler::ALL {
+        let first = play(handler, Case::Plain).remove(0);
+        assert_eq!(first.kind, Kind::Correct, "{handler}");
+        assert_eq!(first.breaks_on, Schedule::breaking(handler), "{handler}");
+        assert_eq!(
+            play(handler, Case::AmountZero)[0].breaks_on,
+            None,
+            "{handler}: a refusal by the input rules"
+        );
+        let Some(schedule) = first.breaks_on else {
+            assert_eq!(
+                handler,
+                Handler::Atomic,
+                "only atomic is correct by construction"
+            );
+            continue;
+        };
+        // The schedule named really breaks it, and the wrong verdict names none.
+        let case = match schedule {
+            Schedule::Repeat => Case::LostResponse,
+            Schedule::OtherPayload => Case::OtherPayload,
+            Schedule::CrashAfterInsert => Case::CrashAfterInsert,
+            Schedule::CrashAfterUpdate => Case::CrashAfterUpdate,
+        };
+        let last = play(handler, case).pop().expect("delivered");
+        assert_ne!(
+            last.kind,
+            Kind::Correct,
+            "{handler}: {schedule:?} did not break it"
+        );
+        assert_eq!(last.breaks_on, None, "{handler}");
+    }
+}
+
+#[test]
+fn a_crash_point_no_step_reached_says_why() {
+    let missed = |handler, fault, repeat: bool| {
+        let conn = fresh();
+        let mut referee = Referee::default();
+        if repeat {
+            let (first, _, _) = referee.deliver(&conn, handler, &payload(500), None);
+            assert_eq!(first.expect("applied"), Answer::Applied);
+        }
+        let (_, _, verdict) = referee.deliver(&conn, handler, &payload(500), Some(fault));
+        verdict.unreached.map(|u| (u.fault, u.why))
+    };
+    let insert = Fault::AfterInsert;
+    let update = Fault::AfterUpdate;
+    // no_dedup has no INSERT into inbox at all.
+    assert_eq!(
+        missed(Handler::NoDedup, insert, false),
+        Some((insert, Missed::Absent))
+    );
+    // A repeat: atomic's INSERT finds the key; check_then_act answers before its UPDATE.
+    assert_eq!(
+        missed(Handler::Atomic, insert, true),
+        Some((insert, Missed::NoRow))
+    );
+    assert_eq!(
+        missed(Handler::CheckThenAct, update, true),
+        Some((update, Missed::NotRun))
+    );
+    // Reached: nothing to say.
+    assert_eq!(missed(Handler::Atomic, insert, false), None);
+    assert_eq!(missed(Handler::NoDedup, update, false), None);
+}

@@ -8,7 +8,7 @@
 // * the workload's operations as a picture, one box per operation, each
 //   coloured (and marked) by what a crash right after it left behind;
 // * a table: k, file, operation, offset, length, result;
-// * the summary line, the same as `inbox-lab crash-lab` prints natively;
+// * the summary line, the same as inbox-lab crash-lab prints natively;
 // * random kills: a stream of deliveries killed at random moments.
 //
 // The console gets the same experiments: `inboxCrashLab.sweep({mode,
@@ -38,12 +38,12 @@ register({
     'crashlab.run': 'Run the sweep',
     'crashlab.running': 'Crash point {k} of {total}…',
     'crashlab.preparing': 'Counting the workload’s storage operations…',
-    'crashlab.done': 'Done: {total} crash points.',
+    'crashlab.done': 'Done. Crash points checked: {total}.',
     'crashlab.progress': 'Progress of the sweep',
     'crashlab.picture': 'The workload’s storage operations',
     'crashlab.picture.note':
       'One box per operation, in order. Its colour and mark say what a crash right after it left behind.',
-    'crashlab.box': 'k={k}: {file} {op}, offset {offset}, {len} bytes — {result}',
+    'crashlab.box': 'k={k}: {op} ({file}), offset {offset}, {len} bytes — {result}',
     'crashlab.legend.atomic': 'atomic: exactly before or after',
     'crashlab.legend.partial': 'partial: half-applied or damaged',
     'crashlab.legend.lost_acknowledged': 'lost: an answered event is gone',
@@ -53,11 +53,22 @@ register({
     'crashlab.file.journal': 'journal',
     'crashlab.file.wal': 'WAL',
     'crashlab.legend.ops': 'Letters: O open, W write, S sync, T truncate, D delete.',
+    'crashlab.op.open': 'open',
+    'crashlab.op.write': 'write',
+    'crashlab.op.sync': 'sync',
+    'crashlab.op.truncate': 'truncate',
+    'crashlab.op.delete': 'delete',
+    'crashlab.file.other': 'other file',
+    'crashlab.counted': 'Journal mode {mode}. Crash points: {total}; recovered atomically: {atomic}; left half a commit: {partial}; lost an answered event: {lost}.',
+    'crashlab.line': 'The same line as inbox-lab crash-lab prints',
+    'crashlab.stack':
+      'The counts depend on the storage stack: these workers write as the playground does, through its write coalescing over OPFS, while the native inbox-lab crash-lab writes to a plain file. In DELETE mode both count the same crash points; in WAL mode they differ. docs/crash.md lists both counts.',
     'crashlab.summary': 'Summary',
     'crashlab.verdict.ok': 'Every crash point recovered atomically; no answered event was lost.',
-    'crashlab.verdict.bad': 'Found {partial} partial and {lost} lost crash points: the recovery is not atomic here.',
+    'crashlab.verdict.bad':
+      'The recovery is not atomic here. Crash points that left half a commit: {partial}; that lost an answered event: {lost}.',
     'crashlab.verdict.control_caught':
-      'The control is caught: {partial} crash points left a partial commit once the hot journal was not rolled back.',
+      'The control is caught: the hot journal was not rolled back, and half a commit was left. Crash points where that happened: {partial}.',
     'crashlab.verdict.control_missed': 'The control was not caught: the lab saw no partial commit.',
     'crashlab.table': 'Every crash point',
     'crashlab.col.k': 'k',
@@ -79,7 +90,7 @@ register({
     'crashlab.kills.run': 'Run random kills',
     'crashlab.kills.running': 'Kill {n} of {total}…',
     'crashlab.kills.result':
-      '{trials} kills ({mid} in the middle of the stream), journal mode {mode}: {partial} partial, {lost} lost acknowledged. Balance {balance} = the sum of the {applied} distinct events applied; {retried} retries came back “duplicate”.',
+      'Kills: {trials}, in the middle of the stream: {mid}; journal mode {mode}. Half-applied events: {partial}; answered events lost: {lost}. Balance {balance} = the sum of the distinct events applied ({applied}); retries that came back “duplicate”: {retried}.',
     'crashlab.kills.bad_trials': 'Kills must be a whole number from 1 to 1000.',
     'crashlab.limits':
       'What this shows and what it cannot: a killed tab or a crashed worker never leaves a half-applied event, and never loses one it answered. The writes of a killed worker have already reached the operating system, which keeps them. A power cut is another matter: only what reached the disk survives, and whether an OPFS flush forces the data onto the disk is up to the browser and the operating system — no web page can test it.',
@@ -101,12 +112,12 @@ register({
     'crashlab.run': 'Запустить перебор',
     'crashlab.running': 'Точка сбоя {k} из {total}…',
     'crashlab.preparing': 'Считаю операции с хранилищем в нагрузке…',
-    'crashlab.done': 'Готово: точек сбоя — {total}.',
+    'crashlab.done': 'Готово. Проверено точек сбоя: {total}.',
     'crashlab.progress': 'Ход перебора',
     'crashlab.picture': 'Операции записи нагрузки',
     'crashlab.picture.note':
       'По квадрату на операцию, по порядку. Цвет и значок показывают, что оставил сбой сразу после неё.',
-    'crashlab.box': 'k={k}: {file} {op}, смещение {offset}, байт {len} — {result}',
+    'crashlab.box': 'k={k}: {op} ({file}), смещение {offset}, байт: {len} — {result}',
     'crashlab.legend.atomic': 'атомарно: ровно «до» или «после»',
     'crashlab.legend.partial': 'частично: применено наполовину или повреждено',
     'crashlab.legend.lost_acknowledged': 'потеряно: событие с ответом исчезло',
@@ -115,12 +126,23 @@ register({
     'crashlab.file.db': 'база',
     'crashlab.file.journal': 'журнал',
     'crashlab.file.wal': 'WAL',
-    'crashlab.legend.ops': 'Буквы: O — open, W — write, S — sync, T — truncate, D — delete.',
+    'crashlab.legend.ops': 'Буквы: O — открытие (open), W — запись (write), S — сброс на диск (sync), T — усечение (truncate), D — удаление (delete).',
+    'crashlab.op.open': 'открытие',
+    'crashlab.op.write': 'запись',
+    'crashlab.op.sync': 'сброс на диск',
+    'crashlab.op.truncate': 'усечение',
+    'crashlab.op.delete': 'удаление',
+    'crashlab.file.other': 'другой файл',
+    'crashlab.counted': 'Режим журнала {mode}. Точек сбоя: {total}; восстановлено атомарно: {atomic}; осталось полкоммита: {partial}; потеряно событие с ответом: {lost}.',
+    'crashlab.line': 'Та же строка, что печатает inbox-lab crash-lab',
+    'crashlab.stack':
+      'Счёт зависит от слоя хранения: эти воркеры пишут так же, как площадка, — через её объединение записей поверх OPFS, а консольная inbox-lab crash-lab пишет в обычный файл. В режиме DELETE точек сбоя у обоих поровну, в режиме WAL — по-разному. В docs/crash.md приведены оба счёта.',
     'crashlab.summary': 'Итог',
     'crashlab.verdict.ok': 'Каждая точка сбоя восстановилась атомарно; ни одно событие с ответом не потеряно.',
-    'crashlab.verdict.bad': 'Найдено частичных точек: {partial}, потерянных: {lost}. Здесь восстановление не атомарно.',
+    'crashlab.verdict.bad':
+      'Здесь восстановление не атомарно. Точек сбоя, после которых осталось полкоммита: {partial}; потеряно событие с ответом: {lost}.',
     'crashlab.verdict.control_caught':
-      'Контроль пойман: точек сбоя с частичным коммитом — {partial}, потому что «горячий» журнал не откатили.',
+      'Контроль пойман: «горячий» журнал не откатили, и осталось полкоммита. Точек сбоя, где так вышло: {partial}.',
     'crashlab.verdict.control_missed': 'Контроль не пойман: лаборатория не увидела ни одного частичного коммита.',
     'crashlab.table': 'Все точки сбоя',
     'crashlab.col.k': 'k',
@@ -142,7 +164,7 @@ register({
     'crashlab.kills.run': 'Убивать в случайный момент',
     'crashlab.kills.running': 'Остановка {n} из {total}…',
     'crashlab.kills.result':
-      'Воркер убит {trials} раз (посреди потока — {mid}), режим журнала {mode}: частичных — {partial}, потерянных подтверждённых — {lost}. Баланс {balance} = сумма {applied} различных применённых событий; повторов, вернувшихся как «дубликат», — {retried}.',
+      'Остановок: {trials}, из них посреди потока: {mid}; режим журнала {mode}. Наполовину применённых событий: {partial}; потеряно событий с ответом: {lost}. Баланс {balance} = сумма различных применённых событий ({applied}); повторов, вернувшихся как «дубликат»: {retried}.',
     'crashlab.kills.bad_trials': 'Сколько раз убить — целое число от 1 до 1000.',
     'crashlab.limits':
       'Что это показывает и чего не может показать: убитая вкладка или упавший воркер никогда не оставляют наполовину применённого события и не теряют того, на что уже ответили. Записи убитого воркера уже дошли до операционной системы, и она их сохранит. Отключение питания — другое дело: переживёт только то, что дошло до диска, а доводит ли flush файла OPFS данные до диска, решают браузер и операционная система — веб-страница проверить это не может.',
@@ -239,6 +261,7 @@ function build(root) {
     ),
     text('li', 'crashlab.legend.ops'),
   );
+  ui.counted = el('p', { attrs: { id: 'crash-counted' } });
   ui.summary = el('code', { attrs: { id: 'crash-summary' } });
   ui.verdict = el('p', { className: 'crash-verdict', attrs: { id: 'crash-verdict' } });
   ui.tbody = el('tbody', {});
@@ -269,8 +292,10 @@ function build(root) {
     ui.legend,
     ui.files,
     text('h3', 'crashlab.summary'),
-    el('p', {}, ui.summary),
     ui.verdict,
+    ui.counted,
+    el('details', {}, text('summary', 'crashlab.line'), ui.summary),
+    text('p', 'crashlab.stack', { className: 'note' }),
     el('div', { className: 'table-scroll crash-table-scroll', attrs: { tabindex: '0', role: 'region', 'aria-labelledby': 'crash-table-caption' } }, ui.table),
   );
   ui.table.querySelector('caption').id = 'crash-table-caption';
@@ -421,6 +446,16 @@ function render(ui, row = null) {
 
   const summary = sweepState?.summary ?? null;
   ui.summary.textContent = summary === null ? '' : JSON.stringify(summary);
+  ui.counted.textContent =
+    summary === null
+      ? ''
+      : t('crashlab.counted', {
+          mode: summary.mode.toUpperCase(),
+          total: summary.crash_points,
+          atomic: summary.atomic,
+          partial: summary.partial,
+          lost: summary.lost_acknowledged,
+        });
   ui.summary.dataset.state = summary === null ? (state.busy ? 'running' : 'none') : 'done';
   ui.verdict.textContent = summary === null ? '' : verdictText(summary, sweepState.control);
   ui.verdict.dataset.good = summary === null ? '' : String(verdictGood(summary, sweepState.control));
@@ -450,7 +485,7 @@ function drawBox(box, op, row) {
   const outcome = row?.outcome ?? 'pending';
   box.dataset.outcome = outcome;
   box.dataset.file = op.file;
-  const label = t('crashlab.box', { k: op.k, file: op.file, op: op.op, offset: op.offset, len: op.len, result: t(`crashlab.result.${outcome}`) });
+  const label = t('crashlab.box', { k: op.k, file: t(`crashlab.file.${op.file}`), op: t(`crashlab.op.${op.op}`), offset: op.offset, len: op.len, result: t(`crashlab.result.${outcome}`) });
   box.title = label;
   box.replaceChildren(
     el('span', { className: 'crash-op', text: OP_LETTERS[op.op] ?? '?', attrs: { 'aria-hidden': 'true' } }),
@@ -464,8 +499,8 @@ function tableRow(row) {
   const op = row.last;
   const cells = [
     [row.k, 'number'],
-    [op.file, ''],
-    [op.op, ''],
+    [t(`crashlab.file.${op.file}`), ''],
+    [t(`crashlab.op.${op.op}`), ''],
     [op.offset, 'number'],
     [op.len, 'number'],
     [row.recovered.registered.length, 'number'],

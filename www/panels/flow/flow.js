@@ -1,18 +1,17 @@
-// A picture of the flow: sender → handler → inbox and accounts, with the
-// transaction's boundary drawn around the two tables, lit up step by step
-// for the last delivery.
+// A picture of the flow: sender → handler → each transaction the last
+// delivery ran, a box around the tables it touched, and what it ran outside
+// any transaction unframed — lit up step by step.
 //
 // Nothing here is narrated: the picture shows the `steps` Rust returned with
-// the delivery (src/core/trace.rs, `[{op, statements, rows, effect}]`), in
-// the order they ran, one every STEP_MS — or as they come in step mode, where
-// each press returns one more. A step lights the part it touched, in the
-// timeline's colours and words (lib/timeline.js `stateOf`):
+// the delivery (src/core/trace.rs, `[{op, statements, rows, effect, tx}]`),
+// grouped by `tx`, the transaction Rust says each step ran in (null: outside
+// any), and lit in the order they ran, one every STEP_MS — or as they come in
+// step mode, where each press returns one more. A step lights the part it
+// touched, in the timeline's colours and words (lib/timeline.js `stateOf`):
 //
-//   begin                      the transaction's boundary opens
-//   insert…, check, read_stored  the inbox table
-//   credit                     the accounts table
-//   store_receipt              the inbox row (the receipt is stored there)
-//   commit / rollback          the boundary: kept, or rolled back
+//   begin, commit, rollback    its transaction's box: open, kept, rolled back
+//   insert…, check, read_stored, store_receipt   the inbox table of its group
+//   credit                     the accounts table of its group
 //   crash, kill                the handler died there
 //
 // Drawn with DOM APIs (createElementNS), never from markup strings.
@@ -26,9 +25,11 @@ register({
     'flow.title': 'The last delivery, step by step',
     'flow.sender': 'sender',
     'flow.handler': 'handler',
-    'flow.transaction': 'one transaction',
+    'flow.transaction': 'transaction {tx}',
+    'flow.outside': 'outside any transaction',
     'flow.none': 'Nothing delivered yet: deliver an event and watch its steps light up here.',
-    'flow.step': 'Step {n} of {count}: {op} — {state}',
+    'flow.step': 'Step {n} of {count}: {op} — {state}, {where}.',
+    'flow.in': 'in transaction {tx}',
     'flow.no_steps': 'No SQL ran: the input was refused first.',
     'flow.idle': 'not touched',
   },
@@ -36,9 +37,11 @@ register({
     'flow.title': 'Последняя доставка по шагам',
     'flow.sender': 'отправитель',
     'flow.handler': 'обработчик',
-    'flow.transaction': 'одна транзакция',
+    'flow.transaction': 'транзакция {tx}',
+    'flow.outside': 'вне транзакции',
     'flow.none': 'Пока ничего не доставлено: доставьте событие, и здесь по шагам загорится, что оно сделало.',
-    'flow.step': 'Шаг {n} из {count}: {op} — {state}',
+    'flow.step': 'Шаг {n} из {count}: {op} — {state}, {where}.',
+    'flow.in': 'в транзакции {tx}',
     'flow.no_steps': 'SQL не выполнялся: вход отклонён раньше.',
     'flow.idle': 'не затронут',
   },
@@ -46,10 +49,10 @@ register({
 
 const SVG = 'http://www.w3.org/2000/svg';
 const STEP_MS = 300;
+const ROW = 62; // the height of one group of the picture
 
-/** Which part of the picture each step touches. */
-const PART_OF = {
-  begin: 'transaction',
+/** The table each step touches; begin, commit and rollback touch their transaction's box. */
+const TABLE_OF = {
   insert: 'inbox',
   insert_or_ignore: 'inbox',
   insert_or_replace: 'inbox',
@@ -57,13 +60,10 @@ const PART_OF = {
   read_stored: 'inbox',
   store_receipt: 'inbox',
   credit: 'accounts',
-  commit: 'transaction',
-  rollback: 'transaction',
-  crash: 'handler',
-  kill: 'handler',
 };
+const BOUNDARY = new Set(['begin', 'commit', 'rollback']);
 
-// The picture's parts (mount) and what is on it now.
+// The picture's parts (draw) and what is on it now.
 let figure = null;
 let parts = {};
 let caption = null;
@@ -75,7 +75,7 @@ let timer = 0;
 export function mount(root, { timeline }) {
   figure = root;
   caption = el('figcaption', { className: 'flow-caption', attrs: { id: 'flow-caption' } });
-  figure.append(el('h3', { i18n: 'flow.title' }), picture(), caption);
+  figure.append(el('h3', { i18n: 'flow.title' }), el('div'), caption);
   timeline.subscribe(() => {
     const last = timeline.entries().at(-1);
     if (last === undefined) {
@@ -85,11 +85,10 @@ export function mount(root, { timeline }) {
     }
   });
   onLanguageChange(() => {
-    for (const [name, part] of Object.entries(parts)) {
-      part.label.textContent = labelOf(name);
-    }
+    draw();
     paint();
   });
+  draw();
   paint();
   return { show };
 }
@@ -107,6 +106,7 @@ function show(next) {
     lit = 0;
   }
   clearTimeout(timer);
+  draw();
   advance();
 }
 
@@ -122,15 +122,42 @@ function reducedMotion() {
   return window.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
 }
 
+/** The group each step is drawn in (-1: the handler only), and the groups in the order they began. */
+function grouped(list) {
+  const found = [];
+  const at = list.map((step) => {
+    const tx = step.tx ?? null;
+    const table = TABLE_OF[step.op];
+    if (tx === null && table === undefined) {
+      return -1; // a crash or a kill after a transaction ended
+    }
+    if (found.at(-1)?.tx !== tx) {
+      found.push({ tx, tables: [] });
+    }
+    const group = found.at(-1);
+    if (table !== undefined && !group.tables.includes(table)) {
+      group.tables.push(table);
+    }
+    return found.length - 1;
+  });
+  return { found, at };
+}
+
 /** Every part in the state of the last lit step that touched it. */
 function paint() {
   const states = {};
-  for (const step of (steps ?? []).slice(0, lit)) {
-    const part = PART_OF[step.op];
-    if (part) {
-      states[part] = step.state ?? stateOf(step);
+  const { at } = grouped(steps ?? []);
+  (steps ?? []).slice(0, lit).forEach((step, i) => {
+    const state = step.state ?? stateOf(step);
+    const table = TABLE_OF[step.op];
+    if (step.op === 'crash' || step.op === 'kill') {
+      states.handler = state;
+    } else if (table !== undefined) {
+      states[`${table}${at[i]}`] = state;
+    } else if (BOUNDARY.has(step.op) && at[i] >= 0) {
+      states[`group${at[i]}`] = state;
     }
-  }
+  });
   if (steps !== null && steps.length > 0) {
     states.sender = 'ok';
     states.handler ??= 'ok';
@@ -138,7 +165,7 @@ function paint() {
   for (const [name, part] of Object.entries(parts)) {
     const state = states[name] ?? 'idle';
     part.group.dataset.state = state;
-    part.title.textContent = `${labelOf(name)}: ${state === 'idle' ? t('flow.idle') : t(`timeline.state.${state}`)}`;
+    part.title.textContent = `${part.label}: ${state === 'idle' ? t('flow.idle') : t(`timeline.state.${state}`)}`;
   }
   figure.dataset.lit = String(lit);
   figure.dataset.steps = String(steps?.length ?? 0);
@@ -148,18 +175,15 @@ function paint() {
     caption.textContent = t('flow.no_steps');
   } else {
     const step = steps[lit - 1];
-    const state = step.state ?? stateOf(step);
+    const tx = step.tx ?? null;
     caption.textContent = t('flow.step', {
       n: lit,
       count: steps.length,
       op: opLabel(step.op),
-      state: t(`timeline.state.${state}`),
+      state: t(`timeline.state.${step.state ?? stateOf(step)}`),
+      where: tx === null ? t('flow.outside') : t('flow.in', { tx }),
     });
   }
-}
-
-function labelOf(name) {
-  return name === 'inbox' || name === 'accounts' ? name : t(`flow.${name}`);
 }
 
 // ---- The picture --------------------------------------------------------------
@@ -173,12 +197,12 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** A box with its label; `parts[name]` keeps what paint() changes. */
-function box(name, x, y, width, height) {
+/** A box with its label under `name` in `parts`; the label at the bottom when `low`, else in the middle. */
+function box(name, attrs, label, { x, y, width, height }, low = false, ...inside) {
   const title = svg('title');
-  const label = svg('text', { x: x + width / 2, y: y + height / 2 + 5, 'text-anchor': 'middle' });
-  label.textContent = labelOf(name);
-  const group = svg('g', { class: `flow-part flow-${name}`, 'data-part': name }, title, svg('rect', { x, y, width, height, rx: 6 }), label);
+  const text = svg('text', { x: x + width / 2, y: low ? y + height - 6 : y + height / 2 + 5, 'text-anchor': 'middle' });
+  text.textContent = label;
+  const group = svg('g', attrs, title, svg('rect', { x, y, width, height, rx: low ? 10 : 6 }), text, ...inside);
   parts[name] = { group, label, title };
   return group;
 }
@@ -187,35 +211,43 @@ function arrow(x1, y1, x2, y2) {
   return svg('line', { x1, y1, x2, y2, class: 'flow-arrow', 'marker-end': 'url(#flow-head)' });
 }
 
-function picture() {
+/**
+ * Draws the sender, the handler and one row per group: a transaction's
+ * dashed box, or what ran outside any transaction, unframed; in each, the
+ * tables its steps touched. Nothing delivered yet: both tables, unframed.
+ */
+function draw() {
   parts = {};
+  // Each group: a transaction (tx 1, 2, …), what ran outside any (tx null), or nothing yet.
+  const groups = steps === null ? [{ tx: undefined, tables: ['inbox', 'accounts'] }] : grouped(steps).found;
+  const height = Math.max(130, 12 + groups.length * ROW);
+  const middle = height / 2;
   const head = svg(
     'marker',
     { id: 'flow-head', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' },
     svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'flow-arrowhead' }),
   );
-  // The boundary first, so the tables are drawn on top of it.
-  const transaction = svg(
-    'g',
-    { class: 'flow-part flow-transaction', 'data-part': 'transaction' },
-    svg('title'),
-    svg('rect', { x: 222, y: 6, width: 216, height: 118, rx: 10 }),
-    svg('text', { x: 330, y: 118, 'text-anchor': 'middle', class: 'flow-boundary-label' }),
-  );
-  const [title, , label] = transaction.children;
-  parts.transaction = { group: transaction, label, title };
-  label.textContent = labelOf('transaction');
-  return svg(
-    'svg',
-    { viewBox: '0 0 444 130', role: 'img', 'aria-labelledby': 'flow-caption', class: 'flow-svg', focusable: 'false' },
-    svg('defs', {}, head),
-    transaction,
-    box('sender', 4, 42, 86, 40),
-    box('handler', 118, 42, 86, 40),
-    box('inbox', 238, 18, 184, 36),
-    box('accounts', 238, 66, 184, 36),
-    arrow(90, 62, 116, 62),
-    arrow(204, 58, 236, 38),
-    arrow(204, 66, 236, 84),
+  const rows = groups.map(({ tx, tables }, i) => {
+    const y = 6 + i * ROW;
+    const kind = tx === undefined ? 'idle' : tx === null ? 'outside' : 'transaction';
+    const label = kind === 'transaction' ? t('flow.transaction', { tx }) : kind === 'outside' ? t('flow.outside') : '';
+    const inside = ['inbox', 'accounts']
+      .filter((table) => tables.includes(table))
+      .map((table, j) => box(`${table}${i}`, { class: 'flow-part', 'data-part': table }, table, { x: 230 + j * 104, y: y + 6, width: 96, height: 30 }));
+    return [
+      box(`group${i}`, { class: `flow-part flow-group flow-${kind}`, 'data-part': kind, 'data-tx': tx ?? '' }, label, { x: 222, y, width: 216, height: ROW - 6 }, true, ...inside),
+      arrow(204, middle, 220, y + (ROW - 6) / 2),
+    ];
+  });
+  figure.children[1].replaceChildren(
+    svg(
+      'svg',
+      { viewBox: `0 0 444 ${height}`, role: 'img', 'aria-labelledby': 'flow-caption', class: 'flow-svg', focusable: 'false' },
+      svg('defs', {}, head),
+      box('sender', { class: 'flow-part', 'data-part': 'sender' }, t('flow.sender'), { x: 4, y: middle - 20, width: 86, height: 40 }),
+      box('handler', { class: 'flow-part', 'data-part': 'handler' }, t('flow.handler'), { x: 118, y: middle - 20, width: 86, height: 40 }),
+      arrow(90, middle, 116, middle),
+      ...rows.flat(),
+    ),
   );
 }

@@ -5,9 +5,12 @@
 //
 //   judge.builtin(name)                   → a built-in handler's text (shown read-only)
 //   judge.run(text, 2 | 3)                → {result: "report", report, crash_sweep}
-//                                           | {result: "parse_error", line, column, en, ru}
-//   judge.replay(text, deliveries, schedule) → {steps, verdict}: the first failing
-//                                           race schedule, one statement per row
+//                                           | {result: "parse_error", line, column, en, ru};
+//                                           report.failures: each check's first failure
+//                                           with `why` and `steps` ({en, ru}, from Rust),
+//                                           shown one step per click
+//   judge.replay(text, deliveries, schedule) → {steps, verdict}: a shared race
+//                                           schedule, one statement per row
 //   judge.handlers()                      → includes "workshop" in a build with the
 //                                           workshop's handler in Rust (cargo xtask
 //                                           workshop): then a button judges it
@@ -71,12 +74,12 @@ register({
       '{points} fault points: {lost_credits} lost credits, {double_credits} double credits, {wrong_answers} wrong answers',
     'handlerlab.crash.native': 'not run in the browser — run natively: inbox-lab judge --handler FILE',
     'handlerlab.cases.ok': 'all {n} ok',
+    'handlerlab.cases.bad': '{bad} of {n} failed (the first is explained below)',
     'handlerlab.first': 'First failure',
     'handlerlab.first.none': 'No failure found.',
+    'handlerlab.failures': 'What went wrong, and why (the first failure of each check)',
+    'handlerlab.next': 'Next step ({shown} of {total})',
     'handlerlab.first.race': 'A race of {deliveries} deliveries, schedule {schedule} (delivery of each statement)',
-    'handlerlab.first.faults': 'A fault after statement {n}: {what}',
-    'handlerlab.first.case': 'Case {case}: {what}',
-    'handlerlab.first.crash': 'A crash after storage operation {k} ({mode})',
     'handlerlab.replay': 'Replay it step by step',
     'handlerlab.replay.deadlock': 'Every unfinished delivery now waits for a lock another one holds: a deadlock.',
     'handlerlab.replay.verdict':
@@ -131,12 +134,12 @@ register({
       'точек сбоя: {points}; потерянных зачислений: {lost_credits}, двойных: {double_credits}, неверных ответов: {wrong_answers}',
     'handlerlab.crash.native': 'в браузере не запускается — запустите локально: inbox-lab judge --handler ФАЙЛ',
     'handlerlab.cases.ok': 'все {n} в порядке',
+    'handlerlab.cases.bad': 'не прошли {bad} из {n} (первый объяснён ниже)',
     'handlerlab.first': 'Первая ошибка',
     'handlerlab.first.none': 'Ошибок не найдено.',
+    'handlerlab.failures': 'Что пошло не так и почему (первая ошибка каждой проверки)',
+    'handlerlab.next': 'Следующий шаг ({shown} из {total})',
     'handlerlab.first.race': 'Гонка из {deliveries} доставок, порядок {schedule} (чей оператор по очереди)',
-    'handlerlab.first.faults': 'Сбой после оператора {n}: {what}',
-    'handlerlab.first.case': 'Случай {case}: {what}',
-    'handlerlab.first.crash': 'Обрыв после операции записи {k} ({mode})',
     'handlerlab.replay': 'Повторить по шагам',
     'handlerlab.replay.deadlock': 'Каждая незавершённая доставка ждёт блокировку, которую держит другая: взаимная блокировка.',
     'handlerlab.replay.verdict':
@@ -231,7 +234,7 @@ function build(root) {
       const answer = await whileBusy(() =>
         source.workshop ? inboxLab.judge.runWorkshop(deliveries) : inboxLab.judge.run(source.text, deliveries),
       );
-      last = { source, answer };
+      last = { source, answer, shown: (answer.report?.failures ?? []).map(() => 0) };
       ui.status.textContent = '';
       draw(ui, last);
     } catch (error) {
@@ -284,7 +287,7 @@ function build(root) {
         ui.status.textContent = t(opened.state.race === undefined ? 'handlerlab.opened' : 'share.race');
       } else {
         ui.status.textContent = t('handlerlab.opened.race');
-        const view = replayView({ text }, race.deliveries, race.schedule);
+        const view = replayView(text, race.deliveries, race.schedule);
         ui.result.replaceChildren(el('h3', { text: t('handlerlab.first') }), ...view.nodes);
         view.replay();
       }
@@ -293,7 +296,7 @@ function build(root) {
   }
 }
 
-function draw(ui, { source, answer }) {
+function draw(ui, { source, answer, shown }) {
   const out = [];
   if (answer.result === 'parse_error') {
     const sentence = currentLanguage() === 'ru' ? answer.ru : answer.en;
@@ -315,7 +318,7 @@ function draw(ui, { source, answer }) {
     ['handlerlab.check.race', t('handlerlab.race', r.race)],
     ['handlerlab.check.faults', t('handlerlab.faults', r.faults)],
     ['handlerlab.check.crash', t(source.workshop ? 'handlerlab.crash.workshop' : 'handlerlab.crash.native')],
-    ['handlerlab.check.cases', bad.length === 0 ? t('handlerlab.cases.ok', { n: cases.length }) : bad.map(([c, w]) => `${c}: ${w}`).join('; ')],
+    ['handlerlab.check.cases', t(bad.length === 0 ? 'handlerlab.cases.ok' : 'handlerlab.cases.bad', { bad: bad.length, n: cases.length })],
   ];
   const table = el(
     'table',
@@ -323,28 +326,44 @@ function draw(ui, { source, answer }) {
     el('thead', {}, el('tr', {}, el('th', { text: t('handlerlab.col.check'), attrs: { scope: 'col' } }), el('th', { text: t('handlerlab.col.counts'), attrs: { scope: 'col' } }))),
     el('tbody', {}, ...rows.map(([key, value]) => el('tr', {}, el('th', { text: t(key), attrs: { scope: 'row' } }), el('td', { text: value })))),
   );
-  out.push(table, el('h3', { text: t('handlerlab.first') }));
-  const f = r.first_failure;
-  if (f === null || f === undefined) {
+  out.push(table, el('h3', { text: t('handlerlab.failures') }));
+  if (r.failures.length === 0) {
     out.push(el('p', { text: t('handlerlab.first.none') }));
-  } else if (f.check === 'race') {
-    out.push(...replayView(source, f.deliveries, f.schedule, r.seed).nodes);
-  } else if (f.check === 'faults') {
-    out.push(el('p', { text: t('handlerlab.first.faults', { n: f.after_statements, what: f.what }) }));
-  } else if (f.check === 'crash') {
-    out.push(el('p', { text: t('handlerlab.first.crash', { k: f.k, mode: f.mode }) }));
-  } else {
-    out.push(el('p', { text: t('handlerlab.first.case', { case: f.case, what: f.what }) }));
   }
+  // Each check's first failure, explained and replayed in Rust's words; the
+  // steps shown so far survive a language change (`shown`).
+  const lang = currentLanguage() === 'ru' ? 'ru' : 'en';
+  r.failures.forEach((f, i) => {
+    const steps = el('ol', { className: 'handler-steps' });
+    const next = el('button', { className: 'handler-next', attrs: { type: 'button' } });
+    const reveal = () => {
+      steps.replaceChildren(...f.steps.slice(0, shown[i]).map((s) => el('li', { text: s[lang] })));
+      next.textContent = t('handlerlab.next', { shown: shown[i], total: f.steps.length });
+      next.disabled = shown[i] >= f.steps.length;
+    };
+    next.addEventListener('click', () => {
+      shown[i] += 1;
+      reveal();
+    });
+    reveal();
+    const check = f.check === 'case' ? 'cases' : f.check;
+    out.push(
+      el('section', { className: 'handler-failure', attrs: { 'data-check': f.check } },
+        el('h4', { text: t(`handlerlab.check.${check}`) }),
+        el('p', { className: 'handler-why', text: f.why[lang] }),
+        next,
+        steps,
+      ),
+    );
+  });
   ui.result.replaceChildren(...out);
 }
 
 /**
- * A race schedule of `source` ({text} or {workshop: true}) with a button that
- * replays it on fresh connections, one statement per row: {nodes, replay}.
- * `seed` is the judge's (its events; undefined: the article's event).
+ * A shared race schedule of `text` with a button that replays it on fresh
+ * connections (the article's event), one statement per row: {nodes, replay}.
  */
-function replayView(source, deliveries, schedule, seed) {
+function replayView(text, deliveries, schedule) {
   const first = el('p', {
     attrs: { id: 'handler-first' },
     text: t('handlerlab.first.race', { deliveries, schedule: schedule.map((i) => LETTERS[i]).join(' ') }),
@@ -354,11 +373,7 @@ function replayView(source, deliveries, schedule, seed) {
   const replay = async () => {
     button.disabled = true;
     try {
-      const run = await whileBusy(() =>
-        source.workshop
-          ? inboxLab.judge.replayWorkshop(deliveries, schedule, seed)
-          : inboxLab.judge.replay(source.text, deliveries, schedule, seed),
-      );
+      const run = await whileBusy(() => inboxLab.judge.replay(text, deliveries, schedule));
       steps.replaceChildren(...run.steps.map((s) => el('li', { text: `${LETTERS[s.delivery]}: ${(s.statements ?? []).join('; ')} → ${stepResult(s)}` })));
       const end = run.verdict
         ? t('handlerlab.replay.verdict', {

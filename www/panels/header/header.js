@@ -1,12 +1,14 @@
 // The header: the status line and the language switch.
 //
-// The status line says what the database worker is doing (client.js's
-// `onStatus`) — opening, ready and where the data is kept, working, restarting
-// after a crash, failed — and "Working…" while the page itself waits for an
-// action (dom.js's `whileBusy`). The language switch is two toggle buttons.
+// The status line says in plain words what the database worker is doing
+// (client.js's `onStatus`) — opening, ready and whether the data survives a
+// reload, working, restarting after a crash, failed — and "Working…" while
+// the page itself waits for an action (dom.js's `whileBusy`). How it is
+// stored (the journal, the durability) waits behind a disclosure
+// beside it. The language switch is two toggle buttons.
 
 import { onStatus } from '../../db/client.js';
-import { el, onPageBusy } from '../../lib/dom.js';
+import { onPageBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, setLanguage, t } from '../../lib/i18n.js';
 
@@ -20,10 +22,11 @@ register({
     'status.restarting': 'The database worker stopped ({message}). Starting a new one…',
     'status.failed': 'Cannot use the database: {message}',
     'status.working': 'Working…',
-    'status.opfs': 'Ready. Stored in OPFS: it survives a reload.',
-    'status.other': 'Ready. Stored in {storage}: a reload starts from scratch.',
-    'status.memory': 'Ready. Stored in memory: a reload starts from scratch.',
+    'status.opfs': 'Saved in your browser; survives a reload.',
+    'status.other': 'Kept in {storage}; a reload starts from scratch.',
+    'status.memory': 'Kept in memory only; a reload starts from scratch.',
     'status.problem': 'The stored database cannot be used: see the notice below.',
+    'status.details': 'How it is stored',
     'status.stack': 'Journal {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Journal {journal}, synchronous {synchronous}, writes coalesced (proven by the crash lab).',
     'status.why.wal': 'WAL: one flush per commit, not three.',
@@ -38,10 +41,11 @@ register({
     'status.restarting': 'Воркер базы данных остановился ({message}). Запускаем новый…',
     'status.failed': 'Базой данных пользоваться нельзя: {message}',
     'status.working': 'Работаем…',
-    'status.opfs': 'Готово. Хранится в OPFS: переживёт перезагрузку.',
-    'status.other': 'Готово. Хранится в {storage}: после перезагрузки всё начнётся заново.',
-    'status.memory': 'Готово. Хранится в памяти: после перезагрузки всё начнётся заново.',
+    'status.opfs': 'Сохранено в вашем браузере; переживёт перезагрузку.',
+    'status.other': 'Хранится в {storage}; после перезагрузки всё начнётся заново.',
+    'status.memory': 'Хранится только в памяти; после перезагрузки всё начнётся заново.',
     'status.problem': 'Сохранённой базой данных пользоваться нельзя: см. сообщение ниже.',
+    'status.details': 'Как хранится',
     'status.stack': 'Журнал {journal}, synchronous {synchronous}.',
     'status.coalesced': 'Журнал {journal}, synchronous {synchronous}, записи объединяются (проверено лабораторией сбоев).',
     'status.why.wal': 'WAL: один flush на коммит, а не три.',
@@ -50,6 +54,8 @@ register({
 });
 
 let statusLine = null;
+let details = null; // the disclosure beside the line, and its text
+let stackLine = null;
 let status = null;
 // Whether a page action (a send, a burst, …) is still running. The worker
 // says "busy" and "idle" around every request; during a burst that is
@@ -61,6 +67,8 @@ let languageButtons = [];
 
 export function mount() {
   statusLine = document.querySelector('#status');
+  details = document.querySelector('#status-details');
+  stackLine = document.querySelector('#status-stack');
   onStatus((next) => {
     status = next;
     showStatus();
@@ -85,41 +93,47 @@ function showStatus() {
   // (../notices/recovery.js shows why and the ways out).
   const ready = status.phase === 'ready' && status.problem ? 'problem' : status.phase;
   const phase = busy && ready === 'ready' ? 'working' : ready;
-  const [text, detail] = statusText(phase);
+  const text = statusText(phase);
   // Written only when they change: every write makes the browser restyle.
+  // The details stay while the page works, so they do not flicker.
+  const stack = ready === 'ready' ? stackText(status.stack) : '';
   if (statusLine.dataset.phase !== phase) {
     statusLine.dataset.phase = phase;
   }
-  if (statusLine.textContent !== (detail === '' ? text : `${text} ${detail}`)) {
-    // The storage stack in smaller type after the state, so the line stays short on a phone.
-    statusLine.replaceChildren(text, ...(detail === '' ? [] : [' ', el('span', { className: 'status-detail', text: detail })]));
+  if (statusLine.textContent !== text) {
+    statusLine.textContent = text;
+  }
+  if (stackLine.textContent !== stack) {
+    stackLine.textContent = stack;
+    details.hidden = stack === '';
   }
 }
 
-/** The status line's text and its detail (the storage stack, or ''). */
+/** The status line's words. */
 function statusText(phase) {
   const { storage, error } = status;
   switch (phase) {
     case 'opening':
-      return [t('status.opening'), ''];
+      return t('status.opening');
     case 'restarting':
-      return [t('status.restarting', { message: errorMessage(error) }), ''];
+      return t('status.restarting', { message: errorMessage(error) });
     case 'failed':
-      return [t('status.failed', { message: errorMessage(error) }), ''];
+      return t('status.failed', { message: errorMessage(error) });
     case 'working':
-      return [t('status.working'), ''];
+      return t('status.working');
     case 'problem':
-      return [t('status.problem'), ''];
+      return t('status.problem');
     default: {
       const key = { opfs: 'status.opfs', memory: 'status.memory' }[storage];
-      return [key === undefined ? t('status.other', { storage }) : t(key), stackText(status.stack)];
+      return key === undefined ? t('status.other', { storage }) : t(key);
     }
   }
 }
 
-// The storage stack the worker reports (Rust reads it from SQLite): the
-// journal mode, the durability, and whether writes go through coalescing;
-// on OPFS also why this journal (WAL by default, DELETE when asked for).
+// Behind the disclosure: the storage stack the worker reports (Rust reads it
+// from SQLite): the journal mode, the durability, and whether writes go
+// through coalescing; on OPFS also why this journal (WAL by default, DELETE
+// when asked for).
 function stackText(stack) {
   if (!stack) {
     return '';

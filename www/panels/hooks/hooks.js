@@ -53,12 +53,16 @@ register({
     'hooks.level.new': 'New round',
     'hooks.level.answer': '{status} · {what}',
     'hooks.level.won':
-      'Won: the forgery was refused (401) before the inbox, and the genuine event was applied — 500 credited.',
+      'Won: the forgery was refused (401) before the inbox, by {check}, and the genuine event was applied — 500 credited.',
     'hooks.level.lost_conflict':
       'Lost: the forger’s event took the id; the genuine one is refused as payload_conflict and its 500 are never credited. The inbox did its job — it was given the wrong event first.',
     'hooks.level.lost_applied': 'Lost: the forgery was applied.',
     'hooks.level.replays':
-      'Replays: the same signed request inside the 5-minute window is a harmless duplicate ({inside}); outside it, it is refused before the inbox ({outside}).',
+      'Replays: the same signed request inside the 5-minute window is a harmless duplicate ({inside}); outside it, it is refused before the inbox by {check} ({outside}).',
+    'hooks.check.signature_mismatch': 'the signature check (no signature matches a secret of the source)',
+    'hooks.check.stale_timestamp': 'the timestamp check (signed longer ago than the window allows)',
+    'hooks.check.unknown_source': 'the source check (no secret is configured for the source)',
+    'hooks.check.other': 'the check “{code}”',
     'hooks.level.pending': 'Press 1, then 2.',
     'hooks.level.event': 'This round’s event id: {id}',
     'hooks.log.title': 'Requests the relay passed on, newest first',
@@ -108,12 +112,16 @@ register({
     'hooks.level.new': 'Новый раунд',
     'hooks.level.answer': '{status} · {what}',
     'hooks.level.won':
-      'Победа: подделка отклонена (401) до входящих, настоящее событие применено — 500 зачислено.',
+      'Победа: подделка отклонена (401) до входящих — её остановила {check}, — а настоящее событие применено: 500 зачислено.',
     'hooks.level.lost_conflict':
       'Поражение: событие злоумышленника заняло id; настоящее отклонено как payload_conflict, и его 500 не будут зачислены никогда. Входящие сработали как должны — им первым дали не то событие.',
     'hooks.level.lost_applied': 'Поражение: подделка применена.',
     'hooks.level.replays':
-      'Повторы: тот же подписанный запрос в пределах 5 минут — безвредный дубликат ({inside}); вне окна он отклоняется до входящих ({outside}).',
+      'Повторы: тот же подписанный запрос в пределах 5 минут — безвредный дубликат ({inside}); вне окна его до входящих отклоняет {check} ({outside}).',
+    'hooks.check.signature_mismatch': 'проверка подписи (ни одна подпись не совпала с секретом источника)',
+    'hooks.check.stale_timestamp': 'проверка метки времени (подписано раньше, чем допускает окно)',
+    'hooks.check.unknown_source': 'проверка источника (для него не задан секрет)',
+    'hooks.check.other': 'проверка «{code}»',
     'hooks.level.pending': 'Нажмите 1, затем 2.',
     'hooks.level.event': 'id события в этом раунде: {id}',
     'hooks.log.title': 'Запросы, переданные ретранслятором, новые сверху',
@@ -339,10 +347,15 @@ async function step(name, request) {
 }
 
 async function forge() {
-  // No secret: the best a forger can do is a made-up signature.
+  // The forger has no secret: the best it can do is a made-up signature.
   const fake = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
   const { id } = state.round;
-  await step('forge', () => post(ui.source.value, { id, timestamp: nowSecs(), signature: `v1,${fake}`, body: bodyOf(FORGED_AMOUNT) }));
+  const source = ui.source.value;
+  await step('forge', async () => {
+    // The provider was set up before anyone forged: its secret exists, so the signature check is what meets the forger.
+    await inboxLab.hooks.secret(source);
+    return post(source, { id, timestamp: nowSecs(), signature: `v1,${fake}`, body: bodyOf(FORGED_AMOUNT) });
+  });
 }
 
 async function genuine() {
@@ -383,6 +396,12 @@ function verdictKey({ forge: forged, genuine: real }) {
     return 'hooks.level.won';
   }
   return 'hooks.level.pending';
+}
+
+/** Which check refused a request, from the code of Rust's refusal (src/labs/webhooks/refusal.rs). */
+function check(answer) {
+  const code = answer?.body?.code ?? '';
+  return t(['signature_mismatch', 'stale_timestamp', 'unknown_source'].includes(code) ? `hooks.check.${code}` : 'hooks.check.other', { code });
 }
 
 function what(body) {
@@ -437,16 +456,17 @@ function render() {
   for (const [name, { button, answer }] of Object.entries(ui.steps)) {
     answer.textContent = answerText(answers[name]);
     answer.dataset.status = String(answers[name]?.status ?? '');
+    answer.dataset.code = answers[name]?.body?.code ?? '';
     button.disabled = relay !== 'connected' && relay !== 'follower';
   }
   const key = verdictKey(answers);
-  ui.verdict.textContent = t(key);
+  ui.verdict.textContent = t(key, { check: check(answers.forge) });
   ui.verdict.dataset.verdict = key.split('.').at(-1);
   const inside = answers.replay;
   const outside = answers.stale;
   ui.replays.hidden = inside === undefined || outside === undefined;
   ui.replays.textContent =
-    inside && outside ? t('hooks.level.replays', { inside: answerText(inside), outside: answerText(outside) }) : '';
+    inside && outside ? t('hooks.level.replays', { inside: answerText(inside), outside: answerText(outside), check: check(outside) }) : '';
 
   const rows = requests().reverse();
   ui.log.replaceChildren(

@@ -1,21 +1,18 @@
 // The levels: a path through the lab, one goal at a time, in the spirit of
-// The Deadlock Empire — but on real SQLite. A level is data:
+// The Deadlock Empire — but on real SQLite. A level is data (LEVELS below):
+// where it is played, the handler it starts with, `won(seen)` — true once
+// the observations seen since the level was opened (lib/observed.js: the
+// answers, verdicts and balances the worker really returned, the tables as
+// queried) meet its goal —, `why(seen)` — the reason the last of them did
+// not —, and "show me": the winning actions, each through another panel's
+// actions (the sender's, the race lab's, or a share link's action played by
+// share/replay.js), judged like anything the reader does.
 //
-//   {id,        1, 2, … (the order of the path, and the link #/levels/<id>)
-//    section,   the route of the screen where you act (nav.js)
-//    won(seen), true once the observations seen since the level was opened
-//               (lib/observed.js: the answers, verdicts and balances the
-//               worker really returned, the tables as queried) meet its goal
-//    showMe(panels), performs the winning actions in sight, through the lab's
-//               own controls (`panels`: every panel's actions, app.js); what it
-//               wins is judged like anything the reader does
-//    unlock(won, panels)} optional: shows what winning the level opens (or hides it)
-//
-// Its texts are `level.<id>.title`, `.goal`, `.hint`. The screen, the
-// progress and the judging are levelscreen.js; nothing here looks at a click.
+// Its texts are `level.<id>.title`, `.goal`, `.hint`, `.why.*`, `.learned`.
+// The screen, the progress and the judging are levelscreen.js; nothing here
+// looks at a click.
 
 import { register } from '../../lib/i18n.js';
-import { nextObserved } from '../../lib/observed.js';
 
 register({
   en: {
@@ -116,6 +113,93 @@ register({
   },
 });
 
+// Why a level is not won yet (`level.<id>.why.<name>`, or `levels.why.<name>`
+// where several levels share the reason), and what winning it showed
+// (`level.<id>.learned`; all ten are the closing summary).
+register({
+  en: {
+    'levels.why.old': 'that event was already applied before this level started — deliver a new event id.',
+    'levels.why.unheard': 'the sender heard no answer in the end — deliver again.',
+    'levels.why.handler': 'that ran {handler}; this level is about {wanted}.',
+    'levels.why.refused': 'the answer was “{outcome}”, not what the goal asks for.',
+    'levels.why.other': 'what ran does not meet the goal yet — compare it with the goal, step by step.',
+    'level.1.why.once': 'one “applied” — now deliver the same event again.',
+    'level.1.why.again': 'the same event was applied a second time: {handler} does not recognise an event it has seen — use atomic.',
+    'level.2.why.not_lost': 'the response was not lost on the first attempt — tick “Lose the first response”.',
+    'level.2.why.again': 'the retry was applied again: {handler} credited the event twice — use atomic.',
+    'level.3.why.no_crash': 'the first attempt did not crash after the INSERT — choose that crash point.',
+    'level.3.why.not_reached': 'the first attempt answered “{outcome}” instead of crashing: the crash point was not reached.',
+    'level.3.why.stayed': 'after the crash the inbox row stayed: {handler} committed the INSERT on its own — use atomic.',
+    'level.4.why.count': '{count} deliveries, not 20 — set N = 20.',
+    'level.4.why.many': '{applied} of the {count} were applied: {handler} let more than one through — use atomic.',
+    'level.5.why.serial':
+      'no double credit: one delivery’s SELECT ran after the other’s INSERT — advance A once, then B once, before either writes.',
+    'level.6.why.no_crash': 'no crash after the INSERT: both transactions committed, so the credit is there — choose that crash point.',
+    'level.7.why.control': 'that was the control: its broken lock check is there to be caught, and it does not win.',
+    'level.7.why.missed': 'no kill landed in the middle of a commit — run the kills again.',
+    'level.8.why.applied': 'applied. Now another new event must move the balance on, and then this one be delivered again.',
+    'level.8.why.again': 'that event was applied again: {handler} computed a new result instead of returning the stored receipt — use atomic.',
+    'level.8.why.nothing_between': 'nothing moved the balance between the first delivery and this replay — deliver another new event in between.',
+    'level.9.why.strategy': 'that was {strategy}, not the outbox.',
+    'level.9.why.no_crash': 'the dispatcher has not crashed after sending yet — press “Dispatcher crashes after sending”.',
+    'level.9.why.no_dedup': 'the receiver does not deduplicate: the message sent twice is shown twice — tick “The receiver deduplicates by message id”.',
+    'level.10.why.remembered': '“duplicate”: the inbox still remembers this event — let the clock pass the window and purge first.',
+    'level.10.why.nothing_purged': 'the purge removed nothing: every row is younger than the window.',
+    'level.1.learned': 'The inbox row is the memory: the second delivery of one event changes nothing and answers “duplicate”.',
+    'level.2.learned': 'A lost response is retried, and the retry is safe: the event is recognised and not credited again.',
+    'level.3.learned': 'One transaction is all or nothing: a crash between the INSERT and the UPDATE leaves no trace, so the retry applies the event.',
+    'level.4.learned': 'Under concurrency the unique key decides: twenty at once, one applied, nineteen duplicates.',
+    'level.5.learned': 'Checking first and inserting later is a race: two deliveries can both see nothing and both credit.',
+    'level.6.learned': 'Two transactions split what must stay together: the row is remembered, the credit lost, and the retry hears “duplicate”.',
+    'level.7.learned': 'SQLite’s commit is atomic even when the process dies mid-write: every event is whole or absent.',
+    'level.8.learned': 'A duplicate returns the stored first result, not a result computed now.',
+    'level.9.learned': 'The outbox sends at least once; the receiver’s own deduplication makes it count once.',
+    'level.10.learned': 'Deduplication lasts as long as its rows: once purged, an old event is new again.',
+    'levels.summary': 'Every level is won. What the ten levels showed:',
+  },
+  ru: {
+    'levels.why.old': 'это событие уже было применено до начала уровня — доставьте новый event_id.',
+    'levels.why.unheard': 'в итоге отправитель не услышал ответа — доставьте снова.',
+    'levels.why.handler': 'работал {handler}, а этот уровень — про {wanted}.',
+    'levels.why.refused': 'ответ был «{outcome}», а цель требует другого.',
+    'levels.why.other': 'то, что выполнилось, пока не соответствует цели — сравните его с целью шаг за шагом.',
+    'level.1.why.once': 'одно «применено» — теперь доставьте то же событие ещё раз.',
+    'level.1.why.again': 'то же событие применено второй раз: {handler} не узнаёт уже виденное событие — возьмите atomic.',
+    'level.2.why.not_lost': 'при первой попытке ответ не потерялся — отметьте «Потерять первый ответ».',
+    'level.2.why.again': 'повтор применён снова: {handler} зачислил событие дважды — возьмите atomic.',
+    'level.3.why.no_crash': 'первая попытка не упала после INSERT — выберите эту точку сбоя.',
+    'level.3.why.not_reached': 'первая попытка ответила «{outcome}», а не упала: до точки сбоя дело не дошло.',
+    'level.3.why.stayed': 'после сбоя строка inbox осталась: {handler} зафиксировал INSERT отдельно — возьмите atomic.',
+    'level.4.why.count': 'доставок {count}, а не 20 — задайте N = 20.',
+    'level.4.why.many': 'применено {applied} из {count}: {handler} пропустил больше одной — возьмите atomic.',
+    'level.5.why.serial':
+      'двойного зачисления нет: SELECT одной доставки выполнился после INSERT другой — продвиньте A на шаг, затем B на шаг, пока ни одна не записала.',
+    'level.6.why.no_crash': 'сбоя после INSERT не было: обе транзакции зафиксированы, зачисление на месте — выберите эту точку сбоя.',
+    'level.7.why.control': 'это был контроль: его сломанная проверка блокировки нужна, чтобы её поймали, и уровень он не засчитывает.',
+    'level.7.why.missed': 'ни одно убийство не пришлось на середину коммита — запустите ещё раз.',
+    'level.8.why.applied': 'применено. Теперь другое новое событие должно сдвинуть баланс, а затем это нужно доставить снова.',
+    'level.8.why.again': 'событие применено снова: {handler} вычислил новый результат вместо сохранённой квитанции — возьмите atomic.',
+    'level.8.why.nothing_between': 'между первой доставкой и повтором баланс не сдвинулся — доставьте в промежутке другое новое событие.',
+    'level.9.why.strategy': 'это была стратегия {strategy}, а не outbox.',
+    'level.9.why.no_crash': 'диспетчер ещё не падал после отправки — нажмите «Диспетчер падает после отправки».',
+    'level.9.why.no_dedup':
+      'получатель не отсекает повторы: сообщение, отправленное дважды, показано дважды — отметьте «Получатель отсекает повторы по id сообщения».',
+    'level.10.why.remembered': '«дубликат»: inbox ещё помнит это событие — прокрутите часы дальше срока хранения и сначала очистите.',
+    'level.10.why.nothing_purged': 'очистка ничего не удалила: все строки моложе срока хранения.',
+    'level.1.learned': 'Строка inbox — это память: вторая доставка того же события ничего не меняет и отвечает «дубликат».',
+    'level.2.learned': 'Потерянный ответ повторяют, и повтор безопасен: событие узнано и не зачислено снова.',
+    'level.3.learned': 'Одна транзакция — всё или ничего: сбой между INSERT и UPDATE не оставляет следов, и повтор применяет событие.',
+    'level.4.learned': 'При конкуренции решает уникальный ключ: двадцать сразу — одно применено, девятнадцать дубликатов.',
+    'level.5.learned': 'Сначала проверить, потом вставить — это гонка: две доставки могут обе ничего не найти и обе зачислить.',
+    'level.6.learned': 'Две транзакции разделяют то, что должно быть вместе: строка запомнена, зачисление потеряно, повтор слышит «дубликат».',
+    'level.7.learned': 'Коммит SQLite атомарен, даже если процесс умер посреди записи: каждое событие целиком или никак.',
+    'level.8.learned': 'Дубликат возвращает сохранённый первый результат, а не вычисленный сейчас.',
+    'level.9.learned': 'Outbox отправляет хотя бы один раз; ровно один раз его делает дедупликация у самого получателя.',
+    'level.10.learned': 'Дедупликация живёт столько, сколько её строки: после очистки старое событие снова новое.',
+    'levels.summary': 'Все уровни пройдены. Что показали десять уровней:',
+  },
+});
+
 // ---- What the observations say ----------------------------------------------
 
 function sends(seen) {
@@ -136,24 +220,60 @@ function sameKey(a, b) {
   return a.source === b.source && a.event_id === b.event_id;
 }
 
+/** Whether an earlier send of this level applied the event of `send`. */
+function appliedBefore(seen, send) {
+  const all = sends(seen);
+  return all.slice(0, all.indexOf(send)).some((s) => sameKey(s.event, send.event) && s.attempts.some((a) => a.answer?.outcome === 'applied'));
+}
+
+function outcome(answer) {
+  return answer?.outcome ?? answer?.kind ?? '—';
+}
+
+/**
+ * The reason shared by the sender's levels, from the last send, or null:
+ * no answer heard, an event applied before this level (it answers
+ * "duplicate" at once), a refusal.
+ */
+function sendWhy(seen, send) {
+  const first = send.attempts[0]?.answer;
+  if (first?.outcome === 'duplicate' && !appliedBefore(seen, send)) {
+    return ['levels.why.old'];
+  }
+  const heard = lastHeard(send);
+  if (heard === null) {
+    return ['levels.why.unheard'];
+  }
+  return heard.outcome === undefined ? ['levels.why.refused', { outcome: outcome(heard) }] : null;
+}
+
+/** A reason that the last observation of `kind` ran another handler than `wanted`. */
+function handlerWhy(o, wanted) {
+  return o.handler === wanted ? null : ['levels.why.handler', { handler: o.handler, wanted }];
+}
+
 // ---- The levels -------------------------------------------------------------
 
 /** A new event, its key never used: the first delivery of it is the first. */
-function freshEvent(level) {
+export function freshEvent(level) {
   return { source: 'provider-a', event_id: `level${level}-${Date.now().toString(36)}`, account_id: 1, amount: 100 };
 }
 
-/** Sets the sender's form and presses Deliver, as a reader would; resolves when the send is over. */
-async function deliverInSight({ sender }, event, { handler = 'atomic', fault = null, loseResponse = false } = {}) {
-  sender.setHandler(handler);
-  sender.setFault(fault);
-  sender.setLoseResponse(loseResponse);
-  sender.fillFormForReader(event);
-  const done = nextObserved('send');
-  document.querySelector('#deliver-form button[type=submit]').click();
-  return done;
+/** A send of the sender's form, as a share link holds it (lib/share.js). */
+function send(event, { handler = 'atomic', fault = null, lose = false } = {}) {
+  return (panels) => panels.sender.replaySend({ event, handler, fault, lose, attempts: 5, delay: 1000 });
 }
 
+/** One action of a level's share link, through the lab's own controls (share/replay.js). */
+function act(action) {
+  return (panels) => panels.replay.perform(action);
+}
+
+// Each level: {id, section, evidence (the panel scrolled to after each step
+// of "show me", if not the section's), handler (the sender's handler when
+// the level starts, atomic unless named), won(seen), why(seen) → [key, params] | null,
+// showMe(event) → its steps, each `(panels) => promise`, played one at a
+// time; `event` is the level's fresh event, the one its form starts with}.
 export const LEVELS = Object.freeze([
   {
     id: 1,
@@ -174,11 +294,17 @@ export const LEVELS = Object.freeze([
             ),
       );
     },
-    showMe: async (panels) => {
-      const event = freshEvent(1);
-      await deliverInSight(panels, event);
-      await deliverInSight(panels, event);
+    why: (seen) => {
+      const last = sends(seen).at(-1);
+      if (last === undefined) {
+        return null;
+      }
+      if (lastHeard(last)?.outcome === 'applied') {
+        return appliedBefore(seen, last) ? ['level.1.why.again', { handler: last.handler }] : ['level.1.why.once'];
+      }
+      return sendWhy(seen, last);
     },
+    showMe: (event) => [send(event), send(event)],
   },
   {
     id: 2,
@@ -198,13 +324,17 @@ export const LEVELS = Object.freeze([
           gained(send.balance) === send.event.amount
         );
       }),
-    showMe: async (panels) => {
-      try {
-        await deliverInSight(panels, freshEvent(2), { loseResponse: true });
-      } finally {
-        panels.sender.setLoseResponse(false);
+    why: (seen) => {
+      const last = sends(seen).at(-1);
+      if (last === undefined) {
+        return null;
       }
+      if (last.attempts[0]?.lost !== true) {
+        return sendWhy(seen, last) ?? ['level.2.why.not_lost'];
+      }
+      return sendWhy(seen, last) ?? (lastHeard(last).outcome === 'applied' ? ['level.2.why.again', { handler: last.handler }] : null);
     },
+    showMe: (event) => [send(event, { lose: true })],
   },
   {
     id: 3,
@@ -229,17 +359,26 @@ export const LEVELS = Object.freeze([
           gained(send.balance) === send.event.amount
         );
       }),
-    showMe: async (panels) => {
-      try {
-        await deliverInSight(panels, freshEvent(3), { fault: 'after_insert' });
-      } finally {
-        panels.sender.setFault(null);
+    why: (seen) => {
+      const last = sends(seen).at(-1);
+      if (last === undefined) {
+        return null;
       }
+      const first = last.attempts[0];
+      if (last.fault !== 'after_insert') {
+        return ['level.3.why.no_crash'];
+      }
+      if (first?.answer?.outcome !== undefined) {
+        return sendWhy(seen, last) ?? ['level.3.why.not_reached', { outcome: outcome(first.answer) }];
+      }
+      return first?.seen?.row === true ? ['level.3.why.stayed', { handler: last.handler }] : sendWhy(seen, last);
     },
+    showMe: (event) => [send(event, { fault: 'after_insert' })],
   },
   {
     id: 4,
     section: 'deliver',
+    evidence: 'burst',
     won: (seen) =>
       seen.some(
         (o) =>
@@ -249,15 +388,21 @@ export const LEVELS = Object.freeze([
           o.counts.duplicate === 19 &&
           gained(o.balance) === o.event.amount,
       ),
-    showMe: async (panels) => {
-      panels.sender.setHandler('atomic');
-      panels.sender.fillFormForReader(freshEvent(4));
-      const count = document.querySelector('#burst-count');
-      count.value = '20';
-      const done = nextObserved('burst');
-      document.querySelector('#burst-same').click();
-      await done;
+    why: (seen) => {
+      const last = seen.findLast((o) => o.kind === 'burst');
+      if (last === undefined) {
+        return null;
+      }
+      const applied = last.counts.applied ?? 0;
+      if (last.count !== 20) {
+        return ['level.4.why.count', { count: last.count }];
+      }
+      if (applied === 0) {
+        return ['levels.why.old'];
+      }
+      return applied > 1 ? ['level.4.why.many', { applied, count: last.count, handler: last.handler }] : null;
     },
+    showMe: (event) => [act({ do: 'burst', event, handler: 'atomic', count: 20 })],
   },
   {
     id: 5,
@@ -265,26 +410,28 @@ export const LEVELS = Object.freeze([
     // Rust's verdict on a race the reader stepped (not the explorer's replay).
     won: (seen) =>
       seen.some((o) => o.kind === 'race' && o.handler === 'check_then_act' && !o.replayed && o.verdict.double_credit === true),
-    showMe: async (panels) => {
-      panels.nav.open('race');
-      await panels.raceLab.playRace('check_then_act', [0, 1]);
+    why: (seen) => {
+      const last = seen.findLast((o) => o.kind === 'race');
+      return last === undefined ? null : (handlerWhy(last, 'check_then_act') ?? ['level.5.why.serial']);
     },
+    showMe: () => [(panels) => panels.raceLab.playRace('check_then_act', [0, 1])],
     unlock: (won, panels) => panels.raceLab.showExplorer(won),
   },
   {
     id: 6,
     section: 'deliver',
+    handler: 'two_transactions',
     // Rust's verdict on an answer the sender heard: the credit was lost.
     won: (seen) =>
       sends(seen).some((send) => send.handler === 'two_transactions' && send.attempts.some((a) => !a.lost && a.answer?.verdict?.kind === 'credit_lost')),
-    showMe: async (panels) => {
-      try {
-        await deliverInSight(panels, freshEvent(6), { handler: 'two_transactions', fault: 'after_insert' });
-      } finally {
-        panels.sender.setFault(null);
-        panels.sender.setHandler('atomic');
+    why: (seen) => {
+      const last = sends(seen).at(-1);
+      if (last === undefined) {
+        return null;
       }
+      return handlerWhy(last, 'two_transactions') ?? sendWhy(seen, last) ?? (last.fault !== 'after_insert' ? ['level.6.why.no_crash'] : null);
     },
+    showMe: (event) => [send(event, { handler: 'two_transactions', fault: 'after_insert' })],
   },
   {
     id: 7,
@@ -302,13 +449,14 @@ export const LEVELS = Object.freeze([
           o.summary.partial === 0 &&
           o.summary.lost_acknowledged === 0,
       ),
-    showMe: async (panels) => {
-      panels.nav.open('crash');
-      document.querySelector('#crash-kills-trials').value = '10';
-      const done = nextObserved('crash', 300_000);
-      document.querySelector('#crash-kills-run').click();
-      await done;
+    why: (seen) => {
+      const last = seen.findLast((o) => o.kind === 'crash');
+      if (last === undefined) {
+        return null;
+      }
+      return last.control ? ['level.7.why.control'] : last.run === 'kills' && !(last.summary.killed_mid_stream > 0) ? ['level.7.why.missed'] : null;
     },
+    showMe: () => [act({ do: 'crash', run: 'kills', mode: 'delete', trials: 10 })],
   },
   {
     id: 8,
@@ -343,12 +491,18 @@ export const LEVELS = Object.freeze([
         );
       });
     },
-    showMe: async (panels) => {
-      const first = freshEvent(8);
-      await deliverInSight(panels, first);
-      await deliverInSight(panels, { ...first, event_id: `${first.event_id}-other` });
-      await deliverInSight(panels, first);
+    why: (seen) => {
+      const last = sends(seen).at(-1);
+      if (last === undefined) {
+        return null;
+      }
+      const heard = lastHeard(last);
+      if (heard?.outcome === 'applied') {
+        return appliedBefore(seen, last) ? ['level.8.why.again', { handler: last.handler }] : ['level.8.why.applied'];
+      }
+      return sendWhy(seen, last) ?? (heard?.outcome === 'duplicate' ? ['level.8.why.nothing_between'] : null);
     },
+    showMe: (event) => [send(event), send({ ...event, event_id: `${event.event_id}-other` }), send(event)],
   },
   {
     id: 9,
@@ -372,21 +526,27 @@ export const LEVELS = Object.freeze([
             ) &&
           seen.slice(i + 1).some((later) => later.kind === 'effects' && later.verdicts.some((v) => v.eventId === crash.crashed && v.shown > 0)),
       ),
-    showMe: async (panels) => {
-      panels.nav.open('scheme-ends');
-      const click = async (selector) => {
-        const done = nextObserved('effects');
-        document.querySelector(selector).click();
-        await done;
-      };
-      if (!document.querySelector('#se-dedup').checked) {
-        await click('#se-dedup');
+    why: (seen) => {
+      const effects = seen.filter((o) => o.kind === 'effects');
+      const last = effects.at(-1);
+      if (last === undefined) {
+        return null;
       }
-      document.querySelector('#se-strategy-outbox').click();
-      await click('#se-deliver');
-      await click('#se-dispatch-crash');
-      await click('#se-dispatch');
+      if (last.strategy !== 'outbox') {
+        return ['level.9.why.strategy', { strategy: last.strategy }];
+      }
+      if (!effects.some((o) => o.strategy === 'outbox' && o.crashed !== null)) {
+        return ['level.9.why.no_crash'];
+      }
+      return last.dedup ? null : ['level.9.why.no_dedup'];
     },
+    showMe: () =>
+      [
+        { control: 'dedup' },
+        { control: 'deliver' },
+        { control: 'dispatch_crash' },
+        { control: 'dispatch' },
+      ].map((control) => act({ do: 'effects', strategy: 'outbox', crash: null, dedup: true, ...control })),
   },
   {
     id: 10,
@@ -409,34 +569,19 @@ export const LEVELS = Object.freeze([
           ),
       );
     },
-    showMe: async (panels) => {
-      panels.nav.open('scheme-ends');
-      const click = async (selector) => {
-        const done = nextObserved('retention');
-        document.querySelector(selector).click();
-        await done;
-      };
-      const advance = (selector) =>
-        new Promise((resolve) => {
-          // "+7 days" answers with the clock, not an observation: wait for the clock line to change.
-          const clock = document.querySelector('#se-clock');
-          const before = clock.textContent;
-          const watch = new MutationObserver(() => {
-            if (clock.textContent !== before) {
-              watch.disconnect();
-              resolve();
-            }
-          });
-          watch.observe(clock, { subtree: true, childList: true, characterData: true });
-          document.querySelector(selector).click();
-        });
-      await click('#se-ret-deliver');
-      await advance('#se-plus-week');
-      const windowSelect = document.querySelector('#se-window');
-      windowSelect.value = '1'; // purge what is older than a day: the event is a week old
-      windowSelect.dispatchEvent(new Event('change'));
-      await click('#se-purge');
-      await click('#se-ret-deliver');
+    why: (seen) => {
+      const last = seen.findLast((o) => o.kind === 'retention');
+      if (last?.action === 'purge' && last.count === 0) {
+        return ['level.10.why.nothing_purged'];
+      }
+      return last?.action === 'deliver' && last.answer?.outcome === 'duplicate' ? ['level.10.why.remembered'] : null;
     },
+    showMe: () =>
+      [
+        { control: 'deliver', next: true },
+        { control: 'advance', days: 7 },
+        { control: 'purge', days: 1 },
+        { control: 'deliver', next: false },
+      ].map((step) => act({ do: 'retention', ...step })),
   },
 ]);

@@ -24,7 +24,7 @@ import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { onObserved } from '../../lib/observed.js';
 import { levelActions } from '../../lib/share.js';
 import { shareControl } from '../../lib/share-control.js';
-import { LEVELS } from './levels.js';
+import { LEVELS, freshEvent } from './levels.js';
 
 register({
   en: {
@@ -41,13 +41,16 @@ register({
     'levels.show_me': 'Show me',
     'levels.showing': 'Showing…',
     'levels.show_failed': 'Show me stopped: {message}',
-    'levels.status.won': 'Won: the database’s answers meet the goal.',
+    'levels.status.won': 'Won: the database’s answers meet the goal. {learned}',
     'levels.status.playing': 'Not won yet: what you do on “{section}” is checked as it happens.',
+    'levels.status.why': 'Not won yet: {why}',
+    'levels.show.step': 'Show me: step {n} of {total}…',
+    'levels.show.done': 'Show me: step {n} of {total} done — look at what it answered.',
+    'levels.show.next': 'Next step',
     'levels.next': 'Next level',
-    'levels.all_won': 'Every level is won.',
     'levels.reset': 'Forget my progress',
-    'levels.bar': 'Level {n}: {goal}',
-    'levels.bar.won': 'Won!',
+    'levels.bar': 'Level {n}: {title}.',
+    'levels.bar.won': 'Won! {learned}',
     'levels.bar.open': 'Back to the level',
   },
   ru: {
@@ -64,13 +67,16 @@ register({
     'levels.show_me': 'Покажите',
     'levels.showing': 'Показываю…',
     'levels.show_failed': 'Показ прервался: {message}',
-    'levels.status.won': 'Пройден: ответы базы соответствуют цели.',
+    'levels.status.won': 'Пройден: ответы базы соответствуют цели. {learned}',
     'levels.status.playing': 'Ещё не пройден: то, что вы делаете в разделе «{section}», проверяется по ходу дела.',
+    'levels.status.why': 'Ещё не пройден: {why}',
+    'levels.show.step': 'Показ: шаг {n} из {total}…',
+    'levels.show.done': 'Показ: шаг {n} из {total} выполнен — посмотрите, что ответила база.',
+    'levels.show.next': 'Следующий шаг',
     'levels.next': 'Следующий уровень',
-    'levels.all_won': 'Все уровни пройдены.',
     'levels.reset': 'Забыть мой прогресс',
-    'levels.bar': 'Уровень {n}: {goal}',
-    'levels.bar.won': 'Пройден!',
+    'levels.bar': 'Уровень {n}: {title}.',
+    'levels.bar.won': 'Пройден! {learned}',
     'levels.bar.open': 'Вернуться к уровню',
   },
 });
@@ -79,6 +85,8 @@ register({
 export const STORAGE_KEY = 'inbox-lab.levels.v1';
 
 const SECTION_TEXT = { deliver: 'nav.deliver', race: 'nav.race', crash: 'nav.crash', workshop: 'nav.workshop', 'scheme-ends': 'nav.scheme_ends' };
+/** Where a step of "show me" on each screen shows what it did: the panel (its mount point) scrolled to. */
+const EVIDENCE = { deliver: 'heard', race: 'race-lab', crash: 'crash-lab', 'scheme-ends': 'scheme-ends' };
 
 /** Reads the progress; anything but a well-formed value is a fresh start. */
 export function readProgress(storage) {
@@ -133,7 +141,12 @@ let seen = [];
 /** The level shown on the screen (#/levels/<id>), or null for the list alone. */
 let shownId = null;
 let onScreen = false;
-let showing = false;
+/** Why the last observation did not win the level being played: [key, params] or null. */
+let why = null;
+/** What won each level won in this visit, by id: its share link's actions come from it. */
+const wins = new Map();
+/** "Show me" while it plays: {level, n, total, waiting, next (resolves the wait), stopped}, or null. */
+let show = null;
 let showError = null;
 const ui = {};
 // Every panel's actions (app.js): the levels' "show me" drives them.
@@ -168,12 +181,14 @@ export function mount(root, services) {
   ui.reset = document.querySelector('#levels-reset');
   ui.share = shareControl('share-level', 'share.button.level', () => {
     const level = LEVELS.find((candidate) => candidate.id === shownId);
-    const made = levelActions(level !== undefined && progress.playing === level.id ? seen : []);
+    const made = levelActions(wins.get(level?.id) ?? []);
     return made.error ? made : { kind: 'level', level: level.id, actions: made.actions };
   });
   ui.reset.addEventListener('click', () => {
     progress = { won: [], playing: shownId };
     seen = [];
+    why = null;
+    wins.clear();
     changed();
   });
 
@@ -184,8 +199,13 @@ export function mount(root, services) {
     }
     seen.push(observation);
     if (level.won(seen)) {
+      wins.set(level.id, [...seen]);
+      why = null;
       progress = { ...progress, won: LEVELS.map((l) => l.id).filter((id) => id === level.id || progress.won.includes(id)) };
       changed();
+    } else {
+      why = level.why(seen);
+      draw();
     }
   });
 
@@ -195,10 +215,7 @@ export function mount(root, services) {
       const level = LEVELS.find((candidate) => String(candidate.id) === rest) ?? null;
       shownId = level?.id ?? null;
       if (level !== null && progress.playing !== level.id) {
-        progress = { ...progress, playing: level.id };
-        seen = [];
-        showError = null;
-        writeProgress(storage(), progress);
+        begin(level);
       }
     }
     draw();
@@ -207,6 +224,21 @@ export function mount(root, services) {
   unlock();
   draw();
   return { has: (id) => LEVELS.some((level) => level.id === id) };
+}
+
+/**
+ * Makes `level` the one played, from its known state: nothing seen yet, and
+ * the sender's form set to a fresh event, the level's handler, no crash
+ * point, no lost response — nothing left over from the level before.
+ */
+function begin(level) {
+  stopShow();
+  progress = { ...progress, playing: level.id };
+  seen = [];
+  why = null;
+  showError = null;
+  writeProgress(storage(), progress);
+  panels.sender.setForm({ event: freshEvent(level.id), handler: level.handler ?? 'atomic', fault: null, lose: false, attempts: 5, delay: 1000 });
 }
 
 function levelTitle(level) {
@@ -235,6 +267,16 @@ function draw() {
   drawBar();
 }
 
+/** What the level's state line says: won (and what it showed), why not, or that it is watched. */
+function statusText(level) {
+  if (isWon(level.id)) {
+    return t('levels.status.won', { learned: t(`level.${level.id}.learned`) });
+  }
+  return level.id === progress.playing && why !== null
+    ? t('levels.status.why', { why: t(...why) })
+    : t('levels.status.playing', { section: t(SECTION_TEXT[level.section]) });
+}
+
 function drawDetail() {
   const level = LEVELS.find((candidate) => candidate.id === shownId);
   ui.detail.hidden = level === undefined;
@@ -244,18 +286,14 @@ function drawDetail() {
   }
   const section = t(SECTION_TEXT[level.section]);
   const won = isWon(level.id);
-  const showMe = el('button', { className: 'secondary', text: t(showing ? 'levels.showing' : 'levels.show_me'), attrs: { type: 'button', id: 'level-show-me' } });
-  showMe.disabled = showing;
+  const showMe = el('button', { className: 'secondary', text: t(show ? 'levels.showing' : 'levels.show_me'), attrs: { type: 'button', id: 'level-show-me' } });
+  showMe.disabled = show !== null;
   showMe.addEventListener('click', () => runShowMe(level));
   const nextLevel = LEVELS.find((candidate) => candidate.id > level.id);
   const children = [
     el('h3', { text: levelTitle(level), attrs: { id: 'level-title', tabindex: '-1' } }),
     el('p', { className: 'level-goal' }, el('strong', { text: `${t('levels.goal')} ` }), t(`level.${level.id}.goal`)),
-    el(
-      'p',
-      { className: 'level-status', attrs: { id: 'level-status', role: 'status' }, data: { won: String(won) } },
-      t(won ? 'levels.status.won' : 'levels.status.playing', { section }),
-    ),
+    el('p', { className: 'level-status', attrs: { id: 'level-status', role: 'status' }, data: { won: String(won) } }, statusText(level)),
     el(
       'div',
       { className: 'actions' },
@@ -269,10 +307,19 @@ function drawDetail() {
   }
   if (won) {
     children.push(ui.share);
+    if (nextLevel) {
+      children.push(el('p', {}, el('a', { text: `${t('levels.next')}: ${levelTitle(nextLevel)}`, attrs: { href: `#/levels/${nextLevel.id}`, id: 'level-next' } })));
+    }
+  }
+  // After the last level, once all are won: what the path showed, level by level.
+  if (!nextLevel && LEVELS.every((l) => isWon(l.id))) {
     children.push(
-      nextLevel
-        ? el('p', {}, el('a', { text: `${t('levels.next')}: ${levelTitle(nextLevel)}`, attrs: { href: `#/levels/${nextLevel.id}`, id: 'level-next' } }))
-        : el('p', { text: t('levels.all_won') }),
+      el(
+        'section',
+        { attrs: { id: 'levels-summary', 'aria-labelledby': 'levels-summary-title' } },
+        el('h4', { text: t('levels.summary'), attrs: { id: 'levels-summary-title' } }),
+        el('ol', {}, ...LEVELS.map((l) => el('li', {}, el('strong', { text: `${t(`level.${l.id}.title`)}: ` }), t(`level.${l.id}.learned`)))),
+      ),
     );
   }
   const focused = ui.detail.contains(document.activeElement) ? document.activeElement.id : '';
@@ -282,8 +329,10 @@ function drawDetail() {
   }
 }
 
-// While a level is being played, a line under the section list says which
-// and whether it is won, on every screen but the levels' own.
+// While a level is being played, a line under the section list, in view
+// however far the screen scrolls, says which level, whether it is won (and
+// what that showed) or why not yet, and where "show me" is — on every screen
+// but the levels' own.
 function drawBar() {
   const level = LEVELS.find((candidate) => candidate.id === progress.playing);
   ui.bar.hidden = level === undefined || onScreen;
@@ -293,28 +342,74 @@ function drawBar() {
   }
   const won = isWon(level.id);
   ui.bar.dataset.won = String(won);
-  ui.bar.replaceChildren(
-    el('span', { text: t('levels.bar', { n: level.id, goal: t(`level.${level.id}.goal`) }) }),
-    ' ',
-    ...(won ? [el('strong', { className: 'level-won', text: t('levels.bar.won') }), ' '] : []),
-    el('a', { text: t('levels.bar.open'), attrs: { href: `#/levels/${level.id}` } }),
-  );
+  const parts = [el('strong', { text: t('levels.bar', { n: level.id, title: t(`level.${level.id}.title`) }) }), ' '];
+  if (won) {
+    parts.push(el('span', { className: 'level-won', attrs: { id: 'level-bar-state' }, text: t('levels.bar.won', { learned: t(`level.${level.id}.learned`) }) }), ' ');
+  } else if (why !== null) {
+    parts.push(el('span', { attrs: { id: 'level-bar-state' }, text: t('levels.status.why', { why: t(...why) }) }), ' ');
+  }
+  if (show !== null) {
+    parts.push(el('span', { attrs: { id: 'level-show-state' }, text: t(show.waiting ? 'levels.show.done' : 'levels.show.step', show) }), ' ');
+    if (show.waiting) {
+      const next = el('button', { className: 'small', text: t('levels.show.next'), attrs: { type: 'button', id: 'level-show-next' } });
+      next.addEventListener('click', () => show?.next());
+      parts.push(next, ' ');
+    }
+  }
+  const focused = ui.bar.contains(document.activeElement) ? document.activeElement.id : '';
+  ui.bar.replaceChildren(...parts, el('a', { text: t('levels.bar.open'), attrs: { href: `#/levels/${level.id}` } }));
+  document.getElementById(focused)?.focus({ preventScroll: true });
+  // What the browser scrolls into view stops below the bar too (levels.css).
+  document.documentElement.style.setProperty('--level-bar-height', `${ui.bar.offsetHeight}px`);
 }
 
+/** Ends "show me" where it is (another level was opened). */
+function stopShow() {
+  if (show !== null) {
+    show.stopped = true;
+    show.next?.();
+  }
+}
+
+/**
+ * "Show me" at a reader's pace, with an event of its own: one step at a
+ * time — each step's evidence scrolled into view, then a pause until "Next
+ * step" in the bar. What it wins is judged like anything the reader does.
+ */
 function runShowMe(level) {
-  if (showing) {
+  if (show !== null) {
     return;
   }
-  showing = true;
+  const steps = level.showMe(freshEvent(level.id));
+  const current = { n: 0, total: steps.length, waiting: false, stopped: false, next: null };
+  show = current;
   showError = null;
-  draw();
+  panels.nav.open(level.section);
   whileBusy(async () => {
     try {
-      await level.showMe(panels);
+      for (const [i, step] of steps.entries()) {
+        Object.assign(current, { n: i + 1, waiting: false });
+        draw();
+        await step(panels);
+        const last = current.stopped || i === steps.length - 1;
+        current.waiting = !last;
+        draw();
+        panels.nav.open(level.evidence ?? EVIDENCE[level.section]);
+        if (last) {
+          break;
+        }
+        document.getElementById('level-show-next')?.focus({ preventScroll: true });
+        await new Promise((resolve) => (current.next = resolve));
+        if (current.stopped) {
+          break;
+        }
+      }
     } catch (error) {
       showError = error?.message ?? String(error);
     } finally {
-      showing = false;
+      if (show === current) {
+        show = null;
+      }
       draw();
     }
   });

@@ -27,7 +27,7 @@
 
 import { inboxLab } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
-import { errorMessage } from '../../lib/errors.js';
+import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 
@@ -65,7 +65,7 @@ register({
     'racelab.why.two_transactions':
       'Mistake: registers the event in one transaction and credits in another — in between, a repeat answers “duplicate” before the money is there (and a crash there loses the credit).',
     'racelab.why.insert_or_ignore':
-      'Mistake: INSERT OR IGNORE takes “no row inserted” for “seen before” and never compares payloads — a redelivery of a known key with another amount comes back as “duplicate” instead of payload_conflict. Identical concurrent deliveries, as raced here, survive: see the demonstration below.',
+      'Mistake: INSERT OR IGNORE takes “no row inserted” for “seen before” and never compares payloads — a redelivery of a known key with another amount comes back as “duplicate” instead of “payload conflict”. Identical concurrent deliveries, as raced here, survive: see the demonstration below.',
     'racelab.why.insert_or_replace':
       'Mistake: INSERT OR REPLACE deletes the first record and writes the new one, so every repeat is credited again.',
     'racelab.delivery': 'Delivery {letter}',
@@ -128,7 +128,7 @@ register({
       'In the database: the inbox row {source} / {event_id} holds amount {amount}; the balance of account 1 went from {before} to {after}.',
     'racelab.demo.nothing': 'In the database: no inbox row for {source} / {event_id}; the balance of account 1 went from {before} to {after}.',
     'racelab.demo.lesson':
-      'INSERT OR IGNORE answered “duplicate” to a different payload: the sender’s amount 700 was silently accepted as a repeat of 500, and the sender stops sending it. The atomic handler compares the stored payload and answers payload_conflict (422): the sender learns that something is wrong.',
+      'INSERT OR IGNORE answered “duplicate” to a different payload: the sender’s amount 700 was silently accepted as a repeat of 500, and the sender stops sending it. The atomic handler compares the stored payload and answers “payload conflict” (422): the sender learns that something is wrong.',
     'racelab.error': 'The worker answered an error: {kind} — {message}',
   },
   ru: {
@@ -164,7 +164,7 @@ register({
     'racelab.why.two_transactions':
       'Ошибка: событие регистрируется в одной транзакции, а зачисляется в другой — в промежутке повтор отвечает «дубликат», хотя денег ещё нет (а сбой в этот момент теряет зачисление).',
     'racelab.why.insert_or_ignore':
-      'Ошибка: INSERT OR IGNORE принимает «строка не вставлена» за «уже было» и никогда не сравнивает содержимое — повторная доставка известного ключа с другой суммой возвращается как «дубликат» вместо payload_conflict. Одинаковые одновременные доставки, как в этой гонке, он переживает: см. демонстрацию ниже.',
+      'Ошибка: INSERT OR IGNORE принимает «строка не вставлена» за «уже было» и никогда не сравнивает содержимое — повторная доставка известного ключа с другой суммой возвращается как «дубликат» вместо «конфликта данных». Одинаковые одновременные доставки, как в этой гонке, он переживает: см. демонстрацию ниже.',
     'racelab.why.insert_or_replace':
       'Ошибка: INSERT OR REPLACE удаляет первую запись и пишет новую, поэтому каждый повтор зачисляется снова.',
     'racelab.delivery': 'Доставка {letter}',
@@ -227,7 +227,7 @@ register({
       'В базе: строка inbox {source} / {event_id} хранит сумму {amount}; баланс счёта 1 изменился с {before} на {after}.',
     'racelab.demo.nothing': 'В базе: строки inbox для {source} / {event_id} нет; баланс счёта 1 изменился с {before} на {after}.',
     'racelab.demo.lesson':
-      'INSERT OR IGNORE ответил «дубликат» на другое содержимое: сумма 700 от отправителя молча принята за повтор суммы 500, и отправитель перестаёт её слать. Атомарный обработчик сравнивает сохранённое содержимое и отвечает payload_conflict (422): отправитель узнаёт, что что-то не так.',
+      'INSERT OR IGNORE ответил «дубликат» на другое содержимое: сумма 700 от отправителя молча принята за повтор суммы 500, и отправитель перестаёт её слать. Атомарный обработчик сравнивает сохранённое содержимое и отвечает «конфликт данных» (422): отправитель узнаёт, что что-то не так.',
     'racelab.error': 'Воркер ответил ошибкой: {kind} — {message}',
   },
 });
@@ -655,11 +655,11 @@ async function demo() {
   state.demo = { key, first, ignore, atomic, row, before, after: balance(tables) };
 }
 
-/** A demonstration answer: `applied (200)`, or `payload_conflict (422) — …` in the reader's language. */
+/** A demonstration answer: `applied (200)`, or `payload conflict (422) — …` in the reader's language. */
 function demoAnswer(answer) {
   return answer.outcome
-    ? t('racelab.demo.outcome', { outcome: answer.outcome, status: answer.http_status })
-    : t('racelab.demo.refused', { kind: answer.kind, status: answer.http_status, message: errorMessage(answer) });
+    ? t('racelab.demo.outcome', { outcome: outcomeWord(answer.outcome), status: answer.http_status })
+    : t('racelab.demo.refused', { kind: outcomeWord(answer.kind), status: answer.http_status, message: errorMessage(answer) });
 }
 
 // ---- drawing ------------------------------------------------------------------------------
@@ -684,7 +684,7 @@ function render(ui) {
 
   ui.error.hidden = state.error === null;
   ui.error.textContent =
-    state.error === null ? '' : t('racelab.error', { kind: state.error.kind ?? 'error', message: state.error.message ?? String(state.error) });
+    state.error === null ? '' : t('racelab.error', { kind: outcomeWord(state.error.kind ?? 'error'), message: errorMessage(state.error) });
 
   const replaying = state.replay !== null && state.replay.position < state.replay.schedule.length;
   ui.columns.forEach((column, i) => {
@@ -896,7 +896,7 @@ function resultText(s) {
 }
 
 function answerText(answer) {
-  return answer.answer ? t(`racelab.answer.${answer.answer}`) : t('racelab.answer.failed', { kind: answer.kind });
+  return answer.answer ? t(`racelab.answer.${answer.answer}`) : t('racelab.answer.failed', { kind: outcomeWord(answer.kind) });
 }
 
 function committedText(committed) {

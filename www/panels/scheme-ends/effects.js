@@ -6,6 +6,7 @@
 // receiver heard of; this file draws its verdicts.
 
 import { el, formatNumber } from '../../lib/dom.js';
+import { outcomeWord } from '../../lib/errors.js';
 import { t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 import { ACCOUNT, AMOUNT, SOURCE, act, answerOf, caseHeader, errorText, fixBox, isError, showBalance, tx } from './parts.js';
@@ -35,9 +36,9 @@ export function effects(db, load) {
       attrs: { type: 'button', id: 'se-dispatch-crash' },
     }),
     dispatchNote: el('p', { className: 'note', attrs: { id: 'se-dispatch-note', 'aria-live': 'polite' } }),
+    dispatcher: el('div', { className: 'se-dispatcher' }), // only the outbox has one
     dedup: el('input', { attrs: { type: 'checkbox', id: 'se-dedup', 'aria-describedby': 'se-dedup-note' } }),
     balance: el('p', { className: 'se-balance', attrs: { id: 'se-balance' } }),
-    phoneKind: el('p', { className: 'note', attrs: { id: 'se-phone-kind' } }),
     shown: el('ol', { className: 'se-shown', attrs: { id: 'se-shown', 'aria-labelledby': 'se-phone-title' } }),
     shownEmpty: tx('p', 'se.fx.nothing_shown', { className: 'muted' }),
     outbox: el('tbody'),
@@ -66,6 +67,7 @@ export function effects(db, load) {
       state.next += 1;
       state.answer = null;
     }
+    nodes.dispatcher.hidden = strategy !== 'outbox';
     // The crash between COMMIT and the send exists only when sending comes after COMMIT.
     const option = nodes.crash.querySelector('option[value="after_commit_before_send"]');
     option.disabled = strategy !== 'send_after_commit';
@@ -163,9 +165,8 @@ export function effects(db, load) {
     if (state.view === null) {
       return; // not loaded yet
     }
-    const { shown, dedup, outbox, verdicts, resent } = state.view.effects;
+    const { shown, outbox, verdicts, resent } = state.view.effects;
     showBalance(nodes.balance, state.view.tables);
-    nodes.phoneKind.textContent = t(dedup ? 'se.fx.phone_dedup' : 'se.fx.phone_plain');
     nodes.shown.replaceChildren(...shown.map((n, i) => shownItem(n, shown.slice(0, i).some((m) => m.message_id === n.message_id))));
     nodes.shownEmpty.hidden = shown.length > 0;
     nodes.outbox.replaceChildren(
@@ -218,9 +219,9 @@ export function effects(db, load) {
 /** "pay-3: applied · HTTP 200", or the error with its message. */
 function answerLine(label, reply) {
   if (isError(reply)) {
-    return t('se.answer_error', { event: label, outcome: reply.kind, status: reply.http_status, message: errorText(reply) });
+    return t('se.answer_error', { event: label, outcome: outcomeWord(reply.kind), status: reply.http_status, message: errorText(reply) });
   }
-  return t('se.answer', { event: label, outcome: reply.outcome, status: reply.http_status });
+  return t('se.answer', { event: label, outcome: outcomeWord(reply.outcome), status: reply.http_status });
 }
 
 function shownItem(n, again) {
@@ -295,6 +296,12 @@ function build(nodes, radios) {
     ),
     nodes.outbox,
   );
+  nodes.dispatcher.append(
+    tx('h4', 'se.fx.dispatcher'),
+    tx('p', 'se.fx.dispatcher_note', { className: 'note' }),
+    el('div', { className: 'actions' }, nodes.dispatch, nodes.dispatchCrash),
+    nodes.dispatchNote,
+  );
   const strategies = [...radios].map(([strategy, input]) =>
     el('label', { className: 'check' }, input, tx('span', `se.fx.strategy.${strategy}`)),
   );
@@ -315,16 +322,7 @@ function build(nodes, radios) {
         el('div', { className: 'actions' }, nodes.deliver),
         nodes.answer,
       ),
-      el(
-        'div',
-        { className: 'se-dispatcher' },
-        tx('h4', 'se.fx.dispatcher'),
-        tx('p', 'se.fx.dispatcher_note', { className: 'note' }),
-        el('div', { className: 'actions' }, nodes.dispatch, nodes.dispatchCrash),
-        nodes.dispatchNote,
-        el('label', { className: 'check' }, nodes.dedup, tx('span', 'se.fx.dedup')),
-        tx('p', 'se.fx.dedup_note', { className: 'note', attrs: { id: 'se-dedup-note' } }),
-      ),
+      nodes.dispatcher,
     ),
     el(
       'div',
@@ -340,7 +338,8 @@ function build(nodes, radios) {
         'div',
         { className: 'se-box se-phone' },
         tx('h4', 'se.fx.phone', { attrs: { id: 'se-phone-title' } }),
-        nodes.phoneKind,
+        el('label', { className: 'check' }, nodes.dedup, tx('span', 'se.fx.dedup')),
+        tx('p', 'se.fx.dedup_note', { className: 'note', attrs: { id: 'se-dedup-note' } }),
         nodes.shown,
         nodes.shownEmpty,
       ),

@@ -41,7 +41,7 @@ export function orders(db) {
     render();
   }
 
-  /** Fills the form for `which` event ("first", "second") and submits it. */
+  /** Fills the form for `which` event ("first", "second") and submits it, as its chip and Activate do. */
   function submitAs(which) {
     fill(which);
     return act(nodes.error, activate);
@@ -67,10 +67,13 @@ export function orders(db) {
     event.preventDefault();
     act(nodes.error, activate);
   });
-  // A "do it" button (.small) submits; a chip only fills the form (base.css).
-  const chip = (key, action, className = 'secondary small') => {
-    const button = tx('button', key, { className, attrs: { type: 'button', 'data-order': key.split('.').pop() } });
-    button.addEventListener('click', action);
+  // Like every preset of the page, a chip only fills the form (base.css: .chip); Activate is the reader's.
+  const chip = (key, action) => {
+    const button = tx('button', key, { className: 'chip', attrs: { type: 'button', 'data-order': key.split('.').pop() } });
+    button.addEventListener('click', () => {
+      action();
+      nodes.form.querySelector('button[type=submit]').focus();
+    });
     return button;
   };
   const node = el(
@@ -79,18 +82,11 @@ export function orders(db) {
     ...caseHeader('se-keys-title', 'se.bk.title', 'se.bk.problem', 'se.bk.try'),
     el(
       'div',
-      { className: 'chips', attrs: { role: 'group', 'aria-labelledby': 'se-keys-title' } },
-      chip('se.bk.first', () => submitAs('first')),
-      chip('se.bk.second', () => submitAs('second')),
-      chip('se.bk.replay', () => submitAs('first')),
-      chip(
-        'se.bk.next',
-        () => {
-          nextOrder();
-          nodes.eventId.focus();
-        },
-        'chip',
-      ),
+      { className: 'chips', attrs: { role: 'group', 'aria-labelledby': 'se-bk-fills' } },
+      tx('span', 'se.bk.fills', { className: 'group-label', attrs: { id: 'se-bk-fills' } }),
+      chip('se.bk.first', () => fill('first')),
+      chip('se.bk.second', () => fill('second')),
+      chip('se.bk.next', nextOrder),
     ),
     nodes.form,
     nodes.error,

@@ -1,9 +1,10 @@
 // What the three experiments of "where the scheme ends" draw alike: their
 // event's constants, a translated element, an answer line, an error shown
-// where it belongs, a case's header and its fix.
+// where it belongs, a case's header and its fix (a disclosure).
 
 import { el, formatNumber, whileBusy } from '../../lib/dom.js';
-import { has, t } from '../../lib/i18n.js';
+import { errorMessage } from '../../lib/errors.js';
+import { t } from '../../lib/i18n.js';
 
 export const SOURCE = 'shop';
 export const ACCOUNT = 1;
@@ -14,11 +15,8 @@ export function tx(tag, key, options = {}) {
   return el(tag, { ...options, text: t(key), data: { ...options.data, i18n: key } });
 }
 
-/** An error object as one line: translated by its code when the page knows it, else Rust's message. */
-export function errorText(error) {
-  const key = `error.${error.kind}.${error.code}`;
-  return error.code !== undefined && has(key) ? t(key, error.params ?? {}) : error.message;
-}
+/** An error object as one line, in the reader's language (lib/errors.js). */
+export { errorMessage as errorText };
 
 export function isError(reply) {
   return reply !== null && typeof reply === 'object' && typeof reply.kind === 'string';
@@ -72,6 +70,7 @@ export function caseHeader(id, titleKey, problemKey, tryKey) {
   ];
 }
 
+/** The fix, behind a disclosure: read once the experiment has shown the problem. */
 export function fixBox(fixKey, ...more) {
-  return el('div', { className: 'se-fix' }, tx('h4', 'se.fix'), tx('p', fixKey), ...more);
+  return el('details', { className: 'se-fix' }, tx('summary', 'se.fix'), tx('p', fixKey), ...more);
 }

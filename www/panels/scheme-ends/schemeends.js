@@ -4,6 +4,8 @@
 // database. Three things they do not give you, each an experiment with its
 // explanation and its fix, each in its own file: side effects and the
 // outbox (effects.js), business keys (orders.js), retention (retention.js).
+// One experiment is shown at a time, chosen by a list of links like the
+// section list's: #/scheme-ends/effects, …/keys, …/retention.
 //
 // The experiments run on the reader's database through `inboxLab.scheme`
 // (db/client.js; worker.js documents the ops), so they share it with the
@@ -14,7 +16,7 @@
 // Everything typed or returned is rendered with textContent (lib/dom.js).
 
 import { el, whileBusy } from '../../lib/dom.js';
-import { onLanguageChange, register } from '../../lib/i18n.js';
+import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { effects } from './effects.js';
 import { orders } from './orders.js';
 import { SOURCE, errorText, isError, nextNumber, tx } from './parts.js';
@@ -30,14 +32,18 @@ register({ en: byLanguage('en'), ru: byLanguage('ru') });
 // tables.js does: a burst of writes is one redraw.
 const SETTLE_MS = 300;
 
+/** The experiments by route name (#/scheme-ends/<name>), in page order. */
+const EXPERIMENTS = ['effects', 'keys', 'retention'];
+
 /**
  * Builds the three experiments inside `root` (the section `#scheme-ends`)
  * and loads what they show. `services`: `db`, the database client
  * (db/client.js's `inboxLab`: `ready`, `tables()`, `scheme.*`);
- * `onTablesChanged(listener)`; `refreshTables()`, the tables panel's redraw.
+ * `onTablesChanged(listener)`; `refreshTables()`, the tables panel's redraw;
+ * `panels.nav`, whose routes choose the experiment shown.
  * Returns the actions that drive the experiments as their controls do.
  */
-export function mount(root, { db, onTablesChanged, refreshTables }) {
+export function mount(root, { db, onTablesChanged, refreshTables, panels }) {
   // Where a failed load says why, under the three experiments.
   const loadNote = el('p', { className: 'field-error', attrs: { role: 'status' } });
   const showFailure = (error) => {
@@ -66,12 +72,37 @@ export function mount(root, { db, onTablesChanged, refreshTables }) {
   const effect = effects(db, load);
   const order = orders(db);
   const kept = retention(db, load);
+  const nodes = [effect.node, order.node, kept.node];
+  const links = EXPERIMENTS.map((name) => tx('a', `se.tab.${name}`, { attrs: { href: `#/scheme-ends/${name}` } }));
+  const showExperiment = (name) => {
+    EXPERIMENTS.forEach((other, i) => {
+      nodes[i].hidden = other !== name;
+      links[i].setAttribute('aria-current', String(other === name));
+    });
+  };
+  nodes.forEach((node, i) => {
+    node.dataset.subroute = `scheme-ends/${EXPERIMENTS[i]}`;
+    // A level's "show me" or a share link's replay presses an experiment's
+    // controls from code: the experiment it drives is shown, so it plays in sight.
+    for (const type of ['click', 'change']) {
+      node.addEventListener(type, () => node.hidden && showExperiment(EXPERIMENTS[i]), true);
+    }
+  });
+  showExperiment(EXPERIMENTS[0]);
+  panels.nav.onRoute(({ screen, rest }) => {
+    if (screen === 'scheme-ends' && EXPERIMENTS.includes(rest)) {
+      showExperiment(rest);
+    }
+  });
   root.append(
     tx('h2', 'se.title', { attrs: { id: 'scheme-ends-title' } }),
     tx('p', 'se.intro', { className: 'se-intro' }),
-    effect.node,
-    order.node,
-    kept.node,
+    el(
+      'nav',
+      { className: 'se-tabs', attrs: { 'aria-label': t('se.tabs') }, data: { i18nAttr: 'aria-label:se.tabs' } },
+      el('ul', {}, ...links.map((link) => el('li', {}, link))),
+    ),
+    ...nodes,
     loadNote,
   );
   kept.render();

@@ -3,9 +3,13 @@
 export const STRINGS = {
   'se.title': { en: 'Where the scheme ends', ru: 'Где схема заканчивается' },
   'se.intro': {
-    en: 'A unique key and one transaction make each event count once — inside this database. The article ends with what they do not cover. Three experiments on your database: they credit account 1, and the panels above show the same tables.',
-    ru: 'Уникальный ключ и одна транзакция гарантируют, что событие учтётся один раз — внутри этой базы. Статья заканчивается тем, чего они не покрывают. Три эксперимента на вашей базе: они зачисляют на счёт 1, а панели выше показывают те же таблицы.',
+    en: 'A unique key and one transaction make each event count once — inside this database. The article ends with what they do not cover. Three experiments on your database, one at a time: they credit account 1, and the other sections show the same tables.',
+    ru: 'Уникальный ключ и одна транзакция гарантируют, что событие учтётся один раз — внутри этой базы. Статья заканчивается тем, чего они не покрывают. Три эксперимента на вашей базе, по одному: они зачисляют на счёт 1, а другие разделы показывают те же таблицы.',
   },
+  'se.tabs': { en: 'The three experiments', ru: 'Три эксперимента' },
+  'se.tab.effects': { en: '1. Side effects', ru: '1. Побочные эффекты' },
+  'se.tab.keys': { en: '2. Business keys', ru: '2. Бизнес-ключи' },
+  'se.tab.retention': { en: '3. Retention', ru: '3. Срок хранения' },
   'se.try': { en: 'Try:', ru: 'Попробуйте:' },
   'se.fix': { en: 'The fix', ru: 'Как исправить' },
   'se.balance': { en: 'Balance of account 1: {balance}', ru: 'Баланс счёта 1: {balance}' },
@@ -25,7 +29,7 @@ export const STRINGS = {
   },
   'se.fx.problem': {
     en: 'Each credit should notify the user. The notification goes to another system, the user’s phone, and no SQLite transaction can take it back. Send it before COMMIT and a failure leaves the user told about money that never arrived. Send it after COMMIT and a crash in between loses it for good: the sender’s retry is a duplicate, and a duplicate sends nothing.',
-    ru: 'О каждом зачислении пользователь должен получить уведомление. Оно уходит в другую систему — на телефон пользователя, и никакая транзакция SQLite не может его отозвать. Отправили до COMMIT — при сбое пользователь узнает о деньгах, которые не пришли. Отправили после COMMIT — падение между шагами теряет уведомление навсегда: повтор отправителя окажется дубликатом, а дубликат ничего не отправляет.',
+    ru: 'О каждом зачислении пользователь получает уведомление. Оно уходит в другую систему — на его телефон, и никакая транзакция SQLite его не отзовёт. Отправили до COMMIT — при сбое пользователь узнает о деньгах, которые не пришли. Отправили после COMMIT — падение между шагами теряет уведомление навсегда: повтор отправителя окажется дубликатом, а дубликат ничего не отправляет.',
   },
   'se.fx.try': {
     en: 'send, then COMMIT, with a failure before COMMIT. Then COMMIT, then send, with a crash after COMMIT. Then the outbox, and a dispatcher that crashes after sending — with the receiver’s dedup off, then on.',
@@ -83,8 +87,6 @@ export const STRINGS = {
   },
   'se.fx.ours': { en: 'Our database', ru: 'Наша база' },
   'se.fx.phone': { en: 'What the user saw', ru: 'Что увидел пользователь' },
-  'se.fx.phone_dedup': { en: 'receiver with dedup', ru: 'получатель с дедупликацией' },
-  'se.fx.phone_plain': { en: 'receiver without dedup', ru: 'получатель без дедупликации' },
   'se.fx.nothing_shown': { en: 'No notifications yet.', ru: 'Уведомлений пока нет.' },
   'se.fx.notification': { en: '+{amount} to account {account}', ru: '+{amount} на счёт {account}' },
   'se.fx.again': { en: 'again', ru: 'повтор' },
@@ -134,16 +136,16 @@ export const STRINGS = {
     ru: 'Дедупликация событий отвечает на вопрос «обработал ли я это событие?», а не «активировал ли я уже этот заказ?». Провайдер может прислать evt-7, а после переотправки из своей админки — evt-8, оба про заказ A-1. Оба вполне законно пройдут inbox.',
   },
   'se.bk.try': {
-    en: 'the first event, then another event about the same order, then a replay of the first.',
-    ru: 'первое событие, затем другое событие про тот же заказ, затем повтор первого.',
+    en: 'activate with the first event, then with another event about the same order, then with the first again (a replay).',
+    ru: 'активируйте заказ первым событием, затем другим событием про тот же заказ, затем снова первым (повтор).',
   },
   'se.bk.source': { en: 'source', ru: 'source' },
   'se.bk.event_id': { en: 'event_id', ru: 'event_id' },
   'se.bk.order_id': { en: 'order_id', ru: 'order_id' },
   'se.bk.activate': { en: 'Activate the order', ru: 'Активировать заказ' },
+  'se.bk.fills': { en: 'Put in the form:', ru: 'Вписать в форму:' },
   'se.bk.first': { en: 'first event about the order', ru: 'первое событие о заказе' },
   'se.bk.second': { en: 'another event, same order', ru: 'другое событие, тот же заказ' },
-  'se.bk.replay': { en: 'replay the first event', ru: 'повтор первого события' },
   'se.bk.next': { en: 'next order', ru: 'следующий заказ' },
   'se.bk.answer': {
     en: '{event_id} → order {order_id}: {outcome} · HTTP {status}',
@@ -226,7 +228,7 @@ export const STRINGS = {
     ru: 'Очистку можно безопасно прервать: она удаляет пачками по 100 строк, каждая пачка — своя транзакция. Прерванная на полпути, она оставит часть строк удалёнными, а остальные целыми; удаление строк inbox никогда не трогает баланс, а следующая очистка доделает работу.',
   },
   'se.rt.scope': {
-    en: 'The purge acts on the whole inbox of your database, including events from the panels above.',
-    ru: 'Очистка действует на весь inbox вашей базы, включая события из панелей выше.',
+    en: 'The purge acts on the whole inbox of your database, including events from the other sections.',
+    ru: 'Очистка действует на весь inbox вашей базы, включая события из других разделов.',
   },
 };

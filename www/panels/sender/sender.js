@@ -2,13 +2,14 @@
 // form delivered the way a real webhook sender does (lib/send.js), losing
 // responses on purpose, so the reader sees why the handler must be
 // idempotent. The sender's log tells the story of the latest send; its last
-// line checks the balance: credited once, or not.
+// line says how often the event has been credited, as Rust counted it.
+// Every line about a send names its event.
 
 import { clearErrors, el, field, formatNumber, formatSeconds, numberOrText, showError, showFieldError, whileBusy } from '../../lib/dom.js';
-import { errorMessage } from '../../lib/errors.js';
+import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { RetryPolicy, SimulatedClock, parsePolicy } from '../../lib/retry.js';
-import { EXAMPLE, creditVerdict, sendEvent } from '../../lib/send.js';
+import { EXAMPLE, eventName, eventSummary, sendEvent } from '../../lib/send.js';
 import { resultStrip } from '../../lib/strip.js';
 import { outcomeOf } from '../../lib/timeline.js';
 import { verdictElement } from '../../lib/verdict.js';
@@ -57,6 +58,7 @@ register({
     'sender.redeliver.amount': 'with another amount',
     'sender.redeliver.account': 'to another account',
     'sender.heard': 'What the sender heard',
+    'sender.answer_event': 'The answer to {event}',
     'sender.nothing': 'Nothing delivered yet.',
     'sender.log': 'Sender’s log',
     'sender.clock': 'simulated clock: t={seconds} s',
@@ -104,7 +106,7 @@ register({
     'log.retry_error': '{status}: a temporary failure; retry in {seconds} s',
     'log.stop_success': '200: stop, the handler took responsibility',
     'log.stop_client_error': '{status}: stop, the same request would fail the same way',
-    'log.give_up': 'gave up after {attempts} attempts',
+    'log.give_up': 'gave up; attempts made: {attempts}',
   },
   ru: {
     'sender.title': 'Отправитель',
@@ -150,6 +152,7 @@ register({
     'sender.redeliver.amount': 'с другой суммой',
     'sender.redeliver.account': 'на другой счёт',
     'sender.heard': 'Что услышал отправитель',
+    'sender.answer_event': 'Ответ на {event}',
     'sender.nothing': 'Пока ничего не доставлено.',
     'sender.log': 'Журнал отправителя',
     'sender.clock': 'модельные часы: t={seconds} с',
@@ -220,7 +223,7 @@ let redeliverStrip = null;
 const clock = new SimulatedClock();
 
 // The send whose log is on screen (the one that changed last), and the
-// answer last shown; both are redrawn when the language changes.
+// answer last shown `{answer, event}`; both are redrawn when the language changes.
 let shownSend = null;
 let shownAnswer = null;
 // The event of the latest send, for the "redeliver" buttons.
@@ -300,6 +303,12 @@ function setSelect(name, value) {
 async function send(event, { strip = null, ...options }) {
   clearErrors(form);
   strip?.working();
+  // The line of an earlier send would stand beside this one's: cleared.
+  for (const other of [deliverStrip, redeliverStrip]) {
+    if (other !== strip) {
+      other.clear();
+    }
+  }
   lastEvent = event;
   for (const button of redeliverButtons) {
     button.disabled = false;
@@ -309,8 +318,9 @@ async function send(event, { strip = null, ...options }) {
     if (heard === undefined) {
       return;
     }
-    showAnswer(heard.lost ? { lost: heard.answer } : heard.answer);
-    strip?.show({ answer: heard.answer, lost: heard.lost, balance: record.summary });
+    showAnswer(heard.lost ? { lost: heard.answer } : heard.answer, event);
+    const { before, after } = record.summary;
+    strip?.show({ event: eventName(event), answer: heard.answer, lost: heard.lost, balance: { account: event.account_id, before, after } });
     if (!heard.lost && heard.answer?.kind === 'invalid_input') {
       showError(form, heard.answer);
     }
@@ -333,7 +343,7 @@ function attemptItem({ attempt, at, answer, lost, seen, decision }) {
   if (answer === null) {
     text = t('log.attempt_no_answer', { time, attempt });
   } else {
-    text = t('log.attempt', { time, attempt, outcome: outcomeOf(answer), status: answer.http_status });
+    text = t('log.attempt', { time, attempt, outcome: outcomeWord(outcomeOf(answer)), status: answer.http_status });
     if (lost) {
       text += ` · ${t('log.lost')}`;
     } else if (answer.receipt) {
@@ -367,25 +377,26 @@ function decisionText(decision, answer, attempt) {
 }
 
 function summaryText({ summary }) {
-  return summary === null ? null : creditVerdict(summary);
+  return summary === null ? null : eventSummary(summary);
 }
 
 // ---- The answer -------------------------------------------------------------
 
 // `answer` is a success {outcome, http_status, receipt}, an error {kind,
 // message, http_status, retryable, field?}, or {lost: answer} when the sender
-// never heard it.
-function showAnswer(answer) {
-  shownAnswer = answer;
+// never heard it; `event` the event it answers, named above it.
+function showAnswer(answer, event) {
+  shownAnswer = answer === null ? null : { answer, event };
   if (answer === null) {
     answerBox.replaceChildren(el('p', { className: 'muted', text: t('sender.nothing') }));
     return;
   }
+  answerBox.replaceChildren(el('p', { className: 'answer-event', text: t('sender.answer_event', { event: eventName(event) }) }));
   if (answer.lost !== undefined) {
     const list = replyList([['outcome', t('answer.no_answer')]], 'reply reply-error');
     // The sender heard nothing; the page still shows what really happened.
     const verdict = answer.lost?.verdict;
-    answerBox.replaceChildren(
+    answerBox.append(
       list,
       el('p', { className: 'meaning', text: t('meaning.no_answer') }),
       ...(verdict ? [verdictElement(verdict)] : []),
@@ -394,7 +405,7 @@ function showAnswer(answer) {
   }
   const failed = answer.kind !== undefined;
   const rows = [
-    ['outcome', failed ? answer.kind : answer.outcome],
+    ['outcome', outcomeWord(failed ? answer.kind : answer.outcome)],
     ['HTTP status', String(answer.http_status)],
   ];
   if (failed) {
@@ -411,7 +422,7 @@ function showAnswer(answer) {
   // explained by its verdict, in its own terms.
   const atomicProse = !verdict || verdict.handler === 'atomic' || verdict.heard === 'refused';
   const ok = verdict ? verdict.kind === 'correct' && !failed : !failed;
-  answerBox.replaceChildren(
+  answerBox.append(
     replyList(rows, ok ? 'reply reply-ok' : 'reply reply-error'),
     ...(atomicProse ? [el('p', { className: 'meaning', text: t(`meaning.${failed ? answer.kind : answer.outcome}`) })] : []),
     ...(verdict ? [verdictElement(verdict)] : []),
@@ -436,12 +447,14 @@ function replyList(rows, className) {
   return list;
 }
 
-/** Forgets the shown answer and log (after a reset). */
+/** Forgets the shown answer, log and answer lines (after a reset). */
 function clearShown() {
   shownSend = null;
   showAnswer(null);
   logList.replaceChildren();
   summaryLine.hidden = true;
+  deliverStrip.clear();
+  redeliverStrip.clear();
 }
 
 // ---- Presets and "redeliver" ------------------------------------------------
@@ -653,7 +666,7 @@ export function mount(root, pageServices) {
       clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
     }
     if (shownAnswer !== null) {
-      showAnswer(shownAnswer);
+      showAnswer(shownAnswer.answer, shownAnswer.event);
     }
   });
 

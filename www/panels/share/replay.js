@@ -72,10 +72,14 @@ let failure = null;
 // Every panel's actions (app.js): the replay drives them.
 let panels = null;
 
+/**
+ * Returns `perform(action)`: plays one action of a level's link (lib/share.js)
+ * through the lab's own controls — a level's "show me" plays its steps so.
+ */
 export function mount(root, services) {
   panels = services.panels;
   if (!SCRATCH) {
-    return;
+    return { perform };
   }
   ui.status = el('p', { className: 'share-status', attrs: { id: 'share-status', role: 'status' } });
   ui.error = el('p', { className: 'field-error share-error', attrs: { id: 'share-error', role: 'alert' } });
@@ -93,6 +97,7 @@ export function mount(root, services) {
   // Busy from now until the replay is over (lib/dom.js): whoever waits for
   // the page to settle waits for the whole replay.
   whileBusy(replay);
+  return { perform };
 }
 
 function draw() {

@@ -14,6 +14,7 @@
 // applies the event exactly once.
 
 import { button, el } from '../../lib/dom.js';
+import { outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
 import { stateOf } from '../../lib/timeline.js';
@@ -159,7 +160,7 @@ async function start() {
     draw();
   } catch (error) {
     // Invalid input: Rust refused it before any SQL ran.
-    setNote('step.refused', { kind: error.kind });
+    setNote('step.refused', { kind: outcomeWord(error.kind) });
     if (error.kind === 'invalid_input') {
       panels.sender.showError(error);
     }
@@ -173,7 +174,7 @@ async function next() {
     const answer = await services.db.step.next();
     ({ steps, next: upcoming } = answer);
     if (answer.outcome) {
-      setNote('step.committed', { outcome: answer.outcome.outcome });
+      setNote('step.committed', { outcome: outcomeWord(answer.outcome.outcome) });
       // The verdict comes with the step that finished the delivery.
       await finish({ answer: { ...answer.outcome, verdict: answer.verdict }, steps }, 'commit');
       return;
@@ -184,7 +185,7 @@ async function next() {
     await services.refreshTables();
   } catch (error) {
     ended(error);
-    setNote('step.failed', { kind: error.kind });
+    setNote('step.failed', { kind: outcomeWord(error.kind) });
     await finish({ answer: error, steps }, 'commit');
   }
 }
@@ -194,7 +195,7 @@ async function throwHere() {
     await services.db.step.throw();
   } catch (error) {
     ended(error);
-    setNote('step.failed', { kind: error.kind });
+    setNote('step.failed', { kind: outcomeWord(error.kind) });
     await finish({ answer: error, steps }, 'throw');
   }
 }
@@ -272,11 +273,14 @@ function draw() {
   const died = killed?.at ? [{ ...killed.at, state: killed.state }] : [];
   // The Rust of the step that runs next, marked in src/core/apply.rs.
   rustSource.mark(upcoming?.step ?? null);
-  // The picture of the flow lights up with each statement that ran.
-  panels.flow.show([
-    ...steps.map((step) => ({ ...step, state: killed?.ran ?? stateOf(step) })),
-    ...(killed?.at ? [{ op: 'kill', state: killed.state }] : []),
-  ]);
+  // The picture of the flow lights up with each statement that ran — while
+  // a stepped delivery runs: after it, the picture is the last delivery's.
+  if (session !== null) {
+    panels.flow.show([
+      ...steps.map((step) => ({ ...step, state: killed?.ran ?? stateOf(step) })),
+      ...(killed?.at ? [{ op: 'kill', state: killed.state }] : []),
+    ]);
+  }
   list.replaceChildren(
     ...[...ran, ...ahead, ...died].map(({ step, statements, state }) => {
       const item = el(

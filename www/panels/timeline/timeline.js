@@ -3,8 +3,9 @@
 // green kept, struck-through undone, red where it went wrong.
 
 import { countsText, el, formatNumber, formatSeconds } from '../../lib/dom.js';
+import { outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
-import { verdictElement, verdictWhy } from '../../lib/verdict.js';
+import { verdictElement, verdictNotes, verdictWhy } from '../../lib/verdict.js';
 import { opLabel, outcomeOf, stateOf } from '../../lib/timeline.js';
 
 register({
@@ -141,7 +142,7 @@ function entryItem(entry) {
     t(`timeline.via.${entry.via}`),
   ].join(' · ');
   const answer = [
-    outcome === 'no_answer' ? t('timeline.no_answer') : outcome,
+    outcome === 'no_answer' ? t('timeline.no_answer') : outcomeWord(outcome),
     entry.answer?.http_status,
     retryableText(entry.answer),
     // "No answer" already says it all when the worker died before answering.
@@ -166,10 +167,12 @@ function entryItem(entry) {
   );
 }
 
-// The verdict's word on its badge; for a mistake, why, in its own terms.
+// The verdict's word on its badge, what is said next to it (what breaks a
+// mistake right this time, a crash point not reached); for a mistake, why.
 function entryVerdict(verdict) {
-  const why = verdict.kind === 'correct' ? [] : [' ', el('span', { className: 'entry-why', text: verdictWhy(verdict) })];
-  return el('p', { className: 'entry-verdict' }, verdictElement(verdict, { short: true }), ...why);
+  const why = verdict.kind === 'correct' ? [] : [verdictWhy(verdict)];
+  const texts = [...verdictNotes(verdict), ...why].flatMap((text, i) => [i === 0 ? ' ' : ' · ', el('span', { className: 'entry-why', text })]);
+  return el('p', { className: 'entry-verdict' }, verdictElement(verdict, { short: true }), ...texts);
 }
 
 // Errors say whether to retry; a 200 is never retried, so it says nothing.

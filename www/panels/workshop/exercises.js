@@ -1,6 +1,7 @@
 // The article's three exercises as checks over what really happened: the
-// tables now, and the timeline of deliveries. Pure; `workshop.js` shows them
-// and tests/e2e/unit-exercises.test.mjs checks them in node.
+// tables now, and the reader's own deliveries since the exercise was opened
+// (`ownDeliveries`). Pure; `workshop.js` shows them and
+// tests/e2e/unit-exercises.test.mjs checks them in node.
 //
 // Each check returns `{passed, result, params}`: `result` names the message
 // (the workshop translates it), `params` fills it in. A check never delivers
@@ -9,15 +10,28 @@
 import { outcomeOf } from '../../lib/timeline.js';
 
 /**
- * Exercise 1: send evt-1 from provider-b. Passes when the inbox holds one
- * event_id from two sources, each applied with its own receipt: two
- * events, two credits — the source is part of the key.
+ * What an exercise judges: the timeline entries (lib/timeline.js) of the
+ * reader's own deliveries — the sender's form and step mode — numbered after
+ * `since`, the last entry's number when the exercise was opened. A webhook,
+ * a burst, or anything delivered before is not the exercise's.
  */
-export function checkSourceIsPartOfKey({ inbox }) {
+export function ownDeliveries(entries, since) {
+  return entries.filter((entry) => entry.seq > since && (entry.via === 'sender' || entry.via === 'step'));
+}
+
+/**
+ * Exercise 1: send evt-1 from provider-b. Passes when the inbox holds one
+ * event_id from two sources, each applied by one of `entries` with its own
+ * receipt: two events, two credits — the source is part of the key.
+ */
+export function checkSourceIsPartOfKey({ inbox }, entries) {
+  const applied = new Set(
+    entries.filter((entry) => outcomeOf(entry.answer) === 'applied').map(({ event }) => `${event.source}\n${event.event_id}`),
+  );
   const byEventId = new Map();
   for (const row of inbox) {
-    if (row.receipt === null) {
-      continue; // written by a mistaken handler: no proof it was credited once
+    if (row.receipt === null || !applied.has(`${row.source}\n${row.event_id}`)) {
+      continue; // not applied in this exercise, or by a mistaken handler: no proof it was credited once
     }
     const rows = byEventId.get(row.event_id) ?? [];
     rows.push(row);

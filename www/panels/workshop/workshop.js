@@ -3,16 +3,19 @@
 // reader's own receiver with `inbox-lab probe` (docs/probe.md, "Check your own
 // receiver"), which only the command line can do.
 //
-// Each exercise says what to do; the reader does it with the sender (with
-// the handler chosen there, so a mistaken handler can fail an exercise for
-// real). Exercises 1 and 2 offer chips that only fill the sender's form —
-// pressing Deliver is the reader's part; exercise 3 ("store and replay the
-// first result") has none. Its check (exercises.js) then looks at the
-// tables and the timeline and says whether the expected result happened.
+// Each exercise is a disclosure: opened, it says what to do, and from then on
+// it records what the reader does with the sender (with the handler chosen
+// there, so a mistaken handler can fail an exercise for real). Exercises 1
+// and 2 offer chips that only fill the sender's form — pressing Deliver is
+// the reader's part; exercise 3 ("store and replay the first result") has
+// none. Its check (exercises.js) then looks at the tables and at the
+// reader's own deliveries since the exercise was opened — nothing delivered
+// before, nor by a webhook or a burst — and says whether the expected
+// result happened.
 
 import { el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
-import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey } from './exercises.js';
+import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey, ownDeliveries } from './exercises.js';
 import { has, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { EXAMPLE } from '../../lib/send.js';
 
@@ -41,6 +44,7 @@ register({
     'scenario.balance of account 1': 'balance of account 1',
     'scenario.inbox rows': 'inbox rows',
     'workshop.not_passed': '✗ Not yet.',
+    'workshop.counts': 'Check counts only what you deliver with the sender after opening this exercise.',
 
     'ex1.title': 'Exercise 1. The source is part of the key',
     'ex1.task':
@@ -50,14 +54,14 @@ register({
     'workshop.fills': 'Put in the sender’s form:',
     'ex1.passed':
       '{event_id} is two events: {first} (receipt #{first_receipt}, balance after {first_balance}) and {second} (receipt #{second_receipt}, balance after {second_balance}).',
-    'ex1.not_yet': 'The inbox has no event_id delivered from two sources and applied both times.',
+    'ex1.not_yet': 'Since you opened this exercise, no event_id was delivered from two sources and applied both times.',
 
     'ex2.title': 'Exercise 2. A missing account',
     'ex2.task':
       'Deliver an event to account 42, which does not exist. Expected: 422 unknown_account, and the inbox stays as it was — the foreign key refuses the row.',
     'ex2.do1': 'evt-42 to account 42',
     'ex2.passed': 'Account {account_id}: answered {status} {outcome}, and the inbox has no row ({source}, {event_id}).',
-    'ex2.not_yet': 'No delivery to a missing account in the timeline yet.',
+    'ex2.not_yet': 'No delivery to a missing account since you opened this exercise.',
     'ex2.row_kept': 'Account {account_id} does not exist, yet the inbox has a row ({source}, {event_id}).',
     'ex2.wrong_answer': 'Account {account_id}: expected 422 unknown_account, got {status} {outcome}.',
 
@@ -66,7 +70,7 @@ register({
       'With the sender, deliver an event, then the same event again (or tick “Lose the first response” and deliver once). Expected: the repeat answers duplicate with the receipt stored by the first application — the handler stored the first result and replays it.',
     'ex3.passed':
       'The replay of ({source}, {event_id}) answered duplicate with receipt #{seq}, balance after {balance_after}: the receipt stored with the first application.',
-    'ex3.not_yet': 'No duplicate answer in the timeline yet.',
+    'ex3.not_yet': 'No duplicate answer since you opened this exercise.',
     'ex3.no_receipt': 'The replay of ({source}, {event_id}) answered duplicate, but there is no stored receipt to return.',
     'ex3.different': 'The replay answered receipt #{seq}, but the stored one is #{stored}.',
 
@@ -97,6 +101,7 @@ register({
     'scenario.balance of account 1': 'баланс счёта 1',
     'scenario.inbox rows': 'строк в inbox',
     'workshop.not_passed': '✗ Пока нет.',
+    'workshop.counts': 'Проверка учитывает только то, что вы доставили отправителем после того, как открыли это упражнение.',
 
     'ex1.title': 'Упражнение 1. Источник — часть ключа',
     'ex1.task':
@@ -106,14 +111,14 @@ register({
     'workshop.fills': 'Вписать в форму отправителя:',
     'ex1.passed':
       '{event_id} — это два события: {first} (квитанция №{first_receipt}, баланс после — {first_balance}) и {second} (квитанция №{second_receipt}, баланс после — {second_balance}).',
-    'ex1.not_yet': 'В inbox нет event_id, доставленного из двух источников и применённого оба раза.',
+    'ex1.not_yet': 'С тех пор как вы открыли это упражнение, ни один event_id не был доставлен из двух источников и применён оба раза.',
 
     'ex2.title': 'Упражнение 2. Несуществующий счёт',
     'ex2.task':
       'Доставьте событие на счёт 42, которого нет. Ожидается: 422 unknown_account, а inbox остаётся прежним — внешний ключ не пропускает строку.',
     'ex2.do1': 'evt-42 на счёт 42',
     'ex2.passed': 'Счёт {account_id}: ответ {status} {outcome}, строки ({source}, {event_id}) в inbox нет.',
-    'ex2.not_yet': 'В хронологии пока нет доставки на несуществующий счёт.',
+    'ex2.not_yet': 'С тех пор как вы открыли это упражнение, доставки на несуществующий счёт не было.',
     'ex2.row_kept': 'Счёта {account_id} нет, а строка ({source}, {event_id}) в inbox есть.',
     'ex2.wrong_answer': 'Счёт {account_id}: ожидался ответ 422 unknown_account, получен {status} {outcome}.',
 
@@ -122,7 +127,7 @@ register({
       'С помощью отправителя доставьте событие, а затем то же событие ещё раз (или включите «Потерять первый ответ» и доставьте один раз). Ожидается: повтор отвечает duplicate с квитанцией, которую сохранило первое применение, — обработчик сохранил первый результат и вернул его снова.',
     'ex3.passed':
       'Повтор ({source}, {event_id}) ответил duplicate с квитанцией №{seq}, баланс после — {balance_after}: это квитанция первого применения.',
-    'ex3.not_yet': 'В хронологии пока нет ответа duplicate.',
+    'ex3.not_yet': 'С тех пор как вы открыли это упражнение, ответа duplicate не было.',
     'ex3.no_receipt': 'Повтор ({source}, {event_id}) ответил duplicate, но сохранённой квитанции, которую можно вернуть, нет.',
     'ex3.different': 'Повтор вернул квитанцию №{seq}, а сохранена №{stored}.',
 
@@ -139,7 +144,7 @@ const EXERCISES = [
       { key: 'ex1.do1', event: EXAMPLE },
       { key: 'ex1.do2', event: { ...EXAMPLE, source: 'provider-b' } },
     ],
-    check: (tables) => checkSourceIsPartOfKey(tables),
+    check: (tables, entries) => checkSourceIsPartOfKey(tables, entries),
   },
   {
     id: 'ex2',
@@ -166,6 +171,8 @@ let scenarioOutput = null;
 // Results on screen, kept to redraw them in another language.
 let scenario = null;
 const verdicts = new Map();
+// The open exercises: id → the timeline's last entry number when it was opened.
+const opened = new Map();
 
 async function runScenario() {
   try {
@@ -217,18 +224,29 @@ function drawExercises() {
       });
       const checkButton = el('button', { text: t('workshop.check_button'), attrs: { type: 'button' }, data: { check: id } });
       checkButton.addEventListener('click', () => whileBusy(() => check(id)));
-      const done = checks ? [el('div', { className: 'actions' }, checkButton), verdictNode(id)] : [];
-      return el(
-        'li',
-        { className: 'exercise', data: { exercise: id } },
-        el('h3', { text: t(`${id}.title`) }),
+      const done = [el('div', { className: 'actions' }, checkButton), verdictNode(id)];
+      const details = el(
+        'details',
+        { attrs: opened.has(id) ? { open: '' } : {} },
+        el('summary', {}, el('h3', { text: t(`${id}.title`) })),
         el('p', { text: t(`${id}.task`) }),
         ...(chips.length === 0
           ? []
           : [el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('workshop.fills') } }, el('span', { className: 'group-label', text: t('workshop.fills') }), ...chips)]),
         ...(command ? [el('pre', { className: 'exercise-command' }, el('code', { text: command }))] : []),
-        ...done,
+        ...(checks ? [el('p', { className: 'note', text: t('workshop.counts') }), ...done] : []),
       );
+      // Opening starts the record afresh; a redraw (another language) keeps it.
+      details.addEventListener('toggle', () => {
+        if (!details.open) {
+          opened.delete(id);
+        } else if (!opened.has(id)) {
+          opened.set(id, services.timeline.entries().at(-1)?.seq ?? 0);
+          verdicts.delete(id);
+          details.querySelector(`[data-verdict="${id}"]`)?.replaceWith(verdictNode(id));
+        }
+      });
+      return el('li', { className: 'exercise', data: { exercise: id } }, details);
     }),
   );
 }
@@ -250,7 +268,7 @@ async function check(id) {
     return; // the tables panel already says why
   }
   const exercise = EXERCISES.find((e) => e.id === id);
-  verdicts.set(id, exercise.check(tables, services.timeline.entries()));
+  verdicts.set(id, exercise.check(tables, ownDeliveries(services.timeline.entries(), opened.get(id) ?? Infinity)));
   document.querySelector(`[data-verdict="${id}"]`).replaceWith(verdictNode(id));
 }
 

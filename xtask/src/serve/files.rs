@@ -1,5 +1,5 @@
 //! The files the server serves (`/`, `/sw.js`, `/favicon.ico`, `/assets/**`, `/www/**`) and
-//! how they are cached: see the server's module comment.
+//! how they are cached ([`respond_file`]).
 
 use super::{percent_decode_bytes, text, Reply};
 use std::path::{Path, PathBuf};

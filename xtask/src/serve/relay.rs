@@ -160,28 +160,20 @@ impl Relay {
         let page = self.holds_key(&request.target);
         Some(match (route, method) {
             (HookRoute::Subscribe, "GET") if page => return self.subscribe(stream, stop),
-            (HookRoute::Answer(id), "POST") if page => {
-                match read_body(stream, request, body_deadline) {
-                    Ok(body) => self.answer(id, &body),
-                    Err(reply) => reply,
-                }
-            }
+            (HookRoute::Answer(id), "POST") if page => read_body(stream, request, body_deadline)
+                .map_or_else(|refused| refused, |body| self.answer(id, &body)),
             (HookRoute::Subscribe, "GET") | (HookRoute::Answer(_), "POST") => not_the_page(),
             (HookRoute::Subscribe, _) => not_allowed("GET"),
             (HookRoute::Hook(segment), "POST") => {
-                match hook_request(stream, request, segment, body_deadline) {
-                    Ok(hook) => self.relay(hook),
-                    Err(reply) => reply,
-                }
+                hook_request(stream, request, segment, body_deadline)
+                    .map_or_else(|refused| refused, |hook| self.relay(hook))
             }
             (HookRoute::Answer(_) | HookRoute::Hook(_), _) => not_allowed("POST"),
             (HookRoute::Unknown, _) => error_reply(
                 404,
-                "not_found",
                 "no_such_path",
                 "the relay serves GET /hooks/subscribe, POST /hooks/answer/{id} and \
                  POST /hooks/{source}",
-                false,
             ),
         })
     }
@@ -221,13 +213,7 @@ impl Relay {
     /// server stops) and returns `None`; `Some(503)` if there are enough subscribers already.
     fn subscribe(&self, stream: &TcpStream, stop: &AtomicBool) -> Option<Reply> {
         let Ok(out) = stream.try_clone() else {
-            return Some(error_reply(
-                500,
-                "internal",
-                "socket",
-                "cannot set up the event stream",
-                true,
-            ));
+            return Some(error_reply(500, "socket", "cannot set up the event stream"));
         };
         let subscriber = Arc::new(Subscriber {
             id: self.new_id(),
@@ -369,18 +355,16 @@ impl Relay {
     fn answer(&self, id: &str, body: &[u8]) -> Reply {
         let answer = match parse_answer(body) {
             Ok(answer) => answer,
-            Err(why) => return error_reply(400, "invalid_input", "bad_answer", why, false),
+            Err(why) => return error_reply(400, "bad_answer", why),
         };
         let mut state = self.lock();
         match state.pending.remove(id) {
             Some(sender) if sender.try_send(answer).is_ok() => text(204, ""),
             _ => error_reply(
                 404,
-                "not_found",
                 "unknown_relay_id",
                 "no webhook is waiting under this relay id (unknown, answered, or past its \
                  deadline)",
-                false,
             ),
         }
     }
@@ -401,11 +385,9 @@ impl Relay {
 fn not_the_page() -> Reply {
     error_reply(
         403,
-        "forbidden",
         "not_the_page",
         "only the page opened with the link `cargo xtask serve` printed (?relay=...) may \
          subscribe to the relay or answer for it",
-        false,
     )
 }
 
@@ -416,18 +398,22 @@ fn no_page() -> Reply {
 
 /// A 503, which a webhook sender retries after `retry_after` seconds.
 fn unavailable(code: &str, message: impl Into<String>, retry_after: &'static str) -> Reply {
-    error_reply(503, "unavailable", code, message, true).with("Retry-After", retry_after)
+    error_reply(503, code, message).with("Retry-After", retry_after)
 }
 
 /// A JSON error in the project's shape (`kind`, `code`, `message`, `http_status`,
-/// `retryable`), as the relay's own 4xx and 5xx answers carry.
-fn error_reply(
-    status: u16,
-    kind: &str,
-    code: &str,
-    message: impl Into<String>,
-    retryable: bool,
-) -> Reply {
+/// `retryable`), as the relay's own 4xx and 5xx answers carry; the kind follows the status.
+fn error_reply(status: u16, code: &str, message: impl Into<String>) -> Reply {
+    let (kind, retryable) = match status {
+        400 | 411 => ("invalid_input", false),
+        403 => ("forbidden", false),
+        404 => ("not_found", false),
+        405 => ("method_not_allowed", false),
+        408 => ("timeout", true),
+        413 => ("payload_too_large", false),
+        503 => ("unavailable", true),
+        _ => ("internal", true),
+    };
     let body = serde_json::json!({
         "kind": kind,
         "code": code,
@@ -440,7 +426,7 @@ fn error_reply(
 
 fn not_allowed(allow: &'static str) -> Reply {
     let why = format!("this path takes {allow} only");
-    error_reply(405, "method_not_allowed", "method_not_allowed", why, false).with("Allow", allow)
+    error_reply(405, "method_not_allowed", why).with("Allow", allow)
 }
 
 /// Which relay endpoint a `/hooks/...` target names.
@@ -499,8 +485,7 @@ fn hook_request(
     segment: &str,
     body_deadline: Instant,
 ) -> Result<Hook, Reply> {
-    let source = hook_source(segment)
-        .map_err(|why| error_reply(400, "invalid_input", "bad_source", why, false))?;
+    let source = hook_source(segment).map_err(|why| error_reply(400, "bad_source", why))?;
     let mut headers = serde_json::Map::new();
     for name in HOOK_HEADERS {
         let values: Vec<&str> = request.header_values(name).collect();
@@ -512,10 +497,8 @@ fn hook_request(
             _ => {
                 return Err(error_reply(
                     400,
-                    "invalid_input",
                     "duplicate_header",
                     format!("the request has more than one {name} header"),
-                    false,
                 ))
             }
         }
@@ -531,9 +514,7 @@ fn hook_request(
 /// Reads a request body framed by `Content-Length`, at most [`MAX_HOOK_BODY_BYTES`], all of
 /// it before `deadline`; or the error to answer.
 fn read_body(stream: &TcpStream, request: &Request, deadline: Instant) -> Result<Vec<u8>, Reply> {
-    let invalid = |status, code, message: &str| {
-        Err(error_reply(status, "invalid_input", code, message, false))
-    };
+    let invalid = |status, code, message: &str| Err(error_reply(status, code, message));
     if request.header_values("transfer-encoding").next().is_some() {
         return invalid(
             411,
@@ -566,10 +547,8 @@ fn read_body(stream: &TcpStream, request: &Request, deadline: Instant) -> Result
     if length > MAX_HOOK_BODY_BYTES {
         return Err(error_reply(
             413,
-            "payload_too_large",
             "body_too_large",
             format!("the body is {length} bytes; at most {MAX_HOOK_BODY_BYTES} are accepted"),
-            false,
         ));
     }
     let mut body = request.early_body.clone();
@@ -597,10 +576,8 @@ fn read_body(stream: &TcpStream, request: &Request, deadline: Instant) -> Result
             Err(e) if is_timeout(&e) => {
                 return Err(error_reply(
                     408,
-                    "timeout",
                     "body_too_slow",
                     "the body did not arrive in time",
-                    true,
                 ))
             }
             Err(_) => return invalid(400, "body_incomplete", "the body could not be read"),

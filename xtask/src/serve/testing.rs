@@ -26,7 +26,24 @@ impl Site {
     }
 
     pub(super) fn serve(&self, limits: Limits) -> Server {
-        start_with(&self.0, "127.0.0.1", 0, false, limits).unwrap()
+        start_with(&self.0, None, "127.0.0.1", 0, false, limits).unwrap()
+    }
+}
+
+impl Server {
+    /// Connections accepted and not yet finished.
+    pub(super) fn in_flight(&self) -> usize {
+        self.in_flight.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Pages subscribed to the relay.
+    pub(super) fn subscribers(&self) -> usize {
+        self.relay.subscriber_count()
+    }
+
+    /// Webhooks waiting for an answer.
+    pub(super) fn pending(&self) -> usize {
+        self.relay.pending_count()
     }
 }
 
