@@ -24,11 +24,12 @@
 
 import sqlite3InitModule from './index.mjs';
 import { SCHEMA, STATEMENTS } from './core-sql.mjs';
+// www/panels/bench/timing.js: the loop, percentiles and tally check the page's bench worker uses.
+import { checkTally, timed } from '../panels/bench/timing.js';
 
 const POOL = { name: 'official-bench', directory: '.official-bench', initialCapacity: 16, clearOnInit: true };
 const PAGE_SIZE = 8192; // as inbox_lab_bench::PAGE_SIZE
 const MAX_BALANCE = 2 ** 53 - 1;
-const PROGRESS_STEPS = 50;
 
 const SETTINGS = {
   'delete-full': { locking_mode: 'normal', journal_mode: 'delete', synchronous: 'full' },
@@ -112,16 +113,15 @@ PRAGMA foreign_keys = ON;`);
     }
     const deliver = (i) => applyCredit(db, stmt, 'bench', `evt-${String(i).padStart(8, '0')}`, 1, 1);
     const total = events * 2;
-    const apply = timed(deliver, events, 'applied', (done) => progress(done, total));
-    const duplicate = timed(deliver, events, 'duplicate', (done) => progress(events + done, total));
+    const fail = (detail) => new Error(detail);
+    const apply = timed(deliver, events, 'applied', (done) => progress(done, total), fail);
+    const duplicate = timed(deliver, events, 'duplicate', (done) => progress(events + done, total), fail);
     const tally = {
       balance: db.selectValue('SELECT balance FROM accounts WHERE id = 1'),
       inbox: db.selectValue('SELECT count(*) FROM inbox'),
       last_receipt: db.selectValue('SELECT last_seq FROM receipt_counter WHERE id = 1'),
     };
-    if (tally.balance !== events || tally.inbox !== events || tally.last_receipt !== events) {
-      throw new Error(`after ${events} distinct events the database holds ${JSON.stringify(tally)}`);
-    }
+    checkTally(tally, events, fail);
     return { engine: 'official', setting, settings, timer_resolution_ms: null, apply, duplicate, tally };
   } finally {
     for (const s of statements) {
@@ -188,35 +188,3 @@ function step(statement) {
   statement.reset();
 }
 
-function timed(deliver, n, expected, progress) {
-  const latencies = new Float64Array(n);
-  const every = Math.max(1, Math.floor(n / PROGRESS_STEPS));
-  const t0 = performance.now();
-  for (let i = 0; i < n; i += 1) {
-    const start = performance.now();
-    const outcome = deliver(i);
-    latencies[i] = performance.now() - start;
-    if (outcome !== expected) {
-      throw new Error(`event ${i} was ${outcome}, expected ${expected}`);
-    }
-    if ((i + 1) % every === 0) {
-      progress(i + 1);
-    }
-  }
-  return summary(latencies, performance.now() - t0);
-}
-
-// Nearest-rank percentiles, exactly as www/panels/bench/benchworker.js computes them.
-function summary(latencies, totalMs) {
-  const sorted = Float64Array.from(latencies).sort();
-  const rank = (p) =>
-    sorted.length === 0 ? 0 : sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1];
-  return {
-    events: sorted.length,
-    total_ms: totalMs,
-    events_per_s: totalMs > 0 ? (sorted.length * 1000) / totalMs : 0,
-    p50_ms: rank(50),
-    p99_ms: rank(99),
-    max_ms: sorted.length === 0 ? 0 : sorted[sorted.length - 1],
-  };
-}

@@ -13,6 +13,9 @@ use inbox_lab::{apply, core::tables, labs::scheme_ends::retention, Event, Outcom
 use proptest::prelude::*;
 use rusqlite::Connection;
 
+#[path = "support/version1.rs"]
+mod version1;
+
 fn database() -> Connection {
     let mut conn = Connection::open_in_memory().expect("db");
     schema::prepare(&conn, DEFAULT_BUSY_TIMEOUT).expect("prepare");
@@ -44,19 +47,7 @@ fn a_version_1_database_is_migrated_and_keeps_working() {
     let path = path.to_str().expect("utf-8");
     let first = {
         let mut conn = Connection::open(path).expect("open");
-        schema::prepare(&conn, DEFAULT_BUSY_TIMEOUT).expect("prepare");
-        schema::migrate_to(&mut conn, 1).expect("v1");
-        conn.execute_batch(
-            "INSERT INTO accounts(id, balance) VALUES (1, 500);
-             INSERT INTO inbox(source, event_id, account_id, amount, receipt_seq, balance_after)
-             VALUES ('provider-a', 'evt-1', 1, 500, 1, 500);
-             UPDATE receipt_counter SET last_seq = 1;",
-        )
-        .expect("v1 rows");
-        let v: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .expect("version");
-        assert_eq!(v, 1);
+        version1::write(&mut conn, DEFAULT_BUSY_TIMEOUT);
         inbox_lab::Receipt {
             seq: 1,
             balance_after: 500,

@@ -334,7 +334,8 @@ pub(crate) fn read_rows(
 /// same payload — until a later mistaken handler (`insert_or_replace`)
 /// rewrites the row without a receipt, which leaves the message as it was.
 /// A purge keeps the row while its message waits (`retention::purge`); a
-/// message already sent may outlive its row.
+/// message already sent may outlive its row, and the key may then be applied
+/// again with another payload: only a waiting message must match its row.
 fn unfounded(message: &OutboxRow, applied: Option<&InboxRow>) -> Option<String> {
     let e = &message.event;
     let id = message.message_id;
@@ -345,7 +346,8 @@ fn unfounded(message: &OutboxRow, applied: Option<&InboxRow>) -> Option<String> 
             e.source(),
             e.event_id()
         )),
-        Some(row) if row.receipt.is_some() && row.event != *e => Some(format!(
+        Some(row) if message.sent_at.is_none() && row.receipt.is_some() && row.event != *e => {
+            Some(format!(
             "message {id} notifies {} to account {}, but event ({:?}, {:?}) credited {} to account {}",
             e.amount(),
             e.account_id(),
@@ -353,7 +355,8 @@ fn unfounded(message: &OutboxRow, applied: Option<&InboxRow>) -> Option<String> 
             e.event_id(),
             row.event.amount(),
             row.event.account_id()
-        )),
+        ))
+        }
         _ => None,
     }
 }

@@ -16,6 +16,8 @@ mod hostile_db;
 mod import;
 mod recovery;
 mod scheme;
+#[path = "../support/version1.rs"]
+mod version1;
 
 use std::time::Duration;
 

@@ -17,7 +17,7 @@ use rusqlite::Connection;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use super::{get, remove, text};
+use super::{get, remove, text, version1};
 
 const DAY: f64 = 86_400_000.0;
 
@@ -375,19 +375,7 @@ async fn a_version_1_database_keeps_working_after_reopening() {
     {
         // The default VFS is the OPFS pool: this is a file in OPFS.
         let mut conn = Connection::open(name).expect("open");
-        schema::prepare(&conn, Duration::from_millis(100)).expect("prepare");
-        schema::migrate_to(&mut conn, 1).expect("v1");
-        conn.execute_batch(
-            "INSERT INTO accounts(id, balance) VALUES (1, 500);
-             INSERT INTO inbox(source, event_id, account_id, amount, receipt_seq, balance_after)
-             VALUES ('provider-a', 'evt-1', 1, 500, 1, 500);
-             UPDATE receipt_counter SET last_seq = 1;",
-        )
-        .expect("v1 rows");
-        let v: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .expect("version");
-        assert_eq!(v, 1);
+        version1::write(&mut conn, Duration::from_millis(100));
     }
 
     let mut lab = Lab::open(name.into(), "opfs".into())

@@ -120,6 +120,9 @@ describe('the SQL console’s editor, schema and history', { timeout: 180_000 },
     await page.waitForSelector('.cm-tooltip-autocomplete li');
     const offered = await page.$$eval('.cm-tooltip-autocomplete li', (items) => items.map((item) => item.textContent));
     assert.ok(offered.includes('receipt_seqinbox'), `offered: ${offered.join(' | ')}`);
+    // CodeMirror ignores Enter for 75 ms after a list opens (its `interactionDelay`, so a fast
+    // typist's Enter is not taken as a choice): wait that out, as a person's pause would.
+    await page.waitForTimeout(150);
     await page.keyboard.press('Enter');
     assert.equal(await editorText(page), 'SELECT receipt_seq');
 

@@ -52,7 +52,7 @@ describe(`the core path in ${engine.name}`, { timeout: 600_000 }, () => {
     const page = await shown(driver);
     assert.deepEqual(page.answer, { outcome: 'applied', 'HTTP status': '200', receipt: '#1, balance after: 500' });
     assert.deepEqual(page.tables, { accounts: [['1', '500']], inbox: [INBOX_ROW] });
-    assert.equal(page.summary, 'Balance of account 1: 0 → 500 (+500): credited once.');
+    assert.equal(page.summary, 'provider-a / evt-1: credited once. Balance of account 1: 0 → 500.');
     assert.deepEqual(page.timeline[0].ops, ['begin:ok', 'insert:ok', 'credit:ok', 'store_receipt:ok', 'commit:ok']);
   });
 
@@ -70,7 +70,7 @@ describe(`the core path in ${engine.name}`, { timeout: 600_000 }, () => {
     await pressDeliver(driver);
     await press(driver, '[data-redeliver="amount"]');
     const page = await shown(driver);
-    assert.deepEqual([page.answer.outcome, page.answer['HTTP status']], ['payload_conflict', '422']);
+    assert.deepEqual([page.answer.outcome, page.answer['HTTP status']], ['payload conflict', '422']);
     assert.match(page.answer.message, /amount 500.*amount 700/);
     assert.equal(page.log.length, 1, '4xx is not retried');
     assert.deepEqual(page.tables, { accounts: [['1', '500']], inbox: [INBOX_ROW] });
@@ -104,7 +104,7 @@ describe(`the core path in ${engine.name}`, { timeout: 600_000 }, () => {
         ' | no answer: it may or may not have been applied; retry in 1.0 s',
       't=1.0 s · attempt 2 → duplicate, 200 · receipt #1 | 200: stop, the handler took responsibility',
     ]);
-    assert.equal(page.summary, 'Balance of account 1: 0 → 500 (+500): credited once.');
+    assert.equal(page.summary, 'provider-a / evt-1: credited once. Balance of account 1: 0 → 500.');
     const { accounts, inbox } = await lab(driver, 'tables');
     assert.deepEqual([accounts[0].balance, inbox.length], [500, 1]);
   });

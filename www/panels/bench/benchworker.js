@@ -52,9 +52,9 @@
 import init, { Bench } from '../../pkg-bench/inbox_lab.js';
 import { asErrorObject, invalid, problem } from '../../lib/problem.js';
 import { serve } from '../../lib/rpc.js';
+import { checkTally, timed } from './timing.js';
 
 const MAX_EVENTS = 1_000_000;
-const PROGRESS_STEPS = 50;
 
 const started = init();
 
@@ -87,13 +87,12 @@ async function run(setting, events, coalesce, progress) {
     const settings = bench.settings();
     const total = events * 2;
     bench.takeWrites();
-    const apply = timed(bench, events, true, (done) => progress(done, total));
+    const deliver = (i) => (bench.apply(i) ? 'applied' : 'duplicate');
+    const apply = timed(deliver, events, 'applied', (done) => progress(done, total), failed);
     const [writesIn, writesOut] = bench.takeWrites();
-    const duplicate = timed(bench, events, false, (done) => progress(events + done, total));
+    const duplicate = timed(deliver, events, 'duplicate', (done) => progress(events + done, total), failed);
     const tally = bench.tally();
-    if (tally.balance !== events || tally.inbox !== events || tally.last_receipt !== events) {
-      throw failed(`after ${events} distinct events the database holds ${JSON.stringify(tally)}`);
-    }
+    checkTally(tally, events, failed);
     return {
       engine: 'inbox-lab',
       variant: coalesce ? 'coalesce' : 'page',
@@ -119,41 +118,6 @@ async function profile(setting, events) {
     bench.close();
     bench.free();
   }
-}
-
-// Delivers events 0..n-1, timing each; every answer must be `expectApplied`.
-function timed(bench, n, expectApplied, progress) {
-  const latencies = new Float64Array(n);
-  const every = Math.max(1, Math.floor(n / PROGRESS_STEPS));
-  const t0 = performance.now();
-  for (let i = 0; i < n; i += 1) {
-    const start = performance.now();
-    const applied = bench.apply(i);
-    latencies[i] = performance.now() - start;
-    if (applied !== expectApplied) {
-      throw failed(`event ${i} was ${applied ? 'applied' : 'a duplicate'}, expected ${expectApplied ? 'applied' : 'a duplicate'}`);
-    }
-    if ((i + 1) % every === 0) {
-      progress(i + 1);
-    }
-  }
-  return summary(latencies, performance.now() - t0);
-}
-
-// Nearest-rank percentiles, as `inbox_lab::bench::Summary::of` (native) and
-// `bench/official-worker.mjs` compute them.
-function summary(latencies, totalMs) {
-  const sorted = Float64Array.from(latencies).sort();
-  const rank = (p) =>
-    sorted.length === 0 ? 0 : sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1];
-  return {
-    events: sorted.length,
-    total_ms: totalMs,
-    events_per_s: totalMs > 0 ? (sorted.length * 1000) / totalMs : 0,
-    p50_ms: rank(50),
-    p99_ms: rank(99),
-    max_ms: sorted.length === 0 ? 0 : sorted[sorted.length - 1],
-  };
 }
 
 // The smallest non-zero step of performance.now() seen in a short spin.
