@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { goTo, idle, openPage, reloadPage } from './browser.mjs';
+import { goTo, idle, openPage, reloadPage, reveal } from './browser.mjs';
 import { stateOf } from '../../www/lib/timeline.js';
 import { WIDE, fillSender, press, pressDeliver, useWidePlayground } from './playground.mjs';
 
@@ -206,6 +206,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
       assert.equal(await page.textContent('.redeliver + .strip'), 'provider-a / evt-1 · payload conflict · HTTP 422 · account 1: 500 → 500 · Correct');
       assert.equal(await page.getAttribute('.redeliver + .strip', 'data-state'), 'refused');
 
+      await reveal(page, '#burst-count');
       await page.fill('#burst-count', '5');
       await fillSender(page, { event_id: 'evt-7', amount: '10' });
       await press(page, '#burst-same');
@@ -346,6 +347,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
   });
 
   test('a button that disables itself keeps the keyboard near it, not on <body>', async () => {
+    await reveal(page, '#step-start');
     await page.focus('#step-start');
     await page.keyboard.press('Enter');
     await idle(page);
@@ -353,6 +355,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     await page.click('#step-throw');
     await idle(page);
 
+    await reveal(page, '#burst-count');
     await page.fill('#burst-count', '3');
     await page.focus('#burst-same');
     await page.keyboard.press('Enter');

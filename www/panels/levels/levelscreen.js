@@ -239,6 +239,9 @@ function begin(level) {
   showError = null;
   writeProgress(storage(), progress);
   panels.sender.setForm({ event: freshEvent(level.id), handler: level.handler ?? 'atomic', fault: null, lose: false, attempts: 5, delay: 1000 });
+  if (level.evidence !== undefined) {
+    panels.nav.unfold(level.evidence); // the part the level is played on, open
+  }
 }
 
 function levelTitle(level) {
