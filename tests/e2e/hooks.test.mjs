@@ -289,6 +289,7 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       await page.click('#hooks-genuine');
       await idle(page);
       assert.match(await page.textContent('#hooks-answer-forge'), new RegExp(`^401 · ${said.unauthorized}: `));
+      assert.doesNotMatch(await page.textContent('#hooks-answer-forge'), new RegExp(`${said.unauthorized}: ${said.unauthorized}`), 'said once');
       assert.equal(await page.getAttribute('#hooks-answer-forge', 'data-code'), 'signature_mismatch', 'refused by the signature, not for want of a secret');
       assert.match(await page.textContent('#hooks-answer-genuine'), new RegExp(`^200 · ${said.applied} #1$`));
       assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'won');

@@ -76,7 +76,14 @@ describe('the page speaks in sentences, in English and Russian', { timeout: 900_
     await press(page, '[data-redeliver="amount"]');
     await fillSender(page, { event_id: 'evt-words-2', fault: 'after_insert' });
     await pressDeliver(page);
-    await fillSender(page, { event_id: 'evt-words-3', fault: '', account_id: '42' });
+    await fillSender(page, { event_id: 'evt-words-6', handler: 'two_transactions' });
+    await pressDeliver(page); // failed after committing: the verdict says what was answered
+    const answer = await page.textContent('#answer');
+    assert.match(answer, /Ответ «имитация сбоя»/);
+    for (const word of IDENTIFIERS) {
+      assert.equal(answer.includes(word), false, `the verdict says “${word}”: ${answer}`);
+    }
+    await fillSender(page, { event_id: 'evt-words-3', handler: 'atomic', fault: '', account_id: '42' });
     await pressDeliver(page);
     await fillSender(page, { event_id: 'evt-words-5', account_id: '1' });
     await reveal(page, '#burst-count');

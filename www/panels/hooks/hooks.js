@@ -415,9 +415,11 @@ function what(body) {
   if (!body.kind) {
     return String(body.message ?? '');
   }
-  // The kind in words, then the sentence (Rust's may already start with the kind: "unauthorized: …").
+  // The kind in words, then the sentence — once: the sentence may already
+  // start with it ("unauthorized: …", «не подтверждено: …»).
+  const word = outcomeWord(body.kind);
   const message = errorMessage(body).replace(new RegExp(`^${body.kind}: `), '');
-  return `${outcomeWord(body.kind)}: ${message}`;
+  return message.startsWith(`${word}: `) ? message : `${word}: ${message}`;
 }
 
 function answerText(answer) {
