@@ -287,9 +287,9 @@ function draw() {
       'svg',
       { viewBox: `0 0 444 ${height}`, role: 'img', 'aria-labelledby': 'flow-caption', class: 'flow-svg', focusable: 'false' },
       svg('defs', {}, head),
-      box('sender', { class: 'flow-part', 'data-part': 'sender' }, t('flow.sender'), { x: 4, y: middle - 20, width: 86, height: 40 }),
-      box('handler', { class: 'flow-part', 'data-part': 'handler' }, t('flow.handler'), { x: 118, y: middle - 20, width: 86, height: 40 }),
-      arrow(90, middle, 116, middle),
+      box('sender', { class: 'flow-part', 'data-part': 'sender' }, t('flow.sender'), { x: 2, y: middle - 20, width: 96, height: 40 }),
+      box('handler', { class: 'flow-part', 'data-part': 'handler' }, t('flow.handler'), { x: 108, y: middle - 20, width: 96, height: 40 }),
+      arrow(98, middle, 106, middle),
       ...rows.flat(),
     ),
   );
