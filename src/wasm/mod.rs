@@ -101,7 +101,8 @@ impl From<Error> for JsValue {
 }
 
 /// Adds `steps` — what a delivery ran ([`Trace`]) —, `not_reached` — what
-/// a crash left out ([`Trace::unreached`]: `[{op, statements, tx}]`) — and
+/// a crash left out ([`Trace::unreached`]: `[{op, statements, tx}]`; only
+/// after a crash, so other answers keep their shape) — and
 /// its `verdict` ([`Verdict`]: what it really did, judged in Rust) to its
 /// answer or to its error object, so the page draws and judges nothing
 /// itself.
@@ -110,6 +111,7 @@ fn with_steps(
     steps: &Trace,
     verdict: Option<&Verdict>,
 ) -> Result<JsValue, JsValue> {
+    let nothing_left_out = steps.unreached().is_empty();
     let not_reached = to_value(&steps.unreached())?;
     let steps = to_value(steps)?;
     let verdict = match verdict {
@@ -120,7 +122,9 @@ fn with_steps(
     if object.is_object() {
         // Setting a property of a plain object we just made cannot fail.
         let _ = js_sys::Reflect::set(object, &JsValue::from_str("steps"), &steps);
-        let _ = js_sys::Reflect::set(object, &JsValue::from_str("not_reached"), &not_reached);
+        if !nothing_left_out {
+            let _ = js_sys::Reflect::set(object, &JsValue::from_str("not_reached"), &not_reached);
+        }
         if let Some(verdict) = verdict {
             let _ = js_sys::Reflect::set(object, &JsValue::from_str("verdict"), &verdict);
         }

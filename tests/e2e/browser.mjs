@@ -217,9 +217,13 @@ export async function reveal(page, selector) {
   // summary clicked, the outermost first.
   for (;;) {
     const closed = await page.evaluate((selector) => {
+      const node = document.querySelector(selector);
       const boxes = [];
-      for (let box = document.querySelector(selector)?.parentElement?.closest('details'); box; box = box.parentElement?.closest('details')) {
-        boxes.unshift(box);
+      for (let box = node?.parentElement?.closest('details'); box; box = box.parentElement?.closest('details')) {
+        // A summary is in sight while its own disclosure is closed.
+        if (!box.querySelector(':scope > summary')?.contains(node)) {
+          boxes.unshift(box);
+        }
       }
       const box = boxes.find((candidate) => !candidate.open);
       if (box === undefined) {
