@@ -317,8 +317,8 @@ fn a_handler_that_refuses_every_event_is_judged_broken_by_the_case_that_shows_it
         (
             "refuse.inbox",
             "SELECT balance FROM accounts WHERE id = :account_id\nANSWER unknown_account\n",
-            "the first delivery: answered unknown_account (422); expected applied",
-            "первая доставка: ответ: unknown_account (422), а ожидался ответ applied",
+            "the first delivery: answered unknown account (422); expected applied",
+            "первая доставка: ответ: «нет такого счёта» (422), а ожидался ответ «применено»",
         ),
     ] {
         let (_dir, path) = handler_file(name, text);

@@ -184,6 +184,55 @@ fn two_transactions_lose_the_credit_on_a_crash_between() {
     assert_eq!(tables::snapshot(&conn).expect("t").balance(1), Some(500));
 }
 
+/// A crash reports what it left out, each statement in the transaction it
+/// would have run in: two_transactions' second transaction never began
+/// (the page draws it "not reached"); atomic's credit, receipt and COMMIT
+/// were still to come in its one transaction, which rolled back.
+#[test]
+fn a_crash_reports_the_statements_it_left_out() {
+    let left_out = |handler: Handler, fault: Fault| {
+        let (_dir, path) = file_db();
+        let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+        let (answer, trace) = handler.deliver_traced(&conn, &payload("evt-1", 500), Some(fault));
+        assert_eq!(answer, Err(fault.crash()), "{handler} crashed");
+        let ran: Vec<_> = trace.steps().iter().map(|s| (s.op, s.tx)).collect();
+        let unreached: Vec<_> = trace.unreached().iter().map(|u| (u.op, u.tx)).collect();
+        (ran, unreached)
+    };
+    let (ran, unreached) = left_out(Handler::TwoTransactions, Fault::AfterInsert);
+    assert_eq!(
+        ran,
+        [
+            ("begin", Some(1)),
+            ("insert", Some(1)),
+            ("commit", Some(1)),
+            ("crash", None)
+        ]
+    );
+    assert_eq!(
+        unreached,
+        [("begin", Some(2)), ("credit", Some(2)), ("commit", Some(2))]
+    );
+    let (_, unreached) = left_out(Handler::TwoTransactions, Fault::AfterUpdate);
+    assert_eq!(unreached, [("commit", Some(2))]);
+    let (_, unreached) = left_out(Handler::Atomic, Fault::AfterInsert);
+    assert_eq!(
+        unreached,
+        [
+            ("credit", Some(1)),
+            ("store_receipt", Some(1)),
+            ("commit", Some(1))
+        ]
+    );
+    let (_, unreached) = left_out(Handler::CheckThenAct, Fault::AfterUpdate);
+    assert_eq!(unreached, [("insert", None)]);
+    // No crash, nothing left out.
+    let (_dir, path) = file_db();
+    let conn = db::open(&path, Mode::Existing, DEFAULT_BUSY_TIMEOUT).expect("open");
+    let (_, trace) = Handler::TwoTransactions.deliver_traced(&conn, &payload("evt-2", 5), None);
+    assert!(trace.unreached().is_empty());
+}
+
 /// Two transactions, raced: B answers "duplicate" between A's two
 /// transactions — before the money is there.
 #[test]

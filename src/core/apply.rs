@@ -55,6 +55,24 @@ crate::core::named::named! {
 }
 
 impl Step {
+    /// This step and the ones after it up to [`Step::Commit`], on the way
+    /// the transaction takes from here (a stored payload is read, then
+    /// committed; anything else goes on to the credit and the receipt).
+    fn way_on(self) -> impl Iterator<Item = Step> {
+        const NEW: [Step; 5] = [
+            Step::Begin,
+            Step::Insert,
+            Step::Credit,
+            Step::StoreReceipt,
+            Step::Commit,
+        ];
+        let way: &[Step] = match self {
+            Step::ReadStored => &[Step::ReadStored, Step::Commit],
+            _ => &NEW[NEW.iter().position(|&s| s == self).unwrap_or(0)..],
+        };
+        way.iter().copied()
+    }
+
     /// The SQL statements this step runs, as shown to readers.
     pub fn statements(self) -> &'static [&'static str] {
         match self {
@@ -174,6 +192,10 @@ impl Delivery {
                 // A fault point fires after its step's statements ran.
                 if let Some(fault) = self.fault.filter(|&f| fires_after(f, step, progress)) {
                     self.trace.crashed();
+                    if let Progress::Next(next) = progress {
+                        self.trace
+                            .not_reached(next.way_on().map(|s| (s.as_str(), s.statements())));
+                    }
                     return Err(self.rollback(conn, fault.crash()));
                 }
                 if let Progress::Next(step) = progress {

@@ -16,6 +16,11 @@
 //! from 1 in the order they began (the first step recorded while none is
 //! open begins one; `COMMIT` and `ROLLBACK` end it); `None`: outside any
 //! transaction (autocommitted, or a crash after one ended).
+//!
+//! After a crash the trace also holds what the handler would have run next
+//! ([`Trace::not_reached`]): statements that never ran, so none has an
+//! effect — the page draws them greyed (two_transactions' second
+//! transaction, which the crash left out).
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -56,8 +61,19 @@ pub struct Ran {
     pub tx: Option<u32>,
 }
 
+/// A statement the handler would have run next had it not crashed: it
+/// never ran. `tx`: the transaction it would have run in, numbered on from
+/// the steps that ran; `None`: outside any.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Unreached {
+    pub op: &'static str,
+    pub statements: &'static [&'static str],
+    pub tx: Option<u32>,
+}
+
 /// The steps of one delivery, in the order they ran. Serialises as the
-/// list: `[{op, statements, rows, effect, tx}]`.
+/// list: `[{op, statements, rows, effect, tx}]` (what was not reached is
+/// read with [`Trace::unreached`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Trace {
@@ -65,6 +81,8 @@ pub struct Trace {
     /// The transaction open now, if any.
     #[serde(skip)]
     open: Option<u32>,
+    #[serde(skip)]
+    unreached: Vec<Unreached>,
 }
 
 /// The statement a failed transaction is ended with.
@@ -112,6 +130,39 @@ impl Trace {
     /// The handler crashed on purpose here.
     pub fn crashed(&mut self) {
         self.push("crash", &[], 0, Effect::Crashed);
+    }
+
+    /// Right after [`Trace::crashed`], before the rollback: the statements
+    /// (`op`, `statements`) the handler would have run next, in order. Each
+    /// is given the transaction it would have run in: the one open at the
+    /// crash until its `commit` or `rollback`, a new number from a `begin`
+    /// on, none in between.
+    pub fn not_reached(
+        &mut self,
+        ahead: impl IntoIterator<Item = (&'static str, &'static [&'static str])>,
+    ) {
+        let mut open = self.open;
+        let mut last = self.steps.iter().filter_map(|s| s.tx).max().unwrap_or(0);
+        for (op, statements) in ahead {
+            if op == "begin" && open.is_none() {
+                last += 1;
+                open = Some(last);
+            }
+            self.unreached.push(Unreached {
+                op,
+                statements,
+                tx: open,
+            });
+            if matches!(op, "commit" | "rollback") {
+                open = None;
+            }
+        }
+    }
+
+    /// What a crash left out: the statements the handler would have run
+    /// next ([`Trace::not_reached`]); empty unless it crashed.
+    pub fn unreached(&self) -> &[Unreached] {
+        &self.unreached
     }
 
     /// `ROLLBACK` ran: every open step is rolled back.
@@ -248,6 +299,36 @@ mod tests {
                 ("credit", None)
             ]
         );
+    }
+
+    /// What a crash left out is numbered on from what ran: the open
+    /// transaction continues until its COMMIT, a BEGIN after it is a new one.
+    #[test]
+    fn what_a_crash_left_out_is_placed_in_the_transactions_it_would_have_run_in() {
+        let mut t = Trace::default();
+        t.ran("begin", &[], 0);
+        t.ran("insert", &[], 1);
+        t.crashed();
+        t.not_reached([
+            ("credit", &[][..]),
+            ("commit", &[]),
+            ("check", &[]),
+            ("begin", &[]),
+            ("credit", &[]),
+        ]);
+        t.rolled_back();
+        let left_out: Vec<_> = t.unreached().iter().map(|u| (u.op, u.tx)).collect();
+        assert_eq!(
+            left_out,
+            [
+                ("credit", Some(1)),
+                ("commit", Some(1)),
+                ("check", None),
+                ("begin", Some(2)),
+                ("credit", Some(2))
+            ]
+        );
+        assert_eq!(transactions(&t).len(), 4, "none of it is a step that ran");
     }
 
     #[test]

@@ -100,14 +100,19 @@ impl From<Error> for JsValue {
     }
 }
 
-/// Adds `steps` — what a delivery ran ([`Trace`]) — and its `verdict`
-/// ([`Verdict`]: what it really did, judged in Rust) to its answer or to
-/// its error object, so the page draws and judges nothing itself.
+/// Adds `steps` — what a delivery ran ([`Trace`]) —, `not_reached` — what
+/// a crash left out ([`Trace::unreached`]: `[{op, statements, tx}]`; only
+/// after a crash, so other answers keep their shape) — and
+/// its `verdict` ([`Verdict`]: what it really did, judged in Rust) to its
+/// answer or to its error object, so the page draws and judges nothing
+/// itself.
 fn with_steps(
     answer: Result<JsValue, JsValue>,
     steps: &Trace,
     verdict: Option<&Verdict>,
 ) -> Result<JsValue, JsValue> {
+    let nothing_left_out = steps.unreached().is_empty();
+    let not_reached = to_value(&steps.unreached())?;
     let steps = to_value(steps)?;
     let verdict = match verdict {
         Some(verdict) => Some(to_value(verdict)?),
@@ -117,6 +122,9 @@ fn with_steps(
     if object.is_object() {
         // Setting a property of a plain object we just made cannot fail.
         let _ = js_sys::Reflect::set(object, &JsValue::from_str("steps"), &steps);
+        if !nothing_left_out {
+            let _ = js_sys::Reflect::set(object, &JsValue::from_str("not_reached"), &not_reached);
+        }
         if let Some(verdict) = verdict {
             let _ = js_sys::Reflect::set(object, &JsValue::from_str("verdict"), &verdict);
         }

@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
 
-import { goTo, idle, usePage } from './browser.mjs';
+import { goTo, idle, reveal, usePage } from './browser.mjs';
 import { fillSender, freshPlayground, press, pressDeliver } from './playground.mjs';
 
 const AXE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -50,6 +50,7 @@ describe('accessibility (axe-core) of every section, EN and RU', { timeout: 300_
     await fillSender(page, { lose_response: true });
     await pressDeliver(page);
     await fillSender(page, { lose_response: false, event_id: 'evt-2' });
+    await reveal(page, '#burst-count');
     await page.fill('#burst-count', '3');
     await press(page, '#burst-same');
     await press(page, '#step-start');

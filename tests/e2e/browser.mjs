@@ -195,7 +195,8 @@ async function settle(page) {
  * reader clicks its link in the section list: the page shows one section at a
  * time (www/panels/nav/nav.js), and a hidden control cannot be pressed. A
  * part of a section shown one at a time (`data-subroute`, e.g. an experiment
- * of "where the scheme ends") is opened by its own link, `#/<subroute>`.
+ * of "where the scheme ends") is opened by its own link, `#/<subroute>`; a
+ * part shown on demand (a closed `<details>`) by a click on its summary.
  */
 export async function reveal(page, selector) {
   const { route, part } = await page.evaluate((selector) => {
@@ -211,6 +212,31 @@ export async function reveal(page, selector) {
   if (part !== null) {
     await page.click(`a[href="#/${part}"]`);
     await page.waitForSelector(`[data-subroute="${part}"]:not([hidden])`);
+  }
+  // A part shown on demand (a closed <details>, e.g. step mode): its
+  // summary clicked, the outermost first.
+  for (;;) {
+    const closed = await page.evaluate((selector) => {
+      const node = document.querySelector(selector);
+      const boxes = [];
+      for (let box = node?.parentElement?.closest('details'); box; box = box.parentElement?.closest('details')) {
+        // A summary is in sight while its own disclosure is closed.
+        if (!box.querySelector(':scope > summary')?.contains(node)) {
+          boxes.unshift(box);
+        }
+      }
+      const box = boxes.find((candidate) => !candidate.open);
+      if (box === undefined) {
+        return null;
+      }
+      box.dataset.revealing = '';
+      return true;
+    }, selector);
+    if (closed === null) {
+      return;
+    }
+    await page.click('details[data-revealing] > summary');
+    await page.evaluate(() => document.querySelector('details[data-revealing]')?.removeAttribute('data-revealing'));
   }
 }
 

@@ -84,7 +84,7 @@ describe('write your own handler', { timeout: 300_000 }, () => {
     try {
       assert.equal(await body(page, '#handler-verdict'), 'Вердикт: есть ошибки');
       const [ru, faults, ruCase] = await whys();
-      assert.match(ru, /^Доставка B ответила duplicate на шаге \d+, когда зачисление доставки A ещё не было зафиксировано/);
+      assert.match(ru, /^Доставка B ответила «дубликат» на шаге \d+, когда зачисление доставки A ещё не было зафиксировано/);
       assert.match(ruCase, new RegExp(`ROLLBACK в строке ${rollback} выполняется без открытой транзакции: ошибка самого обработчика`));
       for (const why of [ru, faults, ruCase]) {
         assert.doesNotMatch(why, /answered|expected|delivery|balance|failed/, why);

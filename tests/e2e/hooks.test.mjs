@@ -268,7 +268,14 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
     },
   };
 
+  /** The answers' outcomes in words (www/lib/errors.js `outcome.*`), never as the code names them. */
+  const SAID = {
+    en: { unauthorized: 'unauthorized', applied: 'applied', duplicate: 'duplicate', payload_conflict: 'payload conflict' },
+    ru: { unauthorized: 'не подтверждено', applied: 'применено', duplicate: 'дубликат', payload_conflict: 'конфликт данных' },
+  };
+
   for (const lang of ['en', 'ru']) {
+    const said = SAID[lang];
     test(`the dedup-poisoning level (${lang}), on a profile with no secret yet: the forger meets the signature check; replays inside and outside the window, each refusal named by Rust’s check`, async () => {
       await relayOn(page);
       await page.evaluate(() => window.inboxLab.hooks.forget()); // as on a fresh profile: no secret for any source
@@ -281,9 +288,10 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       await reveal(page, '#hooks-genuine');
       await page.click('#hooks-genuine');
       await idle(page);
-      assert.match(await page.textContent('#hooks-answer-forge'), /^401 · unauthorized: /);
+      assert.match(await page.textContent('#hooks-answer-forge'), new RegExp(`^401 · ${said.unauthorized}: `));
+      assert.doesNotMatch(await page.textContent('#hooks-answer-forge'), new RegExp(`${said.unauthorized}: ${said.unauthorized}`), 'said once');
       assert.equal(await page.getAttribute('#hooks-answer-forge', 'data-code'), 'signature_mismatch', 'refused by the signature, not for want of a secret');
-      assert.match(await page.textContent('#hooks-answer-genuine'), /^200 · applied #1$/);
+      assert.match(await page.textContent('#hooks-answer-genuine'), new RegExp(`^200 · ${said.applied} #1$`));
       assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'won');
       assert.match(await page.textContent('#hooks-verdict'), LEVEL_TEXTS[lang].won);
       await reveal(page, '#hooks-replay');
@@ -292,8 +300,8 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       await reveal(page, '#hooks-stale');
       await page.click('#hooks-stale');
       await idle(page);
-      assert.match(await page.textContent('#hooks-answer-replay'), /^200 · duplicate #1$/);
-      assert.match(await page.textContent('#hooks-answer-stale'), /^401 · unauthorized: /);
+      assert.match(await page.textContent('#hooks-answer-replay'), new RegExp(`^200 · ${said.duplicate} #1$`));
+      assert.match(await page.textContent('#hooks-answer-stale'), new RegExp(`^401 · ${said.unauthorized}: `));
       assert.match(await page.textContent('#hooks-answer-stale'), /1\d{9}.*300.*\(1\d{9}\)/, 'the timestamps and the window');
       assert.equal(await page.getAttribute('#hooks-answer-stale', 'data-code'), 'stale_timestamp');
       assert.match(await page.textContent('#hooks-replays'), LEVEL_TEXTS[lang].stale);
@@ -315,8 +323,8 @@ describe('signed webhooks through the relay', { timeout: 300_000 }, () => {
       await reveal(page, '#hooks-genuine');
       await page.click('#hooks-genuine');
       await idle(page);
-      assert.match(await page.textContent('#hooks-answer-forge'), /^200 · applied #1$/);
-      assert.match(await page.textContent('#hooks-answer-genuine'), /^422 · payload_conflict: /);
+      assert.match(await page.textContent('#hooks-answer-forge'), new RegExp(`^200 · ${said.applied} #1$`));
+      assert.match(await page.textContent('#hooks-answer-genuine'), new RegExp(`^422 · ${said.payload_conflict}: `));
       assert.equal(await page.getAttribute('#hooks-verdict', 'data-verdict'), 'lost_conflict');
       assert.match(await page.textContent('#hooks-verdict'), LEVEL_TEXTS[lang].lost);
       assert.equal(await balance(page), 1, 'the forger’s amount, not the genuine 500');

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { goTo, idle, openPage, reloadPage } from './browser.mjs';
+import { goTo, idle, openPage, reloadPage, reveal } from './browser.mjs';
 import { stateOf } from '../../www/lib/timeline.js';
 import { WIDE, fillSender, press, pressDeliver, useWidePlayground } from './playground.mjs';
 
@@ -42,10 +42,12 @@ const TABLE_OF = { insert: 'inbox', insert_or_ignore: 'inbox', insert_or_replace
 /**
  * The transactions the steps ran, read from their BEGIN, COMMIT and ROLLBACK
  * alone, as "transaction<n>:<tables>:<state of its last boundary>", and the
- * statements outside any as "outside:<tables>:idle"; with each step's
- * transaction (null outside any).
+ * statements outside any as "outside:<tables>:idle"; then each transaction
+ * a crash left out before it began (Rust's `not_reached`) as
+ * "transaction<n>:<tables>:not_reached"; with each step's transaction (null
+ * outside any).
  */
-function transactionsOf(steps) {
+function transactionsOf(steps, notReached = []) {
   const groups = [];
   let open = null;
   let count = 0;
@@ -74,6 +76,17 @@ function transactionsOf(steps) {
     }
     return mine;
   });
+  for (const { op, tx } of notReached) {
+    if (tx !== null && tx > count) {
+      if (groups.at(-1)?.name !== `transaction${tx}`) {
+        groups.push({ name: `transaction${tx}`, tables: [], state: 'not_reached' });
+      }
+      const table = TABLE_OF[op];
+      if (table !== undefined && !groups.at(-1).tables.includes(table)) {
+        groups.at(-1).tables.push(table);
+      }
+    }
+  }
   const order = ['inbox', 'accounts'];
   return {
     groups: groups.map((g) => `${g.name}:${order.filter((t) => g.tables.includes(t)).join('+')}:${g.state}`),
@@ -193,6 +206,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
       assert.equal(await page.textContent('.redeliver + .strip'), 'provider-a / evt-1 · payload conflict · HTTP 422 · account 1: 500 → 500 · Correct');
       assert.equal(await page.getAttribute('.redeliver + .strip', 'data-state'), 'refused');
 
+      await reveal(page, '#burst-count');
       await page.fill('#burst-count', '5');
       await fillSender(page, { event_id: 'evt-7', amount: '10' });
       await press(page, '#burst-same');
@@ -294,28 +308,38 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     const deliver = async (fields) => {
       await fillSender(page, { attempts: '1', ...fields });
       await pressDeliver(page);
-      const { steps } = (await page.evaluate(() => window.inboxLab.timeline())).at(-1);
+      const { steps, notReached } = (await page.evaluate(() => window.inboxLab.timeline())).at(-1);
       await page.waitForSelector(`#flow[data-lit="${steps.length}"][data-steps="${steps.length}"]`, { state: 'attached' });
-      return steps;
+      return { steps, notReached };
     };
     const handlers = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
     let n = 0;
     for (const handler of handlers) {
       for (const fault of ['none', 'after_insert', 'after_update']) {
         n += 1;
-        const steps = await deliver({ event_id: `evt-flow-${n}`, handler, fault });
-        const want = transactionsOf(steps);
+        const { steps, notReached } = await deliver({ event_id: `evt-flow-${n}`, handler, fault });
+        const want = transactionsOf(steps, notReached);
         const label = `${handler}, crash ${fault}: ${steps.map((s) => s.op).join(' ')}`;
         assert.deepEqual(steps.map((s) => s.tx), want.tx, `${label}: Rust says which transaction each step ran in`);
         assert.deepEqual(await drawn(), want.groups, label);
       }
     }
     // The lesson of two_transactions, drawn: the first committed, the crash
-    // after it, outside any transaction, and no second one.
-    await deliver({ event_id: 'evt-flow-two', handler: 'two_transactions', fault: 'after_insert' });
-    assert.deepEqual(await drawn(), ['transaction1:inbox:ok']);
+    // after it, outside any transaction, and the second not reached — as
+    // Rust reported it, not as the page supposes.
+    const two = await deliver({ event_id: 'evt-flow-two', handler: 'two_transactions', fault: 'after_insert' });
+    assert.deepEqual(
+      two.notReached.map((u) => `${u.op}@${u.tx}`),
+      ['begin@2', 'credit@2', 'commit@2'],
+      'Rust says what the crash left out, in which transaction',
+    );
+    assert.deepEqual(await drawn(), ['transaction1:inbox:ok', 'transaction2:accounts:not_reached']);
     assert.equal(await page.getAttribute('#flow [data-part="handler"]', 'data-state'), 'crash');
-    assert.equal(await page.textContent('#flow figcaption'), 'Step 4 of 4: CRASH — the handler died here, outside any transaction.');
+    assert.equal(
+      await page.textContent('#flow figcaption'),
+      'Step 4 of 4: CRASH — the handler died here, outside any transaction. Not reached: transaction 2 (BEGIN, UPDATE, COMMIT) — the handler crashed before it.',
+    );
+    assert.equal(await page.textContent('#flow [data-tx="2"] > text'), 'transaction 2: not reached');
     await deliver({ event_id: 'evt-flow-two-b', fault: 'none' });
     assert.deepEqual(await drawn(), ['transaction1:inbox:ok', 'transaction2:accounts:ok']);
     await deliver({ event_id: 'evt-flow-none', handler: 'no_dedup' });
@@ -323,6 +347,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
   });
 
   test('a button that disables itself keeps the keyboard near it, not on <body>', async () => {
+    await reveal(page, '#step-start');
     await page.focus('#step-start');
     await page.keyboard.press('Enter');
     await idle(page);
@@ -330,6 +355,7 @@ describe('navigation, the answer next to the action, the flow picture', { timeou
     await page.click('#step-throw');
     await idle(page);
 
+    await reveal(page, '#burst-count');
     await page.fill('#burst-count', '3');
     await page.focus('#burst-same');
     await page.keyboard.press('Enter');

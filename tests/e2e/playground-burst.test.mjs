@@ -106,6 +106,7 @@ describe('bursts', { timeout: 300_000 }, () => {
 
   test('"N different events" can be cancelled: it stops between transactions and says how many were done', async () => {
     await fillSender(page, { amount: '3' });
+    await reveal(page, '#burst-count');
     await page.fill('#burst-count', '20000');
     assert.equal(await page.isVisible('#burst-cancel'), false, 'nothing to cancel yet');
     await page.click('#burst-distinct');

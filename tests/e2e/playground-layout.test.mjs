@@ -14,6 +14,8 @@ const SECTIONS = ['start', 'levels', 'levels/1', 'deliver', 'race', 'handler', '
 
 /** Both sizes the page is designed for. */
 const NARROW = { width: 400, height: 850 };
+/** The phone of issue 23's rule: no section but Tools taller than three of its screens in its empty state. */
+const PHONE = { width: 390, height: 844 };
 
 async function sideways(page) {
   return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -197,5 +199,42 @@ describe('languages, keyboard and layout', { timeout: 240_000 }, () => {
     await page.evaluate(() => window.inboxLab.setLanguage('en'));
     const tall = Object.entries(heights).filter(([, height]) => height > 6000);
     assert.deepEqual(tall, [], 'every section is well under 12,000 px, on a phone too');
+  });
+
+  test('on a 390×844 phone, no section but Tools is taller than three screens in its empty state, EN and RU', async () => {
+    // A fresh playground (beforeEach), no level played (its bar would show
+    // on every section: a new visitor's progress), every part shown on
+    // demand closed.
+    await page.evaluate(() => localStorage.removeItem('inbox-lab.levels.v1'));
+    await reloadPage(page);
+    await page.setViewportSize(PHONE);
+    const tall = [];
+    for (const lang of ['en', 'ru']) {
+      await page.evaluate((lang) => window.inboxLab.setLanguage(lang), lang);
+      for (const section of SECTIONS.filter((name) => !name.includes('/') && name !== 'tools')) {
+        await goTo(page, section);
+        const height = await page.evaluate(() => document.documentElement.scrollHeight);
+        if (height > 3 * PHONE.height) {
+          tall.push(`${lang} #/${section}: ${height} px`);
+        }
+      }
+    }
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
+    assert.deepEqual(tall, [], `every section but Tools fits ${3 * PHONE.height} px`);
+
+    // What keeps Deliver short: parts shown on demand, closed until asked
+    // for — from the keyboard, or by a link to the panel.
+    const open = (id) => page.evaluate((id) => document.getElementById(id).open, id);
+    const folds = ['timeline-legend-fold', 'account-fold', 'step-fold', 'burst-fold'];
+    await goTo(page, 'deliver');
+    assert.deepEqual(await Promise.all(folds.map(open)), [false, false, false, false], 'closed at first');
+    await page.focus('#step-fold > summary');
+    await page.keyboard.press('Enter');
+    assert.equal(await open('step-fold'), true, 'Enter on its heading opens step mode');
+    assert.equal(await page.isVisible('#step-start'), true);
+    await goTo(page, 'burst');
+    assert.equal(await open('burst-fold'), true, 'a link to the panel (#/burst) opens it');
+    assert.equal(await page.isVisible('#burst-same'), true);
+    await page.setViewportSize(WIDE);
   });
 });

@@ -99,7 +99,7 @@ describe('the workshop', { timeout: 240_000 }, () => {
     assert.equal((await shownAnswer(page)).outcome, 'unknown account');
     assert.deepEqual(await verdict(page, 'ex2'), {
       passed: 'true',
-      text: '✓ Done. Account 42: answered 422 unknown_account, and the inbox has no row (provider-a, evt-42).',
+      text: '✓ Done. Account 42: answered 422 unknown account, and the inbox has no row (provider-a, evt-42).',
     });
     assert.deepEqual((await shownTables(page)).inbox, [['empty']]);
   });
@@ -113,7 +113,7 @@ describe('the workshop', { timeout: 240_000 }, () => {
         await verdict(page, 'ex2'),
         {
           passed: 'true',
-          text: '✓ Done. Account 42: answered 422 unknown_account, and the inbox has no row (provider-a, evt-42).',
+          text: '✓ Done. Account 42: answered 422 unknown account, and the inbox has no row (provider-a, evt-42).',
         },
         handler,
       );

@@ -1,33 +1,35 @@
 // The page speaks in sentences (issue 23, item 8): after exercising the
 // sender, the redeliver chips, a burst, step mode, the race lab's
-// demonstration, the crash lab (the control's sweep and random kills) and
-// the console (a cancelled query), the visible text of those sections, in
+// demonstration, the crash lab (the control's sweep and random kills), the
+// console (a cancelled query), a business key of "where the scheme ends",
+// the webhooks level and the workshop's exercise 2, the visible text of those sections, in
 // Russian, holds none of the code's raw identifiers and no English outcome
 // word; in English, no "1 crash points". And the crash lab says why its
 // counts differ from the native command's (docs/crash.md).
 
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 
-import { idle, usePage } from './browser.mjs';
+import { idle, reveal, usePage } from './browser.mjs';
 import { fillSender, press, pressDeliver } from './playground.mjs';
 
 // The identifiers the page is given by Rust and its workers: the answers'
 // outcomes and error kinds (src/core/outcome.rs, src/core/error.rs), the crash
 // points (src/core/fault.rs, step mode's throw in src/core/apply.rs, the
-// outbox's in src/labs/scheme_ends/outbox.rs), the crash lab's outcomes and
-// summary keys (src/labs/crash/), a console query's field.
+// outbox's in src/labs/scheme_ends/outbox.rs), a business key's answers
+// (src/labs/scheme_ends/business.rs), the crash lab's outcomes and summary
+// keys (src/labs/crash/), a console query's field.
 const IDENTIFIERS = [
   'invalid_input', 'payload_conflict', 'unknown_account', 'no_stored_result', 'balance_limit', 'simulated_crash',
   'after_insert', 'after_update', 'step_throw', 'after_send_before_commit', 'after_commit_before_send', 'after_send_before_mark',
-  'lost_acknowledged', 'crash_points', 'invalid sql',
+  'lost_acknowledged', 'crash_points', 'invalid sql', 'already_active',
 ];
 /** English outcome words that must not show on the Russian page. */
-const ENGLISH = ['applied', 'duplicate', 'partial', 'storage error', 'no answer'];
+const ENGLISH = ['applied', 'duplicate', 'partial', 'storage error', 'no answer', 'activated', 'unauthorized'];
 /** A plural after 1. */
 const ONE_PLURAL = /(?<![\d.,])\b1 (crash points|kills|events|deliveries|retries|rows|schedules|attempts|checks)\b/;
 
-const SECTIONS = ['deliver', 'race', 'crash', 'tools'];
+const SECTIONS = ['deliver', 'race', 'crash', 'tools', 'scheme-ends', 'webhooks', 'workshop'];
 
 /** The visible text of a section, code and SQL left out (they are code, not words). */
 function visibleText(page, route) {
@@ -52,7 +54,18 @@ async function show(page, route) {
 
 describe('the page speaks in sentences, in English and Russian', { timeout: 900_000 }, () => {
   let page;
-  usePage({ prepare: (opened) => opened.setDefaultTimeout(30_000) }, (opened) => (page = opened));
+  let problems;
+  usePage({ prepare: (opened) => opened.setDefaultTimeout(30_000), checkEach: false }, (opened, browser) => {
+    page = opened;
+    problems = browser.problems;
+  });
+  // The webhooks level's forged request is refused (401): the browser logs
+  // that fetch as "Failed to load resource". Anything else the page logs is
+  // a failure.
+  afterEach(() => {
+    const expected = /^console error: Failed to load resource: the server responded with a status of 401 /;
+    assert.deepEqual(problems.splice(0).filter((p) => !expected.test(p)), [], 'the page reported errors');
+  });
 
   test('after every section is exercised in Russian, no raw identifier or English outcome word is shown', async () => {
     await page.evaluate(() => window.inboxLab.setLanguage('ru'));
@@ -63,9 +76,17 @@ describe('the page speaks in sentences, in English and Russian', { timeout: 900_
     await press(page, '[data-redeliver="amount"]');
     await fillSender(page, { event_id: 'evt-words-2', fault: 'after_insert' });
     await pressDeliver(page);
-    await fillSender(page, { event_id: 'evt-words-3', fault: '', account_id: '42' });
+    await fillSender(page, { event_id: 'evt-words-6', handler: 'two_transactions' });
+    await pressDeliver(page); // failed after committing: the verdict says what was answered
+    const answer = await page.textContent('#answer');
+    assert.match(answer, /Ответ «имитация сбоя»/);
+    for (const word of IDENTIFIERS) {
+      assert.equal(answer.includes(word), false, `the verdict says “${word}”: ${answer}`);
+    }
+    await fillSender(page, { event_id: 'evt-words-3', handler: 'atomic', fault: '', account_id: '42' });
     await pressDeliver(page);
     await fillSender(page, { event_id: 'evt-words-5', account_id: '1' });
+    await reveal(page, '#burst-count');
     await page.fill('#burst-count', '5');
     await press(page, '#burst-same');
     // Step mode: a delivery stepped to its commit, then one thrown.
@@ -101,6 +122,22 @@ describe('the page speaks in sentences, in English and Russian', { timeout: 900_
     await page.waitForSelector('#sql-error:not([hidden])');
     await idle(page);
     assert.equal(await page.textContent('#sql-error'), 'Вы отменили запрос до того, как он завершился; ничего не изменено.');
+    // Where the scheme ends: one order activated, then again by another event, then the first replayed.
+    for (const chip of ['first', 'second', 'first']) {
+      await press(page, `[data-order="${chip}"]`);
+      await press(page, '#se-order-form button[type=submit]');
+    }
+    // The webhooks level: the forger first, then the genuine event.
+    await page.waitForSelector('#hooks-relay[data-state="connected"]', { state: 'attached' });
+    for (const step of ['#hooks-new', '#hooks-forge', '#hooks-genuine']) {
+      await press(page, step);
+    }
+    // The workshop's exercise 2: account 42 answers 422.
+    await reveal(page, '[data-exercise="ex2"]');
+    await page.click('[data-exercise="ex2"] summary');
+    await press(page, '[data-exercise="ex2"] .chips button');
+    await pressDeliver(page);
+    await press(page, '[data-check="ex2"]');
 
     for (const route of SECTIONS) {
       await show(page, route);

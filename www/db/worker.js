@@ -51,6 +51,9 @@
 //   "crashed" ("open" only while a stepped delivery's transaction is), tx
 //   the transaction it ran in (1, 2, …) or null outside any; []
 //   when it was refused before any SQL.
+//   `not_reached`, only in the error of a delivery that crashed, is what the
+//   crash left out: the statements the handler would have run next, [{op,
+//   statements, tx}] (Trace::unreached; the flow picture draws them greyed).
 //   `verdict`, in the result and in the error alike, is what the delivery
 //   really did, judged in Rust from its steps and the tables before and after
 //   (src/labs/verdicts/; shown by www/lib/verdict.js):

@@ -63,6 +63,25 @@ export function field(id, key, attrs, { className = 'field', input = 'input' } =
   );
 }
 
+/**
+ * A part shown on demand: `<details class="fold" #id>`, closed by default,
+ * whose `<summary>` is `head` (the part's heading, so it stays in the
+ * outline and in sight). The keyboard opens it as any <details> does (Tab to
+ * the summary, Enter or Space). Whatever drives a control inside it from
+ * elsewhere — a level, a share link's replay, a link to the panel — opens it
+ * first (`disclose`), so what it does is in sight.
+ */
+export function fold(id, head, ...children) {
+  return el('details', { className: 'fold', attrs: { id } }, el('summary', {}, head), ...children);
+}
+
+/** Opens `node` if it is a closed <details>, and every closed <details> around it. */
+export function disclose(node) {
+  for (let box = node?.closest('details'); box; box = box.parentElement?.closest('details')) {
+    box.open = true;
+  }
+}
+
 /** A number written the reader's way: 10,000 or 10 000. */
 export function formatNumber(n) {
   return typeof n === 'number' ? n.toLocaleString(currentLanguage()) : String(n);

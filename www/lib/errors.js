@@ -29,6 +29,8 @@ register({
     // ---- what an answer was, in a word (the strip, the timeline, counts) ----
     'outcome.applied': 'applied',
     'outcome.duplicate': 'duplicate',
+    'outcome.activated': 'activated',
+    'outcome.already_active': 'already active',
     'outcome.invalid_input': 'invalid input',
     'outcome.payload_conflict': 'payload conflict',
     'outcome.unknown_account': 'unknown account',
@@ -191,6 +193,8 @@ register({
   ru: {
     'outcome.applied': 'применено',
     'outcome.duplicate': 'дубликат',
+    'outcome.activated': 'активирован',
+    'outcome.already_active': 'уже активен',
     'outcome.invalid_input': 'неверный ввод',
     'outcome.payload_conflict': 'конфликт данных',
     'outcome.unknown_account': 'нет такого счёта',

@@ -85,7 +85,7 @@ export async function sendEvent(
           : await db
               .deliver(event, { handler, fault: (n === 1 ? fault : null) ?? undefined })
               .catch((error) => error) // error objects are answers too
-              .then((answer) => ({ answer, steps: answer?.steps ?? null })); // what Rust says the handler ran
+              .then((answer) => ({ answer, steps: answer?.steps ?? null, notReached: answer?.not_reached ?? [] })); // what Rust says the handler ran, and what a crash left out
       const lost = result.answer === null || (loseResponse && n === 1);
       timeline.add({
         at,
@@ -98,6 +98,7 @@ export async function sendEvent(
         lost,
         tookMs: performance.now() - started,
         steps: result.steps,
+        notReached: result.notReached ?? [],
       });
       // An answer the sender cannot trust: look at what really happened.
       const doubtful = lost || result.answer.http_status >= 500;

@@ -15,9 +15,12 @@
 //                      null when there was no answer (the worker was killed)
 //    lost,             true if the answer never reached the sender
 //    tookMs,           real time from request to answer
-//    steps}            what the handler ran, as Rust reported it (see below);
+//    steps,            what the handler ran, as Rust reported it (see below);
 //                      null when nobody could report it (the worker was
 //                      killed, or stopped before answering)
+//    notReached}       what a crash left out, as Rust reported it
+//                      ([{op, statements, tx}], src/core/trace.rs; absent
+//                      or empty: nothing)
 //
 // A burst of distinct events is ONE entry `{seq, via: "burst_distinct", count,
 // counts: {applied, …}, tookMs}`: it is about throughput, and ten thousand

@@ -15,6 +15,7 @@
 // names what breaks it (`breaks_on`), apart from atomic's solid "Correct".
 
 import { el, formatNumber } from './dom.js';
+import { outcomeWord } from './errors.js';
 import { register, t } from './i18n.js';
 
 register({
@@ -198,7 +199,7 @@ export function verdictNotes({ breaks_on: breaks, unreached }) {
 export function verdictWhy(verdict) {
   const balance = verdict.balance ?? {};
   const params = {
-    heard: verdict.heard,
+    heard: outcomeWord(verdict.heard), // in words: "simulated crash", not simulated_crash
     credits: verdict.credits,
     before: money(balance.before),
     after: money(balance.after),

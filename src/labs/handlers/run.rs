@@ -195,6 +195,32 @@ impl Script {
         }
     }
 
+    /// The statements a text would run from here to its next `ANSWER`
+    /// when no `IF` ahead is taken — the way on when nothing goes wrong
+    /// (each condition ahead reads a statement that has not run). Empty for
+    /// a handler in Rust: its next step depends on what each one returns.
+    fn ahead(&self) -> Vec<(&'static str, &'static [&'static str])> {
+        let Source::Text { program, pc } = &self.source else {
+            return Vec::new();
+        };
+        let (mut pc, mut registering, mut ahead) = (*pc, self.registering, Vec::new());
+        // Every jump goes forward, so this ends.
+        while let Some(instr) = program.code.get(pc) {
+            match instr {
+                Instr::Sql(i) => {
+                    if let Some(s) = program.statements.get(*i) {
+                        ahead.push((s.op(registering), s.shown));
+                        registering |= s.registers();
+                    }
+                    pc += 1;
+                }
+                Instr::Jump(target) | Instr::Unless(_, target) => pc = *target,
+                Instr::Answer(..) => break,
+            }
+        }
+        ahead
+    }
+
     /// Moves past the statement that just ran, to the next statement or
     /// answer.
     fn advance(&mut self) {
@@ -315,6 +341,8 @@ impl Script {
             self.registering |= stmt.registers();
             if let Some(fault) = self.fault.filter(|&f| self.fires(f, &stmt, rows)) {
                 self.trace.crashed();
+                let ahead = self.ahead();
+                self.trace.not_reached(ahead);
                 return Err(self.end(conn, fault.crash()));
             }
         }

@@ -41,10 +41,33 @@ fn letter(i: usize) -> char {
     char::from(b'A' + u8::try_from(i % 26).unwrap_or(0))
 }
 
+/// An answer or an error kind in the learner's words, never the code's
+/// name (`payload_conflict`): the page's `outcome.*` texts
+/// (www/lib/errors.js), the Russian in quotes.
+fn word(name: &str) -> Said {
+    let (en, ru) = match name {
+        "applied" => ("applied", "применено"),
+        "duplicate" => ("duplicate", "дубликат"),
+        "invalid_input" => ("invalid input", "неверный ввод"),
+        "payload_conflict" => ("payload conflict", "конфликт данных"),
+        "unknown_account" => ("unknown account", "нет такого счёта"),
+        "no_stored_result" => ("no stored result", "нет сохранённого результата"),
+        "balance_limit" => ("balance limit", "превышен предел баланса"),
+        "busy" => ("busy", "занято"),
+        "simulated_crash" => ("simulated crash", "имитация сбоя"),
+        "storage" => ("storage error", "ошибка хранилища"),
+        other => (other, other),
+    };
+    said(en, format!("«{ru}»"))
+}
+
 /// How a delivery ended: its answer, or why it failed.
 pub(super) fn answered(result: &Result<Answer, Error>) -> Said {
     match result {
-        Ok(a) => said(format!("answered {a}"), format!("ответ: {a}")),
+        Ok(a) => {
+            let w = word(a.as_str());
+            said(format!("answered {}", w.en), format!("ответ: {}", w.ru))
+        }
         Err(e) => failed(e),
     }
 }
@@ -66,10 +89,10 @@ fn failed(e: &Error) -> Said {
             said(format!("failed: {e}"), format!("ошибка: {e}"))
         }
         e => {
-            let (kind, status) = (e.kind(), e.http_status());
+            let (kind, status) = (word(e.kind()), e.http_status());
             said(
-                format!("answered {kind} ({status})"),
-                format!("ответ: {kind} ({status})"),
+                format!("answered {} ({status})", kind.en),
+                format!("ответ: {} ({status})", kind.ru),
             )
         }
     }
@@ -215,7 +238,7 @@ pub(super) fn race(
                      yet; if {other} then fails, the credit is lost."
                 ),
                 format!(
-                    "Доставка {x} ответила duplicate на шаге {n}, когда зачисление доставки {other} ещё не было \
+                    "Доставка {x} ответила «дубликат» на шаге {n}, когда зачисление доставки {other} ещё не было \
                      зафиксировано; если {other} затем упадёт, зачисление потеряно."
                 ),
             )),
@@ -228,7 +251,7 @@ pub(super) fn race(
                          the event for new."
                     ),
                     format!(
-                        "Доставка {a} ответила applied на шаге {at}, и доставка {x} — снова на шаге {n}: каждая \
+                        "Доставка {a} ответила «применено» на шаге {at}, и доставка {x} — снова на шаге {n}: каждая \
                          приняла событие за новое."
                     ),
                 )
@@ -260,7 +283,7 @@ pub(super) fn race(
         } else if first.is_none() {
             said(
                 " No delivery answered applied exactly once, as one of them must.",
-                " Ни одна доставка не ответила applied ровно один раз, а одна должна.",
+                " Ни одна доставка не ответила «применено» ровно один раз, а одна должна.",
             )
         } else {
             said("", "")
@@ -409,10 +432,10 @@ pub(super) fn expect(what: Said, got: &Result<Answer, Error>, want: &str) -> Opt
         Err(e) => e.kind(),
     };
     (kind != want).then(|| {
-        let how = answered(got);
+        let (how, want) = (answered(got), word(want));
         said(
-            format!("{}: {}; expected {want}", what.en, how.en),
-            format!("{}: {}, а ожидался ответ {want}", what.ru, how.ru),
+            format!("{}: {}; expected {}", what.en, how.en, want.en),
+            format!("{}: {}, а ожидался ответ {}", what.ru, how.ru, want.ru),
         )
     })
 }

@@ -14,7 +14,7 @@
 //   drawn at most once per frame (requestAnimationFrame) and the tables at
 //   most once a second, so 10,000 deliveries never freeze the page.
 
-import { button, clearErrors, countsText, el, field, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
+import { button, clearErrors, countsText, el, field, fold, formatNumber, showFieldError, whileBusy } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 import { balanceIn, creditVerdict } from '../../lib/send.js';
@@ -290,13 +290,17 @@ export function mount(root, pageServices) {
   progress = el('progress', { attrs: { id: 'burst-progress', max: '1', value: '0' } });
   progressBox = el('div', { className: 'progress-box', attrs: { id: 'burst-progress-box', hidden: '' } }, progressLabel, progress);
   output = el('div', { attrs: { id: 'burst-result', 'aria-live': 'polite' } });
+  // Behind a disclosure, so the Deliver section stays short on a phone.
   root.append(
-    el('h2', { i18n: 'burst.title', attrs: { id: 'burst-title' } }),
-    el('p', { className: 'note', i18n: 'burst.intro' }),
-    form,
-    el('div', { className: 'actions' }, ...buttons),
-    progressBox,
-    output,
+    fold(
+      'burst-fold',
+      el('h2', { i18n: 'burst.title', attrs: { id: 'burst-title' } }),
+      el('p', { className: 'note', i18n: 'burst.intro' }),
+      form,
+      el('div', { className: 'actions' }, ...buttons),
+      progressBox,
+      output,
+    ),
   );
   strip = resultStrip();
   buttons[1].after(strip.element);

@@ -6,7 +6,10 @@
 // the delivery (src/core/trace.rs, `[{op, statements, rows, effect, tx}]`),
 // grouped by `tx`, the transaction Rust says each step ran in (null: outside
 // any), and lit in the order they ran, one every STEP_MS — or as they come in
-// step mode, where each press returns one more. A step lights the part it
+// step mode, where each press returns one more. After a crash, a
+// transaction the handler never began — Rust's `not_reached` list, the
+// statements it would have run next, each with its `tx` — is drawn greyed,
+// "not reached" (two_transactions' second one). A step lights the part it
 // touched, in the timeline's colours and words (lib/timeline.js `stateOf`):
 //
 //   begin, commit, rollback    its transaction's box: open, kept, rolled back
@@ -27,11 +30,14 @@ register({
     'flow.handler': 'handler',
     'flow.transaction': 'transaction {tx}',
     'flow.outside': 'outside any transaction',
-    'flow.none': 'Nothing delivered yet: deliver an event and watch its steps light up here.',
+    'flow.none': 'Deliver an event and watch its steps light up here.',
     'flow.step': 'Step {n} of {count}: {op} — {state}, {where}.',
     'flow.in': 'in transaction {tx}',
     'flow.no_steps': 'No SQL ran: the input was refused first.',
     'flow.idle': 'not touched',
+    'flow.not_reached': 'transaction {tx}: not reached',
+    'flow.unreached': 'not reached: the handler crashed before it',
+    'flow.left_out': 'Not reached: transaction {tx} ({ops}) — the handler crashed before it.',
   },
   ru: {
     'flow.title': 'Последняя доставка по шагам',
@@ -39,11 +45,14 @@ register({
     'flow.handler': 'обработчик',
     'flow.transaction': 'транзакция {tx}',
     'flow.outside': 'вне транзакции',
-    'flow.none': 'Пока ничего не доставлено: доставьте событие, и здесь по шагам загорится, что оно сделало.',
+    'flow.none': 'Доставьте событие, и здесь по шагам загорится, что оно сделало.',
     'flow.step': 'Шаг {n} из {count}: {op} — {state}, {where}.',
     'flow.in': 'в транзакции {tx}',
     'flow.no_steps': 'SQL не выполнялся: вход отклонён раньше.',
     'flow.idle': 'не затронут',
+    'flow.not_reached': 'транзакция {tx}: не достигнута',
+    'flow.unreached': 'не достигнута: обработчик упал раньше',
+    'flow.left_out': 'Не достигнута: транзакция {tx} ({ops}) — обработчик упал раньше.',
   },
 });
 
@@ -68,10 +77,11 @@ let figure = null;
 let parts = {};
 let caption = null;
 let steps = null; // the steps being shown (null: nothing delivered yet)
+let notReached = []; // what the crash left out, as Rust reported it
 let lit = 0; // how many of them are lit
 let timer = 0;
 
-/** `root`: the figure #flow. Returns `show(steps)`, which step mode lights the picture with. */
+/** `root`: the figure #flow. Returns `show(steps, notReached)`, which step mode lights the picture with. */
 export function mount(root, { timeline }) {
   figure = root;
   caption = el('figcaption', { className: 'flow-caption', attrs: { id: 'flow-caption' } });
@@ -81,7 +91,7 @@ export function mount(root, { timeline }) {
     if (last === undefined) {
       show(null);
     } else if (Array.isArray(last.steps)) {
-      show(last.steps);
+      show(last.steps, last.notReached);
     }
   });
   onLanguageChange(() => {
@@ -94,14 +104,15 @@ export function mount(root, { timeline }) {
 }
 
 /**
- * Shows `steps` (a delivery's, as Rust returned them; null: none yet). Steps
- * already lit stay lit, so step mode — each press returns the list so far,
- * one longer — lights only the new one.
+ * Shows `steps` (a delivery's, as Rust returned them; null: none yet) and
+ * what its crash left out. Steps already lit stay lit, so step mode — each
+ * press returns the list so far, one longer — lights only the new one.
  */
-function show(next) {
+function show(next, left = []) {
   const continues =
     steps !== null && next !== null && next.length >= lit && steps.slice(0, lit).every((step, i) => step.op === next[i].op);
   steps = next;
+  notReached = left ?? [];
   if (!continues) {
     lit = 0;
   }
@@ -143,6 +154,24 @@ function grouped(list) {
   return { found, at };
 }
 
+/** The transactions the crash left out that never began: `[{tx, tables, unreached: true}]`. */
+function leftOut(found) {
+  const groups = [];
+  for (const { op, tx } of notReached) {
+    if (tx === null || tx === undefined || found.some((g) => g.tx === tx)) {
+      continue; // only a transaction that never began gets a box of its own
+    }
+    if (groups.at(-1)?.tx !== tx) {
+      groups.push({ tx, tables: [], unreached: true });
+    }
+    const table = TABLE_OF[op];
+    if (table !== undefined && !groups.at(-1).tables.includes(table)) {
+      groups.at(-1).tables.push(table);
+    }
+  }
+  return groups;
+}
+
 /** Every part in the state of the last lit step that touched it. */
 function paint() {
   const states = {};
@@ -163,9 +192,10 @@ function paint() {
     states.handler ??= 'ok';
   }
   for (const [name, part] of Object.entries(parts)) {
-    const state = states[name] ?? 'idle';
+    const state = part.unreached ? 'not_reached' : (states[name] ?? 'idle');
     part.group.dataset.state = state;
-    part.title.textContent = `${part.label}: ${state === 'idle' ? t('flow.idle') : t(`timeline.state.${state}`)}`;
+    const words = { idle: 'flow.idle', not_reached: 'flow.unreached' }[state] ?? `timeline.state.${state}`;
+    part.title.textContent = `${part.label}: ${t(words)}`;
   }
   figure.dataset.lit = String(lit);
   figure.dataset.steps = String(steps?.length ?? 0);
@@ -183,6 +213,12 @@ function paint() {
       state: t(`timeline.state.${step.state ?? stateOf(step)}`),
       where: tx === null ? t('flow.outside') : t('flow.in', { tx }),
     });
+    if (lit === steps.length) {
+      for (const group of leftOut(grouped(steps).found)) {
+        const ops = notReached.filter((u) => u.tx === group.tx).map((u) => opLabel(u.op));
+        caption.textContent += ` ${t('flow.left_out', { tx: group.tx, ops: ops.join(', ') })}`;
+      }
+    }
   }
 }
 
@@ -198,12 +234,12 @@ function svg(tag, attrs = {}, ...children) {
 }
 
 /** A box with its label under `name` in `parts`; the label at the bottom when `low`, else in the middle. */
-function box(name, attrs, label, { x, y, width, height }, low = false, ...inside) {
+function box(name, attrs, label, { x, y, width, height }, low = false, unreached = false, ...inside) {
   const title = svg('title');
   const text = svg('text', { x: x + width / 2, y: low ? y + height - 6 : y + height / 2 + 5, 'text-anchor': 'middle' });
   text.textContent = label;
   const group = svg('g', attrs, title, svg('rect', { x, y, width, height, rx: low ? 10 : 6 }), text, ...inside);
-  parts[name] = { group, label, title };
+  parts[name] = { group, label, title, unreached };
   return group;
 }
 
@@ -219,7 +255,8 @@ function arrow(x1, y1, x2, y2) {
 function draw() {
   parts = {};
   // Each group: a transaction (tx 1, 2, …), what ran outside any (tx null), or nothing yet.
-  const groups = steps === null ? [{ tx: undefined, tables: ['inbox', 'accounts'] }] : grouped(steps).found;
+  const found = steps === null ? [{ tx: undefined, tables: ['inbox', 'accounts'] }] : grouped(steps).found;
+  const groups = [...found, ...(steps === null ? [] : leftOut(found))];
   const height = Math.max(130, 12 + groups.length * ROW);
   const middle = height / 2;
   const head = svg(
@@ -227,15 +264,21 @@ function draw() {
     { id: 'flow-head', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' },
     svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'flow-arrowhead' }),
   );
-  const rows = groups.map(({ tx, tables }, i) => {
+  const rows = groups.map(({ tx, tables, unreached = false }, i) => {
     const y = 6 + i * ROW;
     const kind = tx === undefined ? 'idle' : tx === null ? 'outside' : 'transaction';
-    const label = kind === 'transaction' ? t('flow.transaction', { tx }) : kind === 'outside' ? t('flow.outside') : '';
+    const label = unreached
+      ? t('flow.not_reached', { tx })
+      : kind === 'transaction'
+        ? t('flow.transaction', { tx })
+        : kind === 'outside'
+          ? t('flow.outside')
+          : '';
     const inside = ['inbox', 'accounts']
       .filter((table) => tables.includes(table))
-      .map((table, j) => box(`${table}${i}`, { class: 'flow-part', 'data-part': table }, table, { x: 230 + j * 104, y: y + 6, width: 96, height: 30 }));
+      .map((table, j) => box(`${table}${i}`, { class: 'flow-part', 'data-part': table }, table, { x: 230 + j * 104, y: y + 6, width: 96, height: 30 }, false, unreached));
     return [
-      box(`group${i}`, { class: `flow-part flow-group flow-${kind}`, 'data-part': kind, 'data-tx': tx ?? '' }, label, { x: 222, y, width: 216, height: ROW - 6 }, true, ...inside),
+      box(`group${i}`, { class: `flow-part flow-group flow-${kind}`, 'data-part': kind, 'data-tx': tx ?? '' }, label, { x: 222, y, width: 216, height: ROW - 6 }, true, unreached, ...inside),
       arrow(204, middle, 220, y + (ROW - 6) / 2),
     ];
   });
@@ -244,9 +287,9 @@ function draw() {
       'svg',
       { viewBox: `0 0 444 ${height}`, role: 'img', 'aria-labelledby': 'flow-caption', class: 'flow-svg', focusable: 'false' },
       svg('defs', {}, head),
-      box('sender', { class: 'flow-part', 'data-part': 'sender' }, t('flow.sender'), { x: 4, y: middle - 20, width: 86, height: 40 }),
-      box('handler', { class: 'flow-part', 'data-part': 'handler' }, t('flow.handler'), { x: 118, y: middle - 20, width: 86, height: 40 }),
-      arrow(90, middle, 116, middle),
+      box('sender', { class: 'flow-part', 'data-part': 'sender' }, t('flow.sender'), { x: 2, y: middle - 20, width: 96, height: 40 }),
+      box('handler', { class: 'flow-part', 'data-part': 'handler' }, t('flow.handler'), { x: 108, y: middle - 20, width: 96, height: 40 }),
+      arrow(98, middle, 106, middle),
       ...rows.flat(),
     ),
   );

@@ -9,7 +9,7 @@
 // verdict below is computed from those answers, never assumed.
 
 import { inboxLab } from '../../db/client.js';
-import { errorMessage } from '../../lib/errors.js';
+import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { button, el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { receiver, relayStatus, requests, start, subscribe } from './relay.js';
@@ -409,14 +409,17 @@ function what(body) {
     return '—';
   }
   if (body.outcome) {
-    return body.receipt ? `${body.outcome} #${body.receipt.seq}` : body.outcome;
+    const word = outcomeWord(body.outcome);
+    return body.receipt ? `${word} #${body.receipt.seq}` : word;
   }
   if (!body.kind) {
     return String(body.message ?? '');
   }
-  // Rust's sentence may already start with the kind ("unauthorized: …").
-  const message = errorMessage(body);
-  return message.startsWith(`${body.kind}: `) ? message : `${body.kind}: ${message}`;
+  // The kind in words, then the sentence — once: the sentence may already
+  // start with it ("unauthorized: …", «не подтверждено: …»).
+  const word = outcomeWord(body.kind);
+  const message = errorMessage(body).replace(new RegExp(`^${body.kind}: `), '');
+  return message.startsWith(`${word}: `) ? message : `${word}: ${message}`;
 }
 
 function answerText(answer) {

@@ -20,6 +20,7 @@
 
 import { SCRATCH } from '../../db/client.js';
 import { el, whileBusy } from '../../lib/dom.js';
+import { outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { onObserved } from '../../lib/observed.js';
 import { levelActions } from '../../lib/share.js';
@@ -239,6 +240,14 @@ function begin(level) {
   showError = null;
   writeProgress(storage(), progress);
   panels.sender.setForm({ event: freshEvent(level.id), handler: level.handler ?? 'atomic', fault: null, lose: false, attempts: 5, delay: 1000 });
+  if (level.evidence !== undefined) {
+    panels.nav.unfold(level.evidence); // the part the level is played on, open
+  }
+}
+
+/** A level's why, `[key, params]`, in the language shown now: an answer in words, not as the code names it. */
+function whyText([key, params = {}]) {
+  return t(key, params.outcome === undefined ? params : { ...params, outcome: outcomeWord(params.outcome) });
 }
 
 function levelTitle(level) {
@@ -273,7 +282,7 @@ function statusText(level) {
     return t('levels.status.won', { learned: t(`level.${level.id}.learned`) });
   }
   return level.id === progress.playing && why !== null
-    ? t('levels.status.why', { why: t(...why) })
+    ? t('levels.status.why', { why: whyText(why) })
     : t('levels.status.playing', { section: t(SECTION_TEXT[level.section]) });
 }
 
@@ -346,7 +355,7 @@ function drawBar() {
   if (won) {
     parts.push(el('span', { className: 'level-won', attrs: { id: 'level-bar-state' }, text: t('levels.bar.won', { learned: t(`level.${level.id}.learned`) }) }), ' ');
   } else if (why !== null) {
-    parts.push(el('span', { attrs: { id: 'level-bar-state' }, text: t('levels.status.why', { why: t(...why) }) }), ' ');
+    parts.push(el('span', { attrs: { id: 'level-bar-state' }, text: t('levels.status.why', { why: whyText(why) }) }), ' ');
   }
   if (show !== null) {
     parts.push(el('span', { attrs: { id: 'level-show-state' }, text: t(show.waiting ? 'levels.show.done' : 'levels.show.step', show) }), ' ');

@@ -17,6 +17,7 @@
 // The skip link moves the focus to the shown screen's heading, so a keyboard
 // user starts there instead of in the header.
 
+import { disclose } from '../../lib/dom.js';
 import { register } from '../../lib/i18n.js';
 import { isShare, shareRoute } from '../../lib/share.js';
 
@@ -68,7 +69,8 @@ function onRoute(listener) {
 
 /**
  * Wires the section list and the skip link. Returns the actions: `onRoute`,
- * `open`, `current`, and `start()`, which shows the screen the URL names —
+ * `open`, `current`, `unfold(panelId)` (opens what a panel shows on demand),
+ * and `start()`, which shows the screen the URL names —
  * app.js calls it once every panel is mounted, so each has its listener in.
  */
 export function mount() {
@@ -87,7 +89,7 @@ export function mount() {
     event.preventDefault(); // "#content" is not a route: the hash stays as it is
     focusScreen(current());
   });
-  return { onRoute, open, current, start: () => show(location.hash) };
+  return { onRoute, open, current, unfold, start: () => show(location.hash) };
 }
 
 /**
@@ -125,6 +127,11 @@ function open(route) {
   show(hash);
 }
 
+/** Opens the part a panel shows on demand (its `details.fold`), if it has one: a panel linked to is shown open. */
+function unfold(id) {
+  disclose(document.getElementById(id)?.querySelector(':scope > details.fold'));
+}
+
 /** The screen shown now. */
 function current() {
   return screens.find((screen) => !screen.hidden);
@@ -147,6 +154,7 @@ function show(hash) {
     }
   }
   if (panel) {
+    unfold(panel.id);
     panel.scrollIntoView({ block: 'start' });
   } else if (changed) {
     window.scrollTo(0, 0);

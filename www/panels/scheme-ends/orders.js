@@ -5,6 +5,7 @@
 // the answers, newest first.
 
 import { el } from '../../lib/dom.js';
+import { outcomeWord } from '../../lib/errors.js';
 import { t } from '../../lib/i18n.js';
 import { SOURCE, act, answerOf, caseHeader, errorText, fixBox, isError, tx } from './parts.js';
 
@@ -99,11 +100,12 @@ export function orders(db) {
 function logItem({ event_id, order_id, reply }) {
   const failed = isError(reply);
   const outcome = failed ? reply.kind : reply.outcome;
-  const meaning = failed ? `${errorText(reply)} ${t('se.bk.m.error')}` : t(`se.bk.m.${reply.outcome}`, reply);
+  const said = reply.first === undefined ? reply : { ...reply, first: outcomeWord(reply.first) };
+  const meaning = failed ? `${errorText(reply)} ${t('se.bk.m.error')}` : t(`se.bk.m.${reply.outcome}`, said);
   return el(
     'li',
     { className: failed ? 'se-bad' : `se-outcome-${outcome}`, data: { outcome } },
-    el('p', { className: 'se-log-head', text: t('se.bk.answer', { event_id, order_id, outcome, status: reply.http_status }) }),
+    el('p', { className: 'se-log-head', text: t('se.bk.answer', { event_id, order_id, outcome: outcomeWord(outcome), status: reply.http_status }) }),
     el('p', { className: 'note', text: meaning }),
   );
 }

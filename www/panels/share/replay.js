@@ -194,6 +194,7 @@ async function perform(action) {
   } else if (action.do === 'burst') {
     // The burst's own button, with the sender's event and handler, as a reader presses it.
     panels.sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
+    panels.nav.unfold('burst');
     document.querySelector('#burst-count').value = String(action.count);
     const done = nextObserved('burst', 120_000);
     document.querySelector('#burst-same').click();

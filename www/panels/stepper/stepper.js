@@ -13,7 +13,7 @@
 // crash, a throw or a kill (no answer at all) makes it retry — and the retry
 // applies the event exactly once.
 
-import { button, el } from '../../lib/dom.js';
+import { button, disclose, el, fold } from '../../lib/dom.js';
 import { outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { resultStrip } from '../../lib/strip.js';
@@ -313,6 +313,7 @@ function sharedStep() {
  * once the sender's whole send is over.
  */
 async function replayStep({ send, next: presses, end }) {
+  disclose(buttons.start);
   panels.sender.setForm(send);
   await start();
   for (let n = 0; n < presses && session !== null; n += 1) {
@@ -343,13 +344,17 @@ export function mount(root, pageServices) {
   list = el('ol', { className: 'step-list', attrs: { id: 'step-list' } });
   note = el('p', { className: 'summary', attrs: { id: 'step-note', role: 'status', hidden: '' } });
   verdictBox = el('div', { className: 'step-verdict', attrs: { 'aria-live': 'polite' } });
+  // Behind a disclosure, so the Deliver section stays short on a phone.
   root.append(
-    el('h2', { i18n: 'step.title', attrs: { id: 'step-title' } }),
-    el('p', { className: 'note', i18n: 'step.intro' }),
-    el('div', { className: 'actions' }, ...Object.values(buttons)),
-    list,
-    note,
-    verdictBox,
+    fold(
+      'step-fold',
+      el('h2', { i18n: 'step.title', attrs: { id: 'step-title' } }),
+      el('p', { className: 'note', i18n: 'step.intro' }),
+      el('div', { className: 'actions' }, ...Object.values(buttons)),
+      list,
+      note,
+      verdictBox,
+    ),
   );
   rustSource.mount(verdictBox);
   // The answer of the whole send (the stepped attempt and any retry) next to the buttons.

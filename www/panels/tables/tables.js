@@ -8,7 +8,7 @@
 
 import { inboxLab, onTablesChanged } from '../../db/client.js';
 import { accountKey, ChangeTracker, inboxKey } from './changes.js';
-import { clearErrors, el, field, formatNumber, numberOrText, showError, whileBusy } from '../../lib/dom.js';
+import { clearErrors, el, field, fold, formatNumber, numberOrText, showError, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
@@ -215,7 +215,7 @@ export function mount(root) {
       'table-scroll inbox-scroll',
     ),
     more,
-    accountForm,
+    fold('account-fold', el('span', { i18n: 'tables.add_account' }), accountForm),
     note,
   );
   onTablesChanged(() => {

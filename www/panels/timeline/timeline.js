@@ -99,7 +99,6 @@ let legend = null;
 
 function drawLegend() {
   legend.replaceChildren(
-    el('span', { className: 'group-label', text: `${t('timeline.legend')}:`, attrs: { id: 'timeline-legend-label' } }),
     el(
       'ul',
       { className: 'ops-legend', attrs: { 'aria-labelledby': 'timeline-legend-label' } },

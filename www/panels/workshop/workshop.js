@@ -14,7 +14,7 @@
 // result happened.
 
 import { el, whileBusy } from '../../lib/dom.js';
-import { errorMessage } from '../../lib/errors.js';
+import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { checkMissingAccount, checkReplayReturnsFirstReceipt, checkSourceIsPartOfKey, ownDeliveries } from './exercises.js';
 import { has, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { EXAMPLE } from '../../lib/send.js';
@@ -58,12 +58,12 @@ register({
 
     'ex2.title': 'Exercise 2. A missing account',
     'ex2.task':
-      'Deliver an event to account 42, which does not exist. Expected: 422 unknown_account, and the inbox stays as it was — the foreign key refuses the row.',
+      'Deliver an event to account 42, which does not exist. Expected: 422 “unknown account”, and the inbox stays as it was — the foreign key refuses the row.',
     'ex2.do1': 'evt-42 to account 42',
     'ex2.passed': 'Account {account_id}: answered {status} {outcome}, and the inbox has no row ({source}, {event_id}).',
     'ex2.not_yet': 'No delivery to a missing account since you opened this exercise.',
     'ex2.row_kept': 'Account {account_id} does not exist, yet the inbox has a row ({source}, {event_id}).',
-    'ex2.wrong_answer': 'Account {account_id}: expected 422 unknown_account, got {status} {outcome}.',
+    'ex2.wrong_answer': 'Account {account_id}: expected 422 “unknown account”, got {status} {outcome}.',
 
     'ex3.title': 'Exercise 3. A replay returns the first receipt',
     'ex3.task':
@@ -115,12 +115,12 @@ register({
 
     'ex2.title': 'Упражнение 2. Несуществующий счёт',
     'ex2.task':
-      'Доставьте событие на счёт 42, которого нет. Ожидается: 422 unknown_account, а inbox остаётся прежним — внешний ключ не пропускает строку.',
+      'Доставьте событие на счёт 42, которого нет. Ожидается: 422 «нет такого счёта», а inbox остаётся прежним — внешний ключ не пропускает строку.',
     'ex2.do1': 'evt-42 на счёт 42',
     'ex2.passed': 'Счёт {account_id}: ответ {status} {outcome}, строки ({source}, {event_id}) в inbox нет.',
     'ex2.not_yet': 'С тех пор как вы открыли это упражнение, доставки на несуществующий счёт не было.',
     'ex2.row_kept': 'Счёта {account_id} нет, а строка ({source}, {event_id}) в inbox есть.',
-    'ex2.wrong_answer': 'Счёт {account_id}: ожидался ответ 422 unknown_account, получен {status} {outcome}.',
+    'ex2.wrong_answer': 'Счёт {account_id}: ожидался ответ 422 «нет такого счёта», получен {status} {outcome}.',
 
     'ex3.title': 'Упражнение 3. Повтор возвращает первую квитанцию',
     'ex3.task':
@@ -257,7 +257,9 @@ function verdictNode(id) {
   if (verdict !== undefined) {
     node.classList.add(verdict.passed ? 'passed' : 'failed');
     node.dataset.passed = String(verdict.passed);
-    node.textContent = `${t(verdict.passed ? 'workshop.passed' : 'workshop.not_passed')} ${t(verdict.result, verdict.params)}`;
+    // An outcome is said in words, not as the code names it.
+    const params = verdict.params?.outcome === undefined ? verdict.params : { ...verdict.params, outcome: outcomeWord(verdict.params.outcome) };
+    node.textContent = `${t(verdict.passed ? 'workshop.passed' : 'workshop.not_passed')} ${t(verdict.result, params)}`;
   }
   return node;
 }
