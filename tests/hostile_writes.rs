@@ -116,7 +116,11 @@ fn run(conn: &mut Connection, receiver: &Receiver, write: &Write) {
 /// the last one it reopens through the page's door.
 fn stays_readable(writes: &[Write]) -> Result<(), String> {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let path = dir.path().join("page.sqlite3").to_string_lossy().into_owned();
+    let path = dir
+        .path()
+        .join("page.sqlite3")
+        .to_string_lossy()
+        .into_owned();
     // No flush per commit: what is stored, not when, is under test.
     let open = || {
         db::open_checked(&path, DEFAULT_BUSY_TIMEOUT, |c| {
