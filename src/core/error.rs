@@ -336,6 +336,59 @@ fn storage_text(code: StorageCode, message: &str) -> String {
     }
 }
 
+/// What a sender reads of a failure besides its sentence: written once per
+/// variant, in [`Error::meta`] (and `Refusal::meta` in the webhooks lab).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    /// The stable, machine-readable name of the failure.
+    pub kind: &'static str,
+    /// Why, within the kind: stable, for programs and translations.
+    pub code: &'static str,
+    /// The status a webhook handler would answer with.
+    pub http_status: u16,
+    /// Whether the sender should deliver the same event again later.
+    pub retryable: bool,
+}
+
+impl Meta {
+    pub const fn new(
+        kind: &'static str,
+        code: &'static str,
+        http_status: u16,
+        retryable: bool,
+    ) -> Meta {
+        Meta {
+            kind,
+            code,
+            http_status,
+            retryable,
+        }
+    }
+
+    /// The wire form: this, the English sentence, the field at fault and the
+    /// values the sentence mentions.
+    pub fn report(self, message: String, field: Option<Field>, params: Params) -> ErrorReport {
+        ErrorReport {
+            kind: self.kind,
+            code: self.code,
+            message,
+            http_status: self.http_status,
+            retryable: self.retryable,
+            field,
+            params,
+        }
+    }
+}
+
+// The kinds with one code each. A 4xx means "fix the request"; of the 5xx, a
+// lock timeout and a simulated crash pass, so they are retryable.
+const PAYLOAD_CONFLICT: Meta = Meta::new("payload_conflict", "payload_differs", 422, false);
+const NO_STORED_RESULT: Meta = Meta::new("no_stored_result", "no_receipt", 409, false);
+const UNKNOWN_ACCOUNT: Meta = Meta::new("unknown_account", "no_such_account", 422, false);
+const BALANCE_LIMIT: Meta = Meta::new("balance_limit", "over_limit", 422, false);
+const BUSY: Meta = Meta::new("busy", "locked", 503, true);
+const SIMULATED_CRASH: Meta = Meta::new("simulated_crash", "fault", 500, true);
+
 /// Every `(kind, code)` pair a report can carry, for translation checks.
 ///
 /// # Example
@@ -343,49 +396,64 @@ fn storage_text(code: StorageCode, message: &str) -> String {
 /// assert!(inbox_lab::core::error::codes().contains(&("storage", "full")));
 /// ```
 pub fn codes() -> Vec<(&'static str, &'static str)> {
-    let mut all: Vec<_> = InvalidCode::ALL
-        .iter()
-        .map(|c| ("invalid_input", c.as_str()))
-        .collect();
-    all.extend([
-        ("payload_conflict", "payload_differs"),
-        ("no_stored_result", "no_receipt"),
-        ("unknown_account", "no_such_account"),
-        ("balance_limit", "over_limit"),
-        ("busy", "locked"),
-        ("simulated_crash", "fault"),
-    ]);
-    all.extend(StorageCode::ALL.iter().map(|c| ("storage", c.as_str())));
-    all
+    let fixed = [
+        PAYLOAD_CONFLICT,
+        NO_STORED_RESULT,
+        UNKNOWN_ACCOUNT,
+        BALANCE_LIMIT,
+        BUSY,
+        SIMULATED_CRASH,
+    ];
+    let invalid = InvalidCode::ALL.map(|c| ("invalid_input", c.as_str()));
+    let storage = StorageCode::ALL.map(|c| ("storage", c.as_str()));
+    invalid
+        .into_iter()
+        .chain(fixed.map(|m| (m.kind, m.code)))
+        .chain(storage)
+        .collect()
 }
 
 impl Error {
+    /// Kind, code, HTTP status and "retry?" of this error, from one table:
+    /// storage failures are retryable only when they are temporary
+    /// ([`StorageCode::retryable`]), as a damaged or unusable database
+    /// fails the same way every time.
+    pub fn meta(&self) -> Meta {
+        match self {
+            Error::InvalidInput { reason, .. } => {
+                Meta::new("invalid_input", reason.code, 400, false)
+            }
+            Error::PayloadConflict { .. } => PAYLOAD_CONFLICT,
+            Error::NoStoredResult { .. } => NO_STORED_RESULT,
+            Error::UnknownAccount { .. } => UNKNOWN_ACCOUNT,
+            Error::BalanceLimit { .. } => BALANCE_LIMIT,
+            Error::Busy => BUSY,
+            Error::SimulatedCrash { .. } => SIMULATED_CRASH,
+            Error::Storage { code, .. } => {
+                Meta::new("storage", code.as_str(), 500, code.retryable())
+            }
+        }
+    }
+
     /// The stable, machine-readable name of this error.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Error::InvalidInput { .. } => "invalid_input",
-            Error::PayloadConflict { .. } => "payload_conflict",
-            Error::NoStoredResult { .. } => "no_stored_result",
-            Error::UnknownAccount { .. } => "unknown_account",
-            Error::BalanceLimit { .. } => "balance_limit",
-            Error::Busy => "busy",
-            Error::SimulatedCrash { .. } => "simulated_crash",
-            Error::Storage { .. } => "storage",
-        }
+        self.meta().kind
     }
 
     /// Why, within the kind: stable, for programs and translations.
     pub fn code(&self) -> &'static str {
-        match self {
-            Error::InvalidInput { reason, .. } => reason.code,
-            Error::PayloadConflict { .. } => "payload_differs",
-            Error::NoStoredResult { .. } => "no_receipt",
-            Error::UnknownAccount { .. } => "no_such_account",
-            Error::BalanceLimit { .. } => "over_limit",
-            Error::Busy => "locked",
-            Error::SimulatedCrash { .. } => "fault",
-            Error::Storage { code, .. } => code.as_str(),
-        }
+        self.meta().code
+    }
+
+    /// The status a webhook handler would answer with.
+    pub fn http_status(&self) -> u16 {
+        self.meta().http_status
+    }
+
+    /// Whether the sender should deliver the same event again later: only
+    /// when a retry can succeed (see [`Error::meta`]).
+    pub fn retryable(&self) -> bool {
+        self.meta().retryable
     }
 
     /// The values the message mentions, by name.
@@ -442,36 +510,6 @@ impl Error {
         p
     }
 
-    /// The status a webhook handler would answer with.
-    pub fn http_status(&self) -> u16 {
-        match self {
-            Error::InvalidInput { .. } => 400,
-            Error::NoStoredResult { .. } => 409,
-            Error::PayloadConflict { .. }
-            | Error::UnknownAccount { .. }
-            | Error::BalanceLimit { .. } => 422,
-            Error::Busy => 503,
-            Error::SimulatedCrash { .. } | Error::Storage { .. } => 500,
-        }
-    }
-
-    /// Whether the sender should deliver the same event again later: only
-    /// when a retry can succeed. A 4xx means "fix the request"; of the 5xx,
-    /// a lock timeout and a simulated crash pass, and storage failures are
-    /// retryable only when they are temporary ([`StorageCode::retryable`]):
-    /// a damaged or unusable database fails the same way every time.
-    pub fn retryable(&self) -> bool {
-        match self {
-            Error::Busy | Error::SimulatedCrash { .. } => true,
-            Error::Storage { code, .. } => code.retryable(),
-            Error::InvalidInput { .. }
-            | Error::PayloadConflict { .. }
-            | Error::NoStoredResult { .. }
-            | Error::UnknownAccount { .. }
-            | Error::BalanceLimit { .. } => false,
-        }
-    }
-
     /// Shorthand for [`Error::InvalidInput`] with only an English sentence
     /// ([`InvalidCode::Other`]). Prefer [`Error::refused`] with a coded
     /// [`Reason`], which the page can say in Russian too.
@@ -515,18 +553,11 @@ impl Error {
 
     /// The JSON-ready description sent to senders (CLI, worker, page).
     pub fn report(&self) -> ErrorReport {
-        ErrorReport {
-            kind: self.kind(),
-            code: self.code(),
-            message: self.to_string(),
-            http_status: self.http_status(),
-            retryable: self.retryable(),
-            field: match self {
-                Error::InvalidInput { field, .. } => Some(*field),
-                _ => None,
-            },
-            params: self.params(),
-        }
+        let field = match self {
+            Error::InvalidInput { field, .. } => Some(*field),
+            _ => None,
+        };
+        self.meta().report(self.to_string(), field, self.params())
     }
 }
 

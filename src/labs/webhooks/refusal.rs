@@ -1,6 +1,6 @@
 //! Why a signed webhook was refused, with the HTTP status a receiver sends.
 
-use crate::core::error::{Error, ErrorReport, Params, Reason};
+use crate::core::error::{Error, ErrorReport, Meta, Params, Reason};
 use crate::core::event::Field;
 
 crate::core::error::code_enum! {
@@ -77,35 +77,35 @@ impl Refusal {
     /// The code of a 413.
     pub const BODY_TOO_LARGE: &'static str = "body_too_large";
 
+    /// Kind, code, HTTP status and "retry?" (never: the same bytes are
+    /// refused the same way), from one table.
+    pub fn meta(&self) -> Meta {
+        match self {
+            Refusal::Unauthorized { reason } => {
+                Meta::new(Refusal::UNAUTHORIZED, reason.code(), 401, false)
+            }
+            Refusal::TooLarge { .. } => {
+                Meta::new(Refusal::TOO_LARGE, Refusal::BODY_TOO_LARGE, 413, false)
+            }
+            Refusal::Invalid { reason, .. } => {
+                Meta::new("invalid_input", reason.code(), 400, false)
+            }
+        }
+    }
+
     /// The stable, machine-readable name of this refusal.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Refusal::Unauthorized { .. } => Refusal::UNAUTHORIZED,
-            Refusal::TooLarge { .. } => Refusal::TOO_LARGE,
-            Refusal::Invalid { .. } => "invalid_input",
-        }
+        self.meta().kind
     }
 
     /// Why, within the kind.
     pub fn code(&self) -> &'static str {
-        match self {
-            Refusal::Unauthorized { reason } | Refusal::Invalid { reason, .. } => reason.code(),
-            Refusal::TooLarge { .. } => Refusal::BODY_TOO_LARGE,
-        }
+        self.meta().code
     }
 
     /// The status a receiver answers with.
     pub fn http_status(&self) -> u16 {
-        match self {
-            Refusal::Unauthorized { .. } => 401,
-            Refusal::TooLarge { .. } => 413,
-            Refusal::Invalid { .. } => 400,
-        }
-    }
-
-    /// Always false: the same bytes are refused the same way.
-    pub fn retryable(&self) -> bool {
-        false
+        self.meta().http_status
     }
 
     /// The values the message mentions, by name.
@@ -131,15 +131,8 @@ impl Refusal {
     /// The wire form, the same shape as [`Error::report`]:
     /// `{kind, code, message, http_status, retryable, params, field?}`.
     pub fn report(&self) -> ErrorReport {
-        ErrorReport {
-            kind: self.kind(),
-            code: self.code(),
-            message: self.to_string(),
-            http_status: self.http_status(),
-            retryable: self.retryable(),
-            field: self.field(),
-            params: self.params(),
-        }
+        self.meta()
+            .report(self.to_string(), self.field(), self.params())
     }
 }
 
