@@ -32,26 +32,14 @@ use crate::core::fault::Fault;
 use crate::core::schema;
 use crate::{Event, Outcome};
 
-/// How the handler notifies the user of a credit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    SendBeforeCommit,
-    SendAfterCommit,
-    Outbox,
-}
-
-impl std::str::FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "send_before_commit" => Ok(Strategy::SendBeforeCommit),
-            "send_after_commit" => Ok(Strategy::SendAfterCommit),
-            "outbox" => Ok(Strategy::Outbox),
-            other => Err(format!(
-                "unknown strategy {other:?}: expected send_before_commit, send_after_commit or outbox"
-            )),
-        }
+crate::core::named::named! {
+    /// How the handler notifies the user of a credit.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Strategy("strategy") {
+        SendBeforeCommit => "send_before_commit",
+        SendAfterCommit => "send_after_commit",
+        Outbox => "outbox",
     }
 }
 
