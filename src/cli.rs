@@ -567,7 +567,7 @@ impl Judged<'_> {
 ///
 /// # Errors
 /// As [`crash_sweep`]; the file not parsing is an `invalid_input` error.
-pub fn crash_sweep_with(
+fn crash_sweep_with(
     mode: JournalMode,
     n: usize,
     control: crash::Control,
@@ -821,14 +821,14 @@ struct JudgeOptions {
 /// the in-process budget ([`judge::JUDGE_BUDGET`], 120 s), so a handler the
 /// budget stops still gets its report; the deadline is for what the budget
 /// cannot stop (one slow SQLite step, the crash sweep's children).
-pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(180);
+const DEFAULT_DEADLINE: Duration = Duration::from_secs(180);
 
 /// The exit code of a judge run the lab itself failed (its error as JSON):
 /// never a verdict on the handler.
-pub const EXIT_INTERNAL: u8 = 3;
+const EXIT_INTERNAL: u8 = 3;
 
 /// The exit code of a judge run that passed its deadline.
-pub const EXIT_DEADLINE: u8 = 4;
+const EXIT_DEADLINE: u8 = 4;
 
 fn judge_options(
     deliveries: Option<&str>,
@@ -1016,7 +1016,7 @@ fn utf8(path: &Path) -> Result<&str, Error> {
 }
 
 /// Worker threads for the demo's burst, as in the article's script.
-pub const DEMO_THREADS: usize = 8;
+const DEMO_THREADS: usize = 8;
 
 fn demo() -> ExitCode {
     match run_demo() {

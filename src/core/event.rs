@@ -253,7 +253,7 @@ pub const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
 
 /// The payload's fields when the keys arrive elsewhere
 /// ([`Event::from_json_payload`]).
-pub const PAYLOAD_FIELDS: [&str; 2] = ["account_id", "amount"];
+const PAYLOAD_FIELDS: [&str; 2] = ["account_id", "amount"];
 
 /// Parses JSON text that must be an object with no repeated key and no key
 /// outside `allowed` (absent ones are the caller's to report).
@@ -415,7 +415,7 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
 /// people: a key holding U+202E displays its bytes in reverse, and one
 /// holding U+200B or U+3164 looks like the key without it, so two different
 /// keys could look identical in the tables ("Trojan Source").
-pub fn refused_in_key(c: char) -> Option<InvalidCode> {
+fn refused_in_key(c: char) -> Option<InvalidCode> {
     if c.is_control() || is_bidi_control(c) {
         Some(InvalidCode::ControlChar)
     } else if is_default_ignorable(c) {
@@ -429,7 +429,7 @@ pub fn refused_in_key(c: char) -> Option<InvalidCode> {
 /// overrides and isolates: U+202A–U+202E, U+2066–U+2069), reported as
 /// control characters. (The implicit marks U+200E, U+200F and U+061C are
 /// default-ignorable, refused as invisible.)
-pub fn is_bidi_control(c: char) -> bool {
+fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
@@ -597,7 +597,7 @@ crate::core::named::named! {
 
 impl ValueType {
     /// How an English sentence says it: `null`, `a boolean`, `an array`.
-    pub fn english(self) -> &'static str {
+    pub(crate) fn english(self) -> &'static str {
         match self {
             ValueType::Null => "null",
             ValueType::Undefined => "undefined",
@@ -613,7 +613,7 @@ impl ValueType {
     }
 
     /// The type of a JSON value.
-    pub fn of_json(v: &serde_json::Value) -> ValueType {
+    fn of_json(v: &serde_json::Value) -> ValueType {
         use serde_json::Value;
         match v {
             Value::Null => ValueType::Null,

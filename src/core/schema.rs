@@ -32,12 +32,12 @@ pub const MAX_STORED: i64 = (1 << 53) - 1;
 // refuses to read.
 
 /// A balance, and the balance stored with a receipt.
-pub const BALANCE: RangeInclusive<i64> = 0..=MAX_STORED;
+pub(crate) const BALANCE: RangeInclusive<i64> = 0..=MAX_STORED;
 /// A receipt number (`receipt_seq`).
-pub const RECEIPT: RangeInclusive<i64> = 1..=MAX_STORED;
+pub(crate) const RECEIPT: RangeInclusive<i64> = 1..=MAX_STORED;
 /// The receipt counter (`last_seq`, 0 before the first receipt) and the
 /// outbox's sequence (`sqlite_sequence.seq`).
-pub const COUNTER: RangeInclusive<i64> = 0..=MAX_STORED;
+pub(crate) const COUNTER: RangeInclusive<i64> = 0..=MAX_STORED;
 /// A time on the lab clock, in milliseconds: the clock itself,
 /// `inbox.received_at` and `outbox.sent_at` (both stamped from it).
 pub const TIME: RangeInclusive<i64> = 0..=MAX_STORED;

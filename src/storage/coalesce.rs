@@ -61,7 +61,7 @@ use crate::core::error::Error;
 pub const VFS_NAME: &str = "coalesce";
 
 /// Most bytes held back before they are written out anyway.
-pub const MAX_PENDING: usize = 1 << 20;
+const MAX_PENDING: usize = 1 << 20;
 
 /// The one run of bytes waiting to be written, if any.
 struct Pending {

@@ -37,9 +37,9 @@ use crate::core::error::Error;
 
 /// The shim's VFS name: open a database with `?vfs=iolog` or
 /// [`db::open`](crate::core::db::open) on `file:NAME?vfs=iolog`.
-pub const VFS_NAME: &str = "iolog";
+pub(crate) const VFS_NAME: &str = "iolog";
 /// The control variant's VFS name.
-pub const BROKEN_VFS_NAME: &str = "iolog-broken-lock";
+const BROKEN_VFS_NAME: &str = "iolog-broken-lock";
 
 /// The stack the page runs on, counted: write coalescing
 /// ([`coalesce`](super::coalesce)) on top of this shim. What the lab counts
@@ -65,7 +65,7 @@ pub struct IoOp {
 }
 
 /// Called instead of operation k+1. Must not return.
-pub type CrashHook = fn(&IoOp) -> !;
+type CrashHook = fn(&IoOp) -> !;
 
 struct State {
     log: Vec<IoOp>,

@@ -191,7 +191,7 @@ impl File {
     }
 
     /// Asks the underlying file whether another connection holds RESERVED.
-    pub fn check_reserved_lock(&self, held: &mut c_int) -> c_int {
+    pub(crate) fn check_reserved_lock(&self, held: &mut c_int) -> c_int {
         // SAFETY: the file is open; `held` is a valid `int`.
         unsafe {
             match self.methods().xCheckReservedLock {

@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::labs::webhooks::{sign, Secret};
 
 /// The most of an answer's body the probe reads; more is a failure.
-pub const MAX_ANSWER_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: u64 = 64 * 1024;
 /// How much of an answer the history keeps.
 const KEPT_ANSWER_CHARS: usize = 500;
 /// How many times a genuine delivery is sent when answered "try again"
@@ -31,7 +31,7 @@ const FORGER_KEY: [u8; 32] = [0x42; 32];
 /// A receiver's URL, checked: plain HTTP, and on this machine unless
 /// `--allow-remote`.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub(crate) struct Target {
     pub url: String,
     authority: String,
     path: String,
@@ -82,7 +82,7 @@ fn is_loopback(host: &str) -> bool {
 /// How a request is signed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Signing {
+pub(crate) enum Signing {
     /// With the receiver's secret (or not at all with `--unsigned`).
     Genuine,
     /// With a key that is not the receiver's.
@@ -104,7 +104,7 @@ pub struct Message {
 /// What a delivery's answer must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Expect {
+pub(crate) enum Expect {
     /// Accepted (2xx), after retries a provider would make.
     Accepted,
     /// Refused (4xx): a forged, stale or id-less request.
@@ -117,7 +117,7 @@ pub enum Expect {
 
 /// Why a request got no answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoAnswer {
+pub(crate) enum NoAnswer {
     /// Nothing accepted the connection: the probe could not run.
     Unreachable,
     /// The run's deadline passed before the request was sent.
@@ -128,7 +128,7 @@ pub enum NoAnswer {
 
 /// One request and its answer, as the history shows it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Exchange {
+pub(crate) struct Exchange {
     pub url: String,
     pub webhook_id: Option<String>,
     pub webhook_timestamp: i64,
@@ -159,7 +159,7 @@ impl Delivery {
 }
 
 /// Sends to the targets, in turn.
-pub struct Sender {
+pub(crate) struct Sender {
     pub targets: Vec<Target>,
     pub secret: Option<Secret>,
     pub template: String,
@@ -318,7 +318,7 @@ impl Sender {
 
     /// Sends `msg` and closes the connection without reading a byte: the
     /// answer is lost, as when a provider's request times out in flight.
-    pub fn send_and_close(&self, msg: &Message) -> Delivery {
+    pub(crate) fn send_and_close(&self, msg: &Message) -> Delivery {
         let target = self.target();
         let ex = self.blank(target, msg);
         let mut request = format!(
@@ -417,7 +417,7 @@ fn explain(e: &ureq::Error, budget: Duration) -> (NoAnswer, String) {
     }
 }
 
-pub fn now_secs() -> i64 {
+pub(crate) fn now_secs() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))

@@ -47,7 +47,7 @@ const DEFAULT_TEMPLATE: &str = r#"{"account_id": {account_id}, "amount": {amount
 
 /// The arguments of `inbox-lab probe`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The receiver's URL; with several (instances of one receiver), the
     /// deliveries are spread over them in turn, as a load balancer would.
     #[arg(required = true, value_name = "URL")]
@@ -93,7 +93,7 @@ pub struct Args {
 }
 
 /// Runs the probe; the exit code is the verdict (0, 1 or 2).
-pub fn main(args: Args) -> ExitCode {
+pub(crate) fn main(args: Args) -> ExitCode {
     let started = Instant::now();
     let run = match prepare(&args, started) {
         Ok((sender, state)) => scenarios::run_all(&sender, state),

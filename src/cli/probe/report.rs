@@ -21,7 +21,7 @@ pub enum Outcome {
 
 /// The whole run.
 #[derive(Debug, Serialize)]
-pub struct Run {
+pub(crate) struct Run {
     urls: Vec<String>,
     state: String,
     signed: bool,
@@ -64,7 +64,7 @@ impl Judged {
         }
     }
 
-    pub fn skipped(scenario: &Scenario, why: &str) -> Judged {
+    pub(crate) fn skipped(scenario: &Scenario, why: &str) -> Judged {
         Judged {
             name: scenario.name,
             title: scenario.title,
@@ -92,7 +92,7 @@ impl Run {
     }
 
     /// A run stopped before it sent anything (bad arguments, no state).
-    pub fn could_not_start(message: String) -> Run {
+    pub(crate) fn could_not_start(message: String) -> Run {
         Run {
             urls: Vec::new(),
             state: String::new(),
@@ -256,7 +256,7 @@ pub fn progress(i: usize, n: usize, scenario: &Scenario) {
     }
 }
 
-pub fn progress_done() {
+pub(crate) fn progress_done() {
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[K");
     }

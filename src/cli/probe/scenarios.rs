@@ -31,7 +31,7 @@ const SETTLE: Duration = Duration::from_millis(500);
 
 /// What a wrong balance means in one scenario: a verdict word and why.
 #[derive(Debug, Clone, Copy)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub kind: &'static str,
     pub why: &'static str,
 }
@@ -50,7 +50,7 @@ const LOST_NEW: Finding = Finding {
 };
 
 /// One scenario: its name, what it sends, and what a wrong balance means.
-pub struct Scenario {
+pub(crate) struct Scenario {
     pub name: &'static str,
     pub title: &'static str,
     /// Forged and stale requests mean nothing without signatures.
@@ -61,13 +61,13 @@ pub struct Scenario {
 }
 
 /// What a scenario sent, and how much it should have been credited.
-pub struct Played {
+pub(crate) struct Played {
     pub deliveries: Vec<Delivery>,
     pub expected: i64,
 }
 
 /// Every scenario, in the order they run.
-pub const SCENARIOS: &[Scenario] = &[
+const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "new_event",
         title: "a new event",
@@ -209,7 +209,7 @@ pub const SCENARIOS: &[Scenario] = &[
 /// Fresh events for a scenario: a new id and an amount no other event of
 /// the run has, so that one balance tells every event's credits apart and
 /// no two bodies are equal unless a scenario makes them so.
-pub struct Events<'a> {
+pub(crate) struct Events<'a> {
     pub sender: &'a Sender,
     next: AtomicI64,
 }
@@ -428,7 +428,7 @@ pub enum Verdict {
 }
 
 /// Runs every scenario against `sender`'s targets, reading `state` around each.
-pub fn run_all(sender: &Sender, mut state: State) -> Run {
+pub(crate) fn run_all(sender: &Sender, mut state: State) -> Run {
     let mut run = Run::new(sender, &state);
     let events = Events {
         sender,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use rusqlite::OpenFlags;
 
 /// Where the balance is read.
-pub enum State {
+pub(crate) enum State {
     /// Not given: the answers alone are judged.
     Unseen,
     /// A SQLite file, opened read-only for each read.
@@ -80,7 +80,7 @@ impl State {
     }
 
     /// Where the balance comes from, for the report (no password shown).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             State::Unseen => "not given: answers only, the effect is not seen".into(),
             State::Sqlite { path, sql } => format!("sqlite:{path} ({sql})"),

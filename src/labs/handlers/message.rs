@@ -333,7 +333,7 @@ impl ParseError {
     /// A mistake the handler made while it ran ([`ScriptCode::NoTransaction`],
     /// …) as its delivery's error: `invalid_input` of the field `handler`,
     /// the line among its params, the English sentence as its message.
-    pub fn into_error(self) -> Error {
+    pub(crate) fn into_error(self) -> Error {
         let mut reason = Reason::new(self.code, self.text(Lang::En)).with("line", self.line);
         for (&name, value) in &self.params {
             reason = reason.with(name, value);

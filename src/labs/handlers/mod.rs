@@ -348,7 +348,7 @@ impl Run {
         }
     }
 
-    pub fn into_trace(self) -> Trace {
+    pub(crate) fn into_trace(self) -> Trace {
         match self {
             Run::Atomic(d) => d.into_trace(),
             Run::Script(s) => s.into_trace(),

@@ -24,11 +24,11 @@ pub const MAX_LINE_BYTES: usize = 2000;
 /// The most SQL statements a handler may hold.
 pub const MAX_STATEMENTS: usize = 40;
 /// The deepest nesting of IFs.
-pub const MAX_DEPTH: usize = 8;
+const MAX_DEPTH: usize = 8;
 
 /// A parameter a statement or a condition may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Param {
+pub(crate) enum Param {
     Source,
     EventId,
     AccountId,
@@ -62,7 +62,7 @@ pub enum AnswerKind {
 
 /// A comparison in a condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
+pub(crate) enum CmpOp {
     Eq,
     Ne,
     Lt,
@@ -73,7 +73,7 @@ pub enum CmpOp {
 
 /// A value a column is compared with.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Operand {
+pub(crate) enum Operand {
     Param(Param),
     Int(i64),
     Text(String),
@@ -81,7 +81,7 @@ pub enum Operand {
 
 /// One test on what the last statement did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Atom {
+pub(crate) enum Atom {
     /// `CHANGED op N`: the rows it changed.
     Changed(CmpOp, i64),
     /// `ROW` / `NO ROW`: whether it returned a row.
@@ -93,7 +93,7 @@ pub enum Atom {
 
 /// A condition: one atom, or several joined by one of AND / OR.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cond {
+pub(crate) struct Cond {
     pub any: bool,
     pub atoms: Vec<Atom>,
 }
@@ -101,7 +101,7 @@ pub struct Cond {
 crate::core::named::named! {
     /// The kind of a statement, by its first word; the name it has in a trace.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Kind("statement kind") {
+    pub(crate) enum Kind("statement kind") {
         Begin => "begin",
         Commit => "commit",
         Rollback => "rollback",
@@ -114,7 +114,7 @@ crate::core::named::named! {
 
 /// One SQL line.
 #[derive(Debug, Clone)]
-pub struct Statement {
+pub(crate) struct Statement {
     pub line: usize,
     pub kind: Kind,
     /// The SQL as written (trimmed), shared with every trace that shows it.
@@ -159,7 +159,7 @@ impl Statement {
     }
 
     /// Whether it is one of the INSERTs that register the event.
-    pub fn registers(&self) -> bool {
+    pub(crate) fn registers(&self) -> bool {
         matches!(
             self.op(false),
             "insert" | "insert_or_ignore" | "insert_or_replace"
@@ -174,7 +174,7 @@ fn is_inbox(table: &str) -> bool {
 
 /// One instruction of the compiled program.
 #[derive(Debug, Clone)]
-pub enum Instr {
+pub(crate) enum Instr {
     Sql(usize),
     /// Jump to the target unless the condition holds.
     Unless(Cond, usize),

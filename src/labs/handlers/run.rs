@@ -107,7 +107,7 @@ impl Script {
     /// event — or, when the handler commits that registration on its own
     /// next, right after that COMMIT (two_transactions' lesson: between
     /// its two transactions).
-    pub fn with_fault(mut self, fault: Option<Fault>) -> Script {
+    pub(crate) fn with_fault(mut self, fault: Option<Fault>) -> Script {
         self.fault = fault;
         self
     }
@@ -117,7 +117,7 @@ impl Script {
     /// # Errors
     /// [`Error::InvalidInput`] if its first step is not a statement that
     /// passes the checks (a handler answers only after running one).
-    pub fn rust(handler: &'static dyn StepHandler, event: Event) -> Result<Script, Error> {
+    pub(crate) fn rust(handler: &'static dyn StepHandler, event: Event) -> Result<Script, Error> {
         let last = Last::default();
         let ahead = match ahead(handler, 0, &last, &event) {
             Ahead::Sql(stmt, then) => Ahead::Sql(stmt, then),
@@ -149,7 +149,7 @@ impl Script {
         &self.trace
     }
 
-    pub fn into_trace(self) -> Trace {
+    pub(crate) fn into_trace(self) -> Trace {
         self.trace
     }
 
@@ -371,7 +371,7 @@ impl Script {
     ///
     /// # Errors
     /// [`Error::Busy`], or what the `ON BUSY` answer means.
-    pub fn time_out(&mut self, conn: &Connection) -> Result<Answer, Error> {
+    pub(crate) fn time_out(&mut self, conn: &Connection) -> Result<Answer, Error> {
         let err = self.give_up(conn, Error::Busy);
         match self.on_busy() {
             None => Err(err),
@@ -383,7 +383,7 @@ impl Script {
     ///
     /// # Errors
     /// Storage errors from `ROLLBACK`.
-    pub fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
+    pub(crate) fn abort(&mut self, conn: &Connection) -> Result<(), Error> {
         self.finished = true;
         self.trace.abort(conn)
     }

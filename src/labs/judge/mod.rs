@@ -187,7 +187,7 @@ pub struct Report {
 }
 
 /// What a case expects, and the name it is reported by.
-pub const CASES: [&str; 6] = [
+pub(crate) const CASES: [&str; 6] = [
     "replay",
     "other_payload",
     "missing_account",
@@ -367,10 +367,7 @@ fn stopped(meter: &Meter, what: &str) -> Option<String> {
         Spent::Steps => format!("{} SQLite steps", spent.steps),
         Spent::Time => format!("{:.1} s", spent.elapsed.as_secs_f64()),
     };
-    let cancelled = meter.cancelled();
-    Some(if cancelled {
-        "cancelled".to_owned()
-    } else if what.is_empty() || what == "ok" {
+    Some(if what.is_empty() || what == "ok" {
         format!("stopped by the judge's budget after {how}: a statement runs far too long")
     } else {
         format!("stopped by the judge's budget after {how}: {what}")

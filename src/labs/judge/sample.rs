@@ -26,16 +26,16 @@ pub const MAX_SEED: u64 = (1 << 53) - 1;
 /// The input naming a seed (`--seed`, the page's `seed`).
 pub const SEED: Field = Field::new("seed");
 /// Events in a sample, at least.
-pub const EVENTS: usize = 8;
+pub(crate) const EVENTS: usize = 8;
 /// Events in a sample, at most, however many literals a handler holds (the
 /// seed then chooses which).
-pub const MAX_EVENTS: usize = 24;
+const MAX_EVENTS: usize = 24;
 /// Random values in each field, at least, besides the literals.
 const RANDOM: usize = 2;
 
 /// The events of one judging, and the seed they came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub seed: u64,
     pub events: Vec<Payload>,
 }

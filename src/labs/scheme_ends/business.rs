@@ -19,7 +19,7 @@ use crate::core::error::{Error, Reason};
 use crate::core::event::{Event, Field};
 
 /// The input naming the order an activation event is about.
-pub const ORDER_ID: Field = Field::new("order_id");
+const ORDER_ID: Field = Field::new("order_id");
 
 crate::core::error::code_enum! {
     /// The `code` of the business-key refusals (field `order_id`).

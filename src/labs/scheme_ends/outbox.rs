@@ -139,7 +139,7 @@ impl Receiver {
     ///
     /// # Errors
     /// Storage errors.
-    pub fn arrivals(&self) -> Result<Vec<(String, u32)>, Error> {
+    pub(crate) fn arrivals(&self) -> Result<Vec<(String, u32)>, Error> {
         let mut stmt = self
             .conn
             .prepare("SELECT message_id, times FROM receiver_inbox ORDER BY rowid")?;
@@ -294,7 +294,7 @@ pub fn deliver(
 }
 
 /// Written in the credit's transaction: the notification, to be sent later.
-pub const SQL_ENQUEUE: &str = "INSERT INTO outbox(source, event_id, account_id, amount)
+const SQL_ENQUEUE: &str = "INSERT INTO outbox(source, event_id, account_id, amount)
 VALUES (?1, ?2, ?3, ?4)";
 
 fn rollback(conn: &Connection, delivery: &mut Delivery, err: Error) -> Error {

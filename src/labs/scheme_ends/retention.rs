@@ -18,7 +18,7 @@ use crate::core::event::Field;
 use crate::core::schema;
 
 /// The input naming the lab clock and the retention window.
-pub const CLOCK: Field = Field::new("clock");
+const CLOCK: Field = Field::new("clock");
 
 crate::core::error::code_enum! {
     /// The `code` of the retention refusals (field `clock`).

@@ -33,7 +33,7 @@ use rusqlite::Connection;
 use web_time::Instant;
 
 /// The progress handler runs every this many virtual-machine steps.
-pub const CHECK_EVERY: u32 = 1_000;
+const CHECK_EVERY: u32 = 1_000;
 
 /// How much SQL may do before it is stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl Budget {
 
 /// How long past its budget foreign work may run before the page stops it
 /// from outside ([`Budget::deadline`]).
-pub const GRACE: Duration = Duration::from_millis(250);
+const GRACE: Duration = Duration::from_millis(250);
 
 /// Which half of the budget ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,8 +181,7 @@ where
 /// One budget shared by every connection of a long run (the handler
 /// judge: thousands of deliveries on several connections). Each connection
 /// gets a progress handler ([`Meter::install`]) that counts into the same
-/// meter; once the steps or the time are spent, or [`Meter::cancel`] was
-/// called, every statement on every metered connection is interrupted.
+/// meter; once the steps or the time are spent, every statement on every metered connection is interrupted.
 #[derive(Debug, Clone)]
 pub struct Meter {
     inner: Arc<MeterState>,
@@ -195,7 +194,6 @@ struct MeterState {
     steps: AtomicU64,
     fired: AtomicBool,
     spent_time: AtomicBool,
-    cancelled: AtomicBool,
 }
 
 impl Meter {
@@ -207,7 +205,6 @@ impl Meter {
                 steps: AtomicU64::new(0),
                 fired: AtomicBool::new(false),
                 spent_time: AtomicBool::new(false),
-                cancelled: AtomicBool::new(false),
             }),
         }
     }
@@ -224,7 +221,7 @@ impl Meter {
                 let done = m.steps.fetch_add(u64::from(CHECK_EVERY), Ordering::Relaxed)
                     + u64::from(CHECK_EVERY);
                 let over_time = m.start.elapsed() >= m.budget.time;
-                if done >= m.budget.steps || over_time || m.cancelled.load(Ordering::Relaxed) {
+                if done >= m.budget.steps || over_time {
                     m.spent_time.store(over_time, Ordering::Relaxed);
                     m.fired.store(true, Ordering::Relaxed);
                     return true;
@@ -237,16 +234,6 @@ impl Meter {
             self.inner.budget.max_value_bytes,
         )?;
         Ok(())
-    }
-
-    /// Stops every metered statement at its next check.
-    pub fn cancel(&self) {
-        self.inner.cancelled.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether the run was cancelled.
-    pub fn cancelled(&self) -> bool {
-        self.inner.cancelled.load(Ordering::Relaxed)
     }
 
     /// `Some` once the budget interrupted a statement.
@@ -295,7 +282,7 @@ pub fn set_heap_limit(bytes: i64) -> i64 {
 }
 
 /// SQLite's hard heap limit in bytes; 0 when there is none.
-pub fn heap_limit() -> i64 {
+pub(crate) fn heap_limit() -> i64 {
     // SAFETY: as above; a negative argument only reads the limit.
     unsafe { rusqlite::ffi::sqlite3_hard_heap_limit64(-1) }
 }

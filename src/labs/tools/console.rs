@@ -99,12 +99,12 @@ crate::core::error::code_enum! {
 }
 
 /// At most this many rows are returned; the rest is reported as truncated.
-pub const MAX_ROWS: usize = 500;
+const MAX_ROWS: usize = 500;
 
 /// A text or blob cell is shown up to this many characters (a blob as
 /// `x'…'` hex, two characters a byte); a longer one is cut and listed in
 /// [`QueryResult::truncated_values`].
-pub const MAX_CELL_CHARS: usize = 10_000;
+const MAX_CELL_CHARS: usize = 10_000;
 
 /// At most this many bytes in a result, counted as the JSON it is sent as:
 /// the column names first, then each cell (text and blobs as shown, a number
@@ -112,13 +112,9 @@ pub const MAX_CELL_CHARS: usize = 10_000;
 /// remaining text cells of the row are cut (and listed) and no further row
 /// is added (`truncated`). A number, a null and the note of a cut cell
 /// cannot be cut, so the last row may pass the mark by them: less than
-/// [`ROW_SLACK`] bytes a column.
-pub const MAX_RESULT_BYTES: usize = 4 << 20;
-
-/// What one cell of the last row may add past [`MAX_RESULT_BYTES`]: a
-/// number's JSON (≤ 24 bytes) or an empty text cut there and its note in
-/// [`QueryResult::truncated_values`] (≤ 60 bytes).
-pub const ROW_SLACK: usize = 64;
+/// 64 bytes a column (a number's JSON, ≤ 24 bytes, or an empty text cut
+/// there and its note in [`QueryResult::truncated_values`], ≤ 60 bytes).
+const MAX_RESULT_BYTES: usize = 4 << 20;
 
 /// A query's result, ready to show as a table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -202,7 +198,7 @@ pub fn query_copy(bytes: &[u8], sql: &str) -> Result<QueryResult, Error> {
 /// The bare pragmas that read a setting of the connection rather than the
 /// data (a copy in memory has settings of its own): answered by the
 /// database's connection, at no cost proportional to anything.
-pub const PRAGMAS_READING_THE_CONNECTION: [&str; 16] = [
+const PRAGMAS_READING_THE_CONNECTION: [&str; 16] = [
     "busy_timeout",
     "cache_size",
     "cache_spill",
@@ -321,7 +317,7 @@ fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult
 /// (runs `ANALYZE`, which writes), `wal_checkpoint` and `incremental_vacuum`
 /// (write the database file), `shrink_memory` (acts), and the deprecated
 /// and debugging ones.
-pub const PRAGMAS_READING_WHEN_BARE: [&str; 49] = [
+const PRAGMAS_READING_WHEN_BARE: [&str; 49] = [
     "analysis_limit",
     "application_id",
     "auto_vacuum",
@@ -375,7 +371,7 @@ pub const PRAGMAS_READING_WHEN_BARE: [&str; 49] = [
 
 /// Pragmas whose argument names what to read rather than a new setting
 /// (SQLite offers these as table-valued `pragma_*` functions too).
-pub const PRAGMAS_READING_AN_ARGUMENT: [&str; 10] = [
+const PRAGMAS_READING_AN_ARGUMENT: [&str; 10] = [
     "table_info",
     "table_xinfo",
     "table_list",
@@ -685,6 +681,11 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     use super::*;
+
+    /// What one cell of the last row may add past [`MAX_RESULT_BYTES`]: a
+    /// number's JSON (≤ 24 bytes) or an empty text cut there and its note in
+    /// [`QueryResult::truncated_values`] (≤ 60 bytes).
+    const ROW_SLACK: usize = 64;
 
     const ENDLESS: &str =
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c";

@@ -69,7 +69,7 @@ crate::core::error::code_enum! {
 }
 
 /// Largest file accepted for import.
-pub const MAX_IMPORT_BYTES: usize = 64 << 20;
+const MAX_IMPORT_BYTES: usize = 64 << 20;
 
 const HEADER: &[u8; 16] = b"SQLite format 3\0";
 

@@ -81,7 +81,7 @@ pub enum Schedule {
 impl Schedule {
     /// What breaks `handler`: each mistake's lesson (its doc comment in
     /// [`Handler`]); `None` for the atomic handler, which nothing breaks.
-    pub fn breaking(handler: Handler) -> Option<Schedule> {
+    pub(crate) fn breaking(handler: Handler) -> Option<Schedule> {
         match handler {
             Handler::Atomic => None,
             Handler::NoDedup | Handler::InsertOrReplace => Some(Schedule::Repeat),

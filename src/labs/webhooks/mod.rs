@@ -85,7 +85,7 @@ pub use verify::{read_unsigned, verify, Request, Verified};
 use crate::core::event::Field;
 
 /// The largest body accepted, in bytes: checked before anything else (413).
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// How far a timestamp may be from the receiver's clock, in seconds, either
 /// way: the specification's default, 5 minutes.
@@ -96,13 +96,11 @@ pub mod fields {
     use super::Field;
 
     /// A secret given as `whsec_<base64>` ([`super::Secret::parse`]).
-    pub const SECRET: Field = Field::new("secret");
+    pub(crate) const SECRET: Field = Field::new("secret");
     /// The `webhook-id` header.
     pub const WEBHOOK_ID: Field = Field::new("webhook_id");
     /// The `webhook-timestamp` header.
     pub const WEBHOOK_TIMESTAMP: Field = Field::new("webhook_timestamp");
-    /// The `webhook-signature` header.
-    pub const WEBHOOK_SIGNATURE: Field = Field::new("webhook_signature");
     /// The request body as a whole.
     pub const BODY: Field = Field::new("body");
 }

@@ -71,15 +71,15 @@ pub enum Refusal {
 
 impl Refusal {
     /// The kind of a 401.
-    pub const UNAUTHORIZED: &'static str = "unauthorized";
+    pub(crate) const UNAUTHORIZED: &'static str = "unauthorized";
     /// The kind of a 413.
-    pub const TOO_LARGE: &'static str = "payload_too_large";
+    pub(crate) const TOO_LARGE: &'static str = "payload_too_large";
     /// The code of a 413.
-    pub const BODY_TOO_LARGE: &'static str = "body_too_large";
+    pub(crate) const BODY_TOO_LARGE: &'static str = "body_too_large";
 
     /// Kind, code, HTTP status and "retry?" (never: the same bytes are
     /// refused the same way), from one table.
-    pub fn meta(&self) -> Meta {
+    pub(crate) fn meta(&self) -> Meta {
         match self {
             Refusal::Unauthorized { reason } => {
                 Meta::new(Refusal::UNAUTHORIZED, reason.code(), 401, false)

@@ -46,11 +46,11 @@ pub struct Secret {
 
 impl Secret {
     /// What every secret's text starts with.
-    pub const PREFIX: &'static str = "whsec_";
+    const PREFIX: &'static str = "whsec_";
     /// The shortest key, in bytes.
-    pub const MIN_BYTES: usize = 24;
+    pub(crate) const MIN_BYTES: usize = 24;
     /// The longest key, in bytes.
-    pub const MAX_BYTES: usize = 64;
+    pub(crate) const MAX_BYTES: usize = 64;
 
     /// Reads `whsec_<base64>`: the key is the base64-decoded part after the
     /// prefix (standard alphabet, padded).

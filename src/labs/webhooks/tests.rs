@@ -13,20 +13,20 @@ use crate::core::Event;
 /// same values appear in its other libraries' tests). Checked independently
 /// with Python's `hmac` before being written here.
 mod vector {
-    pub const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    pub(crate) const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     pub const ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
-    pub const TIMESTAMP: i64 = 1_614_265_330;
+    pub(crate) const TIMESTAMP: i64 = 1_614_265_330;
     pub const BODY: &[u8] = br#"{"test": 2432232314}"#;
-    pub const SIGNATURE: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+    pub(crate) const SIGNATURE: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
 }
 
 /// The Rust library's own vector (`libraries/rust/src/lib.rs`, `test_sign`).
 mod rust_vector {
-    pub const SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+    pub(crate) const SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
     pub const ID: &str = "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk";
-    pub const TIMESTAMP: i64 = 1_649_367_553;
+    pub(crate) const TIMESTAMP: i64 = 1_649_367_553;
     pub const BODY: &[u8] = br#"{"email":"test@example.com","username":"test_user"}"#;
-    pub const SIGNATURE: &str = "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw=";
+    pub(crate) const SIGNATURE: &str = "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw=";
 }
 
 const NOW: i64 = 1_700_000_000;

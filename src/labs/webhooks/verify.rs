@@ -39,18 +39,21 @@ impl Verified {
         &self.event
     }
 
-    pub fn into_event(self) -> Event {
+    pub(crate) fn into_event(self) -> Event {
         self.event
     }
 
-    /// The `webhook-timestamp` that was signed.
-    pub fn timestamp_secs(&self) -> i64 {
+    /// The `webhook-timestamp` that was signed (the tests read it).
+    #[cfg(test)]
+    pub(crate) fn timestamp_secs(&self) -> i64 {
         self.timestamp_secs
     }
 
     /// The position, in the `secrets` given to [`verify`], of the secret
-    /// that verified (during a rotation: the old one or the new one).
-    pub fn secret_at(&self) -> usize {
+    /// that verified (during a rotation: the old one or the new one; the
+    /// tests read it).
+    #[cfg(test)]
+    pub(crate) fn secret_at(&self) -> usize {
         self.secret_at
     }
 }
