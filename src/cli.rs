@@ -525,31 +525,11 @@ fn crash_child(run: &ChildRun<'_>) -> Result<(), Error> {
     )
 }
 
-/// Runs the native sweep on the page's stack (write coalescing over the
-/// counting shim); `control`: recover through the broken lock check.
-/// Returns the table and the summary.
-///
-/// # Errors
-/// Storage or process errors of the lab itself (not of a try).
-pub fn crash_sweep(
-    mode: JournalMode,
-    n: usize,
-    control: bool,
-    workload: Workload,
-) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
-    let control = if control {
-        crash::Control::BrokenLock
-    } else {
-        crash::Control::None
-    };
-    crash_sweep_with(mode, n, control, workload, None)
-}
-
 /// A handler the judge's crash sweep delivers with, as its children find
 /// it: a handler program's file (each child reads and parses it again), or
 /// the workshop's handler compiled into this binary.
 #[derive(Debug, Clone, Copy)]
-pub enum Judged<'a> {
+pub(crate) enum Judged<'a> {
     File(&'a str),
     Workshop,
 }
@@ -563,11 +543,14 @@ impl Judged<'_> {
     }
 }
 
-/// [`crash_sweep`] delivering with `handler`.
+/// Runs the native sweep on the page's stack (write coalescing over the
+/// counting shim), delivering with `handler` (the atomic one when `None`);
+/// `control` says how recovery runs. Returns the table and the summary.
 ///
 /// # Errors
-/// As [`crash_sweep`]; the file not parsing is an `invalid_input` error.
-fn crash_sweep_with(
+/// Storage or process errors of the lab itself (not of a try); the file not
+/// parsing is an `invalid_input` error.
+fn crash_sweep(
     mode: JournalMode,
     n: usize,
     control: crash::Control,
@@ -731,7 +714,7 @@ fn crash_lab(
                 ))
             }
         };
-        crash_sweep_with(mode, n, control, workload, None)
+        crash_sweep(mode, n, control, workload, None)
     };
     match run() {
         Ok((rows, summary)) => {
@@ -961,7 +944,7 @@ fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged
         let mut failure = None;
         for mode in [JournalMode::Delete, JournalMode::Wal] {
             let (rows, summary) =
-                crash_sweep_with(mode, 1, crash::Control::None, Workload::Apply, Some(judged))?;
+                crash_sweep(mode, 1, crash::Control::None, Workload::Apply, Some(judged))?;
             counts.add(&summary);
             if failure.is_none() {
                 failure = rows

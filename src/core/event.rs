@@ -249,7 +249,7 @@ impl<'de> Deserialize<'de> for FirstRepeatedKey {
 }
 
 /// The four fields of an event, in the order they are checked.
-pub const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
+pub(crate) const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
 
 /// The payload's fields when the keys arrive elsewhere
 /// ([`Event::from_json_payload`]).

@@ -158,7 +158,7 @@ pub fn install(make_default: bool) -> Result<(), Error> {
 
 /// Which coalescing: the real one, or the crash lab's control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Variant {
+pub(crate) enum Variant {
     /// Writes out before every call but a write, and at a WAL commit frame.
     Correct,
     /// The control (broken on purpose): lets syncs, locks and file controls
@@ -168,11 +168,12 @@ pub enum Variant {
 }
 
 /// Registers the shim as `name` on top of the VFS named `base` (the crash
-/// lab's counting shim). Idempotent.
+/// lab's counting shim, which is all that uses it). Idempotent.
 ///
 /// # Errors
 /// [`Error::Storage`] if `base` is not registered or registration fails.
-pub fn install_on(name: &str, base: &str, variant: Variant) -> Result<(), Error> {
+#[cfg(feature = "labs")]
+pub(crate) fn install_on(name: &str, base: &str, variant: Variant) -> Result<(), Error> {
     super::register_on(name, Coalesce(variant), Some(base), false)
 }
 

@@ -118,11 +118,6 @@ pub fn disarm() -> Vec<IoOp> {
     std::mem::take(&mut s.log)
 }
 
-/// The log so far.
-pub fn log() -> Vec<IoOp> {
-    state().log.clone()
-}
-
 /// The shim: counts (and may crash) before the call, then passes it on.
 struct CrashLab {
     /// The control variant.

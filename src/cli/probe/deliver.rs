@@ -91,7 +91,7 @@ pub(crate) enum Signing {
 
 /// One request as it goes on the wire.
 #[derive(Debug, Clone)]
-pub struct Message {
+pub(crate) struct Message {
     /// The `webhook-id` header; `None` strips it (the signature still
     /// covers the id it was made for).
     pub id: Option<String>,
@@ -153,7 +153,7 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    pub fn last(&self) -> Option<&Exchange> {
+    pub(crate) fn last(&self) -> Option<&Exchange> {
         self.attempts.last()
     }
 }
@@ -195,7 +195,7 @@ impl Sender {
         }
     }
 
-    pub fn signed(&self) -> bool {
+    pub(crate) fn signed(&self) -> bool {
         self.secret.is_some()
     }
 
@@ -207,7 +207,7 @@ impl Sender {
     /// Sends `msg`; for [`Expect::Accepted`], again after a "try again"
     /// answer, up to [`ATTEMPTS`] times (each with a fresh timestamp, as a
     /// provider's retry has).
-    pub fn deliver(&self, what: &'static str, msg: &Message, expect: Expect) -> Delivery {
+    pub(crate) fn deliver(&self, what: &'static str, msg: &Message, expect: Expect) -> Delivery {
         let mut attempts = vec![self.send(msg)];
         while expect == Expect::Accepted && attempts.len() < ATTEMPTS {
             let last = attempts.last();

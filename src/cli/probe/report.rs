@@ -33,7 +33,7 @@ pub(crate) struct Run {
 
 /// One scenario, what it sent and saw, and its verdict.
 #[derive(Debug, Serialize)]
-pub struct Judged {
+pub(crate) struct Judged {
     name: &'static str,
     title: &'static str,
     #[serde(flatten)]
@@ -103,11 +103,11 @@ impl Run {
         }
     }
 
-    pub fn push(&mut self, judged: Judged) {
+    pub(crate) fn push(&mut self, judged: Judged) {
         self.scenarios.push(judged);
     }
 
-    pub fn stop(mut self, message: String) -> Run {
+    pub(crate) fn stop(mut self, message: String) -> Run {
         progress_done();
         self.could_not_run = Some(message);
         self
@@ -248,7 +248,7 @@ pub fn print(run: &Run, json: bool) {
 
 /// The progress line on stderr: rewritten in place on a terminal, one line
 /// per scenario otherwise.
-pub fn progress(i: usize, n: usize, scenario: &Scenario) {
+pub(crate) fn progress(i: usize, n: usize, scenario: &Scenario) {
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[Kprobe [{}/{n}] {}", i + 1, scenario.name);
     } else {

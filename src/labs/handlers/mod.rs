@@ -358,7 +358,7 @@ impl Run {
     /// Ends the delivery after `err` from [`Run::step`]. Only an
     /// [`Error::Busy`] leaves it unfinished: that statement is recorded as
     /// failed and the transaction rolled back. Returns `err`.
-    pub fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
+    pub(crate) fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
         if self.finished() {
             return err;
         }

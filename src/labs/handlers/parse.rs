@@ -135,7 +135,7 @@ impl Statement {
     /// UPDATE of the accounts is `credit`; a SELECT from the inbox is
     /// `check` until the delivery tried to register (`registering`), then
     /// `read_stored`; anything else is its first word ([`Kind::as_str`]).
-    pub fn op(&self, registering: bool) -> &'static str {
+    pub(crate) fn op(&self, registering: bool) -> &'static str {
         let sql = self.sql().to_ascii_uppercase();
         let words: Vec<&str> = sql.split_whitespace().collect();
         match (self.kind, words.as_slice()) {
@@ -188,15 +188,9 @@ pub struct Program {
     pub(super) code: Vec<Instr>,
     pub(super) statements: Vec<Arc<Statement>>,
     pub(super) on_busy: Option<AnswerKind>,
-    pub(super) text: String,
 }
 
 impl Program {
-    /// The text it was parsed from.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// Every value the handler writes down: the text and whole-number
     /// literals of its SQL and of its conditions. The judge delivers them
     /// (and their neighbours) so a handler that treats one value apart is
@@ -314,7 +308,7 @@ pub fn parse(text: &str) -> Result<Arc<Program>, ParseError> {
         }
         p.line(&checker, line, raw)?;
     }
-    p.finish(text)
+    p.finish()
 }
 
 #[derive(Default)]
@@ -480,7 +474,7 @@ impl Parser {
         Ok(())
     }
 
-    fn finish(self, text: &str) -> Result<Arc<Program>, ParseError> {
+    fn finish(self) -> Result<Arc<Program>, ParseError> {
         if let Some(frame) = self.frames.last() {
             return Err(
                 ParseError::new(ScriptCode::MissingEnd, self.last_line + 1, 1)
@@ -505,7 +499,6 @@ impl Parser {
             code: self.code,
             statements: self.statements,
             on_busy: self.on_busy,
-            text: text.to_owned(),
         }))
     }
 }

@@ -153,12 +153,12 @@ impl Script {
         self.trace
     }
 
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         self.finished
     }
 
     /// The SQL the next step runs; `None` when finished.
-    pub fn next_statements(&self) -> Option<&'static [&'static str]> {
+    pub(crate) fn next_statements(&self) -> Option<&'static [&'static str]> {
         if self.finished {
             return None;
         }
@@ -287,7 +287,7 @@ impl Script {
     /// [`Error::Busy`]: nothing happened, the statement is still next.
     /// Anything else: the delivery failed and is finished (its transaction
     /// rolled back).
-    pub fn step(&mut self, conn: &Connection) -> Result<Option<Answer>, Error> {
+    pub(crate) fn step(&mut self, conn: &Connection) -> Result<Option<Answer>, Error> {
         if self.finished {
             return Err(Error::storage("this delivery has already finished"));
         }
@@ -356,7 +356,7 @@ impl Script {
     /// Ends the delivery after `err` (a lock it will not wait for any
     /// more): the statement that could not run is recorded as failed, the
     /// transaction rolled back. Returns `err`.
-    pub fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
+    pub(crate) fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
         if self.finished {
             return err;
         }

@@ -115,7 +115,7 @@ impl Sample {
 
     /// Event `i`'s neighbour: where a case needs a second value of a field
     /// (another source, a missing account), it takes the next event's.
-    pub fn next(&self, i: usize) -> &Payload {
+    pub(crate) fn next(&self, i: usize) -> &Payload {
         &self.events[(i + 1) % self.events.len()]
     }
 }

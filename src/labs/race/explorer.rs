@@ -100,7 +100,7 @@ impl Arena {
     ///
     /// # Errors
     /// Storage errors (for example a connection still inside a transaction).
-    pub fn reset(&self) -> Result<(), Error> {
+    pub(crate) fn reset(&self) -> Result<(), Error> {
         for c in &self.conns {
             if !c.is_autocommit() {
                 c.execute_batch("ROLLBACK")?;
@@ -136,7 +136,7 @@ impl Arena {
     ///
     /// # Errors
     /// Storage errors other than busy.
-    pub fn committed(&self) -> Result<Option<Committed>, Error> {
+    pub(crate) fn committed(&self) -> Result<Option<Committed>, Error> {
         let read = self.observer.query_row(
             "SELECT (SELECT sum(balance) FROM accounts), (SELECT count(*) FROM inbox)",
             [],
@@ -221,7 +221,6 @@ pub struct Verdict {
 /// One race in progress on an [`Arena`] (passed to each call, so a race and
 /// its arena can live side by side, as in the browser worker).
 pub struct Race {
-    contender: Contender,
     payload: Payload,
     runs: Vec<Run>,
     applied: usize,
@@ -255,7 +254,6 @@ impl Race {
             .map(|_| contender.run(&payload))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Race {
-            contender,
             payload,
             runs,
             applied: 0,
@@ -271,11 +269,6 @@ impl Race {
 
     pub fn finished(&self) -> bool {
         self.runs.iter().all(Run::finished)
-    }
-
-    /// Who handles the deliveries.
-    pub fn contender(&self) -> &Contender {
-        &self.contender
     }
 
     /// Advances delivery `i` by one statement.

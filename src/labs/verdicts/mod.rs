@@ -34,7 +34,7 @@ use crate::core::event::Event;
 use crate::core::fault::Fault;
 use crate::core::outcome::{Outcome, Receipt};
 use crate::core::trace::{Effect, Trace};
-use crate::labs::handlers::{Answer, Handler, Payload};
+use crate::labs::handlers::{Answer, Handler};
 
 #[cfg(test)]
 mod tests;
@@ -257,7 +257,7 @@ impl Verdict {
     /// Notes that `fault` was asked for and no step crashed, and why: the
     /// handler has no such statement, did not run it, or it changed no row.
     #[must_use]
-    pub fn asked(mut self, fault: Option<Fault>, trace: &Trace) -> Verdict {
+    pub(crate) fn asked(mut self, fault: Option<Fault>, trace: &Trace) -> Verdict {
         let steps = trace.steps();
         let Some(fault) = fault else { return self };
         if steps.is_empty() || steps.iter().any(|s| s.effect == Effect::Crashed) {
@@ -460,31 +460,6 @@ impl Referee {
             .judge(conn, handler, event, heard, &trace, before)
             .asked(fault, &trace);
         (result, trace, verdict)
-    }
-}
-
-impl Referee {
-    /// One delivery of `payload` by `handler`, judged: refused before any
-    /// SQL if it breaks the input rules (then correct: nothing changed).
-    pub fn deliver(
-        &mut self,
-        conn: &Connection,
-        handler: Handler,
-        payload: &Payload,
-        fault: Option<Fault>,
-    ) -> (Result<Answer, Error>, Trace, Verdict) {
-        let event = match payload.to_event() {
-            Ok(event) => event,
-            Err(refused) => return (Err(refused), Trace::default(), Verdict::refused(handler)),
-        };
-        self.watch(
-            conn,
-            handler,
-            fault,
-            &event,
-            |a| *a,
-            || handler.deliver_traced(conn, payload, fault),
-        )
     }
 }
 

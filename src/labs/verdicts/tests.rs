@@ -6,6 +6,34 @@ use rusqlite::Connection;
 
 use super::*;
 use crate::core::schema;
+use crate::labs::handlers::Payload;
+
+// The tests judge single deliveries: the referee watching one handler's
+// delivery of a payload.
+impl Referee {
+    /// One delivery of `payload` by `handler`, judged: refused before any
+    /// SQL if it breaks the input rules (then correct: nothing changed).
+    fn deliver(
+        &mut self,
+        conn: &Connection,
+        handler: Handler,
+        payload: &Payload,
+        fault: Option<Fault>,
+    ) -> (Result<Answer, Error>, Trace, Verdict) {
+        let event = match payload.to_event() {
+            Ok(event) => event,
+            Err(refused) => return (Err(refused), Trace::default(), Verdict::refused(handler)),
+        };
+        self.watch(
+            conn,
+            handler,
+            fault,
+            &event,
+            |a| *a,
+            || handler.deliver_traced(conn, payload, fault),
+        )
+    }
+}
 
 /// What the sender does with one event.
 #[derive(Debug, Clone, Copy)]

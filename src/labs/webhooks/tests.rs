@@ -16,7 +16,7 @@ mod vector {
     pub(crate) const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     pub const ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
     pub(crate) const TIMESTAMP: i64 = 1_614_265_330;
-    pub const BODY: &[u8] = br#"{"test": 2432232314}"#;
+    pub(crate) const BODY: &[u8] = br#"{"test": 2432232314}"#;
     pub(crate) const SIGNATURE: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
 }
 
@@ -25,7 +25,7 @@ mod rust_vector {
     pub(crate) const SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
     pub const ID: &str = "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk";
     pub(crate) const TIMESTAMP: i64 = 1_649_367_553;
-    pub const BODY: &[u8] = br#"{"email":"test@example.com","username":"test_user"}"#;
+    pub(crate) const BODY: &[u8] = br#"{"email":"test@example.com","username":"test_user"}"#;
     pub(crate) const SIGNATURE: &str = "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw=";
 }
 
