@@ -253,7 +253,12 @@ pub(crate) fn read_rows(
             Ok(())
         },
     )?;
-    let outbox_seq = rows.outbox_seq.unwrap_or(0);
+    // Salvaging without the sequence (dropped as unreadable, or absent): the
+    // messages are not judged by it, and it is rebuilt from those kept below.
+    let rebuild_seq = rows.outbox_seq.is_none() && matches!(bad, OnBadRow::Drop(_));
+    let outbox_seq = rows
+        .outbox_seq
+        .unwrap_or(if rebuild_seq { i64::MAX } else { 0 });
     each(
         conn,
         "outbox",
@@ -286,6 +291,13 @@ pub(crate) fn read_rows(
             Ok(())
         },
     )?;
+    let highest = rows.outbox.iter().map(|m| m.message_id).max();
+    if let (true, Some(seq)) = (rebuild_seq, highest) {
+        rows.outbox_seq = Some(seq);
+        bad.meet(inconsistent(format!(
+            "the outbox's sequence is set to {seq}, the highest message kept"
+        )))?;
+    }
     let mut orders = HashSet::new();
     each(
         conn,

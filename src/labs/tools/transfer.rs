@@ -600,6 +600,39 @@ mod tests {
         assert_eq!(tables::snapshot(&b).unwrap(), tables::snapshot(&a).unwrap());
     }
 
+    /// "Keep what is sound" keeps the outbox when only its sequence is bad:
+    /// like the receipt counter and the clock, a sequence row dropped as
+    /// unreadable is rebuilt from the highest message kept, and the
+    /// messages are not dropped for being above a sequence that is gone.
+    #[test]
+    fn salvage_rebuilds_a_dropped_outbox_sequence_and_keeps_the_messages() {
+        let mut a = db_with_one_event();
+        a.execute_batch(
+            "INSERT INTO outbox(source, event_id, account_id, amount)
+                 VALUES ('provider-a', 'evt-1', 1, 500);
+             UPDATE sqlite_sequence SET seq = 'one' WHERE name = 'outbox';",
+        )
+        .unwrap();
+        let (fresh, salvaged) = salvage(&export(&mut a).unwrap()).unwrap();
+        assert_eq!(salvaged.kept.outbox, 1, "{:#?}", salvaged.dropped);
+        let seq: i64 = fresh
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'outbox'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(seq, 1);
+        let codes: Vec<_> = salvaged.dropped.iter().map(|r| r.code).collect();
+        assert_eq!(
+            codes,
+            ["row_invalid", "inconsistent"],
+            "{:#?}",
+            salvaged.dropped
+        );
+        crate::core::health::check(&fresh).unwrap();
+    }
+
     /// The import's budget grows with the file: 2 s and 1 s a MiB begun, and
     /// its refusal names the budget of that size.
     #[test]
