@@ -529,7 +529,7 @@ fn crash_child(run: &ChildRun<'_>) -> Result<(), Error> {
 /// it: a handler program's file (each child reads and parses it again), or
 /// the workshop's handler compiled into this binary.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Judged<'a> {
+enum Judged<'a> {
     File(&'a str),
     Workshop,
 }

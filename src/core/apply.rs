@@ -237,7 +237,7 @@ impl Delivery {
     /// The crash point of step mode's "throw": the reader makes the handler
     /// fail wherever the delivery stands. It fires before `COMMIT` (a
     /// stepped delivery's transaction is still open), so it rolls back.
-    pub(crate) const THROWN: &'static str = "step_throw";
+    pub const THROWN: &'static str = "step_throw";
 
     /// Step mode's "throw": the crash is recorded, then [`Delivery::abort`];
     /// returns the [`Error::SimulatedCrash`] at [`Delivery::THROWN`] a

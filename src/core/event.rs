@@ -249,7 +249,7 @@ impl<'de> Deserialize<'de> for FirstRepeatedKey {
 }
 
 /// The four fields of an event, in the order they are checked.
-pub(crate) const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
+const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
 
 /// The payload's fields when the keys arrive elsewhere
 /// ([`Event::from_json_payload`]).
@@ -597,7 +597,7 @@ crate::core::named::named! {
 
 impl ValueType {
     /// How an English sentence says it: `null`, `a boolean`, `an array`.
-    pub(crate) fn english(self) -> &'static str {
+    fn english(self) -> &'static str {
         match self {
             ValueType::Null => "null",
             ValueType::Undefined => "undefined",

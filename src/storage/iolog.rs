@@ -37,7 +37,7 @@ use crate::core::error::Error;
 
 /// The shim's VFS name: open a database with `?vfs=iolog` or
 /// [`db::open`](crate::core::db::open) on `file:NAME?vfs=iolog`.
-pub(crate) const VFS_NAME: &str = "iolog";
+const VFS_NAME: &str = "iolog";
 /// The control variant's VFS name.
 const BROKEN_VFS_NAME: &str = "iolog-broken-lock";
 

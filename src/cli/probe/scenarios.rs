@@ -209,7 +209,7 @@ const SCENARIOS: &[Scenario] = &[
 /// Fresh events for a scenario: a new id and an amount no other event of
 /// the run has, so that one balance tells every event's credits apart and
 /// no two bodies are equal unless a scenario makes them so.
-pub(crate) struct Events<'a> {
+struct Events<'a> {
     pub sender: &'a Sender,
     next: AtomicI64,
 }

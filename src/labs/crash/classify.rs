@@ -95,7 +95,7 @@ impl Delivered {
     /// [`Verdict::Atomic`]: every message shown exactly once;
     /// [`Verdict::Partial`]: one shown twice (or integrity failed);
     /// [`Verdict::LostAcknowledged`]: one never shown.
-    pub(crate) fn verdict(&self) -> Verdict {
+    fn verdict(&self) -> Verdict {
         if self.integrity != "ok" || self.shown.iter().any(|&n| n > 1) {
             Verdict::Partial
         } else if self.shown.contains(&0) {

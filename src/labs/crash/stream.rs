@@ -16,7 +16,7 @@ use crate::core::tables;
 use crate::Event;
 
 /// The stream's source.
-pub(crate) const SOURCE: &str = "random-kills";
+const SOURCE: &str = "random-kills";
 
 /// The input naming the stream's events the sender heard "200" for.
 pub const ACKNOWLEDGED: Field = Field::new("acknowledged");

@@ -348,7 +348,7 @@ impl Run {
         }
     }
 
-    pub(crate) fn into_trace(self) -> Trace {
+    fn into_trace(self) -> Trace {
         match self {
             Run::Atomic(d) => d.into_trace(),
             Run::Script(s) => s.into_trace(),
@@ -358,7 +358,7 @@ impl Run {
     /// Ends the delivery after `err` from [`Run::step`]. Only an
     /// [`Error::Busy`] leaves it unfinished: that statement is recorded as
     /// failed and the transaction rolled back. Returns `err`.
-    pub(crate) fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
+    fn give_up(&mut self, conn: &Connection, err: Error) -> Error {
         if self.finished() {
             return err;
         }

@@ -187,7 +187,7 @@ pub struct Report {
 }
 
 /// What a case expects, and the name it is reported by.
-pub(crate) const CASES: [&str; 6] = [
+const CASES: [&str; 6] = [
     "replay",
     "other_payload",
     "missing_account",

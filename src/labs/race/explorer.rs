@@ -100,7 +100,7 @@ impl Arena {
     ///
     /// # Errors
     /// Storage errors (for example a connection still inside a transaction).
-    pub(crate) fn reset(&self) -> Result<(), Error> {
+    fn reset(&self) -> Result<(), Error> {
         for c in &self.conns {
             if !c.is_autocommit() {
                 c.execute_batch("ROLLBACK")?;
@@ -136,7 +136,7 @@ impl Arena {
     ///
     /// # Errors
     /// Storage errors other than busy.
-    pub(crate) fn committed(&self) -> Result<Option<Committed>, Error> {
+    fn committed(&self) -> Result<Option<Committed>, Error> {
         let read = self.observer.query_row(
             "SELECT (SELECT sum(balance) FROM accounts), (SELECT count(*) FROM inbox)",
             [],

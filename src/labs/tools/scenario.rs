@@ -29,7 +29,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub(crate) fn passed(&self) -> bool {
+    fn passed(&self) -> bool {
         self.expected == self.got
     }
 }

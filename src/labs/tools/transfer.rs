@@ -137,7 +137,7 @@ pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error
 ///
 /// # Errors
 /// [`Error::InvalidInput`] (field `file`) saying what is wrong.
-pub(crate) fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
+fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
     rebuild_with(bytes, None)
 }
 

@@ -81,7 +81,7 @@ pub enum Schedule {
 impl Schedule {
     /// What breaks `handler`: each mistake's lesson (its doc comment in
     /// [`Handler`]); `None` for the atomic handler, which nothing breaks.
-    pub(crate) fn breaking(handler: Handler) -> Option<Schedule> {
+    fn breaking(handler: Handler) -> Option<Schedule> {
         match handler {
             Handler::Atomic => None,
             Handler::NoDedup | Handler::InsertOrReplace => Some(Schedule::Repeat),
@@ -257,7 +257,7 @@ impl Verdict {
     /// Notes that `fault` was asked for and no step crashed, and why: the
     /// handler has no such statement, did not run it, or it changed no row.
     #[must_use]
-    pub(crate) fn asked(mut self, fault: Option<Fault>, trace: &Trace) -> Verdict {
+    fn asked(mut self, fault: Option<Fault>, trace: &Trace) -> Verdict {
         let steps = trace.steps();
         let Some(fault) = fault else { return self };
         if steps.is_empty() || steps.iter().any(|s| s.effect == Effect::Crashed) {

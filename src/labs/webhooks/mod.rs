@@ -85,7 +85,7 @@ pub use verify::{read_unsigned, verify, Request, Verified};
 use crate::core::event::Field;
 
 /// The largest body accepted, in bytes: checked before anything else (413).
-pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
+const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// How far a timestamp may be from the receiver's clock, in seconds, either
 /// way: the specification's default, 5 minutes.

@@ -79,7 +79,7 @@ impl Refusal {
 
     /// Kind, code, HTTP status and "retry?" (never: the same bytes are
     /// refused the same way), from one table.
-    pub(crate) fn meta(&self) -> Meta {
+    pub fn meta(&self) -> Meta {
         match self {
             Refusal::Unauthorized { reason } => {
                 Meta::new(Refusal::UNAUTHORIZED, reason.code(), 401, false)
