@@ -236,16 +236,19 @@ function drawExercises() {
         ...(command ? [el('pre', { className: 'exercise-command' }, el('code', { text: command }))] : []),
         ...(checks ? [el('p', { className: 'note', text: t('workshop.counts') }), ...done] : []),
       );
-      // Opening starts the record afresh; a redraw (another language) keeps it.
-      details.addEventListener('toggle', () => {
-        if (!details.open) {
-          opened.delete(id);
-        } else if (!opened.has(id)) {
-          opened.set(id, services.timeline.entries().at(-1)?.seq ?? 0);
-          verdicts.delete(id);
-          details.querySelector(`[data-verdict="${id}"]`)?.replaceWith(verdictNode(id));
+      // Opening starts the record afresh; a redraw (another language) keeps it. Each change of
+      // `open` is seen, in order: a close and a quick reopen fire only one `toggle` event.
+      new MutationObserver((changes) => {
+        for (const { oldValue } of changes) {
+          if (oldValue !== null) {
+            opened.delete(id);
+          } else if (!opened.has(id)) {
+            opened.set(id, services.timeline.entries().at(-1)?.seq ?? 0);
+            verdicts.delete(id);
+            details.querySelector(`[data-verdict="${id}"]`)?.replaceWith(verdictNode(id));
+          }
         }
-      });
+      }).observe(details, { attributeFilter: ['open'], attributeOldValue: true });
       return el('li', { className: 'exercise', data: { exercise: id } }, details);
     }),
   );
