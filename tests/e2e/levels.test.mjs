@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { goTo, idle, reloadPage, reveal, usePage } from './browser.mjs';
-import { fillSender, freshPlayground, press, pressDeliver } from './playground.mjs';
+import { fillSender, freshPlayground, press, pressDeliver, showMe } from './playground.mjs';
 
 const KEY = 'inbox-lab.levels.v1';
 
@@ -33,19 +33,6 @@ async function openLevel(page, n) {
 async function freshStart(page) {
   await page.evaluate((key) => localStorage.removeItem(key), KEY);
   await freshPlayground(page);
-}
-
-/** Presses "Show me", then "Next step" after each step, until the show is over. */
-async function showMe(page) {
-  await page.click('#level-show-me');
-  for (;;) {
-    await page.waitForFunction(() => document.querySelector('#level-show-next') || !document.querySelector('#level-show-state'), null, { timeout: 300_000 });
-    if ((await page.$('#level-show-next')) === null) {
-      break;
-    }
-    await page.click('#level-show-next');
-  }
-  await idle(page);
 }
 
 /** The sender's form as the reader sees it. */

@@ -122,3 +122,16 @@ export async function balance(page, id = 1) {
   const { accounts } = await page.evaluate(() => window.inboxLab.tables());
   return accounts.find((a) => a.id === id)?.balance ?? null;
 }
+
+/** Presses "Show me", then "Next step" after each step, until the show is over. */
+export async function showMe(page) {
+  await page.click('#level-show-me');
+  for (;;) {
+    await page.waitForFunction(() => document.querySelector('#level-show-next') || !document.querySelector('#level-show-state'), null, { timeout: 300_000 });
+    if ((await page.$('#level-show-next')) === null) {
+      break;
+    }
+    await page.click('#level-show-next');
+  }
+  await idle(page);
+}

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 
 import { BASE_URL, assertNoProblems, idle, launch, openPage, reveal, tables } from './browser.mjs';
-import { fillSender, press, pressDeliver } from './playground.mjs';
+import { fillSender, press, pressDeliver, showMe } from './playground.mjs';
 
 /** The timeline through the console API, reduced to what a replay must reproduce. */
 function outcomes(page) {
@@ -45,19 +45,6 @@ async function shareLink(page, id) {
   assert.ok(url.startsWith(new URL(BASE_URL).origin), url);
   assert.match(new URL(url).hash, /^#s=[A-Za-z0-9_-]+$/);
   return url;
-}
-
-/** Presses a level's "Show me", then "Next step" after each step, until the show is over. */
-async function showMe(page) {
-  await page.click('#level-show-me');
-  for (;;) {
-    await page.waitForFunction(() => document.querySelector('#level-show-next') || !document.querySelector('#level-show-state'), null, { timeout: 300_000 });
-    if ((await page.$('#level-show-next')) === null) {
-      break;
-    }
-    await page.click('#level-show-next');
-  }
-  await idle(page);
 }
 
 /** Opens `url` in `page` as a new page load (never a same-document hash change). */
