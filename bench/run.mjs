@@ -383,6 +383,8 @@ async function sizes(site) {
     .map((f) => `www/${f}`);
   return {
     ours: await group(engine),
+    // Loaded when work that runs in a worker of its own first starts (not on the start path).
+    ours_full: await group(['www/pkg-full/inbox_lab_bg.wasm', 'www/pkg-full/inbox_lab.js']),
     ours_with_worker: await group([...engine, 'www/db/worker.js', 'www/db/client.js', 'www/lib/rpc.js']),
     ours_page: await group(['index.html', ...engine, ...www.toSorted()]),
     official: await group(['www/official/sqlite3.wasm', 'www/official/index.mjs']),

@@ -1,55 +1,24 @@
-//! Foreign work, for the page's foreign-work workers (`www/db/guest.js`):
-//! a console query on a copy of the database, the check and rebuild of an
-//! imported file, and the deadlines the database worker enforces on them
-//! from outside (`www/db/foreign.js`). The judge's calls are in `race.rs`.
-//!
-//! None of these touches the reader's database: a copy comes in as bytes,
-//! a rebuilt database goes out as bytes, and [`Lab::adopt`] copies it in.
-//!
-//! [`Lab::adopt`]: super::Lab::adopt
+//! Foreign work as the database worker sees it (`www/db/foreign.js`): the
+//! deadline it enforces from outside on each piece of work it hands to a
+//! worker of its own, and the error that work ends with when stopped then.
+//! The work itself (a console query on a copy, an import's check and
+//! rebuild, the judge) is in `guest.rs`.
 
 use std::time::Duration;
 
 use wasm_bindgen::prelude::*;
 
-use super::to_value;
 use crate::core::error::Error;
 use crate::core::event::Field;
 use crate::labs::judge::{self, JUDGE_BUDGET};
-use crate::labs::tools::budget::{self, Budget};
+use crate::labs::tools::budget::Budget;
 use crate::labs::tools::{console, transfer};
-
-/// One console query on `copy`, the bytes of a database
-/// ([`super::Lab::snapshot`]): `{columns, rows, truncated, truncated_values}`.
-#[wasm_bindgen(js_name = queryCopy)]
-pub fn query_copy(copy: Vec<u8>, sql: String) -> Result<JsValue, JsValue> {
-    budget::set_heap_limit(budget::HEAP_LIMIT_BYTES);
-    to_value(&console::query_copy(&copy, &sql)?)
-}
 
 /// Whether a console query reads only a setting of the connection
 /// (`PRAGMA journal_mode`): the one kind the database worker answers itself.
 #[wasm_bindgen(js_name = readsOnlySettings)]
 pub fn reads_only_settings(sql: &str) -> bool {
     console::reads_only_settings(sql)
-}
-
-/// Checks an imported file and rebuilds its rows in a fresh database:
-/// `{bytes: Uint8Array, report: {accounts, inbox, …}}`, `bytes` for
-/// [`super::Lab::adopt`].
-#[wasm_bindgen(js_name = rebuildImport)]
-pub fn rebuild_import(file: Vec<u8>) -> Result<JsValue, JsValue> {
-    budget::set_heap_limit(budget::HEAP_LIMIT_BYTES);
-    let (bytes, report) = transfer::rebuild_to_bytes(&file)?;
-    let answer = js_sys::Object::new();
-    // Setting a property of a plain object we just made cannot fail.
-    let _ = js_sys::Reflect::set(
-        &answer,
-        &"bytes".into(),
-        &js_sys::Uint8Array::from(&bytes[..]),
-    );
-    let _ = js_sys::Reflect::set(&answer, &"report".into(), &to_value(&report)?);
-    Ok(answer.into())
 }
 
 /// The input naming a judge run's limit in seconds (`judge.run`'s option).

@@ -26,20 +26,25 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "full")]
 mod crash;
 mod foreign;
+#[cfg(feature = "full")]
+mod guest;
 mod hooks;
 mod lab;
 mod race;
 mod scheme_ends;
 
+#[cfg(feature = "full")]
 pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
-pub use foreign::{deadline_ms, over_deadline, query_copy, reads_only_settings, rebuild_import};
-pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
-pub use race::{
-    builtin_handler, handler_names, judge_handler, judge_workshop, replay_handler, replay_workshop,
-    RaceLab,
+pub use foreign::{deadline_ms, over_deadline, reads_only_settings};
+#[cfg(feature = "full")]
+pub use guest::{
+    judge_handler, judge_workshop, query_copy, rebuild_import, replay_handler, replay_workshop,
 };
+pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
+pub use race::{builtin_handler, handler_names, RaceLab};
 pub use scheme_ends::Notifier;
 
 use rusqlite::Connection;

@@ -9,7 +9,7 @@
 //! console budget) and its modules — `import` (hostile files through `Lab`),
 //! `recovery` (a stored database the page cannot use), `scheme` (where the
 //! scheme ends).
-#![cfg(all(target_family = "wasm", feature = "labs"))]
+#![cfg(all(target_family = "wasm", feature = "full"))]
 
 #[path = "../support/hostile_db.rs"]
 mod hostile_db;

@@ -4,7 +4,9 @@
 //   the browser's network off (Playwright's `context.setOffline`, Chromium's
 //   own offline mode), reload: the page, its workers and its wasm come from
 //   the cache, the database from OPFS; a delivery goes through and the
-//   tables show it, next to what was delivered before going offline;
+//   tables show it, next to what was delivered before going offline; and a
+//   console query, which loads the lazily loaded full module (www/pkg-full/,
+//   never fetched by the page's start path) in a worker of its own, answers;
 // * a host of plain files (no webhook relay): the Signed webhooks panel says
 //   why real webhooks are not available and hides what needs them;
 // * a new deployment: the site is built again with other markup (so another
@@ -71,6 +73,10 @@ describe('the built site offline', { timeout: 180_000 }, () => {
       assert.deepEqual(shown.accounts, [['1', '300']]);
       assert.match(await page.textContent('#answer'), /applied/);
       assert.match(await page.textContent('#hooks-relay'), /offline/i, 'the relay part says why it is off');
+      const queried = await page.evaluate(() =>
+        window.inboxLab.query('SELECT event_id FROM inbox ORDER BY event_id').catch((error) => ({ error })),
+      );
+      assert.deepEqual(queried.rows, [['evt-offline'], ['evt-online']], `the lazily loaded module answered offline: ${JSON.stringify(queried)}`);
       assertNoProblems(problems);
     } finally {
       await page.context().setOffline(false);

@@ -26,7 +26,7 @@
 // A trap (a Rust panic) leaves this instance unusable: its reply is a storage
 // error with code "crashed", and foreign.js replaces the worker.
 
-import init, { judgeHandler, judgeWorkshop, queryCopy, rebuildImport, replayHandler, replayWorkshop } from '../pkg/inbox_lab.js';
+import init, { judgeHandler, judgeWorkshop, queryCopy, rebuildImport, replayHandler, replayWorkshop } from '../pkg-full/inbox_lab.js';
 import { asErrorObject } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 

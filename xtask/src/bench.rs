@@ -72,20 +72,24 @@ pub fn run(options: &Options) -> Result<()> {
     // worker's (the `bench/` crate; it runs the real apply path). Built for the benchmark
     // alone (so nothing else rebuilding www/pkg meanwhile can change what is measured), or
     // with --no-build the ones in www/. The page is staged with them at once.
-    let (pkg, pkg_bench) = if options.build {
-        let pkg = out.join("pkg");
-        build::module(build::Module::Page, false, &pkg)
-            .context("building the page's module for the benchmark")?;
-        let pkg_bench = out.join("pkg-bench");
-        build::module(build::Module::Bench, false, &pkg_bench)
-            .context("building the benchmark worker's module")?;
-        (pkg, pkg_bench)
+    let modules = [
+        build::Module::Start,
+        build::Module::Full,
+        build::Module::Bench,
+    ];
+    let pkgs = if options.build {
+        let pkgs = modules.map(|m| out.join(m.out_dir().trim_start_matches("www/")));
+        for (which, pkg) in modules.iter().zip(&pkgs) {
+            build::module(*which, false, false, pkg)
+                .with_context(|| format!("building the {which:?} module for the benchmark"))?;
+        }
+        pkgs
     } else {
-        (root.join(build::OUT_DIR), root.join(build::BENCH_OUT_DIR))
+        modules.map(|m| root.join(m.out_dir()))
     };
     say("==== bench: the native bench binary (cargo bench --no-run -p inbox-lab-bench --bench native) ====");
     let native_bin = native_binary()?;
-    let site = stage_site(&root, &pkg, &pkg_bench, &native_bin, &out.join("site"))?;
+    let site = stage_site(&root, &pkgs, &native_bin, &out.join("site"))?;
 
     let mut environment = environment(&root, options);
     say("==== bench: every engine, interleaved (headless Chromium, native, Python) ====");
@@ -146,8 +150,9 @@ fn environment(root: &Path, options: &Options) -> Value {
             )
         } else {
             format!(
-                "whatever {} and {} held (--no-build)",
+                "whatever {}, {} and {} held (--no-build)",
                 build::OUT_DIR,
+                build::FULL_OUT_DIR,
                 build::BENCH_OUT_DIR
             )
         },
@@ -262,17 +267,12 @@ fn browser(out: &Path, site: &Path, native_bin: &Path, options: &Options) -> Res
     serde_json::from_slice(&result.stdout).context("bench/run.mjs did not print one JSON document")
 }
 
-/// Copies the page (index.html, www/ with `pkg` and `pkg_bench` as our modules) into `site`
+/// Copies the page (index.html, www/ with `pkgs` as our modules: start, full, bench) into `site`
 /// and adds the official build under `www/official/`: its ES module, its wasm, and our worker
 /// around them with the core's SQL (`--official-sql` of the native bench binary).
-fn stage_site(
-    root: &Path,
-    pkg: &Path,
-    pkg_bench: &Path,
-    native_bin: &Path,
-    site: &Path,
-) -> Result<PathBuf> {
-    for dir in [pkg, pkg_bench] {
+fn stage_site(root: &Path, pkgs: &[PathBuf; 3], native_bin: &Path, site: &Path) -> Result<PathBuf> {
+    let modules = [build::OUT_DIR, build::FULL_OUT_DIR, build::BENCH_OUT_DIR];
+    for dir in pkgs {
         if !dir.join("inbox_lab_bg.wasm").is_file() {
             bail!(
                 "{} holds no build: run `cargo xtask build` first",
@@ -284,10 +284,11 @@ fn stage_site(
     std::fs::create_dir_all(site)?;
     std::fs::copy(root.join("index.html"), site.join("index.html"))?;
     copy_dir(&root.join("www"), &site.join("www"), &|p| {
-        p.ends_with("pkg") || p.ends_with("pkg-bench")
+        modules.iter().any(|m| p.ends_with(m))
     })?;
-    copy_dir(pkg, &site.join("www/pkg"), &|_| false)?;
-    copy_dir(pkg_bench, &site.join("www/pkg-bench"), &|_| false)?;
+    for (pkg, place) in pkgs.iter().zip(modules) {
+        copy_dir(pkg, &site.join(place), &|_| false)?;
+    }
     let dist = root
         .join("bench/node_modules")
         .join(OFFICIAL_PACKAGE)

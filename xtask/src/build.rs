@@ -1,16 +1,26 @@
-//! `cargo xtask build [--dev]`: compile the crate to wasm for the page, into `www/pkg`, and the
-//! benchmark's crate (`bench/`, `inbox-lab-bench`) for its worker, into `www/pkg-bench`.
+//! `cargo xtask build [--dev]`: compile the crate to wasm for the page — its start module into
+//! `www/pkg`, its full module into `www/pkg-full` — and the benchmark's crate (`bench/`,
+//! `inbox-lab-bench`) for its worker, into `www/pkg-bench`.
 //!
-//! Two modules, so the page's carries no benchmark code: the page's workers (database, crash
-//! lab) load `www/pkg`; only `www/panels/bench/benchworker.js` loads `www/pkg-bench`.
+//! Three modules, so that what a reader fetches at start is only what the start needs: the
+//! database worker (`www/db/worker.js`) loads the start module, the crate without its feature
+//! `full`; the workers that run work of their own (`www/db/guest.js`: the judge, a console query
+//! on a copy, an import's rebuild; the crash lab's worker) load the full one when that work
+//! first starts; only `www/panels/bench/benchworker.js` loads `www/pkg-bench`. Every module keeps
+//! the page's file names (`inbox_lab.js`, `inbox_lab_bg.wasm`), and the service worker caches
+//! all of them for offline use.
 
 use crate::setup::{self, Scope};
 use crate::util::{self, say};
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
-/// Where the page loads the module from (`www/*` imports `./pkg/inbox_lab.js`).
+/// Where the database worker loads the start module from (`www/db/worker.js` imports
+/// `../pkg/inbox_lab.js`); its gzip size has a budget (`xtask/src/size.rs`).
 pub const OUT_DIR: &str = "www/pkg";
+
+/// Where the workers that run work of their own load the full module from (`../pkg-full/`).
+pub const FULL_OUT_DIR: &str = "www/pkg-full";
 
 /// Where the benchmark's worker loads its module from (`./pkg-bench/inbox_lab.js`).
 pub const BENCH_OUT_DIR: &str = "www/pkg-bench";
@@ -18,32 +28,38 @@ pub const BENCH_OUT_DIR: &str = "www/pkg-bench";
 /// Which wasm module to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Module {
-    /// The page's: the crate's default features (the core and the labs).
-    Page,
+    /// The page's start module: the core and the labs (`--no-default-features --features labs`).
+    Start,
+    /// The page's full module: the crate's default features (`full`: the judge, the console's
+    /// copy, the import's rebuild, the crash lab as well).
+    Full,
     /// The benchmark worker's: the `bench/` crate (the page's module and the benchmark).
     Bench,
-    /// The page's with the workshop's handler in Rust (`--features workshop`, `cargo xtask
-    /// workshop`), into the page's place.
-    Workshop,
 }
 
 impl Module {
     /// Its place under the repository root.
     pub fn out_dir(self) -> &'static str {
         match self {
-            Module::Page | Module::Workshop => OUT_DIR,
+            Module::Start => OUT_DIR,
+            Module::Full => FULL_OUT_DIR,
             Module::Bench => BENCH_OUT_DIR,
         }
     }
 
-    /// What wasm-pack builds: the crate's folder, and what it passes on to `cargo build`. The
-    /// bench's module keeps the page's file names (`inbox_lab.js`, `inbox_lab_bg.wasm`).
-    fn wasm_pack_args(self) -> &'static [&'static str] {
-        match self {
-            Module::Page => &["."],
-            Module::Bench => &["bench", "--out-name", "inbox_lab"],
-            Module::Workshop => &[".", "--", "--features", "workshop"],
+    /// What wasm-pack builds: the crate's folder, and what it passes on to `cargo build`;
+    /// `workshop` adds the workshop's handler in Rust (`--features workshop`, `cargo xtask
+    /// workshop`) to the page's modules.
+    fn wasm_pack_args(self, workshop: bool) -> Vec<&'static str> {
+        let mut args = match self {
+            Module::Start => vec![".", "--", "--no-default-features", "--features", "labs"],
+            Module::Full => vec![".", "--"],
+            Module::Bench => return vec!["bench", "--out-name", "inbox_lab"],
+        };
+        if workshop {
+            args.extend(["--features", "workshop"]);
         }
+        args
     }
 }
 
@@ -110,27 +126,27 @@ const WASM_OPT_FEATURES: &[&str] = &[
     "--enable-multivalue",
 ];
 
-/// `cargo xtask build`: both modules, in the same profile.
+/// `cargo xtask build`: every module, in the same profile.
 pub fn run(dev: bool) -> Result<()> {
-    page(dev)?;
+    page(dev, false)?;
     module(
         Module::Bench,
         dev,
+        false,
         &util::root().join(Module::Bench.out_dir()),
     )
 }
 
-/// The page's module alone, into `www/pkg` (what the crash lab needs).
-pub fn page(dev: bool) -> Result<()> {
-    module(
-        Module::Page,
-        dev,
-        &util::root().join(Module::Page.out_dir()),
-    )
+/// The page's two modules, into their places (what the crash lab and the workshop need).
+pub fn page(dev: bool, workshop: bool) -> Result<()> {
+    for which in [Module::Start, Module::Full] {
+        module(which, dev, workshop, &util::root().join(which.out_dir()))?;
+    }
+    Ok(())
 }
 
 /// Builds `which` into `out_dir` (the benchmark builds its own copies).
-pub fn module(which: Module, dev: bool, out_dir: &Path) -> Result<()> {
+pub fn module(which: Module, dev: bool, workshop: bool, out_dir: &Path) -> Result<()> {
     setup::run(Scope::Build)?;
     let root = util::root();
     let profile: &[&str] = if dev {
@@ -145,7 +161,7 @@ pub fn module(which: Module, dev: bool, out_dir: &Path) -> Result<()> {
         .args(profile)
         .args(["--no-typescript", "--no-opt", "--out-dir"])
         .arg(out_dir)
-        .args(which.wasm_pack_args());
+        .args(which.wasm_pack_args(workshop));
     if !dev {
         wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS.join(" "));
     }

@@ -62,7 +62,7 @@ pub fn run(options: &Options) -> Result<()> {
         bail!("tests/e2e/node_modules is missing: run `cargo xtask setup`");
     }
     if options.build {
-        build::page(options.dev).context("building the page for the crash lab")?;
+        build::page(options.dev, false).context("building the page for the crash lab")?;
     }
     let server = serve::start(&root, None, "127.0.0.1", 0, false)?;
     say(format!("serving the page at {}", server.url()));

@@ -1,4 +1,4 @@
-//! `cargo xtask dist [--dev]`: the deployable site, `dist/`: both wasm modules ([`build::run`]),
+//! `cargo xtask dist [--dev]`: the deployable site, `dist/`: every wasm module ([`build::run`]),
 //! then `xtask/tools/dist.mjs` (esbuild from npm). What comes out and why: docs/hosting.md.
 
 use crate::build;
@@ -13,7 +13,7 @@ pub const DIST_DIR: &str = "dist";
 /// The build script, run with Node.js from `xtask/tools` (where esbuild is installed).
 const SCRIPT: &str = "dist.mjs";
 
-/// `cargo xtask dist`: both wasm modules, then the site.
+/// `cargo xtask dist`: every wasm module, then the site.
 pub fn run(dev: bool) -> Result<PathBuf> {
     build::run(dev)?;
     let out = util::root().join(DIST_DIR);
@@ -21,12 +21,12 @@ pub fn run(dev: bool) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// The site from what `www/pkg` and `www/pkg-bench` hold now (no wasm build), into `out`.
+/// The site from what `www/pkg`, `www/pkg-full` and `www/pkg-bench` hold now (no wasm build), into `out`.
 pub fn assemble(out: &Path) -> Result<()> {
     assemble_from(&util::root(), out)
 }
 
-/// [`assemble`] from another copy of the source (`index.html` and `www/` with both modules
+/// [`assemble`] from another copy of the source (`index.html` and `www/` with every module
 /// built): the benchmark's staged one.
 pub fn assemble_from(root: &Path, out: &Path) -> Result<()> {
     let tools = util::root().join(build::TOOLS_DIR);
@@ -38,6 +38,7 @@ pub fn assemble_from(root: &Path, out: &Path) -> Result<()> {
     }
     for wasm in [
         "www/pkg/inbox_lab_bg.wasm",
+        "www/pkg-full/inbox_lab_bg.wasm",
         "www/pkg-bench/inbox_lab_bg.wasm",
     ] {
         if !root.join(wasm).is_file() {

@@ -28,7 +28,7 @@ const FOLDERS: &str =
 
 /// Built by `cargo xtask build`/`setup`/`bench`, not committed: named, but absent from a fresh
 /// checkout (`www/official` exists only in the site the bench serves).
-const GENERATED: &str = "www/pkg www/pkg-bench www/official tests/e2e/node_modules \
+const GENERATED: &str = "www/pkg www/pkg-full www/pkg-bench www/official tests/e2e/node_modules \
     tests/e2e/.python xtask/tools/node_modules bench/node_modules";
 
 /// Checks every file under `root`; the error lists each missing path with the file naming it.

@@ -8,6 +8,7 @@ mod dist;
 mod doc_paths;
 mod serve;
 mod setup;
+mod size;
 mod test;
 mod util;
 mod workshop;
@@ -20,8 +21,9 @@ cargo xtask <command> [options]      (more in xtask/README-setup.md and docs/)
 
 commands:
   setup                         install what is missing (xtask/README-setup.md)
-  build [--dev]                 the wasm modules: the page's into www/pkg, the benchmark
-                                worker's (bench/) into www/pkg-bench (release unless --dev)
+  build [--dev]                 the wasm modules: the page's start module into www/pkg and its
+                                full module into www/pkg-full, the benchmark worker's (bench/)
+                                into www/pkg-bench (release unless --dev)
   dist [--dev]                  the deployable site, dist/: any static host, any sub-path
                                 (docs/hosting.md)
   serve [--port N] [--host H] [--dev] [--no-build] [--root DIR] [--with-source]

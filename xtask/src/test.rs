@@ -5,7 +5,7 @@ mod changed;
 
 use crate::setup::{self, Scope, CHROMIUM, ENGINES_DIR, FIREFOX, WASM_TARGET};
 use crate::util::{self, run_tee, say};
-use crate::{deps, dist, doc_paths, serve};
+use crate::{build, deps, dist, doc_paths, serve, size};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -123,7 +123,7 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
         say(format!("==== layer: {} ====", layer.name()));
         let started = Instant::now();
         let result = match layer {
-            Layer::Lint => lint(),
+            Layer::Lint => lint(&mut site),
             Layer::Native => native(),
             Layer::Browser => browser(WasmBrowser::Chrome),
             Layer::Firefox => browser(WasmBrowser::Firefox),
@@ -201,6 +201,11 @@ impl Site {
         })
     }
 
+    /// Whether a site build was started (it may have finished).
+    fn building(&self) -> bool {
+        self.child.is_some() || self.ok
+    }
+
     fn ready(&mut self) -> Result<()> {
         if let Some(mut child) = self.child.take() {
             self.ok = child.wait().is_ok_and(|s| s.success());
@@ -253,10 +258,26 @@ fn print_summary(rows: &[Row]) {
 
 // ---- lint -------------------------------------------------------------------------------------
 
+/// The release start module's gzip size, checked against its budget: the one the background
+/// site build makes, or, when no layer asked for the site, one built here.
+fn start_module_size(site: &mut Site) -> Result<u64> {
+    if site.building() {
+        site.ready()?;
+    } else {
+        build::module(
+            build::Module::Start,
+            false,
+            false,
+            &util::root().join(build::OUT_DIR),
+        )?;
+    }
+    size::check(&util::root())
+}
+
 /// One lint check: a command, or a check written here.
 type Check = Box<dyn FnOnce() -> Result<()>>;
 
-fn lint() -> Result<Outcome> {
+fn lint(site: &mut Site) -> Result<Outcome> {
     let clippy = |package: &str, extra: &[&str]| -> Vec<String> {
         ["clippy", "--package", package, "--all-targets"]
             .iter()
@@ -285,10 +306,16 @@ fn lint() -> Result<Outcome> {
             clippy(MAIN_PACKAGE, &["--target", WASM_TARGET, bench[0], bench[1]]),
         ),
         (
-            "clippy wasm32 + workshop",
+            "clippy wasm32 start module + workshop",
             clippy(
                 MAIN_PACKAGE,
-                &["--target", WASM_TARGET, "--features", "workshop"],
+                &[
+                    "--target",
+                    WASM_TARGET,
+                    "--no-default-features",
+                    "--features",
+                    "workshop",
+                ],
             ),
         ),
         ("clippy xtask", clippy(XTASK_PACKAGE, &[])),
@@ -324,12 +351,24 @@ fn lint() -> Result<Outcome> {
         }),
     ));
 
-    let total = checks.len();
+    let total = checks.len() + 1;
     let mut failed = Vec::new();
     for (name, check) in checks {
         if let Err(e) = check() {
             say(format!("lint check {name} failed: {e:#}"));
             failed.push(name);
+        }
+    }
+    // The start module within its budget (xtask/src/size.rs), last: it waits for the release
+    // build of the site the later layers serve, or builds the start module when none is made.
+    match start_module_size(site) {
+        Ok(n) => say(format!(
+            "the start module is {n} bytes of gzip, within its budget of {}",
+            size::START_BUDGET
+        )),
+        Err(e) => {
+            say(format!("lint check start module size failed: {e:#}"));
+            failed.push("start module size (xtask/src/size.rs)");
         }
     }
     if !failed.is_empty() {
@@ -342,8 +381,8 @@ fn lint() -> Result<Outcome> {
     Ok(Outcome {
         passed: total as u64,
         note: "rustfmt; clippy -D warnings: native (default and bench, +workshop, core alone), \
-               wasm32 (default and bench, +workshop), xtask; \
-               core tests without labs; doc paths"
+               wasm32 (default and bench, start module +workshop), xtask; \
+               core tests without labs; doc paths; folder dependencies; start module size"
             .into(),
     })
 }

@@ -58,11 +58,7 @@ pub fn run(options: &Options) -> Result<()> {
     }
     // The page with it: the build script reads the same variable.
     std::env::set_var(HANDLER_ENV, &handler);
-    build::module(
-        build::Module::Workshop,
-        options.dev,
-        &util::root().join(build::Module::Workshop.out_dir()),
-    )?;
+    build::page(options.dev, true)?;
     if !util::root()
         .join(build::BENCH_OUT_DIR)
         .join("inbox_lab_bg.wasm")
@@ -71,6 +67,7 @@ pub fn run(options: &Options) -> Result<()> {
         build::module(
             build::Module::Bench,
             options.dev,
+            false,
             &util::root().join(build::BENCH_OUT_DIR),
         )?;
     }

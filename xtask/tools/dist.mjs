@@ -1,5 +1,6 @@
 // `cargo xtask dist` runs this after building the wasm: it turns the source
-// tree (index.html, www/, www/pkg/, www/pkg-bench/) into dist/, a static site
+// tree (index.html, www/ with its built modules: www/pkg/, www/pkg-full/,
+// www/pkg-bench/) into dist/, a static site
 // that needs nothing from its server but files.
 //
 //   node xtask/tools/dist.mjs <repository root> <out dir>
@@ -178,6 +179,7 @@ async function main() {
   // 1. The wasm modules, as they are.
   for (const [source, name] of [
     ['pkg/inbox_lab_bg.wasm', 'inbox_lab'],
+    ['pkg-full/inbox_lab_bg.wasm', 'inbox_lab_full'],
     ['pkg-bench/inbox_lab_bg.wasm', 'inbox_lab_bench'],
   ]) {
     const path = join(WWW, source);

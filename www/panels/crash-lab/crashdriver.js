@@ -34,7 +34,7 @@
 import { Caller } from '../../lib/rpc.js';
 
 const WORKER_URL = new URL('./crashworker.js', import.meta.url);
-const WASM_URL = new URL('../../pkg/inbox_lab_bg.wasm', import.meta.url);
+const WASM_URL = new URL('../../pkg-full/inbox_lab_bg.wasm', import.meta.url);
 
 // Every worker would otherwise fetch and compile the same module again;
 // compiled once here, it is handed to each new worker.

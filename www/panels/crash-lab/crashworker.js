@@ -82,7 +82,7 @@
 // whose error is an error object (www/lib/problem.js).
 // Announcements (no `id`): "ack", "crashed" and "streaming" as above.
 
-import init, { CrashLab } from '../../pkg/inbox_lab.js';
+import init, { CrashLab } from '../../pkg-full/inbox_lab.js';
 import { asErrorObject, invalid, isErrorObject } from '../../lib/problem.js';
 import { serve } from '../../lib/rpc.js';
 
