@@ -10,7 +10,10 @@ const TARGET_NATIVE_RATIO: f64 = 0.8;
 const TARGET_OFFICIAL_RATIO: f64 = 1.5;
 const TARGET_DUPLICATES_PER_S: f64 = 20_000.0;
 const TARGET_BYTES_RATIO: f64 = 0.8;
-const TARGET_COLD_START_MS: f64 = 250.0;
+/// Cold start (issue 26): cached at full speed; first visit and cached with the CPU 4× slower.
+const TARGET_CACHED_MS: f64 = 200.0;
+const TARGET_SLOW_FIRST_MS: f64 = 1_000.0;
+const TARGET_SLOW_CACHED_MS: f64 = 400.0;
 /// 10,000 different events through the page (issue 16), and no frame gap above this.
 const TARGET_PAGE_MS: f64 = 10_000.0;
 const TARGET_FRAME_GAP_MS: f64 = 100.0;
@@ -310,26 +313,50 @@ pub fn tables(r: &Value) -> String {
         );
     }
 
-    let cold = &r["browser"]["cold_start"];
     let _ = writeln!(
         s,
-        "\n### Cold start: navigation → `inboxLab.ready` (wasm fetched and compiled, OPFS pool installed, schema checked)\n"
+        "\n### Cold start: navigation → `inboxLab.ready` on dist/ (median of {} loads each)\n",
+        env["cold_start_loads"]
     );
-    let loads: Vec<String> = cold["loads_ms"]
-        .as_array()
-        .map(|a| a.iter().map(|v| ms(v.as_f64())).collect())
-        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "on dist/, cached as a static host does (assets `immutable`, index.html `no-cache`): \
-         first load (empty cache) {} ms; cached loads (HTTP cache and the service worker): \
-         median of {} {} ms — {} (each load: {} ms)",
-        ms(num(cold, "first_ms")),
-        loads.len().saturating_sub(1),
-        ms(num(cold, "median_ms")),
-        verdict(num(cold, "median_ms"), TARGET_COLD_START_MS, false, " ms"),
-        loads.join(", ")
+        "Steps in ms since navigation, medians: HTML received; the page's code ran up to starting \
+         the database worker; the worker's code running; its wasm compiled and instantiated; the \
+         OPFS pool installed and the file opened and checked (Rust's two figures, in ms each); \
+         the page told. Chromium throttles the page's thread only: the worker's steps run at \
+         full speed under `Emulation.setCPUThrottlingRate` (\"only supported for pages, not \
+         workers\"). The calibration loop (5M iterations in the page) shows the throttle held.\n"
     );
+    let _ = writeln!(
+        s,
+        "| CPU | load | ready | HTML | page code | worker running | wasm ready | OPFS pool | open + check | calibration | target |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for run in r["browser"]["cold_start"].as_array().into_iter().flatten() {
+        let rate = num(run, "rate").unwrap_or(1.0);
+        for (kind, key) in [("first visit", "first"), ("cached", "cached")] {
+            let loads = run[key].as_array().cloned().unwrap_or_default();
+            let step = |name: &str| median(loads.iter().filter_map(|l| num(l, name)).collect());
+            let target = match (rate > 1.0, key) {
+                (false, "cached") => verdict(step("ready_ms"), TARGET_CACHED_MS, false, " ms"),
+                (true, "first") => verdict(step("ready_ms"), TARGET_SLOW_FIRST_MS, false, " ms"),
+                (true, _) => verdict(step("ready_ms"), TARGET_SLOW_CACHED_MS, false, " ms"),
+                _ => "–".to_owned(),
+            };
+            let _ = writeln!(
+                s,
+                "| {rate}× | {kind} | {} | {} | {} | {} | {} | {} | {} | {} | {target} |",
+                ms(step("ready_ms")),
+                ms(step("html_ms")),
+                ms(step("page_ms")),
+                ms(step("worker_ms")),
+                ms(step("wasm_ms")),
+                ms(step("opfs_ms")),
+                ms(step("check_ms")),
+                ms(step("calibration_ms")),
+            );
+        }
+    }
 
     let sizes = &r["browser"]["sizes"];
     let _ = writeln!(s, "\n### Bytes shipped (gzip -9)\n");
@@ -476,6 +503,17 @@ pub fn tables(r: &Value) -> String {
     s
 }
 
+/// The median of `values`, `None` when there are none.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    match values.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(values[mid]),
+        _ => Some((values[mid - 1] + values[mid]) / 2.0),
+    }
+}
+
 fn ratio_sub(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? - b?)
 }
@@ -499,6 +537,13 @@ mod tests {
             verdict(Some(300.0), 250.0, false, " ms"),
             "300 ms MISSED (target ≤ 250 ms)"
         );
+    }
+
+    #[test]
+    fn takes_medians() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(Vec::new()), None);
     }
 
     #[test]

@@ -109,10 +109,14 @@
 //
 // Worker → page, announcements (no `id`):
 //
-//   {type: "ready", storage, stack, fallback?, problem?}
+//   {type: "ready", storage, stack, start, fallback?, problem?}
 //       the database is open; `storage` "opfs" or "memory"; `stack` {vfs,
 //       journal_mode, synchronous} as SQLite reports them (null while the
-//       database cannot be used); `fallback`: OPFS was asked for but cannot be
+//       database cannot be used); `start` how the start went: {at: {script,
+//       wasm, opened}} (wall-clock ms, `performance.timeOrigin + now()`: this
+//       worker's code running, the wasm compiled and instantiated, the
+//       database open), and Rust's opfs_ms and check_ms (Lab.startTimes);
+//       `fallback`: OPFS was asked for but cannot be
 //       used, the error saying why (insecure_context, no_opfs,
 //       opfs_unavailable), and the database is in memory; `problem`: the
 //       stored database cannot be used, the error saying why (storage/corrupt,
@@ -156,6 +160,11 @@ import { asErrorObject, isErrorObject, opfsMissing, problem, queryCancelled } fr
 import { serve } from '../lib/rpc.js';
 import { Lane } from './foreign.js';
 import { OPS, handlersFor } from './ops.js';
+
+// When this worker's code began to run (its script and the wasm glue
+// fetched and evaluated), as a wall-clock time: the first of the start
+// path's steps the `ready` announcement reports.
+const scriptAt = performance.timeOrigin + performance.now();
 
 const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
@@ -398,10 +407,11 @@ let failure = null;
 let problemNow = null;
 
 const opened = open().then(
-  ({ opened: database, fallback }) => {
+  ({ opened: database, fallback, wasmAt }) => {
     lab = database;
     problemNow = lab.problem;
-    const ready = { type: 'ready', storage: lab.storage, stack: lab.stack };
+    const at = { script: scriptAt, wasm: wasmAt, opened: performance.timeOrigin + performance.now() };
+    const ready = { type: 'ready', storage: lab.storage, stack: lab.stack, start: { at, ...lab.startTimes } };
     if (fallback) {
       ready.fallback = fallback;
     }
@@ -441,16 +451,17 @@ serve(handlersFor(HANDLERS), {
 // to memory would hide the reader's data.
 async function open() {
   await init();
+  const wasmAt = performance.timeOrigin + performance.now();
   if (storage !== 'opfs') {
-    return { opened: await Lab.open(DATABASE, storage) };
+    return { opened: await Lab.open(DATABASE, storage), wasmAt };
   }
   const missing = opfsMissing(self);
   if (missing !== null) {
-    return { opened: await Lab.open(DATABASE, 'memory'), fallback: missing };
+    return { opened: await Lab.open(DATABASE, 'memory'), fallback: missing, wasmAt };
   }
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return { opened: await Lab.openWithJournal(DATABASE, 'opfs', journal) };
+      return { opened: await Lab.openWithJournal(DATABASE, 'opfs', journal), wasmAt };
     } catch (thrown) {
       if (heldByAnotherWorker(thrown)) {
         if (attempt === OPEN_ATTEMPTS) {
@@ -459,7 +470,7 @@ async function open() {
         self.postMessage({ type: 'waiting', attempt, attempts: OPEN_ATTEMPTS });
         await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_MS * attempt));
       } else if (isErrorObject(thrown) && thrown.code === 'opfs_unavailable') {
-        return { opened: await Lab.open(DATABASE, 'memory'), fallback: thrown };
+        return { opened: await Lab.open(DATABASE, 'memory'), fallback: thrown, wasmAt };
       } else {
         throw thrown;
       }

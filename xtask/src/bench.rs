@@ -48,7 +48,7 @@ impl Default for Options {
         Options {
             events: 2000,
             rounds: 3,
-            loads: 7,
+            loads: 5,
             burst: 1000,
             profile_events: 500,
             build: true,
