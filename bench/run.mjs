@@ -324,11 +324,14 @@ async function main() {
     await page.goto(args.url);
     await page.evaluate(() => window.__benchReady);
 
-    const profiles = { browser: [], native: [] };
+    const profiles = { browser: [], page: [], native: [] };
     for (const setting of SETTINGS) {
-      log(`profile: ${setting}, ${PROFILE_EVENTS} events through the timing shim, browser and native`);
+      log(`profile: ${setting}, ${PROFILE_EVENTS} events through the timing shim, browser (apply alone, and as the page delivers) and native`);
       profiles.browser.push(
         await page.evaluate((args) => window.inboxLabBench.profile(args), { setting, events: PROFILE_EVENTS }),
+      );
+      profiles.page.push(
+        await page.evaluate((args) => window.inboxLabBench.profile(args), { setting, events: PROFILE_EVENTS, asPage: true }),
       );
       profiles.native.push(
         ...native(['--rounds', 0, '--profile-events', PROFILE_EVENTS, '--setting', setting]).profiles,

@@ -59,7 +59,7 @@
 // Everything a user typed or the database returned is rendered with
 // textContent, never parsed as HTML (lib/dom.js).
 
-import { calling, inboxLab, onStatus, onTablesChanged } from './db/client.js';
+import { calling, inboxLab, onStatus, onTablesChanged, starting } from './db/client.js';
 import { whileBusy } from './lib/dom.js';
 import { errorMessage } from './lib/errors.js';
 import * as focus from './lib/focus.js';
@@ -186,11 +186,14 @@ window.inboxLab = Object.freeze({
 
 // ---- Mount --------------------------------------------------------------------
 
-// Importing db/client.js started the database worker. A module worker's script
-// is fetched from this thread, so building every panel first (one long task)
-// would hold that fetch back; one turn of the event loop lets it go out, and
-// the panels are built while the worker loads its wasm. `window.inboxLab` is
-// set above, before this wait: a script that awaits `inboxLab.ready` finds it.
+// db/client.js starts the database worker once this tab holds the tabs' lock
+// (`starting`: the lock is granted asynchronously, or another tab holds it). A
+// module worker's script is fetched from this thread, so building every panel
+// first (one long task) would hold that fetch back; one turn of the event loop
+// after the start lets it go out, and the panels are built while the worker
+// loads its wasm and opens the database. `window.inboxLab` is set above,
+// before this wait: a script that awaits `inboxLab.ready` finds it.
+await starting;
 await new Promise((resolve) => setTimeout(resolve, 0));
 for (const [name, panel, id] of PANELS) {
   services.panels[name] = panel.mount(id && document.getElementById(id), services) ?? {};

@@ -193,6 +193,26 @@ pub fn open_profiled(path: &str, setting: Setting) -> Result<Connection, Error> 
     open(&format!("file:{path}?vfs={}", timing::VFS_NAME), setting)
 }
 
+/// The page's write coalescing over the [`timing`] shim ([`open_profiled_as_page`]).
+const COALESCE_OVER_TIMING: &str = "inbox-lab-coalesce-over-timing";
+
+/// Like [`open_profiled`], with the page's write coalescing on top of the
+/// timing shim: the calls timed are those that reach storage as the page
+/// writes. `path` must not contain `?` or `#`.
+///
+/// # Errors
+/// As [`open`].
+pub fn open_profiled_as_page(path: &str, setting: Setting) -> Result<Connection, Error> {
+    if path.contains(['?', '#']) {
+        return Err(Error::storage(format!(
+            "cannot profile {path:?}: `?` and `#` are not allowed in its name"
+        )));
+    }
+    timing::install()?;
+    coalesce::install_over(COALESCE_OVER_TIMING, timing::VFS_NAME)?;
+    open(&format!("file:{path}?vfs={COALESCE_OVER_TIMING}"), setting)
+}
+
 /// Like [`open`], through the [`coalesce`] shim (installed on top of the
 /// current default VFS if it is not yet): adjacent writes reach storage as
 /// one. `path` must not contain `?` or `#`.
@@ -228,13 +248,26 @@ pub struct Profile {
 /// Any error of [`apply`](inbox_lab::apply()), and [`Error::Storage`] if an event
 /// was not applied.
 pub fn profile(conn: &Connection, setting: Setting, events: u32) -> Result<Profile, Error> {
+    profile_with(conn, setting, events, |conn, event| {
+        inbox_lab::apply(conn, event, None)
+    })
+}
+
+/// Like [`profile`], delivering each event by `deliver` (the page's path, in
+/// the browser: `bench/src/wasm.rs`).
+///
+/// # Errors
+/// As [`profile`].
+pub fn profile_with(
+    conn: &Connection,
+    setting: Setting,
+    events: u32,
+    mut deliver: impl FnMut(&Connection, &Event) -> Result<inbox_lab::Outcome, Error>,
+) -> Result<Profile, Error> {
     timing::reset();
     let start = timing::now_ms();
     for i in 0..events {
-        if !matches!(
-            inbox_lab::apply(conn, &event(i), None)?,
-            inbox_lab::Outcome::Applied(_)
-        ) {
+        if !matches!(deliver(conn, &event(i))?, inbox_lab::Outcome::Applied(_)) {
             return Err(Error::storage(format!(
                 "profiled event {i} was not applied"
             )));

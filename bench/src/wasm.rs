@@ -1,7 +1,9 @@
 //! The benchmark's side of the real apply path: [`Bench`].
 
+use inbox_lab::labs::handlers::Handler;
+use inbox_lab::labs::verdicts::{outcome_answer, Referee};
 use inbox_lab::wasm::{closed, install_pool, to_value, POOL_CAPACITY};
-use inbox_lab::{apply, Error, Outcome};
+use inbox_lab::{apply, apply_traced, Error, Outcome};
 use rusqlite::Connection;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_vfs::sahpool::{OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
@@ -25,6 +27,7 @@ pub struct Bench {
     setting: crate::Setting,
     name: String,
     conn: Option<Connection>,
+    stack: Stack,
 }
 
 #[wasm_bindgen]
@@ -53,19 +56,43 @@ impl Bench {
     }
 
     /// Like `open`, through the timing shim (`crate::timing`): every storage
-    /// call is counted and timed, for [`Bench::profile`].
+    /// call is counted and timed, for [`Bench::profile`]. With `as_page`,
+    /// the page's write coalescing on top of it: what is timed is what
+    /// reaches storage as the page writes.
     #[wasm_bindgen(js_name = openProfiled)]
-    pub async fn open_profiled(setting: String) -> Result<Bench, JsValue> {
-        Bench::open_with(setting, Stack::Profiled).await
+    pub async fn open_profiled(setting: String, as_page: bool) -> Result<Bench, JsValue> {
+        let stack = if as_page {
+            Stack::ProfiledAsPage
+        } else {
+            Stack::Profiled
+        };
+        Bench::open_with(setting, stack).await
     }
 
     /// On a database from `openProfiled`: delivers events `0..events` and
     /// returns `{setting, events, total_ms, rows: [{file, op, calls,
-    /// total_ms}]}`.
+    /// total_ms}]}`. Opened `as_page`, each delivery is what the page's
+    /// worker runs for one (`Lab::deliver`): the atomic handler's apply with
+    /// its steps, watched and judged by the referee, and its answer, steps
+    /// and verdict made JavaScript values.
     pub fn profile(&self, events: u32) -> Result<JsValue, JsValue> {
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
         let setting = self.setting;
-        to_value(&crate::profile(conn, setting, events)?)
+        if !matches!(self.stack, Stack::ProfiledAsPage) {
+            return to_value(&crate::profile(conn, setting, events)?);
+        }
+        let mut referee = Referee::default();
+        let profile = crate::profile_with(conn, setting, events, |conn, event| {
+            let (outcome, steps, verdict) =
+                referee.watch(conn, Handler::Atomic, None, event, outcome_answer, || {
+                    apply_traced(conn, event, None)
+                });
+            let outcome = outcome?;
+            to_value(&(&outcome, &steps, &verdict))
+                .map_err(|e| Error::storage(format!("{e:?}")))?;
+            Ok(outcome)
+        })?;
+        to_value(&profile)
     }
 
     /// The settings SQLite really runs with: `{sqlite_version,
@@ -116,6 +143,9 @@ enum Stack {
     Coalesced,
     /// The pool under the timing shim.
     Profiled,
+    /// The pool under the timing shim under the write-coalescing shim: the
+    /// page's stack, timed below the coalescing.
+    ProfiledAsPage,
 }
 
 impl Bench {
@@ -144,12 +174,14 @@ impl Bench {
             Stack::Page => crate::open(&name, setting),
             Stack::Coalesced => crate::open_coalesced(&name, setting),
             Stack::Profiled => crate::open_profiled(&name, setting),
+            Stack::ProfiledAsPage => crate::open_profiled_as_page(&name, setting),
         }?;
         Ok(Bench {
             pool,
             setting,
             name,
             conn: Some(conn),
+            stack,
         })
     }
 }

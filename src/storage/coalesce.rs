@@ -156,6 +156,18 @@ pub fn install(make_default: bool) -> Result<(), Error> {
     super::register(VFS_NAME, Coalesce(Variant::Correct), make_default)
 }
 
+/// Registers the page's write coalescing as `name` on top of the VFS named
+/// `base` instead of the default one: the benchmark puts it over its timing
+/// shim, so the storage calls it times are the ones the page makes.
+/// Idempotent.
+///
+/// # Errors
+/// [`Error::Storage`] if `base` is not registered or registration fails.
+#[cfg(feature = "labs")]
+pub fn install_over(name: &str, base: &str) -> Result<(), Error> {
+    install_on(name, base, Variant::Correct)
+}
+
 /// Which coalescing: the real one, or the crash lab's control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Variant {

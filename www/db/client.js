@@ -111,6 +111,13 @@ if (STORAGE === 'opfs' && canShare()) {
 }
 
 /** The console API, the same in every tab: one call per op (ops.js), and what only the page does. */
+/**
+ * Settles once this tab has started its database worker, or knows another
+ * tab runs it (tabs.js): www/app.js waits for it before building the panels,
+ * so the worker loads its wasm while they are built.
+ */
+export const starting = db.tabs?.decided ?? Promise.resolve();
+
 export const inboxLab = consoleApi({
   ready,
   query: (sql) => {

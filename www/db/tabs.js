@@ -58,6 +58,10 @@ const REPLY_TIMEOUT_MS = 60_000;
 // How many requests of other tabs the owner remembers, to run none twice.
 const SERVED_MEMORY = 1000;
 
+// The longest the page waits to learn whether this tab starts the worker
+// (Tabs.decided) before it builds its panels anyway.
+const DECIDE_MS = 100;
+
 /** This tab's id: unique enough for the tabs of one browser profile. */
 export const TAB_ID =
   typeof crypto.randomUUID === 'function'
@@ -87,6 +91,12 @@ export function canShare() {
  */
 export class Tabs {
   role = 'follower';
+  /**
+   * Settles once this tab knows whether it starts the worker now: the lock
+   * is ours (the worker started), or another tab holds it.
+   */
+  decided;
+  #decide;
   #tab;
   #channel = new BroadcastChannel(CHANNEL_NAME);
   // The owner tab's id as far as this tab knows.
@@ -101,16 +111,33 @@ export class Tabs {
     this.#tab = tab;
     this.#channel.addEventListener('message', ({ data }) => this.#receive(data));
     this.#send({ type: 'hello' });
+    this.decided = new Promise((resolve) => {
+      this.#decide = resolve;
+    });
     navigator.locks
       .request(LOCK_NAME, { mode: 'exclusive' }, () => {
         this.#becomeOwner();
+        this.#decide();
         return new Promise(() => {}); // hold it for the life of the page
       })
       .catch((error) => {
         // Only if the request itself is refused (e.g. the document is being
         // unloaded); this tab then stays a follower.
         console.warn('inbox-lab: cannot ask for the owner lock', error);
+        this.#decide();
       });
+    // Held by another tab: this one follows, and need not wait for the lock;
+    // nor longer than DECIDE_MS when the query saw the lock free but another
+    // tab's request was granted before this one's.
+    setTimeout(() => this.#decide(), DECIDE_MS);
+    navigator.locks.query().then(
+      ({ held = [] }) => {
+        if (held.some((lock) => lock.name === LOCK_NAME)) {
+          this.#decide();
+        }
+      },
+      () => this.#decide(),
+    );
   }
 
   /** A follower's call, sent to the owner tab. */

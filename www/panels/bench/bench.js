@@ -118,10 +118,10 @@ export async function run({
 }
 
 /** One profiled pass (see benchworker.js, op "profile"). */
-export async function profile({ setting, events }) {
+export async function profile({ setting, events, asPage = false }) {
   const worker = startWorker(WORKER_URL);
   try {
-    return await ask(worker, 'profile', { setting, events });
+    return await ask(worker, 'profile', { setting, events, asPage });
   } finally {
     worker.terminate();
   }

@@ -25,10 +25,12 @@
 //       database is opened straight on the OPFS pool (as the page's worker
 //       opened its own before), or with `coalesce: true` through the write-coalescing
 //       shim (src/storage/coalesce.rs), as the page runs since issue 16.
-//   {id, op: "profile", args: {setting, events}}
+//   {id, op: "profile", args: {setting, events, asPage?}}
 //       The same new events through the timing shim (bench/src/timing.rs):
 //       where each commit's time goes, per file and storage call. Slower than
-//       "run" by the shim's clock reads, so never used for throughput.
+//       "run" by the shim's clock reads, so never used for throughput. With
+//       `asPage: true`, as the page's worker delivers: write coalescing over
+//       the timing shim, and each delivery's steps, verdict and JS answer.
 //
 // Worker → page:
 //
@@ -66,7 +68,7 @@ serve(
       async (args, { progress }) =>
         run(String(args?.setting), await eventsOf(args), args?.coalesce === true, (done, total) => progress({ done, total })),
     ],
-    ['profile', async (args) => profile(String(args?.setting), await eventsOf(args))],
+    ['profile', async (args) => profile(String(args?.setting), await eventsOf(args), args?.asPage === true)],
   ]),
   { asError: (thrown) => asErrorObject(thrown, 'bench_failed', 'the bench failed') },
 );
@@ -110,8 +112,8 @@ async function run(setting, events, coalesce, progress) {
   }
 }
 
-async function profile(setting, events) {
-  const bench = await Bench.openProfiled(setting);
+async function profile(setting, events, asPage) {
+  const bench = await Bench.openProfiled(setting, asPage);
   try {
     return { engine: 'inbox-lab', ...bench.profile(events) };
   } finally {
