@@ -118,6 +118,7 @@ const READY_HOOK = () => {
             ready_ms,
             html_ms: performance.getEntriesByType('navigation')[0]?.responseEnd ?? null,
             page_ms: mark('page')?.startTime ?? null,
+            panels_ms: mark('panels')?.startTime ?? null,
             worker_ms: mark('worker')?.startTime ?? null,
             wasm_ms: mark('wasm')?.startTime ?? null,
             opened_ms: opened?.startTime ?? null,

@@ -323,7 +323,7 @@ pub fn tables(r: &Value) -> String {
     let _ = writeln!(
         s,
         "Steps in ms since navigation, medians: HTML received; the page's code ran up to starting \
-         the database worker; the worker's code running; its wasm compiled and instantiated; the \
+         the database worker; every panel built (meanwhile, in the worker:) the worker's code running; its wasm compiled and instantiated; the \
          OPFS pool installed and the file opened and checked (Rust's two figures, in ms each); \
          the page told. Chromium throttles the page's thread only: the worker's steps run at \
          full speed under `Emulation.setCPUThrottlingRate` (\"only supported for pages, not \
@@ -331,9 +331,12 @@ pub fn tables(r: &Value) -> String {
     );
     let _ = writeln!(
         s,
-        "| CPU | load | ready | HTML | page code | worker running | wasm ready | OPFS pool | open + check | calibration | target |"
+        "| CPU | load | ready | HTML | page code | panels built | worker running | wasm ready | OPFS pool | open + check | calibration | target |"
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        s,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
     for run in r["browser"]["cold_start"].as_array().into_iter().flatten() {
         let rate = num(run, "rate").unwrap_or(1.0);
         for (kind, key) in [("first visit", "first"), ("cached", "cached")] {
@@ -347,10 +350,11 @@ pub fn tables(r: &Value) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {rate}× | {kind} | {} | {} | {} | {} | {} | {} | {} | {} | {target} |",
+                "| {rate}× | {kind} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {target} |",
                 ms(step("ready_ms")),
                 ms(step("html_ms")),
                 ms(step("page_ms")),
+                ms(step("panels_ms")),
                 ms(step("worker_ms")),
                 ms(step("wasm_ms")),
                 ms(step("opfs_ms")),

@@ -430,7 +430,8 @@ function tablesChanged(tellOthers) {
 /**
  * The start path's steps, as the page's User Timing marks
  * (`performance.getEntriesByType('mark')`, named `inbox-lab:…`): after
- * `inbox-lab:page` (the page's code ran up to starting the worker), the
+ * `inbox-lab:page` (the page's code ran up to starting the worker) and
+ * beside `inbox-lab:panels` (www/app.js: every panel built), the
  * database worker's code running, its wasm compiled and instantiated, the
  * database open (detail: Rust's `{opfs_ms, check_ms}`), then the page told.
  * `cargo xtask bench` reports them.
