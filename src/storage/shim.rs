@@ -148,6 +148,12 @@ pub trait Shim: Send + Sync + 'static {
     fn check_reserved_lock(&self, file: &File, held: &mut c_int) -> c_int {
         file.check_reserved_lock(held)
     }
+
+    /// The file's device characteristics (`SQLITE_IOCAP_*`), given `real`,
+    /// what the VFS underneath says.
+    fn device_characteristics(&self, real: c_int) -> c_int {
+        real
+    }
 }
 
 /// A file opened through a shim: our header, followed in the same allocation
@@ -343,7 +349,7 @@ pub fn register_on<S: Shim>(
             xCheckReservedLock: Some(x_check_reserved_lock::<S>),
             xFileControl: Some(x_file_control::<S>),
             xSectorSize: Some(x_sector_size),
-            xDeviceCharacteristics: Some(x_device_characteristics),
+            xDeviceCharacteristics: Some(x_device_characteristics::<S>),
             xShmMap: None,
             xShmLock: None,
             xShmBarrier: None,
@@ -649,18 +655,21 @@ unsafe extern "C" fn x_file_control<S: Shim>(
     })
 }
 
-// Questions about the file's nature: straight through.
+// Questions about the file's nature: straight through (the shim may add to
+// the device characteristics).
 
 unsafe extern "C" fn x_sector_size(file: *mut ffi::sqlite3_file) -> c_int {
     let f = &*file.cast::<File>();
     f.methods().xSectorSize.map_or(4096, |size| size(f.real))
 }
 
-unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
-    let f = &*file.cast::<File>();
-    f.methods()
-        .xDeviceCharacteristics
-        .map_or(0, |characteristics| characteristics(f.real))
+unsafe extern "C" fn x_device_characteristics<S: Shim>(file: *mut ffi::sqlite3_file) -> c_int {
+    let (f, shim) = open_file::<S>(file);
+    shim.device_characteristics(
+        f.methods()
+            .xDeviceCharacteristics
+            .map_or(0, |characteristics| characteristics(f.real)),
+    )
 }
 
 #[cfg(all(test, not(target_family = "wasm")))]
