@@ -20,7 +20,7 @@
 //! file does not parse (the error on stderr, with line and column) or an
 //! option is wrong, 3 for an error of the lab itself (as JSON: never a
 //! verdict on the handler), 4 when the whole
-//! run passed its deadline ([`DEFAULT_DEADLINE`] unless `--deadline`; a
+//! run passed its deadline (`DEFAULT_DEADLINE` unless `--deadline`; a
 //! message on stderr, nothing on stdout). `--seed` repeats the events of a
 //! report's `seed` (a fresh one when not given). `--workshop` judges the
 //! handler written in Rust in `workshop/handler.rs` (a binary built with
@@ -29,7 +29,7 @@
 //!
 //! Exit codes: 0 success; 1 a reported error (JSON on stdout); 2 a usage
 //! error (a missing or unknown option, from clap). Values arrive as text and
-//! follow [`crate::event`]'s rules: `--amount 1.5` is present but invalid, so
+//! follow [`crate::core::event`]'s rules: `--amount 1.5` is present but invalid, so
 //! it is an `invalid_input` error (exit 1), not a usage error.
 
 mod probe;

@@ -15,7 +15,7 @@
 //!     once, before any SQL.
 //!   * [`core::schema`] — the tables, the schema version, and the
 //!     per-connection setup (`PRAGMA foreign_keys = ON`).
-//!   * [`core::apply`] — **start here for the idea**: the transaction that
+//!   * [`core::apply`](mod@crate::core::apply) — **start here for the idea**: the transaction that
 //!     makes a delivery idempotent, written as steps so the page can run it
 //!     one statement at a time.
 //!   * [`core::source`] — `apply.rs` itself, embedded at build time, and

@@ -585,7 +585,7 @@ pub struct ErrorReport {
 /// failing, a missing table, a stored value of the wrong type).
 /// Statement-specific meanings (such as a foreign-key failure meaning
 /// "unknown account") are decided where the statement runs, in
-/// [`crate::apply`].
+/// [`crate::apply()`].
 impl From<rusqlite::Error> for Error {
     fn from(err: rusqlite::Error) -> Self {
         match StorageCode::of(&err) {

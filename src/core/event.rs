@@ -7,7 +7,7 @@
 //!
 //! * `source` and `event_id`: not blank (not empty, not only whitespace), at
 //!   most [`MAX_KEY_BYTES`] bytes of UTF-8, and no character that does not
-//!   show as itself ([`refused_in_key`], the one rule for that): control
+//!   show as itself (`refused_in_key`, the one rule for that): control
 //!   characters (C0, C1, DEL), the bidirectional embeddings, overrides and
 //!   isolates, and every other default-ignorable code point (zero-width
 //!   spaces and joiners, U+FEFF, fillers, variation selectors, tag

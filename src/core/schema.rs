@@ -7,7 +7,7 @@
 //!   an older inbox-lab database up to [`VERSION`] and refuses a newer one or
 //!   a database that is not inbox-lab's;
 //! * the balance is an integer in `0..=2^53-1`, enforced by a `CHECK` in SQL
-//!   (a last line of defence under the guard in [`crate::apply`]).
+//!   (a last line of defence under the guard in [`crate::apply()`]).
 
 use std::ops::RangeInclusive;
 use std::time::Duration;
@@ -44,10 +44,10 @@ pub const TIME: RangeInclusive<i64> = 0..=MAX_STORED;
 /// An outbox message id.
 pub const MESSAGE_ID: RangeInclusive<i64> = 1..=MAX_STORED;
 
-/// Largest balance ([`BALANCE`]).
+/// Largest balance (`BALANCE`).
 pub const MAX_BALANCE: i64 = *BALANCE.end();
 
-/// Largest receipt number ([`RECEIPT`]).
+/// Largest receipt number (`RECEIPT`).
 pub const MAX_RECEIPT: i64 = *RECEIPT.end();
 
 /// How long a connection waits for another one's write lock before the

@@ -122,7 +122,7 @@ impl Trace {
 
     /// A statement went wrong: it is recorded as [`Effect::Failed`] with the
     /// rows it had changed so far (its transaction, if one is open, is
-    /// ended by [`Trace::rolled_back`]).
+    /// ended by `Trace::rolled_back`).
     pub fn failed(&mut self, op: &'static str, statements: &'static [&'static str], rows: usize) {
         self.push(op, statements, rows, Effect::Failed);
     }

@@ -30,7 +30,7 @@
 //!   rolls back the transaction, as it would have had the write itself
 //!   failed.
 //!
-//! Pending bytes are capped ([`MAX_PENDING`]); a longer run is written in
+//! Pending bytes are capped (`MAX_PENDING`); a longer run is written in
 //! pieces of at most that size.
 //!
 //! ## Proven by the crash lab, with a control
@@ -40,7 +40,7 @@
 //! sits *under* coalescing (`iolog::COALESCED_VFS_NAME`), so every crash
 //! point is a moment between two operations that really reached storage,
 //! and bytes still held back die with the process. The control,
-//! [`Variant::HoldsCommits`], is the bug this design avoids: it writes out
+//! `Variant::HoldsCommits`, is the bug this design avoids: it writes out
 //! only before a read, a write elsewhere, open, close, delete or truncate —
 //! not before a sync, a lock or a file control, and not at a WAL commit
 //! frame — so a commit can return (and be acknowledged) while its last

@@ -15,7 +15,7 @@
 //! nothing after operation k reaches storage — exactly what a killed process
 //! leaves behind.
 //!
-//! The **control** variant ([`BROKEN_VFS_NAME`]) makes
+//! The **control** variant (`BROKEN_VFS_NAME`) makes
 //! `xCheckReservedLock` always answer "another connection holds RESERVED",
 //! which is how sahpool behaved before sqlite-wasm-vfs 0.3: SQLite then
 //! believes a hot journal belongs to a live writer and skips the rollback.
@@ -42,13 +42,13 @@ const VFS_NAME: &str = "iolog";
 const BROKEN_VFS_NAME: &str = "iolog-broken-lock";
 
 /// The stack the page runs on, counted: write coalescing
-/// ([`coalesce`](super::coalesce)) on top of this shim. What the lab counts
+/// ([`coalesce`]) on top of this shim. What the lab counts
 /// and crashes at is what coalescing lets through to storage; bytes it
 /// still holds back die with the process, as they would in the page.
 pub const COALESCED_VFS_NAME: &str = "iolog-coalesced";
 /// Coalescing on top of the broken lock check (the lock control's recovery).
 pub const COALESCED_BROKEN_LOCK_VFS_NAME: &str = "iolog-broken-lock-coalesced";
-/// The coalescing control: [`Variant::HoldsCommits`] on top of this shim.
+/// The coalescing control: `Variant::HoldsCommits` on top of this shim.
 pub const HOLDING_VFS_NAME: &str = "iolog-coalesced-holding-commits";
 
 /// One counted operation.

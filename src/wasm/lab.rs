@@ -303,7 +303,7 @@ impl Lab {
     }
 
     /// Delivers every event of `events` (an array of at most
-    /// [`MAX_BATCH`] events) by `handler`, one after another, each in its own
+    /// `MAX_BATCH` events) by `handler`, one after another, each in its own
     /// transaction — exactly what as many [`Lab::deliver`] calls would do,
     /// each judged by the referee — and answers what they came to, counted
     /// here: `{delivered, outcomes, verdicts}`, `outcomes` by what the sender

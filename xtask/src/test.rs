@@ -327,6 +327,30 @@ fn lint(site: &mut Site) -> Result<Outcome> {
             (name, run)
         })
         .collect();
+    // Every intra-doc link resolves to a public item: rustdoc's warnings are errors, natively
+    // (the three crates) and for wasm32 (which documents src/wasm/).
+    checks.push((
+        "rustdoc -D warnings (native and wasm32)",
+        Box::new(|| {
+            let doc = |args: &[&str]| {
+                util::run(
+                    util::cargo()
+                        .args(["doc", "--no-deps"])
+                        .args(args)
+                        .env("RUSTDOCFLAGS", "-D warnings"),
+                )
+            };
+            doc(&[
+                "--package",
+                MAIN_PACKAGE,
+                "--package",
+                BENCH_PACKAGE,
+                "--package",
+                XTASK_PACKAGE,
+            ])?;
+            doc(&["--package", MAIN_PACKAGE, "--target", WASM_TARGET])
+        }),
+    ));
     // The core compiles and its tests pass without the labs.
     checks.push((
         "core alone: cargo test --no-default-features",
@@ -382,7 +406,8 @@ fn lint(site: &mut Site) -> Result<Outcome> {
         passed: total as u64,
         note: "rustfmt; clippy -D warnings: native (default and bench, +workshop, core alone), \
                wasm32 (default and bench, start module +workshop), xtask; \
-               core tests without labs; doc paths; folder dependencies; start module size"
+               rustdoc -D warnings (native, wasm32); core tests without labs; doc paths; \
+               folder dependencies; start module size"
             .into(),
     })
 }

@@ -1,11 +1,11 @@
 //! The crash lab: kill the handler at every storage operation of a commit,
 //! reopen, and prove the recovery is atomic.
 //!
-//! One *try* runs a workload — [`workload`]: one apply, or a burst of
+//! One *try* runs a workload — [`workload()`]: one apply, or a burst of
 //! several — through the [`iolog`](crate::storage::iolog) shim armed to
 //! crash after k operations. The process (natively) or the worker (in the
 //! browser) dies right there. A fresh connection then reopens the database,
-//! letting SQLite recover it, and [`classify`] checks:
+//! letting SQLite recover it, and [`classify()`] checks:
 //! * `PRAGMA integrity_check` is `ok`;
 //! * the state is exactly "before" or "after" each event: an inbox row
 //!   exists **if and only if** its credit does (amounts are distinct powers

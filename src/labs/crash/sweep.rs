@@ -25,7 +25,7 @@ crate::core::named::named! {
         /// back, so the sweep must find partial commits.
         BrokenLock => "broken-lock",
         /// Coalescing that lets a commit return with its last bytes still held
-        /// back ([`Variant::HoldsCommits`](crate::storage::coalesce::Variant)):
+        /// back (`Variant::HoldsCommits`):
         /// in WAL mode the sweep must find acknowledged events lost.
         HoldsCommits => "holds-commits",
     }

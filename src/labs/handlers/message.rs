@@ -2,7 +2,7 @@
 //! points at, the values the sentence mentions, and the sentence in English
 //! and in Russian.
 //!
-//! Invariant: every [`Code`] has a text in both languages (the match below
+//! Invariant: every [`ScriptCode`] has a text in both languages (the match below
 //! is exhaustive), and a refusal always names a line and a column (1-based;
 //! column 1 when the whole line is meant).
 
@@ -23,7 +23,7 @@ pub enum Lang {
 crate::core::error::code_enum! {
     /// Why a handler text does not parse or is not allowed.
     ScriptCode {
-        /// Params: `expected` (a phrase key, see [`phrase`], or a keyword),
+        /// Params: `expected` (a phrase key, see `phrase`, or a keyword),
         /// `found` (a quoted token, or a phrase key).
         Expected => "expected",
         /// Params: `name`.
@@ -63,7 +63,7 @@ crate::core::error::code_enum! {
         OnBusyPlace => "on_busy_place",
         /// Params: none.
         MixedAndOr => "mixed_and_or",
-        /// While running (the handler's own mistake, [`ParseError::into_error`]):
+        /// While running (the handler's own mistake, `ParseError::into_error`):
         /// COMMIT or ROLLBACK with no transaction open. Params: `word`.
         NoTransaction => "no_transaction",
         /// While running: BEGIN inside an open transaction. Params: none.
@@ -341,7 +341,7 @@ impl ParseError {
         Error::refused(HANDLER, reason)
     }
 
-    /// The handler's own mistake that `err` is ([`ParseError::into_error`]),
+    /// The handler's own mistake that `err` is (`ParseError::into_error`),
     /// to say it in either language.
     pub fn of(err: &Error) -> Option<ParseError> {
         let Error::InvalidInput { field, reason } = err else {

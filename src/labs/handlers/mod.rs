@@ -8,7 +8,7 @@
 //! IGNORE` / `INSERT OR REPLACE` are wrong. Each mistake is a handler text
 //! ([`builtin`], `builtin/*.inbox`: its one definition), run by the same
 //! [`Script`] as a reader's text, so a reader can watch it fail — and watch
-//! [`Handler::Atomic`] (the article's handler, the core's [`crate::apply`];
+//! [`Handler::Atomic`] (the article's handler, the core's [`crate::apply()`];
 //! `builtin/atomic.inbox` is its text) survive the same schedule.
 //!
 //! Every handler runs as a sequence of single SQL statements ([`Handler::run`]

@@ -6,13 +6,13 @@
 //!   the timeout (never "duplicate");
 //! * **faults** — the handler dies after its 1st, 2nd, … statement (what is
 //!   uncommitted is lost), then the sender retries;
-//! * **race** — every interleaving of 2 and 3 deliveries ([`explore`]);
+//! * **race** — every interleaving of 2 and 3 deliveries ([`explore`](crate::labs::race::explore));
 //! * **crash** — every storage operation of its commits, DELETE and WAL:
 //!   run by the caller (natively a child process per try, `crate::cli`)
 //!   and passed in.
 //!
 //! The cases, the faults and the race run over every event of a
-//! [`Sample`] drawn from a seed (the report's `seed`); each check goes
+//! `Sample` drawn from a seed (the report's `seed`); each check goes
 //! through the events in order and stops at the first event it finds
 //! wrong (the handler is broken; the rest would only cost time).
 //!
@@ -170,7 +170,7 @@ pub struct Report {
     pub verdict: &'static str,
     /// The seed of the events delivered: `--seed` repeats this report.
     pub seed: u64,
-    /// How many events the checks delivered ([`Sample`]).
+    /// How many events the checks delivered (`Sample`).
     pub events: usize,
     pub race: RaceCounts,
     pub faults: FaultCounts,
@@ -196,7 +196,7 @@ const CASES: [&str; 6] = [
     "lock_timeout",
 ];
 
-/// Judges `contender` over the events of `seed` ([`Sample::of`]): the
+/// Judges `contender` over the events of `seed` (`Sample::of`): the
 /// cases, the faults, the race with each number of `deliveries`, then the
 /// caller's crash sweep `crash` (its counts and its first failing crash
 /// point, [`explain::crash`]; `None` where it cannot run). `open` must return a new connection

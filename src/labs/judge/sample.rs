@@ -2,7 +2,7 @@
 //!
 //! A judge that always delivered one event could be passed by a handler
 //! that is right for that event only (`IF` the source is `'production'`,
-//! credit without an inbox row). So every check runs over a [`Sample`]:
+//! credit without an inbox row). So every check runs over a `Sample`:
 //! the article's event first, then events whose sources, event ids,
 //! accounts and amounts are, field by field, the values the handler text
 //! itself writes down ([`crate::labs::handlers::Program::literals`]) and their neighbours

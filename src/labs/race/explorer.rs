@@ -117,10 +117,10 @@ impl Arena {
         Ok(())
     }
 
-    /// [`Arena::reset`], with the one account numbered `account_id`.
+    /// `Arena::reset`, with the one account numbered `account_id`.
     ///
     /// # Errors
-    /// As [`Arena::reset`].
+    /// As `Arena::reset`.
     pub fn reset_for(&self, account_id: i64) -> Result<(), Error> {
         self.reset()?;
         self.observer

@@ -2,7 +2,7 @@
 //! ([`crate::labs::handlers`]) raced statement by statement on real
 //! connections ([`Race`], [`explore`]).
 //!
-//! Invariant: for the atomic handler (the core's [`crate::core::apply`])
+//! Invariant: for the atomic handler (the core's [`crate::core::apply()`])
 //! every schedule is correct.
 
 mod explorer;

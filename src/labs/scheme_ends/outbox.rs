@@ -220,7 +220,7 @@ impl Crash {
 /// fault points ([`Crash::Handler`]) are passed to the handler itself.
 ///
 /// # Errors
-/// As [`crate::apply`]; a crash is [`Error::SimulatedCrash`].
+/// As [`crate::apply()`]; a crash is [`Error::SimulatedCrash`].
 pub fn deliver(
     conn: &Connection,
     receiver: &Receiver,

@@ -3,7 +3,7 @@
 //!
 //! No table records which events the side-effect experiment delivered or
 //! how often the retention experiment saw one event applied; how often each
-//! message arrived is the receiver's ([`Receiver::arrivals`]).
+//! message arrived is the receiver's (`Receiver::arrivals`).
 //! A [`Story`] remembers them beside its [`Receiver`] and ends with it: a new
 //! receiver (a new database, its outbox ids starting again at 1) is a new
 //! story. The verdicts compare that memory with what the database committed
@@ -161,7 +161,7 @@ impl Story {
     /// application of an event counted.
     ///
     /// # Errors
-    /// As [`crate::apply`].
+    /// As [`crate::apply()`].
     pub fn redeliver(&mut self, conn: &Connection, event: &Event) -> Result<Redelivery, Error> {
         let outcome = crate::apply(conn, event, None)?;
         let times = self

@@ -10,7 +10,7 @@
 //!
 //! Two of SQLite's own mechanisms do the work, nothing is parsed:
 //! * the progress handler (`sqlite3_progress_handler`), called every
-//!   [`CHECK_EVERY`] steps, interrupts the statement once the budget is
+//!   `CHECK_EVERY` steps, interrupts the statement once the budget is
 //!   spent; the statement then fails with `SQLITE_INTERRUPT` and nothing it
 //!   did is kept (the console and the import only read);
 //! * `SQLITE_LIMIT_LENGTH`, lowered for the duration, makes any string or
@@ -39,7 +39,7 @@ const CHECK_EVERY: u32 = 1_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     /// Virtual-machine steps (SQLite's unit of work), rounded to
-    /// [`CHECK_EVERY`].
+    /// `CHECK_EVERY`.
     pub steps: u64,
     /// Wall time.
     pub time: Duration,
@@ -77,7 +77,7 @@ impl Budget {
     }
 
     /// The wall-clock deadline the page enforces from outside on work run
-    /// under this budget: the budget, and [`GRACE`] for the budget's own
+    /// under this budget: the budget, and `GRACE` for the budget's own
     /// answer to arrive first.
     ///
     /// The page runs foreign work (a console query, an imported file, a

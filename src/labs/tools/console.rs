@@ -7,8 +7,8 @@
 //! * an authorizer, active while the console prepares *and runs* its
 //!   statement, allows only what reading needs — `SELECT`, reading columns,
 //!   calling functions, recursive CTEs — and `PRAGMA`s from two allow-lists:
-//!   [`PRAGMAS_READING_WHEN_BARE`] (a setting or a fact, read when given no
-//!   value: `PRAGMA journal_mode`) and [`PRAGMAS_READING_AN_ARGUMENT`] (the
+//!   `PRAGMAS_READING_WHEN_BARE` (a setting or a fact, read when given no
+//!   value: `PRAGMA journal_mode`) and `PRAGMAS_READING_AN_ARGUMENT` (the
 //!   argument names what to read: `PRAGMA table_info(inbox)`). Everything
 //!   else is denied: a `PRAGMA` with a value (`foreign_keys = OFF`; flag
 //!   pragmas act while the statement is *prepared*, so this must be refused
@@ -24,10 +24,10 @@
 //!
 //! Invariant: a console query ends within [`Budget::CONSOLE`] (2 s or 10^8
 //! virtual-machine steps; [`crate::labs::tools::budget`]) with its result or a clear
-//! refusal, and hands back a bounded result: at most [`MAX_ROWS`] rows, each
-//! text or blob shown up to [`MAX_CELL_CHARS`] characters, and everything it
+//! refusal, and hands back a bounded result: at most `MAX_ROWS` rows, each
+//! text or blob shown up to `MAX_CELL_CHARS` characters, and everything it
 //! returns — column names, numbers and nulls too, as their JSON — counted
-//! against [`MAX_RESULT_BYTES`]. A value cut short is listed in
+//! against `MAX_RESULT_BYTES`. A value cut short is listed in
 //! [`QueryResult::truncated_values`], so nothing is ever shown shorter (or
 //! empty) without saying so. The refusals:
 //! * the budget ran out: `query_budget` (the worker is single-threaded;
@@ -37,7 +37,7 @@
 //!   `value_too_big`, at once, instead of a 300 MB allocation;
 //! * more memory than SQLite's hard heap limit in the browser
 //!   ([`crate::labs::tools::budget::HEAP_LIMIT_BYTES`]): `query_memory`;
-//! * column names that alone pass [`MAX_RESULT_BYTES`]
+//! * column names that alone pass `MAX_RESULT_BYTES`
 //!   (`SELECT 1 AS "xxxx…"`, many times): `result_too_big`, before any row
 //!   is read.
 //!
@@ -92,7 +92,7 @@ crate::core::error::code_enum! {
         /// A `PRAGMA` the console does not run: not on its list of pragmas
         /// that only read. Params: `name`.
         SqlPragmaNotAllowed => "sql_pragma_not_allowed",
-        /// A query whose column names alone pass [`MAX_RESULT_BYTES`].
+        /// A query whose column names alone pass `MAX_RESULT_BYTES`.
         /// Params: `bytes` (the names'), `max`.
         ResultTooBig => "result_too_big",
     }
@@ -124,8 +124,8 @@ pub struct QueryResult {
     /// blobs (`x'0A1B'`) as text so JavaScript shows them exactly. A cell
     /// listed in `truncated_values` holds only the beginning of its value.
     pub rows: Vec<Vec<serde_json::Value>>,
-    /// True when rows were left out: more than [`MAX_ROWS`] matched, or the
-    /// result reached [`MAX_RESULT_BYTES`].
+    /// True when rows were left out: more than `MAX_ROWS` matched, or the
+    /// result reached `MAX_RESULT_BYTES`.
     pub truncated: bool,
     /// The cells shown cut short, in row order.
     pub truncated_values: Vec<TruncatedValue>,
@@ -217,7 +217,7 @@ const PRAGMAS_READING_THE_CONNECTION: [&str; 16] = [
     "wal_autocheckpoint",
 ];
 
-/// Whether `sql` is one bare pragma of [`PRAGMAS_READING_THE_CONNECTION`]
+/// Whether `sql` is one bare pragma of `PRAGMAS_READING_THE_CONNECTION`
 /// (`PRAGMA journal_mode`, `pragma main.synchronous;`): a test of the text
 /// alone, so deciding costs nothing either.
 pub fn reads_only_settings(sql: &str) -> bool {

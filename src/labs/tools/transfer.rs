@@ -17,11 +17,11 @@
 //!
 //! 1. The bytes are opened **read-only** on a private in-memory connection,
 //!    with `trusted_schema = OFF`, SQLite's defensive mode, and a
-//!    [`Budget`](crate::labs::tools::budget::Budget) on every statement (a view or a
+//!    [`Budget`] on every statement (a view or a
 //!    generated column that loops is stopped, a 300 MB value refused).
 //!    `integrity_check` must say ok.
 //! 2. The rows of inbox-lab's tables are read, each cell with a typed check
-//!    ([`read_rows`]): keys go through the same rules as [`Event`] (text,
+//!    (`read_rows`): keys go through the same rules as [`Event`](crate::Event) (text,
 //!    valid UTF-8, at most 255 bytes, no control characters), numbers must be
 //!    stored as integers in their ranges, receipts must be complete and not
 //!    above the receipt counter. Nothing else in the file is read: extra
@@ -32,7 +32,7 @@
 //! 4. Only then does SQLite's backup API copy the fresh database over the
 //!    live one, in one write transaction.
 //!
-//! The same typed reading serves [`crate::health`], which checks a stored
+//! The same typed reading serves [`crate::core::health`], which checks a stored
 //! database before the page uses it.
 
 use rusqlite::backup::Backup;
@@ -88,7 +88,7 @@ pub struct ImportReport {
 }
 
 /// The whole database as the bytes of a `.sqlite3` file that stands alone
-/// (see [`standalone`]).
+/// (see `standalone`).
 ///
 /// # Errors
 /// Storage errors.
@@ -256,11 +256,11 @@ pub fn over_budget(bytes: usize) -> Error {
     )
 }
 
-/// [`rebuild`], as the bytes of the fresh database: what the page's import
+/// `rebuild`, as the bytes of the fresh database: what the page's import
 /// worker hands to the worker that owns the database ([`adopt`]).
 ///
 /// # Errors
-/// As [`rebuild`].
+/// As `rebuild`.
 pub fn rebuild_to_bytes(bytes: &[u8]) -> Result<(Vec<u8>, ImportReport), Error> {
     let (mut fresh, report) = rebuild(bytes)?;
     Ok((export(&mut fresh)?, report))

@@ -41,7 +41,7 @@
 //!
 //! ## What [`verify`] checks, in order
 //!
-//! 1. the body size ([`MAX_BODY_BYTES`]) — 413;
+//! 1. the body size (`MAX_BODY_BYTES`) — 413;
 //! 2. header syntax: the source and the id pass the event's key rules, the
 //!    timestamp is a canonical integer (400); the signature header is
 //!    present and well formed (401);

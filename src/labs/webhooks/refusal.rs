@@ -34,7 +34,7 @@ crate::core::error::code_enum! {
 ///
 /// | case | HTTP | kind / code |
 /// |---|---|---|
-/// | body over [`super::MAX_BODY_BYTES`] | 413 | `payload_too_large/body_too_large` |
+/// | body over `super::MAX_BODY_BYTES` | 413 | `payload_too_large/body_too_large` |
 /// | missing `webhook-signature` | 401 | `unauthorized/missing_signature` |
 /// | empty, no comma, bad base64 | 401 | `unauthorized/malformed_signature` |
 /// | only non-`v1` signatures | 401 | `unauthorized/no_v1_signature` |

@@ -86,8 +86,8 @@ impl Secret {
     ///
     /// # Errors
     /// `invalid_input` for field `secret`: [`SecretCode::EmptyKey`],
-    /// [`SecretCode::KeyTooShort`] (under [`Secret::MIN_BYTES`]),
-    /// [`SecretCode::KeyTooLong`] (over [`Secret::MAX_BYTES`]).
+    /// [`SecretCode::KeyTooShort`] (under `Secret::MIN_BYTES`),
+    /// [`SecretCode::KeyTooLong`] (over `Secret::MAX_BYTES`).
     pub fn from_bytes(key: &[u8]) -> Result<Secret, Error> {
         let bytes = key.len();
         let reason = if key.is_empty() {
