@@ -2,7 +2,9 @@
 // drive the page the way a reader does — fill the form, press buttons — and
 // read back what the page shows.
 
-import { idle, resetDatabase, reveal, usePage } from './browser.mjs';
+import assert from 'node:assert/strict';
+
+import { BASE_URL, idle, resetDatabase, reveal, usePage } from './browser.mjs';
 
 export const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500' };
 
@@ -133,5 +135,47 @@ export async function showMe(page) {
     }
     await page.click('#level-show-next');
   }
+  await idle(page);
+}
+
+// ---- share links (share.test.mjs, share-links.test.mjs) ----
+
+/** The timeline through the console API, reduced to what a replay must reproduce. */
+export function outcomes(page) {
+  return page.evaluate(() =>
+    window.inboxLab.timeline().map((e) => ({
+      event: e.event,
+      handler: e.handler,
+      attempt: e.attempt,
+      via: e.via,
+      heard: e.answer === null ? null : (e.answer.outcome ?? `${e.answer.kind}/${e.answer.code}`),
+      status: e.answer?.http_status ?? null,
+      lost: e.lost,
+      verdict: e.answer?.verdict?.kind ?? null,
+      steps: (e.steps ?? []).map((s) => `${s.op}:${s.effect}`),
+    })),
+  );
+}
+
+/** Presses a "Share" button and returns the link it made (the field next to it holds it either way). */
+export async function shareLink(page, id) {
+  await reveal(page, `#${id}`);
+  await page.click(`#${id}`);
+  await page.waitForSelector(`#${id}-url:not([hidden])`);
+  // The field shows the link at once; the answer follows the clipboard's (asynchronous) reply.
+  await page.waitForFunction((id) => document.getElementById(`${id}-answer`)?.textContent !== '', id);
+  const answer = await page.textContent(`#${id}-answer`);
+  assert.match(answer, /^(Link copied to the clipboard\.|The clipboard is not available here)/);
+  const url = await page.inputValue(`#${id}-url`);
+  assert.ok(url.startsWith(new URL(BASE_URL).origin), url);
+  assert.match(new URL(url).hash, /^#s=[A-Za-z0-9_-]+$/);
+  return url;
+}
+
+/** Opens `url` in `page` as a new page load (never a same-document hash change). */
+export async function openLink(page, url) {
+  await page.goto('about:blank');
+  await page.goto(url);
+  await page.evaluate(() => window.inboxLab.ready);
   await idle(page);
 }

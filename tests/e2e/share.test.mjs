@@ -13,47 +13,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 
 import { BASE_URL, assertNoProblems, idle, launch, openPage, reveal, tables } from './browser.mjs';
-import { fillSender, press, pressDeliver, showMe } from './playground.mjs';
-
-/** The timeline through the console API, reduced to what a replay must reproduce. */
-function outcomes(page) {
-  return page.evaluate(() =>
-    window.inboxLab.timeline().map((e) => ({
-      event: e.event,
-      handler: e.handler,
-      attempt: e.attempt,
-      via: e.via,
-      heard: e.answer === null ? null : (e.answer.outcome ?? `${e.answer.kind}/${e.answer.code}`),
-      status: e.answer?.http_status ?? null,
-      lost: e.lost,
-      verdict: e.answer?.verdict?.kind ?? null,
-      steps: (e.steps ?? []).map((s) => `${s.op}:${s.effect}`),
-    })),
-  );
-}
-
-/** Presses a "Share" button and returns the link it made (the field next to it holds it either way). */
-async function shareLink(page, id) {
-  await reveal(page, `#${id}`);
-  await page.click(`#${id}`);
-  await page.waitForSelector(`#${id}-url:not([hidden])`);
-  // The field shows the link at once; the answer follows the clipboard's (asynchronous) reply.
-  await page.waitForFunction((id) => document.getElementById(`${id}-answer`)?.textContent !== '', id);
-  const answer = await page.textContent(`#${id}-answer`);
-  assert.match(answer, /^(Link copied to the clipboard\.|The clipboard is not available here)/);
-  const url = await page.inputValue(`#${id}-url`);
-  assert.ok(url.startsWith(new URL(BASE_URL).origin), url);
-  assert.match(new URL(url).hash, /^#s=[A-Za-z0-9_-]+$/);
-  return url;
-}
-
-/** Opens `url` in `page` as a new page load (never a same-document hash change). */
-async function openLink(page, url) {
-  await page.goto('about:blank');
-  await page.goto(url);
-  await page.evaluate(() => window.inboxLab.ready);
-  await idle(page);
-}
+import { fillSender, openLink, outcomes, press, pressDeliver, shareLink, showMe } from './playground.mjs';
 
 /** What the origin's OPFS holds: the names at its root. */
 function opfsNames(page) {
@@ -96,71 +56,6 @@ describe('share links', { timeout: 600_000 }, () => {
   after(async () => {
     await maker?.close();
     await opener?.close();
-  });
-
-  test('a timeline link (a lost response, a crash after INSERT, another payload) replays to the same answers and verdicts; the opener’s stored data is untouched', async () => {
-    const page = maker.page;
-    await fillSender(page, { event_id: 'tl-1', lose_response: true });
-    await pressDeliver(page);
-    await fillSender(page, { event_id: 'tl-2', lose_response: false, fault: 'after_insert' });
-    await pressDeliver(page);
-    await fillSender(page, { event_id: 'tl-2', fault: '', amount: '700' });
-    await pressDeliver(page);
-    await fillSender(page, { event_id: 'tl-3', amount: '500', handler: 'two_transactions', fault: 'after_insert' });
-    await pressDeliver(page);
-    const made = await outcomes(page);
-    assert.deepEqual(
-      made.map((e) => [e.event.event_id, e.attempt, e.heard, e.lost, e.verdict]),
-      [
-        ['tl-1', 1, 'applied', true, 'correct'],
-        ['tl-1', 2, 'duplicate', false, 'correct'],
-        ['tl-2', 1, 'simulated_crash/fault', false, 'correct'],
-        ['tl-2', 2, 'applied', false, 'correct'],
-        ['tl-2', 1, 'payload_conflict/payload_differs', false, 'correct'],
-        ['tl-3', 1, 'simulated_crash/fault', false, 'failed_after_commit'],
-        ['tl-3', 2, 'duplicate', false, 'credit_lost'],
-      ],
-      'what the maker saw',
-    );
-    const madeTables = await tables(page);
-    const url = await shareLink(page, 'share-timeline');
-    assertNoProblems(maker.problems);
-
-    // The opener has data of its own, stored in OPFS.
-    const other = opener.page;
-    await fillSender(other, { event_id: 'mine-1', amount: '42' });
-    await pressDeliver(other);
-    const own = await tables(other);
-    assert.deepEqual(own.inbox.map((r) => r.event_id), ['mine-1']);
-
-    await openLink(other, url);
-    assert.equal(await other.textContent('#share-note strong'), 'Replayed on a scratch database — your data is untouched.');
-    assert.equal(await other.textContent('#share-status'), 'Replayed 4 action(s) from the link: everything below is what the database answered.');
-    assert.equal(await other.isVisible('#share-error'), false);
-    assert.equal(await other.$eval('main .screen:not([hidden])', (s) => s.dataset.screen), 'deliver');
-    assert.deepEqual(await outcomes(other), made, 'the same answers, steps and Rust verdicts, attempt by attempt');
-    assert.deepEqual(await tables(other), madeTables, 'the same tables');
-    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'memory');
-    // Not in the tabs' coordination: it neither holds nor waits for the owner's lock.
-    const locks = await other.evaluate(async () => {
-      const { held, pending } = await navigator.locks.query();
-      return [...held, ...pending].map((lock) => lock.name);
-    });
-    assert.deepEqual(locks, []);
-    // The answer next to Deliver is the replay's last send's.
-    assert.match(await other.textContent('#deliver-form .actions'), /Credit lost/);
-
-    // Back to one's own lab: the same URL without the fragment, the stored data as it was.
-    const back = await other.getAttribute('#share-back', 'href');
-    assert.equal(back, new URL(BASE_URL).pathname);
-    await other.click('#share-back');
-    await other.waitForURL((u) => u.hash === '');
-    await other.evaluate(() => window.inboxLab.ready);
-    await idle(other);
-    assert.equal(await other.$('#share-note'), null);
-    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'opfs');
-    assert.deepEqual(await tables(other), own, 'nothing of the replay was written to the stored database');
-    assertNoProblems(opener.problems);
   });
 
   test('a race link replays check_then_act’s stepped race to Rust’s verdict: credited twice', async () => {
@@ -391,28 +286,6 @@ describe('share links', { timeout: 600_000 }, () => {
     assert.deepEqual(field, { focused: true, start: 0, end: field.length, length: field.length, readOnly: true });
     assert.ok(field.length > 100);
     assertNoProblems(maker.problems);
-  });
-
-  test('a share link pasted into a tab on the stored database reloads it as a scratch page; the stored data stays', async () => {
-    const page = maker.page;
-    await page.click('#share-timeline');
-    const url = await page.inputValue('#share-timeline-url');
-    const other = opener.page;
-    await other.goto('about:blank');
-    await openPage(other, '#/deliver');
-    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'opfs');
-    const own = await tables(other);
-    await Promise.all([other.waitForEvent('load'), other.evaluate((hash) => (location.hash = hash), new URL(url).hash)]);
-    await other.evaluate(() => window.inboxLab.ready);
-    await idle(other);
-    assert.equal((await other.evaluate(() => window.inboxLab.ready)).storage, 'memory');
-    assert.match(await other.textContent('#share-status'), /^Replayed \d+ action\(s\) from the link/);
-    await other.click('#share-back');
-    await other.waitForURL((u) => u.hash === '');
-    await other.evaluate(() => window.inboxLab.ready);
-    await idle(other);
-    assert.deepEqual(await tables(other), own);
-    assertNoProblems(opener.problems);
   });
 
   test('“Share this win” works for every level won in this visit, also after other levels were opened and played', async () => {

@@ -118,38 +118,59 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
             .iter()
             .any(|l| matches!(l, Layer::E2e | Layer::Engines)),
     )?;
+    // Firefox's wasm tests run beside Chromium's when both layers run: the same test binary
+    // (built once), two browsers, one core each; its output is printed when it ends.
+    let both_browsers = layers.contains(&Layer::Browser) && layers.contains(&Layer::Firefox);
     let mut rows = Vec::new();
-    for layer in layers {
-        say(format!("==== layer: {} ====", layer.name()));
-        let started = Instant::now();
-        let result = match layer {
-            Layer::Lint => lint(&mut site),
-            Layer::Native => native(),
-            Layer::Browser => browser(WasmBrowser::Chrome),
-            Layer::Firefox => browser(WasmBrowser::Firefox),
-            Layer::E2e => e2e(e2e_only.as_deref(), &mut site),
-            Layer::Engines => engines(&mut site),
-        };
-        let seconds = started.elapsed().as_secs_f64();
-        match &result {
-            Ok(o) => say(format!(
-                "layer {} passed: {} {}",
-                layer.name(),
-                o.passed,
-                if layer == Layer::Lint {
-                    "checks"
-                } else {
-                    "tests"
+    std::thread::scope(|scope| {
+        let mut firefox = None;
+        for layer in layers {
+            say(format!("==== layer: {} ====", layer.name()));
+            let mut started = Instant::now();
+            let result = match layer {
+                Layer::Lint => lint(&mut site),
+                Layer::Native => native(),
+                Layer::Browser => {
+                    if both_browsers {
+                        let beside = scope.spawn(|| browser(WasmBrowser::Firefox, false));
+                        firefox = Some((Instant::now(), beside));
+                    }
+                    browser(WasmBrowser::Chrome, true)
                 }
-            )),
-            Err(e) => say(format!("layer {} FAILED: {e:#}", layer.name())),
+                Layer::Firefox => match firefox.take() {
+                    Some((began, beside)) => {
+                        started = began;
+                        say("firefox: waiting for the run started beside the browser layer");
+                        beside
+                            .join()
+                            .unwrap_or_else(|_| Err(anyhow!("the Firefox run panicked")))
+                    }
+                    None => browser(WasmBrowser::Firefox, true),
+                },
+                Layer::E2e => e2e(e2e_only.as_deref(), &mut site),
+                Layer::Engines => engines(&mut site),
+            };
+            let seconds = started.elapsed().as_secs_f64();
+            match &result {
+                Ok(o) => say(format!(
+                    "layer {} passed: {} {}",
+                    layer.name(),
+                    o.passed,
+                    if layer == Layer::Lint {
+                        "checks"
+                    } else {
+                        "tests"
+                    }
+                )),
+                Err(e) => say(format!("layer {} FAILED: {e:#}", layer.name())),
+            }
+            rows.push(Row {
+                layer,
+                result,
+                seconds,
+            });
         }
-        rows.push(Row {
-            layer,
-            result,
-            seconds,
-        });
-    }
+    });
 
     print_summary(&rows);
     let failed: Vec<&str> = rows
@@ -446,13 +467,13 @@ fn native() -> Result<Outcome> {
 fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
     let mut cmd = util::cargo();
     cmd.args(["test", "--package", package]).args(extra);
-    Ok(run_libtest(&mut cmd)?.passed)
+    Ok(run_libtest(&mut cmd, true)?.passed)
 }
 
 /// Runs a command that prints libtest summaries (`cargo test`, `wasm-pack test`) and
 /// counts them; fails when the command fails or any test failed.
-fn run_libtest(cmd: &mut Command) -> Result<LibtestCounts> {
-    let out = run_tee(cmd, true)?;
+fn run_libtest(cmd: &mut Command, live: bool) -> Result<LibtestCounts> {
+    let out = run_tee(cmd, live)?;
     let counts = libtest_counts(&out.text());
     if !out.status.success() {
         bail!(
@@ -484,7 +505,8 @@ enum WasmBrowser {
     Firefox,
 }
 
-fn browser(which: WasmBrowser) -> Result<Outcome> {
+/// `live`: its output streams as it runs (else it is printed when the run ends).
+fn browser(which: WasmBrowser, live: bool) -> Result<Outcome> {
     let flag = match which {
         WasmBrowser::Chrome => "--chrome",
         WasmBrowser::Firefox => "--firefox",
@@ -504,7 +526,7 @@ fn browser(which: WasmBrowser) -> Result<Outcome> {
     if std::env::var_os("WASM_BINDGEN_TEST_TIMEOUT").is_none() {
         cmd.env("WASM_BINDGEN_TEST_TIMEOUT", BROWSER_TEST_TIMEOUT_SECS);
     }
-    let counts = run_libtest(&mut cmd)?;
+    let counts = run_libtest(&mut cmd, live)?;
     if counts.passed == 0 {
         bail!(
             "wasm-pack test ran 0 tests in the browser ({} `test result` lines seen)",
@@ -625,7 +647,8 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
 /// * `page`: the page, its wasm and its database worker load from relative URLs under a sub-path;
 /// * `offline`: the service worker's scope is the sub-path, and a host without the relay
 ///   (the Signed webhooks panel says so);
-/// * `share`: a share link and its "back" link are built from the page's own address;
+/// * `share-links`: a share link and its "back" link are built from the page's own address
+///   (the other share tests, `share.test.mjs`, replay and refuse links the same on any host);
 /// * `bench`, `console-editor`: the benchmark's worker and wasm (`pkg-bench`), the editor's
 ///   lazily loaded chunk and the console's own worker, each from its own relative URL.
 ///
@@ -636,7 +659,7 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
 pub const ON_STATIC_HOST: &[&str] = &[
     "page.test.mjs",
     "offline.test.mjs",
-    "share.test.mjs",
+    "share-links.test.mjs",
     "bench.test.mjs",
     "console-editor.test.mjs",
 ];
@@ -648,13 +671,16 @@ const RUN_ALONE: &[&str] = &["isolation.test.mjs"];
 /// Started first, so that no worker is left running a long file while the others idle (a name
 /// missing here only costs time).
 const LONGEST_FIRST: &[&str] = &[
-    "share.test.mjs",
     "crashlab.test.mjs",
+    "share.test.mjs",
+    "navigation.test.mjs",
     "playground-verdicts.test.mjs",
     "levels.test.mjs",
-    "hardening-tabs.test.mjs",
-    "navigation.test.mjs",
     "hooks.test.mjs",
+    "playground-data.test.mjs",
+    "playground-burst.test.mjs",
+    "schemeends.test.mjs",
+    "page.test.mjs",
 ];
 
 const OWN: &str = "serve";
