@@ -4,7 +4,9 @@
 
 import assert from 'node:assert/strict';
 
-import { BASE_URL, idle, resetDatabase, reveal, usePage } from './browser.mjs';
+import { after, before } from 'node:test';
+
+import { BASE_URL, idle, launch, openPage, resetDatabase, reveal, usePage } from './browser.mjs';
 
 export const EXAMPLE = { source: 'provider-a', event_id: 'evt-1', account_id: '1', amount: '500' };
 
@@ -139,6 +141,30 @@ export async function showMe(page) {
 }
 
 // ---- share links (share.test.mjs, share-links.test.mjs) ----
+
+/**
+ * Inside a share `describe`: two browser profiles, handed to `use(maker,
+ * opener)` before the tests — the maker, whose page makes the links (on a
+ * scratch database), and the opener, a fresh profile (no OPFS, no
+ * localStorage in common) with a stored database of its own.
+ */
+export function useMakerAndOpener(use) {
+  let maker;
+  let opener;
+  before(async () => {
+    maker = await launch();
+    opener = await launch();
+    maker.page.setDefaultTimeout(60_000);
+    opener.page.setDefaultTimeout(60_000);
+    await openPage(maker.page, '?storage=memory');
+    await openPage(opener.page);
+    use(maker, opener);
+  });
+  after(async () => {
+    await maker?.close();
+    await opener?.close();
+  });
+}
 
 /** The timeline through the console API, reduced to what a replay must reproduce. */
 export function outcomes(page) {

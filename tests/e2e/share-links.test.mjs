@@ -7,26 +7,15 @@
 // to the opener's own, untouched stored data.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { BASE_URL, assertNoProblems, idle, launch, openPage, tables } from './browser.mjs';
-import { fillSender, openLink, outcomes, pressDeliver, shareLink } from './playground.mjs';
+import { BASE_URL, assertNoProblems, idle, openPage, tables } from './browser.mjs';
+import { fillSender, openLink, outcomes, pressDeliver, shareLink, useMakerAndOpener } from './playground.mjs';
 
 describe('share links on this host', { timeout: 300_000 }, () => {
   let maker;
   let opener;
-  before(async () => {
-    maker = await launch();
-    opener = await launch();
-    maker.page.setDefaultTimeout(60_000);
-    opener.page.setDefaultTimeout(60_000);
-    await openPage(maker.page, '?storage=memory');
-    await openPage(opener.page);
-  });
-  after(async () => {
-    await maker?.close();
-    await opener?.close();
-  });
+  useMakerAndOpener((made, opened) => ([maker, opener] = [made, opened]));
 
   test('a timeline link (a lost response, a crash after INSERT, another payload) replays to the same answers and verdicts; the opener’s stored data is untouched', async () => {
     const page = maker.page;

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 
 import { BASE_URL, assertNoProblems, idle, launch, openPage, reveal, tables } from './browser.mjs';
-import { fillSender, openLink, outcomes, press, pressDeliver, shareLink, showMe } from './playground.mjs';
+import { fillSender, openLink, outcomes, press, pressDeliver, shareLink, showMe, useMakerAndOpener } from './playground.mjs';
 
 /** What the origin's OPFS holds: the names at its root. */
 function opfsNames(page) {
@@ -41,22 +41,9 @@ async function violations(page) {
 const FRESH_TABLES = { accounts: [{ id: 1, balance: 0 }], inbox: [] };
 
 describe('share links', { timeout: 600_000 }, () => {
-  // The maker: a profile whose page makes the links. The opener: another,
-  // fresh profile, with a stored database of its own.
   let maker;
   let opener;
-  before(async () => {
-    maker = await launch();
-    opener = await launch();
-    maker.page.setDefaultTimeout(60_000);
-    opener.page.setDefaultTimeout(60_000);
-    await openPage(maker.page, '?storage=memory');
-    await openPage(opener.page);
-  });
-  after(async () => {
-    await maker?.close();
-    await opener?.close();
-  });
+  useMakerAndOpener((made, opened) => ([maker, opener] = [made, opened]));
 
   test('a race link replays check_then_act’s stepped race to Rust’s verdict: credited twice', async () => {
     const page = maker.page;
