@@ -209,7 +209,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Demo => demo(),
         Command::Init { db, accounts } => {
-            print_result(init(&db, &accounts).map(|()| Done { ok: true }))
+            print_result(init(&db, &accounts).map(|()| serde_json::json!({ "ok": true })))
         }
         Command::Apply {
             db,
@@ -320,24 +320,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-#[derive(Serialize)]
-struct Done {
-    ok: bool,
-}
-
-#[derive(Serialize)]
-struct ErrorLine {
-    error: crate::ErrorReport,
-}
-
 /// Prints `value` as one JSON line (exit 0) or `{"error": {...}}` (exit 1).
 fn print_result<T: Serialize>(result: Result<T, Error>) -> ExitCode {
     let (line, code) = match result {
         Ok(value) => (serde_json::to_string(&value), ExitCode::SUCCESS),
         Err(err) => (
-            serde_json::to_string(&ErrorLine {
-                error: err.report(),
-            }),
+            serde_json::to_string(&serde_json::json!({ "error": err.report() })),
             ExitCode::FAILURE,
         ),
     };
@@ -434,7 +422,7 @@ fn die(_: &IoOp) -> ! {
 }
 
 /// Opens a try's database through `vfs`: the counting shim under write
-/// coalescing (or under a control's variant).
+/// coalescing (or under a control's variant), or the VFS it recovers with.
 fn open_counted(path: &str, mode: JournalMode, vfs: &str) -> Result<rusqlite::Connection, Error> {
     db::open_with(
         &format!("file:{path}?vfs={vfs}"),
@@ -622,15 +610,11 @@ fn crash_sweep(
         if !dedup {
             cmd.arg("--no-dedup");
         }
-        match judged {
-            Some(Judged::File(file)) => {
-                cmd.args(["--handler-file", file]);
-            }
-            Some(Judged::Workshop) => {
-                cmd.arg("--workshop");
-            }
-            None => {}
-        }
+        cmd.args(match judged {
+            Some(Judged::File(file)) => vec!["--handler-file", file],
+            Some(Judged::Workshop) => vec!["--workshop"],
+            None => vec![],
+        });
         if let Some(at) = DEADLINE.get() {
             let left = at.saturating_duration_since(Instant::now());
             cmd.args(["--deadline-ms", &left.as_millis().to_string()]);
@@ -666,12 +650,7 @@ fn crash_sweep(
                 "try k={k}: child ended with {status:?}"
             )));
         }
-        let conn = db::open_with(
-            &format!("file:{trial}?vfs={recover_vfs}"),
-            Mode::Existing,
-            DEFAULT_BUSY_TIMEOUT,
-            |c| crash::configure(c, mode),
-        )?;
+        let conn = open_counted(&trial, mode, recover_vfs)?;
         let recovered =
             match workload {
                 Workload::Apply => crash::Recovery::Apply(crash::classify(&conn, &events, acks)?),
@@ -1024,12 +1003,9 @@ fn demo() -> ExitCode {
 /// # Errors
 /// If the temporary database cannot be created or read.
 pub fn run_demo() -> Result<scenario::Report, Error> {
-    let dir =
-        tempfile::tempdir().map_err(|e| Error::storage(format!("temporary directory: {e}")))?;
+    let dir = temp_dir()?;
     let path = dir.path().join("demo.sqlite3");
-    let path = path
-        .to_str()
-        .ok_or_else(|| Error::storage("temporary path is not UTF-8"))?;
+    let path = utf8(&path)?;
     let mut conn = db::open(path, Mode::Create, DEFAULT_BUSY_TIMEOUT)?;
     schema::init(&mut conn, &[1])?;
     scenario::run(&conn, |event| {
