@@ -358,15 +358,9 @@ fn each(
     bad: &mut OnBadRow<'_>,
     mut f: impl FnMut(&Cells<'_, '_>) -> Result<(), Reason>,
 ) -> Result<(), Reason> {
-    let missing = |e: rusqlite::Error| {
-        let detail = format!("cannot read table {table}: {e}");
-        Reason::new(
-            InvalidCode::SchemaDiffers,
-            format!("the tables are not inbox-lab's: {detail}"),
-        )
-        .with("detail", detail)
-    };
-    let mut stmt = conn.prepare(sql).map_err(missing)?;
+    let mut stmt = conn
+        .prepare(sql)
+        .map_err(|e| schema_differs(format!("cannot read table {table}: {e}")))?;
     let mut cursor = stmt.query([]).map_err(unreadable_reason)?;
     let mut number = 0;
     while let Some(row) = cursor.next().map_err(unreadable_reason)? {
@@ -406,10 +400,19 @@ fn one_row(
 }
 
 /// The [`InvalidCode::Inconsistent`] reason saying `detail`.
-fn inconsistent(detail: String) -> Reason {
+pub(crate) fn inconsistent(detail: String) -> Reason {
     Reason::new(
         InvalidCode::Inconsistent,
         format!("inconsistent data: {detail}"),
+    )
+    .with("detail", detail)
+}
+
+/// The [`InvalidCode::SchemaDiffers`] reason saying `detail`.
+pub(crate) fn schema_differs(detail: String) -> Reason {
+    Reason::new(
+        InvalidCode::SchemaDiffers,
+        format!("the tables are not inbox-lab's: {detail}"),
     )
     .with("detail", detail)
 }
