@@ -526,7 +526,7 @@ impl Judged<'_> {
     fn contender(self) -> Result<Contender, Error> {
         match self {
             Judged::File(path) => read_handler(path),
-            Judged::Workshop => workshop_contender(),
+            Judged::Workshop => handlers::workshop::contender(),
         }
     }
 }
@@ -842,17 +842,10 @@ fn usage(reason: String) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// The workshop's handler, if this binary has it.
-fn workshop_contender() -> Result<Contender, Error> {
-    crate::labs::handlers::workshop::handler()
-        .map(Contender::Rust)
-        .ok_or_else(|| Error::invalid(handlers::HANDLER, crate::labs::handlers::workshop::MISSING))
-}
-
 /// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
 /// Rust compiled in with the feature `workshop`; exit 2 without it.
 fn judge_workshop(options: JudgeOptions) -> ExitCode {
-    match workshop_contender() {
+    match handlers::workshop::contender() {
         Ok(contender) => judge_contender(&contender, &options, Judged::Workshop),
         Err(_) => usage(crate::labs::handlers::workshop::MISSING.to_owned()),
     }
