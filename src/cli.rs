@@ -220,13 +220,8 @@ pub fn main() -> ExitCode {
             fail_after_insert,
             fail_after_update,
         } => {
-            let fault = if fail_after_insert {
-                Some(Fault::AfterInsert)
-            } else if fail_after_update {
-                Some(Fault::AfterUpdate)
-            } else {
-                None
-            };
+            let fault = (fail_after_insert.then_some(Fault::AfterInsert))
+                .or(fail_after_update.then_some(Fault::AfterUpdate));
             print_result(apply_one(&db, &source, &event_id, &account, &amount, fault))
         }
         Command::Show { db } => print_result(show(&db)),

@@ -52,11 +52,10 @@ impl RaceLab {
             .ok_or_else(|| JsValue::from(Error::storage("start a race first")))?;
         let log = race.step(&self.arena, i)?;
         let next = race.next_statements(i);
-        let verdict = if race.finished() {
-            Some(race.verdict(&self.arena)?)
-        } else {
-            None
-        };
+        let verdict = race
+            .finished()
+            .then(|| race.verdict(&self.arena))
+            .transpose()?;
         to_value(&RaceStep { log, next, verdict })
     }
 
