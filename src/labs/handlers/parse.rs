@@ -26,38 +26,30 @@ pub const MAX_STATEMENTS: usize = 40;
 /// The deepest nesting of IFs.
 const MAX_DEPTH: usize = 8;
 
-/// A parameter a statement or a condition may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Param {
-    Source,
-    EventId,
-    AccountId,
-    Amount,
-}
-
-impl Param {
-    fn named(name: &str) -> Option<Param> {
-        Some(match name {
-            "source" => Param::Source,
-            "event_id" => Param::EventId,
-            "account_id" => Param::AccountId,
-            "amount" => Param::Amount,
-            _ => return None,
-        })
+crate::core::named::named! {
+    /// A parameter a statement or a condition may name (`:source`, ...).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum Param("parameter") {
+        Source => "source",
+        EventId => "event_id",
+        AccountId => "account_id",
+        Amount => "amount",
     }
 }
 
-/// What a delivery answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AnswerKind {
-    /// 200, the event was applied now.
-    Applied,
-    /// 200, it had been applied before.
-    Duplicate,
-    /// 422, the key is known with another payload.
-    Conflict,
-    /// 422, no such account.
-    UnknownAccount,
+crate::core::named::named! {
+    /// What a delivery answers, by its word after `ANSWER`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum AnswerKind("answer") {
+        /// 200, the event was applied now.
+        Applied => "applied",
+        /// 200, it had been applied before.
+        Duplicate => "duplicate",
+        /// 422, the key is known with another payload.
+        Conflict => "conflict",
+        /// 422, no such account.
+        UnknownAccount => "unknown_account",
+    }
 }
 
 /// A comparison in a condition.
@@ -533,8 +525,8 @@ fn scan_params(sql: &str, line: usize, col0: usize) -> Result<Vec<Param>, ParseE
                             .with("found", token),
                     );
                 }
-                match (c, Param::named(&token[1..])) {
-                    (':', Some(p)) => {
+                match (c, token[1..].parse::<Param>()) {
+                    (':', Ok(p)) => {
                         if !out.contains(&p) {
                             out.push(p);
                         }
@@ -849,16 +841,8 @@ impl Tokens {
 
     fn answer(&mut self) -> Result<AnswerKind, ParseError> {
         let (w, col) = self.next("answer")?;
-        Ok(match w.to_ascii_lowercase().as_str() {
-            "applied" => AnswerKind::Applied,
-            "duplicate" => AnswerKind::Duplicate,
-            "conflict" => AnswerKind::Conflict,
-            "unknown_account" => AnswerKind::UnknownAccount,
-            _ => {
-                return Err(
-                    ParseError::new(ScriptCode::UnknownAnswer, self.line, col).with("found", w)
-                )
-            }
+        w.to_ascii_lowercase().parse().map_err(|_| {
+            ParseError::new(ScriptCode::UnknownAnswer, self.line, col).with("found", w)
         })
     }
 
@@ -942,7 +926,7 @@ impl Tokens {
         const WHAT: &str = "operand";
         let (w, col) = self.next(WHAT)?;
         if let Some(name) = w.strip_prefix(':') {
-            return Param::named(name).map(Operand::Param).ok_or_else(|| {
+            return name.parse().map(Operand::Param).map_err(|_| {
                 ParseError::new(ScriptCode::UnknownParameter, self.line, col).with("name", &w)
             });
         }
