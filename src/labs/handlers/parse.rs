@@ -9,7 +9,7 @@
 //! limits. A refusal names the line and the column.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::Connection;
@@ -553,17 +553,10 @@ fn scan_params(sql: &str, line: usize, col0: usize) -> Result<Vec<Param>, ParseE
 /// The reason in English (a Rust handler has no line and column).
 pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, String> {
     type Checked = HashMap<&'static str, Result<Arc<Statement>, String>>;
-    static CHECKED: Mutex<Option<Checked>> = Mutex::new(None);
-    if let Some(known) = CHECKED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .get(sql)
-    {
-        return known.clone();
-    }
+    static CHECKED: LazyLock<Mutex<Checked>> = LazyLock::new(Mutex::default);
     let text = |e: ParseError| e.text(super::message::Lang::En);
-    let checked = (|| {
+    let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = checked.entry(sql).or_insert_with(|| {
         let params = scan_params(sql, 0, 1).map_err(text)?;
         let kind = Checker::new()
             .and_then(|c| c.check(sql, 0, 1))
@@ -574,29 +567,21 @@ pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, Strin
             shown: intern(sql),
             params,
         }))
-    })();
-    CHECKED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .insert(sql, checked.clone());
-    checked
+    });
+    known.clone()
 }
 
 /// Every statement text is stored once for the life of the process, so a
 /// [`crate::Trace`] can show it like the built-ins' constant SQL. A text
 /// seen again (the same handler judged twice) is not stored again.
 fn intern(sql: &str) -> &'static [&'static str] {
-    static SEEN: Mutex<Option<HashMap<String, &'static [&'static str]>>> = Mutex::new(None);
+    static SEEN: LazyLock<Mutex<HashMap<String, &'static [&'static str]>>> =
+        LazyLock::new(Mutex::default);
     let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
-    let map = seen.get_or_insert_with(HashMap::new);
-    if let Some(shown) = map.get(sql) {
-        return shown;
-    }
-    let text: &'static str = Box::leak(sql.to_owned().into_boxed_str());
-    let shown: &'static [&'static str] = Box::leak(vec![text].into_boxed_slice());
-    map.insert(sql.to_owned(), shown);
-    shown
+    seen.entry(sql.to_owned()).or_insert_with(|| {
+        let text: &'static str = Box::leak(sql.to_owned().into_boxed_str());
+        Box::leak(vec![text].into_boxed_slice())
+    })
 }
 
 /// Prepares statements on a scratch database with the lab's schema, under
