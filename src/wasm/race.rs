@@ -2,8 +2,7 @@
 //! one shared `memdb` database in the worker.
 
 use super::*;
-use crate::labs::handlers::workshop;
-use crate::labs::handlers::{self, Contender};
+use crate::labs::handlers::{self, workshop, Contender};
 use crate::labs::race::{self as lab, Arena, Race};
 
 /// The race lab in the browser: several real connections to one shared
@@ -72,12 +71,8 @@ impl RaceLab {
 /// A race's handler: a built-in by name, or `"workshop"` (the workshop's
 /// handler in Rust, in a build with the feature `workshop`).
 fn contender_from_js(value: &JsValue) -> Result<Contender, Error> {
-    if let Some(name) = value.as_string() {
-        if name == workshop::NAME {
-            return workshop::named(&name)
-                .map(Contender::Rust)
-                .ok_or_else(|| Error::invalid(handlers::HANDLER, workshop::MISSING));
-        }
+    if value.as_string().as_deref() == Some(workshop::NAME) {
+        return workshop::contender();
     }
     Ok(Contender::Builtin(handler_from_js(value)?))
 }
@@ -106,5 +101,5 @@ struct RaceStep {
 #[wasm_bindgen(js_name = builtinHandler)]
 pub fn builtin_handler(name: JsValue) -> Result<JsValue, JsValue> {
     let handler = handler_from_js(&name)?;
-    Ok(JsValue::from_str(crate::labs::handlers::builtin(handler)))
+    Ok(JsValue::from_str(handlers::builtin(handler)))
 }
