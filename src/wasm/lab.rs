@@ -273,7 +273,8 @@ impl Lab {
         fault: JsValue,
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let (answer, steps, verdict) = self.deliver_traced(&event, &fault, &handler);
+        let (answer, steps, verdict) = self.deliver_judged(&event, &fault, &handler);
+        let answer = answer.map_err(JsValue::from).and_then(|a| a.to_js());
         with_steps(answer, &steps, Some(&verdict))
     }
 
@@ -680,22 +681,6 @@ impl Lab {
     fn conn_mut(&mut self) -> Result<&mut Connection, Error> {
         self.conn()?;
         self.conn.as_mut().ok_or_else(closed)
-    }
-
-    /// One delivery by any handler: its answer (or error) as a JavaScript
-    /// value, the steps it ran (none when it was refused first) and its
-    /// verdict.
-    fn deliver_traced(
-        &mut self,
-        event: &JsValue,
-        fault: &JsValue,
-        handler: &JsValue,
-    ) -> (Result<JsValue, JsValue>, Trace, Verdict) {
-        let (answer, steps, verdict) = self.deliver_judged(event, fault, handler);
-        let answer = answer
-            .map_err(JsValue::from)
-            .and_then(|answer| answer.to_js());
-        (answer, steps, verdict)
     }
 
     /// One delivery by any handler, in Rust's terms: what it answered (or
