@@ -237,27 +237,22 @@ pub fn main() -> ExitCode {
             print_builtin,
             seed,
             deadline,
-        } => match (handler, print_builtin) {
-            (None, None) if workshop => {
-                judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref())
-                    .map_or_else(usage, judge_workshop)
+        } => {
+            let options =
+                || judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref());
+            match (handler, print_builtin) {
+                (None, None) if workshop => options().map_or_else(usage, judge_workshop),
+                (_, Some(name)) => match name.parse::<Handler>() {
+                    Ok(h) => {
+                        print!("{}", handlers::builtin(h));
+                        ExitCode::SUCCESS
+                    }
+                    Err(reason) => usage(reason),
+                },
+                (Some(file), None) => judge_file(&file, options()),
+                (None, None) => ExitCode::from(2),
             }
-            (_, Some(name)) => match name.parse::<Handler>() {
-                Ok(h) => {
-                    print!("{}", handlers::builtin(h));
-                    ExitCode::SUCCESS
-                }
-                Err(reason) => {
-                    eprintln!("inbox-lab: {reason}");
-                    ExitCode::from(2)
-                }
-            },
-            (Some(file), None) => judge_file(
-                &file,
-                judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref()),
-            ),
-            (None, None) => ExitCode::from(2),
-        },
+        }
         Command::CrashLab {
             mode,
             events,
