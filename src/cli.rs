@@ -209,7 +209,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Demo => demo(),
         Command::Init { db, accounts } => {
-            print_result(init(&db, &accounts).map(|()| Done { ok: true }))
+            print_result(init(&db, &accounts).map(|()| serde_json::json!({ "ok": true })))
         }
         Command::Apply {
             db,
@@ -220,13 +220,8 @@ pub fn main() -> ExitCode {
             fail_after_insert,
             fail_after_update,
         } => {
-            let fault = if fail_after_insert {
-                Some(Fault::AfterInsert)
-            } else if fail_after_update {
-                Some(Fault::AfterUpdate)
-            } else {
-                None
-            };
+            let fault = (fail_after_insert.then_some(Fault::AfterInsert))
+                .or(fail_after_update.then_some(Fault::AfterUpdate));
             print_result(apply_one(&db, &source, &event_id, &account, &amount, fault))
         }
         Command::Show { db } => print_result(show(&db)),
@@ -242,27 +237,22 @@ pub fn main() -> ExitCode {
             print_builtin,
             seed,
             deadline,
-        } => match (handler, print_builtin) {
-            (None, None) if workshop => {
-                judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref())
-                    .map_or_else(usage, judge_workshop)
+        } => {
+            let options =
+                || judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref());
+            match (handler, print_builtin) {
+                (None, None) if workshop => options().map_or_else(usage, judge_workshop),
+                (_, Some(name)) => match name.parse::<Handler>() {
+                    Ok(h) => {
+                        print!("{}", handlers::builtin(h));
+                        ExitCode::SUCCESS
+                    }
+                    Err(reason) => usage(reason),
+                },
+                (Some(file), None) => judge_file(&file, options()),
+                (None, None) => ExitCode::from(2),
             }
-            (_, Some(name)) => match name.parse::<Handler>() {
-                Ok(h) => {
-                    print!("{}", handlers::builtin(h));
-                    ExitCode::SUCCESS
-                }
-                Err(reason) => {
-                    eprintln!("inbox-lab: {reason}");
-                    ExitCode::from(2)
-                }
-            },
-            (Some(file), None) => judge_file(
-                &file,
-                judge_options(deliveries.as_deref(), seed.as_deref(), deadline.as_deref()),
-            ),
-            (None, None) => ExitCode::from(2),
-        },
+        }
         Command::CrashLab {
             mode,
             events,
@@ -320,24 +310,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-#[derive(Serialize)]
-struct Done {
-    ok: bool,
-}
-
-#[derive(Serialize)]
-struct ErrorLine {
-    error: crate::ErrorReport,
-}
-
 /// Prints `value` as one JSON line (exit 0) or `{"error": {...}}` (exit 1).
 fn print_result<T: Serialize>(result: Result<T, Error>) -> ExitCode {
     let (line, code) = match result {
         Ok(value) => (serde_json::to_string(&value), ExitCode::SUCCESS),
         Err(err) => (
-            serde_json::to_string(&ErrorLine {
-                error: err.report(),
-            }),
+            serde_json::to_string(&serde_json::json!({ "error": err.report() })),
             ExitCode::FAILURE,
         ),
     };
@@ -434,7 +412,7 @@ fn die(_: &IoOp) -> ! {
 }
 
 /// Opens a try's database through `vfs`: the counting shim under write
-/// coalescing (or under a control's variant).
+/// coalescing (or under a control's variant), or the VFS it recovers with.
 fn open_counted(path: &str, mode: JournalMode, vfs: &str) -> Result<rusqlite::Connection, Error> {
     db::open_with(
         &format!("file:{path}?vfs={vfs}"),
@@ -538,7 +516,7 @@ impl Judged<'_> {
     fn contender(self) -> Result<Contender, Error> {
         match self {
             Judged::File(path) => read_handler(path),
-            Judged::Workshop => workshop_contender(),
+            Judged::Workshop => handlers::workshop::contender(),
         }
     }
 }
@@ -622,15 +600,11 @@ fn crash_sweep(
         if !dedup {
             cmd.arg("--no-dedup");
         }
-        match judged {
-            Some(Judged::File(file)) => {
-                cmd.args(["--handler-file", file]);
-            }
-            Some(Judged::Workshop) => {
-                cmd.arg("--workshop");
-            }
-            None => {}
-        }
+        cmd.args(match judged {
+            Some(Judged::File(file)) => vec!["--handler-file", file],
+            Some(Judged::Workshop) => vec!["--workshop"],
+            None => vec![],
+        });
         if let Some(at) = DEADLINE.get() {
             let left = at.saturating_duration_since(Instant::now());
             cmd.args(["--deadline-ms", &left.as_millis().to_string()]);
@@ -666,12 +640,7 @@ fn crash_sweep(
                 "try k={k}: child ended with {status:?}"
             )));
         }
-        let conn = db::open_with(
-            &format!("file:{trial}?vfs={recover_vfs}"),
-            Mode::Existing,
-            DEFAULT_BUSY_TIMEOUT,
-            |c| crash::configure(c, mode),
-        )?;
+        let conn = open_counted(&trial, mode, recover_vfs)?;
         let recovered =
             match workload {
                 Workload::Apply => crash::Recovery::Apply(crash::classify(&conn, &events, acks)?),
@@ -863,17 +832,10 @@ fn usage(reason: String) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// The workshop's handler, if this binary has it.
-fn workshop_contender() -> Result<Contender, Error> {
-    crate::labs::handlers::workshop::handler()
-        .map(Contender::Rust)
-        .ok_or_else(|| Error::invalid(handlers::HANDLER, crate::labs::handlers::workshop::MISSING))
-}
-
 /// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
 /// Rust compiled in with the feature `workshop`; exit 2 without it.
 fn judge_workshop(options: JudgeOptions) -> ExitCode {
-    match workshop_contender() {
+    match handlers::workshop::contender() {
         Ok(contender) => judge_contender(&contender, &options, Judged::Workshop),
         Err(_) => usage(crate::labs::handlers::workshop::MISSING.to_owned()),
     }
@@ -1024,12 +986,9 @@ fn demo() -> ExitCode {
 /// # Errors
 /// If the temporary database cannot be created or read.
 pub fn run_demo() -> Result<scenario::Report, Error> {
-    let dir =
-        tempfile::tempdir().map_err(|e| Error::storage(format!("temporary directory: {e}")))?;
+    let dir = temp_dir()?;
     let path = dir.path().join("demo.sqlite3");
-    let path = path
-        .to_str()
-        .ok_or_else(|| Error::storage("temporary path is not UTF-8"))?;
+    let path = utf8(&path)?;
     let mut conn = db::open(path, Mode::Create, DEFAULT_BUSY_TIMEOUT)?;
     schema::init(&mut conn, &[1])?;
     scenario::run(&conn, |event| {

@@ -537,10 +537,7 @@ impl Error {
 
     /// Shorthand for [`Error::Storage`] with [`StorageCode::Other`].
     pub fn storage(message: impl Into<String>) -> Self {
-        Error::Storage {
-            code: StorageCode::Other,
-            message: message.into(),
-        }
+        Error::storage_with(StorageCode::Other, message)
     }
 
     /// Shorthand for [`Error::Storage`] with a code.

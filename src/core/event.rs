@@ -437,17 +437,9 @@ fn is_bidi_control(c: char) -> bool {
 /// as nothing when it cannot show it otherwise.
 pub fn is_default_ignorable(c: char) -> bool {
     let c = u32::from(c);
-    DEFAULT_IGNORABLE
-        .binary_search_by(|&(lo, hi)| {
-            if hi < c {
-                std::cmp::Ordering::Less
-            } else if lo > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    // The first range that does not end below `c` holds it, if any does.
+    let i = DEFAULT_IGNORABLE.partition_point(|&(_, hi)| hi < c);
+    DEFAULT_IGNORABLE.get(i).is_some_and(|&(lo, _)| lo <= c)
 }
 
 /// `Default_Ignorable_Code_Point`, as ranges in order: Unicode 16.0.0,

@@ -125,19 +125,7 @@ pub(crate) fn read_rows(
             Ok(())
         },
     )?;
-    let mut counters = Vec::new();
-    each(
-        conn,
-        "receipt_counter",
-        "SELECT id, last_seq FROM receipt_counter NOT INDEXED",
-        bad,
-        |r| {
-            r.int(0, "id", &(1..=1))?;
-            counters.push(r.int(1, "last_seq", &COUNTER)?);
-            Ok(())
-        },
-    )?;
-    let counter = one_row("receipt_counter", counters, bad)?;
+    let counter = one_row(conn, "receipt_counter", "last_seq", &COUNTER, bad)?;
     let received_at = if version >= 2 { "received_at" } else { "0" };
     let sql = format!(
         "SELECT source, event_id, account_id, amount, receipt_seq, balance_after, {received_at} FROM inbox NOT INDEXED"
@@ -210,20 +198,8 @@ pub(crate) fn read_rows(
     if version < 2 {
         return Ok(rows);
     }
-    let mut clocks = Vec::new();
-    each(
-        conn,
-        "lab_clock",
-        "SELECT id, now FROM lab_clock NOT INDEXED",
-        bad,
-        |r| {
-            r.int(0, "id", &(1..=1))?;
-            clocks.push(r.int(1, "now", &TIME)?);
-            Ok(())
-        },
-    )?;
     // A clock dropped as unreadable is set to the latest arrival kept.
-    let clock = one_row("lab_clock", clocks, bad)?;
+    let clock = one_row(conn, "lab_clock", "now", &TIME, bad)?;
     rows.clock = clock.unwrap_or_else(|| {
         rows.inbox
             .iter()
@@ -382,15 +358,9 @@ fn each(
     bad: &mut OnBadRow<'_>,
     mut f: impl FnMut(&Cells<'_, '_>) -> Result<(), Reason>,
 ) -> Result<(), Reason> {
-    let missing = |e: rusqlite::Error| {
-        let detail = format!("cannot read table {table}: {e}");
-        Reason::new(
-            InvalidCode::SchemaDiffers,
-            format!("the tables are not inbox-lab's: {detail}"),
-        )
-        .with("detail", detail)
-    };
-    let mut stmt = conn.prepare(sql).map_err(missing)?;
+    let mut stmt = conn
+        .prepare(sql)
+        .map_err(|e| schema_differs(format!("cannot read table {table}: {e}")))?;
     let mut cursor = stmt.query([]).map_err(unreadable_reason)?;
     let mut number = 0;
     while let Some(row) = cursor.next().map_err(unreadable_reason)? {
@@ -402,13 +372,23 @@ fn each(
     Ok(())
 }
 
-/// Exactly one row (the counter, the clock); `None` when its one row was
-/// dropped (only with [`OnBadRow::Drop`]: the caller rebuilds the value).
+/// The `column` of a table that holds exactly one row, `id` 1 (the
+/// counter, the clock); `None` when its one row was dropped (only with
+/// [`OnBadRow::Drop`]: the caller rebuilds the value).
 fn one_row(
+    conn: &Connection,
     table: &'static str,
-    values: Vec<i64>,
-    bad: &OnBadRow<'_>,
+    column: &str,
+    range: &RangeInclusive<i64>,
+    bad: &mut OnBadRow<'_>,
 ) -> Result<Option<i64>, Reason> {
+    let mut values = Vec::new();
+    let sql = format!("SELECT id, {column} FROM {table} NOT INDEXED");
+    each(conn, table, &sql, bad, |r| {
+        r.int(0, "id", &(1..=1))?;
+        values.push(r.int(1, column, range)?);
+        Ok(())
+    })?;
     match (&values[..], bad) {
         ([value], _) => Ok(Some(*value)),
         ([], OnBadRow::Drop(_)) => Ok(None),
@@ -420,10 +400,19 @@ fn one_row(
 }
 
 /// The [`InvalidCode::Inconsistent`] reason saying `detail`.
-fn inconsistent(detail: String) -> Reason {
+pub(crate) fn inconsistent(detail: String) -> Reason {
     Reason::new(
         InvalidCode::Inconsistent,
         format!("inconsistent data: {detail}"),
+    )
+    .with("detail", detail)
+}
+
+/// The [`InvalidCode::SchemaDiffers`] reason saying `detail`.
+pub(crate) fn schema_differs(detail: String) -> Reason {
+    Reason::new(
+        InvalidCode::SchemaDiffers,
+        format!("the tables are not inbox-lab's: {detail}"),
     )
     .with("detail", detail)
 }

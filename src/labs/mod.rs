@@ -41,27 +41,18 @@ pub mod webhooks;
 /// assert!(all.contains(&("invalid_input", "sql_writes")));
 /// ```
 pub fn error_codes() -> Vec<(&'static str, &'static str)> {
+    fn invalid<C: crate::core::error::Code>(codes: &[C]) -> Vec<(&'static str, &'static str)> {
+        codes
+            .iter()
+            .map(|&c| ("invalid_input", c.as_str()))
+            .collect()
+    }
     let mut all = crate::core::error::codes();
-    let labs = [
-        tools::console::ConsoleCode::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect::<Vec<_>>(),
-        tools::transfer::ImportCode::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect(),
-        scheme_ends::business::BusinessCode::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect(),
-        scheme_ends::retention::RetentionCode::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect(),
-        judge::JudgeCode::ALL.iter().map(|c| c.as_str()).collect(),
-    ];
-    all.extend(labs.concat().into_iter().map(|c| ("invalid_input", c)));
+    all.extend(invalid(&tools::console::ConsoleCode::ALL));
+    all.extend(invalid(&tools::transfer::ImportCode::ALL));
+    all.extend(invalid(&scheme_ends::business::BusinessCode::ALL));
+    all.extend(invalid(&scheme_ends::retention::RetentionCode::ALL));
+    all.extend(invalid(&judge::JudgeCode::ALL));
     all.extend(webhooks::codes());
     all
 }

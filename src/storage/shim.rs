@@ -229,6 +229,18 @@ impl File {
     }
 }
 
+impl Call {
+    /// A call on a file as a whole (no offset, no length).
+    fn whole(file: FileKind, op: Op) -> Call {
+        Call {
+            file,
+            op,
+            offset: 0,
+            len: 0,
+        }
+    }
+}
+
 /// One registered shim: the VFS SQLite sees, our io methods, the VFS
 /// underneath and the shim itself. Leaked at registration: SQLite keeps
 /// pointers to it for the rest of the process.
@@ -405,13 +417,7 @@ unsafe extern "C" fn x_open<S: Shim>(
         shim: (&layer.shim as *const S).cast(),
         kind,
     });
-    let call = Call {
-        file: kind,
-        op: Op::Open,
-        offset: 0,
-        len: 0,
-    };
-    let rc = layer.shim.around(call, || {
+    let rc = layer.shim.around(Call::whole(kind, Op::Open), || {
         (*layer.real).xOpen.map_or(ffi::SQLITE_CANTOPEN, |open| {
             open(layer.real, name, real, flags, out_flags)
         })
@@ -428,19 +434,15 @@ unsafe extern "C" fn x_delete<S: Shim>(
     sync_dir: c_int,
 ) -> c_int {
     let layer = layer_of::<S>(vfs);
-    let call = Call {
-        file: FileKind::of_name(name),
-        op: Op::Delete,
-        offset: 0,
-        len: 0,
-    };
-    layer.shim.around(call, || {
-        (*layer.real)
-            .xDelete
-            .map_or(ffi::SQLITE_IOERR_DELETE, |delete| {
-                delete(layer.real, name, sync_dir)
-            })
-    })
+    layer
+        .shim
+        .around(Call::whole(FileKind::of_name(name), Op::Delete), || {
+            (*layer.real)
+                .xDelete
+                .map_or(ffi::SQLITE_IOERR_DELETE, |delete| {
+                    delete(layer.real, name, sync_dir)
+                })
+        })
 }
 
 unsafe extern "C" fn x_access<S: Shim>(
@@ -450,63 +452,37 @@ unsafe extern "C" fn x_access<S: Shim>(
     out: *mut c_int,
 ) -> c_int {
     let layer = layer_of::<S>(vfs);
-    let call = Call {
-        file: FileKind::of_name(name),
-        op: Op::Access,
-        offset: 0,
-        len: 0,
-    };
-    layer.shim.around(call, || {
-        (*layer.real)
-            .xAccess
-            .map_or(ffi::SQLITE_IOERR_ACCESS, |access| {
-                access(layer.real, name, flags, out)
-            })
-    })
+    layer
+        .shim
+        .around(Call::whole(FileKind::of_name(name), Op::Access), || {
+            (*layer.real)
+                .xAccess
+                .map_or(ffi::SQLITE_IOERR_ACCESS, |access| {
+                    access(layer.real, name, flags, out)
+                })
+        })
 }
 
 // Questions about the platform: straight through.
 
-unsafe extern "C" fn x_full_pathname<S: Shim>(
-    vfs: *mut ffi::sqlite3_vfs,
-    name: *const c_char,
-    n: c_int,
-    out: *mut c_char,
-) -> c_int {
-    let real = layer_of::<S>(vfs).real;
-    (*real)
-        .xFullPathname
-        .map_or(ffi::SQLITE_CANTOPEN, |f| f(real, name, n, out))
+/// The VFS methods that ask the platform: passed to the VFS underneath as
+/// they are, answering `$missing` when it lacks the method.
+macro_rules! straight {
+    ($($name:ident => $method:ident($($arg:ident: $ty:ty),*), or $missing:expr;)*) => {$(
+        unsafe extern "C" fn $name<S: Shim>(vfs: *mut ffi::sqlite3_vfs, $($arg: $ty),*) -> c_int {
+            let real = layer_of::<S>(vfs).real;
+            (*real).$method.map_or($missing, |method| method(real, $($arg),*))
+        }
+    )*};
 }
 
-unsafe extern "C" fn x_randomness<S: Shim>(
-    vfs: *mut ffi::sqlite3_vfs,
-    n: c_int,
-    out: *mut c_char,
-) -> c_int {
-    let real = layer_of::<S>(vfs).real;
-    (*real).xRandomness.map_or(0, |f| f(real, n, out))
-}
-
-unsafe extern "C" fn x_sleep<S: Shim>(vfs: *mut ffi::sqlite3_vfs, micros: c_int) -> c_int {
-    let real = layer_of::<S>(vfs).real;
-    (*real).xSleep.map_or(0, |f| f(real, micros))
-}
-
-unsafe extern "C" fn x_current_time<S: Shim>(vfs: *mut ffi::sqlite3_vfs, out: *mut f64) -> c_int {
-    let real = layer_of::<S>(vfs).real;
-    (*real)
-        .xCurrentTime
-        .map_or(ffi::SQLITE_ERROR, |f| f(real, out))
-}
-
-unsafe extern "C" fn x_get_last_error<S: Shim>(
-    vfs: *mut ffi::sqlite3_vfs,
-    n: c_int,
-    out: *mut c_char,
-) -> c_int {
-    let real = layer_of::<S>(vfs).real;
-    (*real).xGetLastError.map_or(0, |f| f(real, n, out))
+straight! {
+    x_full_pathname => xFullPathname(name: *const c_char, n: c_int, out: *mut c_char),
+        or ffi::SQLITE_CANTOPEN;
+    x_randomness => xRandomness(n: c_int, out: *mut c_char), or 0;
+    x_sleep => xSleep(micros: c_int), or 0;
+    x_current_time => xCurrentTime(out: *mut f64), or ffi::SQLITE_ERROR;
+    x_get_last_error => xGetLastError(n: c_int, out: *mut c_char), or 0;
 }
 
 unsafe extern "C" fn x_current_time_int64<S: Shim>(
@@ -537,27 +513,31 @@ unsafe fn open_file<'a, S>(file: *mut ffi::sqlite3_file) -> (&'a File, &'a S) {
     (file, &*file.shim.cast::<S>())
 }
 
-unsafe extern "C" fn x_close<S: Shim>(file: *mut ffi::sqlite3_file) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Close, 0, 0), || {
-        f.methods()
-            .xClose
-            .map_or(ffi::SQLITE_OK, |close| close(f.real))
-    })
+/// The io methods that only go [`Shim::around`] the call to the file
+/// underneath: each takes SQLite's arguments after the file, says which
+/// [`Op`] it is (with the offset and length a read or a truncate has), and
+/// answers `$missing` when the underlying file lacks the method.
+macro_rules! forward {
+    ($($name:ident => $method:ident($($arg:ident: $ty:ty),*), $op:ident($offset:expr, $len:expr), or $missing:expr;)*) => {$(
+        unsafe extern "C" fn $name<S: Shim>(file: *mut ffi::sqlite3_file, $($arg: $ty),*) -> c_int {
+            let (f, shim) = open_file::<S>(file);
+            shim.around(f.call(Op::$op, $offset, $len), || {
+                f.methods().$method.map_or($missing, |method| method(f.real, $($arg),*))
+            })
+        }
+    )*};
 }
 
-unsafe extern "C" fn x_read<S: Shim>(
-    file: *mut ffi::sqlite3_file,
-    buf: *mut c_void,
-    amt: c_int,
-    off: ffi::sqlite3_int64,
-) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Read, off, i64::from(amt)), || {
-        f.methods()
-            .xRead
-            .map_or(ffi::SQLITE_IOERR_READ, |read| read(f.real, buf, amt, off))
-    })
+forward! {
+    x_close => xClose(), Close(0, 0), or ffi::SQLITE_OK;
+    x_read => xRead(buf: *mut c_void, amt: c_int, off: ffi::sqlite3_int64),
+        Read(off, i64::from(amt)), or ffi::SQLITE_IOERR_READ;
+    x_truncate => xTruncate(size: ffi::sqlite3_int64), Truncate(size, 0), or ffi::SQLITE_IOERR_TRUNCATE;
+    x_sync => xSync(flags: c_int), Sync(0, 0), or ffi::SQLITE_IOERR_FSYNC;
+    x_file_size => xFileSize(out: *mut ffi::sqlite3_int64), Size(0, 0), or ffi::SQLITE_IOERR_FSTAT;
+    x_lock => xLock(level: c_int), Lock(0, 0), or ffi::SQLITE_OK;
+    x_unlock => xUnlock(level: c_int), Unlock(0, 0), or ffi::SQLITE_OK;
+    x_file_control => xFileControl(op: c_int, arg: *mut c_void), FileControl(0, 0), or ffi::SQLITE_NOTFOUND;
 }
 
 unsafe extern "C" fn x_write<S: Shim>(
@@ -578,59 +558,6 @@ unsafe extern "C" fn x_write<S: Shim>(
     })
 }
 
-unsafe extern "C" fn x_truncate<S: Shim>(
-    file: *mut ffi::sqlite3_file,
-    size: ffi::sqlite3_int64,
-) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Truncate, size, 0), || {
-        f.methods()
-            .xTruncate
-            .map_or(ffi::SQLITE_IOERR_TRUNCATE, |truncate| {
-                truncate(f.real, size)
-            })
-    })
-}
-
-unsafe extern "C" fn x_sync<S: Shim>(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Sync, 0, 0), || {
-        f.methods()
-            .xSync
-            .map_or(ffi::SQLITE_IOERR_FSYNC, |sync| sync(f.real, flags))
-    })
-}
-
-unsafe extern "C" fn x_file_size<S: Shim>(
-    file: *mut ffi::sqlite3_file,
-    out: *mut ffi::sqlite3_int64,
-) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Size, 0, 0), || {
-        f.methods()
-            .xFileSize
-            .map_or(ffi::SQLITE_IOERR_FSTAT, |size| size(f.real, out))
-    })
-}
-
-unsafe extern "C" fn x_lock<S: Shim>(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Lock, 0, 0), || {
-        f.methods()
-            .xLock
-            .map_or(ffi::SQLITE_OK, |lock| lock(f.real, level))
-    })
-}
-
-unsafe extern "C" fn x_unlock<S: Shim>(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Unlock, 0, 0), || {
-        f.methods()
-            .xUnlock
-            .map_or(ffi::SQLITE_OK, |unlock| unlock(f.real, level))
-    })
-}
-
 unsafe extern "C" fn x_check_reserved_lock<S: Shim>(
     file: *mut ffi::sqlite3_file,
     out: *mut c_int,
@@ -639,19 +566,6 @@ unsafe extern "C" fn x_check_reserved_lock<S: Shim>(
     // SAFETY: SQLite passes a valid `int` to answer in.
     shim.around(f.call(Op::CheckReservedLock, 0, 0), || {
         shim.check_reserved_lock(f, &mut *out)
-    })
-}
-
-unsafe extern "C" fn x_file_control<S: Shim>(
-    file: *mut ffi::sqlite3_file,
-    op: c_int,
-    arg: *mut c_void,
-) -> c_int {
-    let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::FileControl, 0, 0), || {
-        f.methods()
-            .xFileControl
-            .map_or(ffi::SQLITE_NOTFOUND, |control| control(f.real, op, arg))
     })
 }
 

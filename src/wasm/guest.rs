@@ -136,12 +136,7 @@ fn judge_contender(
     seed: u64,
 ) -> Result<JsValue, JsValue> {
     use crate::labs::judge;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static RUN: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "file:/judge-{}?vfs=memdb",
-        RUN.fetch_add(1, Ordering::Relaxed)
-    );
+    let name = fresh_memdb("judge");
     let progress = progress.dyn_ref::<js_sys::Function>();
     let report = judge::judge_reporting(
         contender,
@@ -173,9 +168,7 @@ pub fn judge_workshop(
 ) -> Result<JsValue, JsValue> {
     let deliveries = judged_deliveries(&deliveries)?;
     let seed = seed_from_js(&seed)?.unwrap_or_else(fresh_seed);
-    let handler =
-        workshop::handler().ok_or_else(|| Error::invalid(handlers::HANDLER, workshop::MISSING))?;
-    judge_contender(&Contender::Rust(handler), deliveries, &progress, seed)
+    judge_contender(&workshop::contender()?, deliveries, &progress, seed)
 }
 
 /// One step of a replayed schedule.
@@ -220,9 +213,7 @@ pub fn replay_workshop(
     schedule: Vec<u32>,
     seed: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let handler =
-        workshop::handler().ok_or_else(|| Error::invalid(handlers::HANDLER, workshop::MISSING))?;
-    replay_contender(Contender::Rust(handler), &deliveries, schedule, &seed)
+    replay_contender(workshop::contender()?, &deliveries, schedule, &seed)
 }
 
 fn replay_contender(
@@ -231,15 +222,10 @@ fn replay_contender(
     schedule: Vec<u32>,
     seed: &JsValue,
 ) -> Result<JsValue, JsValue> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let k = number_from_js(lab::DELIVERIES, deliveries)?;
     let k = usize::try_from(k)
         .map_err(|_| JsValue::from(Error::invalid(lab::DELIVERIES, "must be positive")))?;
-    static RUN: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "file:/replay-{}?vfs=memdb",
-        RUN.fetch_add(1, Ordering::Relaxed)
-    );
+    let name = fresh_memdb("replay");
     let arena = Arena::new(k, || db::open(&name, Mode::Create, Duration::ZERO))?;
     let event = match seed_from_js(seed)? {
         Some(seed) => {
@@ -253,10 +239,14 @@ fn replay_contender(
     for i in schedule {
         steps.push(race.step(&arena, i as usize)?);
     }
-    let verdict = if race.finished() {
-        Some(race.verdict(&arena)?)
-    } else {
-        None
-    };
+    let verdict = race.finished().then(|| race.verdict(&arena)).transpose()?;
     to_value(&Replayed { steps, verdict })
+}
+
+/// A `memdb` database no earlier judge or replay of this worker used.
+fn fresh_memdb(what: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let run = RUN.fetch_add(1, Ordering::Relaxed);
+    format!("file:/{what}-{run}?vfs=memdb")
 }

@@ -273,7 +273,8 @@ impl Lab {
         fault: JsValue,
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let (answer, steps, verdict) = self.deliver_traced(&event, &fault, &handler);
+        let (answer, steps, verdict) = self.deliver_judged(&event, &fault, &handler);
+        let answer = answer.map_err(JsValue::from).and_then(|a| a.to_js());
         with_steps(answer, &steps, Some(&verdict))
     }
 
@@ -462,8 +463,7 @@ impl Lab {
     /// `rebuilt`, the bytes [`super::rebuild_import`] made of the file in
     /// the import worker (one write transaction).
     pub fn adopt(&mut self, rebuilt: Vec<u8>) -> Result<(), JsValue> {
-        self.writer()?;
-        let conn = self.conn.as_mut().ok_or_else(|| JsValue::from(closed()))?;
+        let conn = self.writer_mut()?;
         transfer::adopt(conn, &rebuilt)?;
         self.referee.forget(); // another database: credits it never watched
         Ok(())
@@ -471,8 +471,7 @@ impl Lab {
 
     /// The database as the bytes of a `.sqlite3` file.
     pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
-        self.writer()?;
-        let conn = self.conn.as_mut().ok_or_else(|| JsValue::from(closed()))?;
+        let conn = self.writer_mut()?;
         transfer::export(conn).map_err(JsValue::from)
     }
 
@@ -482,8 +481,7 @@ impl Lab {
     /// is not an intact inbox-lab database throws (field `file`) and
     /// changes nothing.
     pub fn import(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
-        self.writer()?;
-        let conn = self.conn.as_mut().ok_or_else(|| JsValue::from(closed()))?;
+        let conn = self.writer_mut()?;
         let imported = transfer::import(conn, &bytes)?;
         self.referee.forget(); // another database: credits it never watched
         to_value(&imported)
@@ -494,14 +492,14 @@ impl Lab {
     #[wasm_bindgen(js_name = runScenario)]
     pub fn run_scenario(&self) -> Result<JsValue, JsValue> {
         let name = format!("{}.scenario", self.name);
-        let path = match &self.storage {
-            Storage::Opfs(pool) => {
-                pool.remove(&name)
-                    .map_err(|e| JsValue::from(Error::storage(e.to_string())))?;
-                name.clone()
-            }
-            Storage::Memory => format!("file:/{name}?vfs=memdb"),
+        let remove = || match &self.storage {
+            Storage::Opfs(pool) => pool
+                .remove(&name)
+                .map_err(|e| Error::storage(e.to_string())),
+            Storage::Memory => Ok(false),
         };
+        remove()?;
+        let path = self.sibling_path(&name);
         let report = (|| {
             let mut conn = db::open(&path, Mode::Create, BUSY_TIMEOUT)?;
             schema::init(&mut conn, &[1])?;
@@ -511,10 +509,7 @@ impl Lab {
                     .collect()
             })
         })()?;
-        if let Storage::Opfs(pool) = &self.storage {
-            pool.remove(&name)
-                .map_err(|e| JsValue::from(Error::storage(e.to_string())))?;
-        }
+        remove()?;
         to_value(&ScenarioAnswer {
             summary: report.summary(),
             passed: report.passed(),
@@ -571,7 +566,7 @@ impl Lab {
         self.referee.forget();
         self.conn = None; // closes the connection, rolling back anything open
         self.problem = None;
-        let removed = self.remove_files();
+        let removed = self.remove_database(&self.name);
         self.open_database();
         removed?;
         match &self.problem {
@@ -613,12 +608,6 @@ impl Lab {
         self.problem = self.connect().err();
     }
 
-    /// Deletes the database file and its journal and WAL from the OPFS pool
-    /// (nothing to delete in memory: closing the connection dropped it).
-    fn remove_files(&self) -> Result<(), Error> {
-        self.remove_database(&self.name)
-    }
-
     /// Deletes the database file `name` and its journal and WAL from the
     /// OPFS pool (nothing to delete in memory: a memdb database goes with
     /// its last connection).
@@ -644,11 +633,7 @@ impl Lab {
     }
 
     fn connect(&mut self) -> Result<(), Error> {
-        let path = match self.storage {
-            Storage::Opfs(_) => self.name.clone(),
-            // A named memdb database: lives as long as a connection to it.
-            Storage::Memory => format!("file:/{}?vfs=memdb", self.name),
-        };
+        let path = self.sibling_path(&self.name);
         let opfs = matches!(self.storage, Storage::Opfs(_));
         // A stored database that fails its check is the Lab's problem, not
         // the page's end. The OPFS pool has no shared memory, so a WAL database — the
@@ -694,27 +679,8 @@ impl Lab {
     }
 
     fn conn_mut(&mut self) -> Result<&mut Connection, Error> {
-        match (&mut self.conn, &self.problem) {
-            (Some(conn), _) => Ok(conn),
-            (None, Some(problem)) => Err(problem.clone()),
-            (None, None) => Err(closed()),
-        }
-    }
-
-    /// One delivery by any handler: its answer (or error) as a JavaScript
-    /// value, the steps it ran (none when it was refused first) and its
-    /// verdict.
-    fn deliver_traced(
-        &mut self,
-        event: &JsValue,
-        fault: &JsValue,
-        handler: &JsValue,
-    ) -> (Result<JsValue, JsValue>, Trace, Verdict) {
-        let (answer, steps, verdict) = self.deliver_judged(event, fault, handler);
-        let answer = answer
-            .map_err(JsValue::from)
-            .and_then(|answer| answer.to_js());
-        (answer, steps, verdict)
+        self.conn()?;
+        self.conn.as_mut().ok_or_else(closed)
     }
 
     /// One delivery by any handler, in Rust's terms: what it answered (or
@@ -800,6 +766,11 @@ impl Lab {
             return Err(Error::Busy);
         }
         self.conn()
+    }
+
+    fn writer_mut(&mut self) -> Result<&mut Connection, Error> {
+        self.writer()?;
+        self.conn_mut()
     }
 }
 

@@ -119,10 +119,7 @@ fn with_steps(
     let nothing_left_out = steps.unreached().is_empty();
     let not_reached = to_value(&steps.unreached())?;
     let steps = to_value(steps)?;
-    let verdict = match verdict {
-        Some(verdict) => Some(to_value(verdict)?),
-        None => None,
-    };
+    let verdict = verdict.map(to_value).transpose()?;
     let (Ok(object) | Err(object)) = &answer;
     if object.is_object() {
         // Setting a property of a plain object we just made cannot fail.
@@ -272,16 +269,12 @@ fn type_of(value: &JsValue) -> ValueType {
     if js_sys::Array::is_array(value) {
         return ValueType::Array;
     }
-    match value.js_typeof().as_string().as_deref() {
-        Some("undefined") => ValueType::Undefined,
-        Some("boolean") => ValueType::Boolean,
-        Some("number") => ValueType::Number,
-        Some("bigint") => ValueType::BigInt,
-        Some("string") => ValueType::String,
-        Some("symbol") => ValueType::Symbol,
-        Some("function") => ValueType::Function,
-        _ => ValueType::Object,
-    }
+    // `typeof` answers one of the wire names (never `null` or `array`).
+    value
+        .js_typeof()
+        .as_string()
+        .and_then(|name| name.parse().ok())
+        .unwrap_or(ValueType::Object)
 }
 
 /// Installs an OPFS "sahpool" VFS as SQLite's default: the reader's pool

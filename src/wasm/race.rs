@@ -2,8 +2,7 @@
 //! one shared `memdb` database in the worker.
 
 use super::*;
-use crate::labs::handlers::workshop;
-use crate::labs::handlers::{self, Contender};
+use crate::labs::handlers::{self, workshop, Contender};
 use crate::labs::race::{self as lab, Arena, Race};
 
 /// The race lab in the browser: several real connections to one shared
@@ -52,11 +51,10 @@ impl RaceLab {
             .ok_or_else(|| JsValue::from(Error::storage("start a race first")))?;
         let log = race.step(&self.arena, i)?;
         let next = race.next_statements(i);
-        let verdict = if race.finished() {
-            Some(race.verdict(&self.arena)?)
-        } else {
-            None
-        };
+        let verdict = race
+            .finished()
+            .then(|| race.verdict(&self.arena))
+            .transpose()?;
         to_value(&RaceStep { log, next, verdict })
     }
 
@@ -73,12 +71,8 @@ impl RaceLab {
 /// A race's handler: a built-in by name, or `"workshop"` (the workshop's
 /// handler in Rust, in a build with the feature `workshop`).
 fn contender_from_js(value: &JsValue) -> Result<Contender, Error> {
-    if let Some(name) = value.as_string() {
-        if name == workshop::NAME {
-            return workshop::named(&name)
-                .map(Contender::Rust)
-                .ok_or_else(|| Error::invalid(handlers::HANDLER, workshop::MISSING));
-        }
+    if value.as_string().as_deref() == Some(workshop::NAME) {
+        return workshop::contender();
     }
     Ok(Contender::Builtin(handler_from_js(value)?))
 }
@@ -107,5 +101,5 @@ struct RaceStep {
 #[wasm_bindgen(js_name = builtinHandler)]
 pub fn builtin_handler(name: JsValue) -> Result<JsValue, JsValue> {
     let handler = handler_from_js(&name)?;
-    Ok(JsValue::from_str(crate::labs::handlers::builtin(handler)))
+    Ok(JsValue::from_str(handlers::builtin(handler)))
 }

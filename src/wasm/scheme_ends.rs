@@ -129,8 +129,7 @@ impl Lab {
     /// The outbox rows: `[{message_id, source, event_id, account_id, amount,
     /// sent_at}]`.
     pub fn outbox(&self) -> Result<JsValue, JsValue> {
-        let conn = self.conn()?;
-        to_value(&outbox::rows(conn)?)
+        to_value(&outbox::rows(self.conn()?)?)
     }
 
     /// "Activate order O" for event (source, event_id): `{outcome:
@@ -160,10 +159,7 @@ impl Lab {
 
     /// The lab clock, in milliseconds.
     pub fn now(&self) -> Result<f64, JsValue> {
-        let conn = self.conn()?;
-        retention::now(conn)
-            .map(|ms| ms as f64)
-            .map_err(JsValue::from)
+        Ok(retention::now(self.conn()?)? as f64)
     }
 
     /// When the inbox row of (source, event_id) was received, in lab ms;
@@ -181,18 +177,12 @@ impl Lab {
     #[wasm_bindgen(js_name = advanceClock)]
     pub fn advance_clock(&self, ms: JsValue) -> Result<f64, JsValue> {
         let ms = number_from_js(Field::EVENT, &ms)?;
-        let conn = self.writer()?;
-        retention::advance(conn, ms)
-            .map(|now| now as f64)
-            .map_err(JsValue::from)
+        Ok(retention::advance(self.writer()?, ms)? as f64)
     }
 
     /// Deletes inbox rows older than `keep_ms`; returns how many.
     pub fn purge(&self, keep_ms: JsValue) -> Result<f64, JsValue> {
         let keep = number_from_js(Field::EVENT, &keep_ms)?;
-        let conn = self.writer()?;
-        retention::purge(conn, keep, 100)
-            .map(|n| n as f64)
-            .map_err(JsValue::from)
+        Ok(retention::purge(self.writer()?, keep, 100)? as f64)
     }
 }

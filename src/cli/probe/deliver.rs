@@ -332,26 +332,18 @@ impl Sender {
         }
         request.push_str("\r\n");
         request.push_str(&msg.body);
-        let sent = self
-            .budget()
-            .ok_or("the run's deadline (--deadline) passed".to_owned())
-            .and_then(|budget| {
-                let addr = target
-                    .authority
-                    .to_socket_addrs()
-                    .map_err(|e| e.to_string())?
-                    .next()
-                    .ok_or("no address")?;
-                let mut stream =
-                    TcpStream::connect_timeout(&addr, budget).map_err(|e| e.to_string())?;
-                stream
-                    .set_write_timeout(Some(budget))
-                    .map_err(|e| e.to_string())?;
-                stream
-                    .write_all(request.as_bytes())
-                    .map_err(|e| e.to_string())
-                // `stream` drops here: closed without reading the answer.
-            });
+        let send = |budget| -> std::io::Result<()> {
+            let addr = target.authority.to_socket_addrs()?.next();
+            let addr = addr.ok_or_else(|| std::io::Error::other("no address"))?;
+            let mut stream = TcpStream::connect_timeout(&addr, budget)?;
+            stream.set_write_timeout(Some(budget))?;
+            stream.write_all(request.as_bytes())
+            // `stream` drops here: closed without reading the answer.
+        };
+        let sent = match self.budget() {
+            None => Err("the run's deadline (--deadline) passed".to_owned()),
+            Some(budget) => send(budget).map_err(|e| e.to_string()),
+        };
         let attempts = vec![match sent {
             Ok(()) => ex,
             Err(e) => failed(ex, NoAnswer::Unreachable, format!("could not send: {e}")),
@@ -370,13 +362,9 @@ fn printable(body: &[u8]) -> String {
     String::from_utf8_lossy(body)
         .chars()
         .take(KEPT_ANSWER_CHARS)
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
+        .flat_map(|c| match c.is_control() {
+            true => c.escape_default().collect(),
+            false => vec![c],
         })
         .collect()
 }

@@ -114,10 +114,8 @@ fn prepare(args: &Args, started: Instant) -> Result<(Sender, State), String> {
         .iter()
         .map(|url| Target::parse(url, args.allow_remote))
         .collect::<Result<Vec<_>, _>>()?;
-    let secret = match &args.secret {
-        Some(text) => Some(Secret::parse(text).map_err(|e| format!("--secret: {e}"))?),
-        None => None,
-    };
+    let secret = args.secret.as_deref().map(Secret::parse).transpose();
+    let secret = secret.map_err(|e| format!("--secret: {e}"))?;
     let template = match &args.body_template {
         Some(path) => read_template(path)?,
         None => DEFAULT_TEMPLATE.to_owned(),

@@ -20,7 +20,7 @@ pub enum Outcome {
 }
 
 /// The whole run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub(crate) struct Run {
     urls: Vec<String>,
     state: String,
@@ -94,12 +94,8 @@ impl Run {
     /// A run stopped before it sent anything (bad arguments, no state).
     pub(crate) fn could_not_start(message: String) -> Run {
         Run {
-            urls: Vec::new(),
-            state: String::new(),
-            signed: false,
-            concurrency: 0,
-            scenarios: Vec::new(),
             could_not_run: Some(message),
+            ..Run::default()
         }
     }
 

@@ -28,10 +28,7 @@ pub fn configure(conn: &Connection, mode: JournalMode) -> Result<(), Error> {
     if mode == JournalMode::Wal {
         conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")?;
     }
-    let wanted = match mode {
-        JournalMode::Delete => "delete",
-        JournalMode::Wal => "wal",
-    };
+    let wanted = mode.as_str();
     let got: String =
         conn.query_row(&format!("PRAGMA journal_mode = {wanted}"), [], |r| r.get(0))?;
     if !got.eq_ignore_ascii_case(wanted) {

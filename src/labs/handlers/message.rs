@@ -101,199 +101,148 @@ impl ParseError {
         self
     }
 
-    fn p(&self, name: &str) -> &str {
-        self.params.get(name).map_or("", String::as_str)
-    }
-
-    /// The sentence, without the position.
+    /// The sentence, without the position: the code's template in `lang`,
+    /// each `{name}` filled with that param (or with the line's words).
     pub fn text(&self, lang: Lang) -> String {
         use ScriptCode::*;
-        let p = |n| self.p(n);
-        match (lang, self.code) {
-            (_, Expected) => {
-                let (expected, found) = (phrase(lang, p("expected")), phrase(lang, p("found")));
-                match lang {
-                    Lang::En => format!("expected {expected}, found {found}"),
-                    Lang::Ru => format!("ожидалось {expected}, а здесь {found}"),
-                }
-            }
-            (Lang::En, UnknownParameter) => format!(
-                "unknown parameter {}: a handler has :source, :event_id, :account_id and :amount",
-                p("name")
+        let (en, ru) = match self.code {
+            Expected => ("expected {expected}, found {found}", "ожидалось {expected}, а здесь {found}"),
+            UnknownParameter => (
+                "unknown parameter {name}: a handler has :source, :event_id, :account_id and :amount",
+                "неизвестный параметр {name}: у обработчика есть :source, :event_id, :account_id и :amount",
             ),
-            (Lang::Ru, UnknownParameter) => format!(
-                "неизвестный параметр {}: у обработчика есть :source, :event_id, :account_id и :amount",
-                p("name")
+            PositionalParameter => (
+                "{found} is a positional parameter; name it: :source, :event_id, :account_id or :amount",
+                "{found} — позиционный параметр; назовите его: :source, :event_id, :account_id или :amount",
             ),
-            (Lang::En, PositionalParameter) => format!(
-                "{} is a positional parameter; name it: :source, :event_id, :account_id or :amount",
-                p("found")
+            UnknownAnswer => (
+                "unknown answer {found}: expected applied, duplicate, conflict or unknown_account",
+                "неизвестный ответ {found}: ожидался applied, duplicate, conflict или unknown_account",
             ),
-            (Lang::Ru, PositionalParameter) => format!(
-                "{} — позиционный параметр; назовите его: :source, :event_id, :account_id или :amount",
-                p("found")
+            WithoutIf => ("{word} without an IF", "{word} без IF"),
+            MissingEnd => (
+                "the IF of line {if_line} is never closed: expected END",
+                "IF из строки {if_line} не закрыт: нужен END",
             ),
-            (Lang::En, UnknownAnswer) => format!(
-                "unknown answer {}: expected applied, duplicate, conflict or unknown_account",
-                p("found")
+            MissingAnswer => (
+                "a path reaches the end of the handler without ANSWER",
+                "один из путей доходит до конца обработчика без ANSWER",
             ),
-            (Lang::Ru, UnknownAnswer) => format!(
-                "неизвестный ответ {}: ожидался applied, duplicate, conflict или unknown_account",
-                p("found")
+            Unreachable => (
+                "this line never runs: the delivery already answered on line {answer_line}",
+                "эта строка никогда не выполнится: доставка уже ответила в строке {answer_line}",
             ),
-            (Lang::En, WithoutIf) => format!("{} without an IF", p("word")),
-            (Lang::Ru, WithoutIf) => format!("{} без IF", p("word")),
-            (Lang::En, MissingEnd) => {
-                format!("the IF of line {} is never closed: expected END", p("if_line"))
-            }
-            (Lang::Ru, MissingEnd) => {
-                format!("IF из строки {} не закрыт: нужен END", p("if_line"))
-            }
-            (Lang::En, MissingAnswer) => {
-                "a path reaches the end of the handler without ANSWER".to_owned()
-            }
-            (Lang::Ru, MissingAnswer) => {
-                "один из путей доходит до конца обработчика без ANSWER".to_owned()
-            }
-            (Lang::En, Unreachable) => format!(
-                "this line never runs: the delivery already answered on line {}",
-                p("answer_line")
+            BeforeStatement => (
+                "{word} before any statement: it has nothing to look at yet",
+                "{word} до первого оператора: смотреть ещё не на что",
             ),
-            (Lang::Ru, Unreachable) => format!(
-                "эта строка никогда не выполнится: доставка уже ответила в строке {}",
-                p("answer_line")
+            Refused => (
+                "{refused} is not allowed in a handler: only BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE and DELETE on the lab's tables",
+                "{refused}: можно только BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE и DELETE над таблицами лаборатории",
             ),
-            (Lang::En, BeforeStatement) => format!(
-                "{} before any statement: it has nothing to look at yet",
-                p("word")
+            Sql => (
+                "SQLite does not accept this statement: {message}",
+                "SQLite не принимает этот оператор: {message}",
             ),
-            (Lang::Ru, BeforeStatement) => format!(
-                "{} до первого оператора: смотреть ещё не на что",
-                p("word")
+            MultipleStatements => (
+                "one statement per line: this line holds more than one",
+                "один оператор на строку, а здесь их несколько",
             ),
-            (Lang::En, Refused) => {
-                let what = match p("action") {
-                    "read" => format!("reading {}", p("what")),
-                    "write" => format!("writing {}", p("what")),
-                    "schema" => "changing the schema (CREATE, DROP, ALTER)".to_owned(),
-                    _ => p("what").to_owned(),
-                };
-                format!(
-                    "{what} is not allowed in a handler: only BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE and DELETE on the lab's tables"
-                )
-            }
-            (Lang::Ru, Refused) => {
-                let refused = match p("action") {
-                    "read" => format!("чтение таблицы {} в обработчике запрещено", p("what")),
-                    "write" => format!("запись в таблицу {} в обработчике запрещена", p("what")),
-                    "schema" => {
-                        "менять схему (CREATE, DROP, ALTER) в обработчике запрещено".to_owned()
-                    }
-                    _ => format!("{} в обработчике запрещено", p("what")),
-                };
-                format!(
-                    "{refused}: можно только BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE и DELETE над таблицами лаборатории"
-                )
-            }
-            (Lang::En, Sql) => format!("SQLite does not accept this statement: {}", p("message")),
-            (Lang::Ru, Sql) => format!("SQLite не принимает этот оператор: {}", p("message")),
-            (Lang::En, MultipleStatements) => {
-                "one statement per line: this line holds more than one".to_owned()
-            }
-            (Lang::Ru, MultipleStatements) => {
-                "один оператор на строку, а здесь их несколько".to_owned()
-            }
-            (Lang::En, LineTooLong) => {
-                format!("the line is {} bytes; at most {} are allowed", p("bytes"), p("max"))
-            }
-            (Lang::Ru, LineTooLong) => {
-                format!("в строке {} байт, а можно не больше {}", p("bytes"), p("max"))
-            }
-            (Lang::En, TextTooLong) => {
-                format!("the handler is {} bytes; at most {} are allowed", p("bytes"), p("max"))
-            }
-            (Lang::Ru, TextTooLong) => {
-                format!("в обработчике {} байт, а можно не больше {}", p("bytes"), p("max"))
-            }
-            (Lang::En, TooManyStatements) => {
-                format!("more than {} statements; a handler needs a handful", p("max"))
-            }
-            (Lang::Ru, TooManyStatements) => {
-                format!("больше {} операторов; обработчику хватает нескольких", p("max"))
-            }
-            (Lang::En, TooDeep) => format!("IFs nested deeper than {}", p("max")),
-            (Lang::Ru, TooDeep) => format!("IF вложены глубже {} уровней", p("max")),
-            (Lang::En, NoStatements) => "the handler runs no statement".to_owned(),
-            (Lang::Ru, NoStatements) => "обработчик не выполняет ни одного оператора".to_owned(),
-            (Lang::En, OnBusyPlace) => {
-                "ON BUSY comes once, before the first statement".to_owned()
-            }
-            (Lang::Ru, OnBusyPlace) => {
-                "ON BUSY пишется один раз, до первого оператора".to_owned()
-            }
-            (Lang::En, MixedAndOr) => {
-                "AND and OR in one condition: use one of them, or nest two IFs".to_owned()
-            }
-            (Lang::Ru, MixedAndOr) => {
-                "AND и OR в одном условии: оставьте одно из них или вложите два IF".to_owned()
-            }
-            (Lang::En, NoTransaction) => format!(
-                "{}{} runs with no transaction open: the handler's own mistake (its BEGIN is missing, or its transaction already ended)",
-                p("word"), self.on_line(lang)
+            LineTooLong => (
+                "the line is {bytes} bytes; at most {max} are allowed",
+                "в строке {bytes} байт, а можно не больше {max}",
             ),
-            (Lang::Ru, NoTransaction) => format!(
-                "{}{} выполняется без открытой транзакции: ошибка самого обработчика (нет BEGIN, или транзакция уже закончилась)",
-                p("word"), self.on_line(lang)
+            TextTooLong => (
+                "the handler is {bytes} bytes; at most {max} are allowed",
+                "в обработчике {bytes} байт, а можно не больше {max}",
             ),
-            (Lang::En, NestedBegin) => format!(
-                "BEGIN{} runs inside a transaction already open: the handler's own mistake (the first one never ended)",
-                self.on_line(lang)
+            TooManyStatements => (
+                "more than {max} statements; a handler needs a handful",
+                "больше {max} операторов; обработчику хватает нескольких",
             ),
-            (Lang::Ru, NestedBegin) => format!(
-                "BEGIN{} выполняется внутри уже открытой транзакции: ошибка самого обработчика (первая так и не закончилась)",
-                self.on_line(lang)
+            TooDeep => ("IFs nested deeper than {max}", "IF вложены глубже {max} уровней"),
+            NoStatements => (
+                "the handler runs no statement",
+                "обработчик не выполняет ни одного оператора",
             ),
-            (Lang::En, AnsweredOpen) => {
-                let at = match self.params.get("step") {
-                    Some(step) => format!("at step {step}"),
-                    None => format!("on line {}", self.line),
-                };
-                format!("the handler answered {at} with its transaction still open; it was rolled back")
-            }
-            (Lang::Ru, AnsweredOpen) => {
-                let at = match self.params.get("step") {
-                    Some(step) => format!("на шаге {step}"),
-                    None => format!("в строке {}", self.line),
-                };
-                format!("обработчик ответил {at} при открытой транзакции; она откатена")
-            }
+            OnBusyPlace => (
+                "ON BUSY comes once, before the first statement",
+                "ON BUSY пишется один раз, до первого оператора",
+            ),
+            MixedAndOr => (
+                "AND and OR in one condition: use one of them, or nest two IFs",
+                "AND и OR в одном условии: оставьте одно из них или вложите два IF",
+            ),
+            NoTransaction => (
+                "{word}{on_line} runs with no transaction open: the handler's own mistake (its BEGIN is missing, or its transaction already ended)",
+                "{word}{on_line} выполняется без открытой транзакции: ошибка самого обработчика (нет BEGIN, или транзакция уже закончилась)",
+            ),
+            NestedBegin => (
+                "BEGIN{on_line} runs inside a transaction already open: the handler's own mistake (the first one never ended)",
+                "BEGIN{on_line} выполняется внутри уже открытой транзакции: ошибка самого обработчика (первая так и не закончилась)",
+            ),
+            AnsweredOpen => (
+                "the handler answered {at} with its transaction still open; it was rolled back",
+                "обработчик ответил {at} при открытой транзакции; она откатена",
+            ),
+        };
+        let template = if lang == Lang::En { en } else { ru };
+        let mut out = String::new();
+        let mut rest = template;
+        while let Some((before, after)) = rest.split_once('{') {
+            let (name, after) = after.split_once('}').unwrap_or((after, ""));
+            out.push_str(before);
+            out.push_str(&self.word(lang, name));
+            rest = after;
         }
+        out.push_str(rest);
+        out
     }
 
-    /// ` on line L` (` в строке L`); nothing for a handler in Rust (line 0).
-    fn on_line(&self, lang: Lang) -> String {
-        match (self.line, lang) {
-            (0, _) => String::new(),
-            (line, Lang::En) => format!(" on line {line}"),
-            (line, Lang::Ru) => format!(" в строке {line}"),
+    /// What `{name}` stands for in a sentence in `lang`: a param (a phrase
+    /// key translated), or the words made from several.
+    fn word(&self, lang: Lang, name: &str) -> String {
+        let en = lang == Lang::En;
+        let p = |n: &str| self.params.get(n).map_or("", String::as_str);
+        match name {
+            "expected" | "found" if self.code == ScriptCode::Expected => {
+                phrase(lang, p(name)).to_owned()
+            }
+            // ` on line L` (` в строке L`); nothing for a handler in Rust (line 0).
+            "on_line" if self.line == 0 => String::new(),
+            "on_line" if en => format!(" on line {}", self.line),
+            "on_line" => format!(" в строке {}", self.line),
+            "at" => match (self.params.get("step"), en) {
+                (Some(step), true) => format!("at step {step}"),
+                (Some(step), false) => format!("на шаге {step}"),
+                (None, true) => format!("on line {}", self.line),
+                (None, false) => format!("в строке {}", self.line),
+            },
+            "refused" => {
+                let what = p("what");
+                match (p("action"), en) {
+                    ("read", true) => format!("reading {what}"),
+                    ("write", true) => format!("writing {what}"),
+                    ("schema", true) => "changing the schema (CREATE, DROP, ALTER)".to_owned(),
+                    (_, true) => what.to_owned(),
+                    ("read", false) => format!("чтение таблицы {what} в обработчике запрещено"),
+                    ("write", false) => format!("запись в таблицу {what} в обработчике запрещена"),
+                    ("schema", false) => {
+                        "менять схему (CREATE, DROP, ALTER) в обработчике запрещено".to_owned()
+                    }
+                    (_, false) => format!("{what} в обработчике запрещено"),
+                }
+            }
+            _ => p(name).to_owned(),
         }
     }
 
     /// `line L, column C: sentence` (`строка L, столбец C: …`).
     pub fn render(&self, lang: Lang) -> String {
+        let (line, column, text) = (self.line, self.column, self.text(lang));
         match lang {
-            Lang::En => format!(
-                "line {}, column {}: {}",
-                self.line,
-                self.column,
-                self.text(lang)
-            ),
-            Lang::Ru => format!(
-                "строка {}, столбец {}: {}",
-                self.line,
-                self.column,
-                self.text(lang)
-            ),
+            Lang::En => format!("line {line}, column {column}: {text}"),
+            Lang::Ru => format!("строка {line}, столбец {column}: {text}"),
         }
     }
 }

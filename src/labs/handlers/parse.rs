@@ -9,7 +9,7 @@
 //! limits. A refusal names the line and the column.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::Connection;
@@ -26,38 +26,30 @@ pub const MAX_STATEMENTS: usize = 40;
 /// The deepest nesting of IFs.
 const MAX_DEPTH: usize = 8;
 
-/// A parameter a statement or a condition may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Param {
-    Source,
-    EventId,
-    AccountId,
-    Amount,
-}
-
-impl Param {
-    fn named(name: &str) -> Option<Param> {
-        Some(match name {
-            "source" => Param::Source,
-            "event_id" => Param::EventId,
-            "account_id" => Param::AccountId,
-            "amount" => Param::Amount,
-            _ => return None,
-        })
+crate::core::named::named! {
+    /// A parameter a statement or a condition may name (`:source`, ...).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum Param("parameter") {
+        Source => "source",
+        EventId => "event_id",
+        AccountId => "account_id",
+        Amount => "amount",
     }
 }
 
-/// What a delivery answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AnswerKind {
-    /// 200, the event was applied now.
-    Applied,
-    /// 200, it had been applied before.
-    Duplicate,
-    /// 422, the key is known with another payload.
-    Conflict,
-    /// 422, no such account.
-    UnknownAccount,
+crate::core::named::named! {
+    /// What a delivery answers, by its word after `ANSWER`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum AnswerKind("answer") {
+        /// 200, the event was applied now.
+        Applied => "applied",
+        /// 200, it had been applied before.
+        Duplicate => "duplicate",
+        /// 422, the key is known with another payload.
+        Conflict => "conflict",
+        /// 422, no such account.
+        UnknownAccount => "unknown_account",
+    }
 }
 
 /// A comparison in a condition.
@@ -533,8 +525,8 @@ fn scan_params(sql: &str, line: usize, col0: usize) -> Result<Vec<Param>, ParseE
                             .with("found", token),
                     );
                 }
-                match (c, Param::named(&token[1..])) {
-                    (':', Some(p)) => {
+                match (c, token[1..].parse::<Param>()) {
+                    (':', Ok(p)) => {
                         if !out.contains(&p) {
                             out.push(p);
                         }
@@ -561,17 +553,10 @@ fn scan_params(sql: &str, line: usize, col0: usize) -> Result<Vec<Param>, ParseE
 /// The reason in English (a Rust handler has no line and column).
 pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, String> {
     type Checked = HashMap<&'static str, Result<Arc<Statement>, String>>;
-    static CHECKED: Mutex<Option<Checked>> = Mutex::new(None);
-    if let Some(known) = CHECKED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .get(sql)
-    {
-        return known.clone();
-    }
+    static CHECKED: LazyLock<Mutex<Checked>> = LazyLock::new(Mutex::default);
     let text = |e: ParseError| e.text(super::message::Lang::En);
-    let checked = (|| {
+    let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = checked.entry(sql).or_insert_with(|| {
         let params = scan_params(sql, 0, 1).map_err(text)?;
         let kind = Checker::new()
             .and_then(|c| c.check(sql, 0, 1))
@@ -582,29 +567,21 @@ pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, Strin
             shown: intern(sql),
             params,
         }))
-    })();
-    CHECKED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .insert(sql, checked.clone());
-    checked
+    });
+    known.clone()
 }
 
 /// Every statement text is stored once for the life of the process, so a
 /// [`crate::Trace`] can show it like the built-ins' constant SQL. A text
 /// seen again (the same handler judged twice) is not stored again.
 fn intern(sql: &str) -> &'static [&'static str] {
-    static SEEN: Mutex<Option<HashMap<String, &'static [&'static str]>>> = Mutex::new(None);
+    static SEEN: LazyLock<Mutex<HashMap<String, &'static [&'static str]>>> =
+        LazyLock::new(Mutex::default);
     let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
-    let map = seen.get_or_insert_with(HashMap::new);
-    if let Some(shown) = map.get(sql) {
-        return shown;
-    }
-    let text: &'static str = Box::leak(sql.to_owned().into_boxed_str());
-    let shown: &'static [&'static str] = Box::leak(vec![text].into_boxed_slice());
-    map.insert(sql.to_owned(), shown);
-    shown
+    seen.entry(sql.to_owned()).or_insert_with(|| {
+        let text: &'static str = Box::leak(sql.to_owned().into_boxed_str());
+        Box::leak(vec![text].into_boxed_slice())
+    })
 }
 
 /// Prepares statements on a scratch database with the lab's schema, under
@@ -849,16 +826,8 @@ impl Tokens {
 
     fn answer(&mut self) -> Result<AnswerKind, ParseError> {
         let (w, col) = self.next("answer")?;
-        Ok(match w.to_ascii_lowercase().as_str() {
-            "applied" => AnswerKind::Applied,
-            "duplicate" => AnswerKind::Duplicate,
-            "conflict" => AnswerKind::Conflict,
-            "unknown_account" => AnswerKind::UnknownAccount,
-            _ => {
-                return Err(
-                    ParseError::new(ScriptCode::UnknownAnswer, self.line, col).with("found", w)
-                )
-            }
+        w.to_ascii_lowercase().parse().map_err(|_| {
+            ParseError::new(ScriptCode::UnknownAnswer, self.line, col).with("found", w)
         })
     }
 
@@ -942,7 +911,7 @@ impl Tokens {
         const WHAT: &str = "operand";
         let (w, col) = self.next(WHAT)?;
         if let Some(name) = w.strip_prefix(':') {
-            return Param::named(name).map(Operand::Param).ok_or_else(|| {
+            return name.parse().map(Operand::Param).map_err(|_| {
                 ParseError::new(ScriptCode::UnknownParameter, self.line, col).with("name", &w)
             });
         }

@@ -89,8 +89,12 @@ pub struct Script {
 impl Script {
     /// A delivery not yet started.
     pub fn new(program: Arc<Program>, event: Event) -> Script {
+        Script::start(Source::Text { program, pc: 0 }, event)
+    }
+
+    fn start(source: Source, event: Event) -> Script {
         Script {
-            source: Source::Text { program, pc: 0 },
+            source,
             event,
             finished: false,
             last: Last::default(),
@@ -118,9 +122,8 @@ impl Script {
     /// [`Error::InvalidInput`] if its first step is not a statement that
     /// passes the checks (a handler answers only after running one).
     pub(crate) fn rust(handler: &'static dyn StepHandler, event: Event) -> Result<Script, Error> {
-        let last = Last::default();
-        let ahead = match ahead(handler, 0, &last, &event) {
-            Ahead::Sql(stmt, then) => Ahead::Sql(stmt, then),
+        let ahead = match ahead(handler, 0, &Last::default(), &event) {
+            sql @ Ahead::Sql(..) => sql,
             Ahead::Answer(..) => {
                 return Err(Error::invalid(
                     crate::labs::handlers::HANDLER,
@@ -132,17 +135,7 @@ impl Script {
             }
             Ahead::Refused(why) => return Err(Error::invalid(crate::labs::handlers::HANDLER, why)),
         };
-        Ok(Script {
-            source: Source::Rust { handler, ahead },
-            event,
-            finished: false,
-            last,
-            trace: Trace::default(),
-            fault: None,
-            registering: false,
-            fault_at_commit: false,
-            read: Last::default(),
-        })
+        Ok(Script::start(Source::Rust { handler, ahead }, event))
     }
 
     pub fn trace(&self) -> &Trace {
@@ -395,12 +388,11 @@ impl Script {
 
     fn answer(&mut self, conn: &Connection, kind: AnswerKind, at: At) -> Result<Answer, Error> {
         if !conn.is_autocommit() {
-            let open = ParseError::new(ScriptCode::AnsweredOpen, at.0, 1);
-            let err = match at.1 {
-                Some(step) => open.with("step", step),
-                None => open,
-            };
-            return Err(self.end(conn, err.into_error()));
+            let mut open = ParseError::new(ScriptCode::AnsweredOpen, at.0, 1);
+            if let Some(step) = at.1 {
+                open = open.with("step", step);
+            }
+            return Err(self.end(conn, open.into_error()));
         }
         self.finished = true;
         self.verdict(kind)
@@ -413,8 +405,8 @@ impl Script {
             AnswerKind::Duplicate => Ok(Answer::Duplicate),
             AnswerKind::Conflict => {
                 let stored = (
-                    self.column_int("account_id").unwrap_or(e.account_id()),
-                    self.column_int("amount").unwrap_or(e.amount()),
+                    self.read.int("account_id").unwrap_or(e.account_id()),
+                    self.read.int("amount").unwrap_or(e.amount()),
                 );
                 Err(Error::payload_conflict(e, stored))
             }
@@ -422,10 +414,6 @@ impl Script {
                 account_id: e.account_id(),
             }),
         }
-    }
-
-    fn column_int(&self, name: &str) -> Option<i64> {
-        self.read.int(name)
     }
 
     /// Runs one statement with its parameters bound; what it did.

@@ -38,6 +38,17 @@ pub fn handler() -> Option<&'static dyn StepHandler> {
 
 /// The handler behind `name`, if it is the workshop's and this build has
 /// it.
+/// The workshop's handler to judge, or the `invalid_input` refusal (field
+/// `handler`) saying [`MISSING`].
+///
+/// # Errors
+/// Without the feature `workshop`.
+pub fn contender() -> Result<super::Contender, crate::Error> {
+    handler()
+        .map(super::Contender::Rust)
+        .ok_or_else(|| crate::Error::invalid(super::HANDLER, MISSING))
+}
+
 pub fn named(name: &str) -> Option<&'static dyn StepHandler> {
     (name == NAME).then(handler).flatten()
 }

@@ -168,8 +168,6 @@ pub struct Committed {
     pub inbox_rows: i64,
 }
 
-impl Arena {}
-
 /// At most this many concurrent deliveries (schedules grow fast).
 pub const MAX_DELIVERIES: usize = 3;
 

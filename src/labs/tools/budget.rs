@@ -128,29 +128,9 @@ pub fn within<T, E>(
 where
     E: From<rusqlite::Error>,
 {
-    let start = Instant::now();
-    let steps = Arc::new(AtomicU64::new(0));
-    let fired = Arc::new(AtomicBool::new(false));
-    let spent_time = Arc::new(AtomicBool::new(false));
-    let handler = {
-        let (steps, fired, spent_time) = (steps.clone(), fired.clone(), spent_time.clone());
-        move || {
-            let done =
-                steps.fetch_add(u64::from(CHECK_EVERY), Ordering::Relaxed) + u64::from(CHECK_EVERY);
-            let over_time = start.elapsed() >= budget.time;
-            if done >= budget.steps || over_time {
-                spent_time.store(over_time, Ordering::Relaxed);
-                fired.store(true, Ordering::Relaxed);
-                return true; // interrupt
-            }
-            false
-        }
-    };
-    let installed = (|| -> Result<i32, rusqlite::Error> {
-        conn.progress_handler(CHECK_EVERY as i32, Some(handler))?;
-        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, budget.max_value_bytes)
-    })();
-    let previous_length = match installed {
+    // A meter of its own, on this one connection.
+    let meter = Meter::new(budget);
+    let previous_length = match meter.arm(conn) {
         Ok(previous) => previous,
         Err(e) => {
             let _ = conn.progress_handler(0, None::<fn() -> bool>);
@@ -161,16 +141,8 @@ where
     let removed = conn
         .progress_handler(0, None::<fn() -> bool>)
         .and_then(|()| conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, previous_length));
-    if fired.load(Ordering::Relaxed) {
-        return Err(Exceeded {
-            spent: if spent_time.load(Ordering::Relaxed) {
-                Spent::Time
-            } else {
-                Spent::Steps
-            },
-            steps: steps.load(Ordering::Relaxed),
-            elapsed: start.elapsed(),
-        });
+    if let Some(exceeded) = meter.exceeded() {
+        return Err(exceeded);
     }
     match removed {
         Ok(_) => Ok(result),
@@ -214,6 +186,11 @@ impl Meter {
     /// # Errors
     /// SQLite refusing the handler or the limit.
     pub fn install(&self, conn: &mut Connection) -> Result<(), rusqlite::Error> {
+        self.arm(conn).map(|_previous_length| ())
+    }
+
+    /// [`Meter::install`], returning the length limit it replaced.
+    fn arm(&self, conn: &mut Connection) -> Result<i32, rusqlite::Error> {
         let m = self.inner.clone();
         conn.progress_handler(
             CHECK_EVERY as i32,
@@ -224,7 +201,7 @@ impl Meter {
                 if done >= m.budget.steps || over_time {
                     m.spent_time.store(over_time, Ordering::Relaxed);
                     m.fired.store(true, Ordering::Relaxed);
-                    return true;
+                    return true; // interrupt
                 }
                 false
             }),
@@ -232,8 +209,7 @@ impl Meter {
         conn.set_limit(
             Limit::SQLITE_LIMIT_LENGTH,
             self.inner.budget.max_value_bytes,
-        )?;
-        Ok(())
+        )
     }
 
     /// `Some` once the budget interrupted a statement.

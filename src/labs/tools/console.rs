@@ -240,11 +240,7 @@ fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult
         prepared.asked == 1 && prepared.first_was_bare_pragma
     };
     if !stmt.readonly() && !only_a_bare_pragma {
-        return Err(refuse(Reason::new(
-            ConsoleCode::SqlWrites,
-            "this statement would write to the database; the console is read-only \
-             (use the delivery form to change data)",
-        )));
+        return Err(denied(Some(Denial::Writes)));
     }
     let columns: Vec<String> = stmt.column_names().map(String::from).collect();
     // The names are returned too: they count first, and alone they may not

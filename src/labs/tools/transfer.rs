@@ -40,10 +40,12 @@ use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, ErrorCode, MAIN_DB};
 use serde::Serialize;
 
-use crate::core::error::{Error, InvalidCode, Reason};
+use crate::core::error::{Error, Reason};
 use crate::core::event::Field;
 use crate::core::schema;
-use crate::core::stored::{read_rows, unreadable_reason, OnBadRow, Rows};
+use crate::core::stored::{
+    inconsistent, read_rows, schema_differs, unreadable_reason, OnBadRow, Rows,
+};
 use crate::labs::tools::budget::{self, Budget};
 
 /// The input holding a database file offered for import.
@@ -127,18 +129,9 @@ fn standalone(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// changed; [`Error::Busy`] or storage errors from the final copy (SQLite
 /// rolls it back).
 pub fn import(conn: &mut Connection, bytes: &[u8]) -> Result<ImportReport, Error> {
-    let (fresh, report) = rebuild(bytes)?;
+    let (fresh, report) = rebuild(bytes, None)?;
     copy_over(&fresh, conn)?;
     Ok(report)
-}
-
-/// Checks `bytes` and rebuilds their rows in a fresh in-memory inbox-lab
-/// database, touching no other database.
-///
-/// # Errors
-/// [`Error::InvalidInput`] (field `file`) saying what is wrong.
-fn rebuild(bytes: &[u8]) -> Result<(Connection, ImportReport), Error> {
-    rebuild_with(bytes, None)
 }
 
 /// What "keep what is sound" ([`salvage`]) kept, and every row it left out.
@@ -164,7 +157,7 @@ pub struct Salvaged {
 /// SQLite, a table missing, a page SQLite cannot read, past the budget.
 pub fn salvage(bytes: &[u8]) -> Result<(Connection, Salvaged), Error> {
     let mut dropped = Vec::new();
-    let (fresh, mut kept) = rebuild_with(bytes, Some(&mut dropped))?;
+    let (fresh, mut kept) = rebuild(bytes, Some(&mut dropped))?;
     // What the rebuilt database holds: rows its constraints refused are not.
     let count = |table: &str| -> Result<usize, Error> {
         let n: i64 = fresh.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?;
@@ -194,8 +187,13 @@ pub fn copy_over(fresh: &Connection, conn: &mut Connection) -> Result<(), Error>
     schema::check_current(conn)
 }
 
-/// [`rebuild`], or with `dropped` [`salvage`]'s reading.
-fn rebuild_with(
+/// Checks `bytes` and rebuilds their rows in a fresh in-memory inbox-lab
+/// database, touching no other database; with `dropped`, [`salvage`]'s
+/// reading.
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `file`) saying what is wrong.
+fn rebuild(
     bytes: &[u8],
     mut dropped: Option<&mut Vec<Reason>>,
 ) -> Result<(Connection, ImportReport), Error> {
@@ -262,7 +260,7 @@ pub fn over_budget(bytes: usize) -> Error {
 /// # Errors
 /// As `rebuild`.
 pub fn rebuild_to_bytes(bytes: &[u8]) -> Result<(Vec<u8>, ImportReport), Error> {
-    let (mut fresh, report) = rebuild(bytes)?;
+    let (mut fresh, report) = rebuild(bytes, None)?;
     Ok((export(&mut fresh)?, report))
 }
 
@@ -358,14 +356,7 @@ fn read_file(
                     .is_some_and(|sql| sql.starts_with("CREATE TABLE"))
         });
         if !real_table {
-            let detail = format!("there is no table {table}");
-            return Err(refuse(
-                Reason::new(
-                    InvalidCode::SchemaDiffers,
-                    format!("the tables are not inbox-lab's: {detail}"),
-                )
-                .with("detail", detail),
-            ));
+            return Err(refuse(schema_differs(format!("there is no table {table}"))));
         }
     }
     let ignored = objects
@@ -431,11 +422,7 @@ fn write_fresh(rows: &Rows, mut dropped: Option<&mut Vec<Reason>>) -> Result<Con
         } else {
             format!("{table} {row}: {e}")
         };
-        let reason = Reason::new(
-            InvalidCode::Inconsistent,
-            format!("inconsistent data: {detail}"),
-        )
-        .with("detail", detail);
+        let reason = inconsistent(detail);
         match dropped.as_deref_mut() {
             Some(list) => {
                 list.push(reason);

@@ -186,7 +186,7 @@ pub struct Balance {
 }
 
 /// What this delivery kept (committed or autocommitted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Kept {
     /// An INSERT of the event's inbox row.
     pub row: bool,
@@ -241,10 +241,7 @@ impl Verdict {
             credits_before: 0,
             credits: 0,
             credits_known: false,
-            kept: Kept {
-                row: false,
-                credit: false,
-            },
+            kept: Kept::default(),
             sent: None,
             stored_before: None,
             stored_after: None,
@@ -289,28 +286,22 @@ impl Verdict {
     }
 }
 
-/// Rows this delivery kept, from its trace.
-fn kept(trace: &Trace) -> Kept {
-    let kept = |ops: &[&str]| {
-        trace
-            .steps()
-            .iter()
-            .any(|s| ops.contains(&s.op) && s.effect == Effect::Kept && s.rows > 0)
-    };
-    Kept {
-        row: kept(&INSERTS),
-        credit: kept(&["credit"]),
-    }
-}
-
-/// Credits this delivery kept, from its trace.
-fn credited(trace: &Trace) -> u32 {
+/// How many steps named in `ops` this delivery kept with a row changed.
+fn kept_steps(trace: &Trace, ops: &[&str]) -> u32 {
     let n = trace
         .steps()
         .iter()
-        .filter(|s| s.op == "credit" && s.effect == Effect::Kept && s.rows > 0)
+        .filter(|s| ops.contains(&s.op) && s.effect == Effect::Kept && s.rows > 0)
         .count();
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Rows this delivery kept, from its trace.
+fn kept(trace: &Trace) -> Kept {
+    Kept {
+        row: kept_steps(trace, &INSERTS) > 0,
+        credit: kept_steps(trace, &["credit"]) > 0,
+    }
 }
 
 /// Judges one delivery of `event` by `handler` from what it ran and the
@@ -331,7 +322,7 @@ pub fn judge(
     // Unwatched history: a registered row is taken as credited once (the
     // atomic handler's invariant; a mistake's row may lie).
     let credits_before = before.credits.unwrap_or(u32::from(before.row.is_some()));
-    let credited = credited(trace);
+    let credited = kept_steps(trace, &["credit"]);
     let credits = credits_before.saturating_add(credited);
     let kept = kept(trace);
     let stops = match heard {
