@@ -24,7 +24,7 @@ use crate::{build, dist, serve};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The official build, pinned: the same SQLite version as `sqlite-wasm-rs` 0.6.3 (3.54.1).
 pub const OFFICIAL_PACKAGE: &str = "@sqlite.org/sqlite-wasm";
@@ -174,26 +174,8 @@ fn load_average() -> String {
 /// Builds bench/benches/native.rs with the `bench` profile and returns the executable's path, as
 /// cargo reports it (`--message-format=json`).
 fn native_binary() -> Result<PathBuf> {
-    let mut cmd = util::cargo();
-    cmd.args([
-        "bench",
-        "--no-run",
-        "--package",
-        "inbox-lab-bench",
-        "--bench",
-        "native",
-        "--message-format=json",
-    ]);
-    say(format!("$ {}", util::show(&cmd)));
-    let out = cmd
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start `{}`", util::show(&cmd)))?;
-    if !out.status.success() {
-        bail!("`{}` failed ({})", util::show(&cmd), out.status);
-    }
-    String::from_utf8_lossy(&out.stdout)
+    let args = "bench --no-run --package inbox-lab-bench --bench native --message-format=json";
+    util::stdout_of(util::cargo().args(args.split(' ')))?
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "native")
@@ -203,16 +185,8 @@ fn native_binary() -> Result<PathBuf> {
 
 /// The Markdown tables of a run's JSON, as the native bench binary prints them (`--tables`).
 fn tables(native_bin: &Path, json: &Path) -> Result<String> {
-    let out = Command::new(native_bin)
-        .arg("--tables")
-        .arg(json)
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start {}", native_bin.display()))?;
-    if !out.status.success() {
-        bail!("no tables from {} ({})", json.display(), out.status);
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    util::stdout_of(Command::new(native_bin).arg("--tables").arg(json))
+        .with_context(|| format!("no tables from {}", json.display()))
 }
 
 /// Runs bench/run.mjs, which drives Chromium and, between the browser's runs, the native bench
@@ -251,20 +225,11 @@ fn browser(out: &Path, site: &Path, native_bin: &Path, options: &Options) -> Res
         .args(["--burst", &options.burst.to_string()])
         .args(["--profile-events", &options.profile_events.to_string()])
         .args(["--chromium", CHROMIUM]);
-    say(format!("$ {}", util::show(&cmd)));
-    let result = cmd
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start `{}`", util::show(&cmd)));
+    let result = util::stdout_of(&mut cmd);
     server.stop();
     dist_server.stop();
     let _ = std::fs::remove_dir_all(&profile);
-    let result = result?;
-    if !result.status.success() {
-        bail!("`{}` failed ({})", util::show(&cmd), result.status);
-    }
-    serde_json::from_slice(&result.stdout).context("bench/run.mjs did not print one JSON document")
+    serde_json::from_str(&result?).context("bench/run.mjs did not print one JSON document")
 }
 
 /// Copies the page (index.html, www/ with `pkgs` as our modules: start, full, bench) into `site`
