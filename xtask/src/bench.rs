@@ -72,11 +72,7 @@ pub fn run(options: &Options) -> Result<()> {
     // worker's (the `bench/` crate; it runs the real apply path). Built for the benchmark
     // alone (so nothing else rebuilding www/pkg meanwhile can change what is measured), or
     // with --no-build the ones in www/. The page is staged with them at once.
-    let modules = [
-        build::Module::Start,
-        build::Module::Full,
-        build::Module::Bench,
-    ];
+    let modules = build::Module::ALL;
     let pkgs = if options.build {
         let pkgs = modules.map(|m| out.join(m.out_dir().trim_start_matches("www/")));
         for (which, pkg) in modules.iter().zip(&pkgs) {
@@ -149,12 +145,8 @@ fn environment(root: &Path, options: &Options) -> Value {
                 build::SQLITE_FLAGS.join(" ")
             )
         } else {
-            format!(
-                "whatever {}, {} and {} held (--no-build)",
-                build::OUT_DIR,
-                build::FULL_OUT_DIR,
-                build::BENCH_OUT_DIR
-            )
+            let dirs = build::Module::ALL.map(build::Module::out_dir);
+            format!("whatever {}, {} and {} held (--no-build)", dirs[0], dirs[1], dirs[2])
         },
         "events": options.events,
         "rounds": options.rounds,
@@ -236,7 +228,7 @@ fn browser(out: &Path, site: &Path, native_bin: &Path, options: &Options) -> Res
 /// and adds the official build under `www/official/`: its ES module, its wasm, and our worker
 /// around them with the core's SQL (`--official-sql` of the native bench binary).
 fn stage_site(root: &Path, pkgs: &[PathBuf; 3], native_bin: &Path, site: &Path) -> Result<PathBuf> {
-    let modules = [build::OUT_DIR, build::FULL_OUT_DIR, build::BENCH_OUT_DIR];
+    let modules = build::Module::ALL.map(build::Module::out_dir);
     for dir in pkgs {
         if !dir.join("inbox_lab_bg.wasm").is_file() {
             bail!(

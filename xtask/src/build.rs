@@ -19,12 +19,6 @@ use std::path::Path;
 /// `../pkg/inbox_lab.js`); its gzip size has a budget (`xtask/src/size.rs`).
 pub const OUT_DIR: &str = "www/pkg";
 
-/// Where the workers that run work of their own load the full module from (`../pkg-full/`).
-pub const FULL_OUT_DIR: &str = "www/pkg-full";
-
-/// Where the benchmark's worker loads its module from (`./pkg-bench/inbox_lab.js`).
-pub const BENCH_OUT_DIR: &str = "www/pkg-bench";
-
 /// Which wasm module to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Module {
@@ -38,12 +32,15 @@ pub enum Module {
 }
 
 impl Module {
-    /// Its place under the repository root.
+    pub const ALL: [Module; 3] = [Module::Start, Module::Full, Module::Bench];
+
+    /// Its place under the repository root: [`OUT_DIR`]; `../pkg-full/` for the workers that
+    /// run work of their own; `./pkg-bench/inbox_lab.js` for the benchmark's worker.
     pub fn out_dir(self) -> &'static str {
         match self {
             Module::Start => OUT_DIR,
-            Module::Full => FULL_OUT_DIR,
-            Module::Bench => BENCH_OUT_DIR,
+            Module::Full => "www/pkg-full",
+            Module::Bench => "www/pkg-bench",
         }
     }
 
@@ -129,12 +126,8 @@ const WASM_OPT_FEATURES: &[&str] = &[
 /// `cargo xtask build`: every module, in the same profile.
 pub fn run(dev: bool) -> Result<()> {
     page(dev, false)?;
-    module(
-        Module::Bench,
-        dev,
-        false,
-        &util::root().join(Module::Bench.out_dir()),
-    )
+    let bench = util::root().join(Module::Bench.out_dir());
+    module(Module::Bench, dev, false, &bench)
 }
 
 /// The page's two modules, into their places (what the crash lab and the workshop need).
@@ -181,12 +174,8 @@ pub fn module(which: Module, dev: bool, workshop: bool, out_dir: &Path) -> Resul
             Err(why) => say(format!("wasm-opt skipped (optional): {why}")),
         }
     }
-    let size = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
-    say(format!(
-        "built {} ({})",
-        rel(&root, &wasm),
-        human_size(size)
-    ));
+    let built = format!("built {} ({})", rel(&root, &wasm), size_of(&wasm));
+    say(built);
     Ok(())
 }
 
@@ -255,10 +244,13 @@ fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
     let cache_dir = util::root().join("target/wasm-opt");
     let key = cache_key(&input, &wasm_opt.version);
     let cached = cache_dir.join(format!("{key:016x}.wasm"));
-    let reused = cached.is_file();
-    if reused {
+    let reused = if cached.is_file() {
         std::fs::copy(&cached, wasm)
             .with_context(|| format!("copying {} to {}", cached.display(), wasm.display()))?;
+        format!(
+            " (unchanged module: reused {})",
+            rel(&util::root(), &cached)
+        )
     } else {
         let tmp = wasm.with_extension("opt.wasm");
         let mut cmd = util::cmd(&wasm_opt.program);
@@ -281,20 +273,11 @@ fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
         if std::fs::create_dir_all(&cache_dir).is_ok() {
             let _ = std::fs::copy(wasm, &cached);
         }
-    }
-    let after = std::fs::metadata(wasm).map(|m| m.len()).unwrap_or(0);
+        String::new()
+    };
+    let (before, after) = (human_size(input.len() as u64), size_of(wasm));
     say(format!(
-        "wasm-opt {WASM_OPT_LEVEL}: {} -> {}{}",
-        human_size(input.len() as u64),
-        human_size(after),
-        if reused {
-            format!(
-                " (unchanged module: reused {})",
-                rel(&util::root(), &cached)
-            )
-        } else {
-            String::new()
-        }
+        "wasm-opt {WASM_OPT_LEVEL}: {before} -> {after}{reused}"
     ));
     Ok(())
 }
@@ -315,6 +298,10 @@ fn rel(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+fn size_of(file: &Path) -> String {
+    human_size(std::fs::metadata(file).map_or(0, |m| m.len()))
 }
 
 fn human_size(bytes: u64) -> String {

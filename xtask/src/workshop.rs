@@ -59,7 +59,7 @@ pub fn run(options: &Options) -> Result<()> {
     // The page with it: the build script reads the same variable.
     std::env::set_var(HANDLER_ENV, &handler);
     build::page(options.dev, true)?;
-    let bench = util::root().join(build::BENCH_OUT_DIR);
+    let bench = util::root().join(build::Module::Bench.out_dir());
     if !bench.join("inbox_lab_bg.wasm").is_file() {
         build::module(build::Module::Bench, options.dev, false, &bench)?;
     }
