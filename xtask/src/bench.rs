@@ -268,7 +268,7 @@ fn stage_site(root: &Path, pkgs: &[PathBuf; 3], native_bin: &Path, site: &Path) 
         .context("the native bench binary printed no SQL for the official worker")?;
     std::fs::write(official.join("core-sql.mjs"), sql)?;
     // The built site from these modules, for the cold start.
-    dist::assemble_from(site, &site.join(dist::DIST_DIR))?;
+    dist::assemble(site, &site.join(dist::DIST_DIR))?;
     site.canonicalize()
         .with_context(|| format!("staging {}", site.display()))
 }

@@ -64,7 +64,7 @@ pub fn run(options: &Options) -> Result<()> {
         build::module(build::Module::Bench, options.dev, false, &bench)?;
     }
     let dist = util::root().join(dist::DIST_DIR);
-    dist::assemble(&dist)?;
+    dist::assemble(&util::root(), &dist)?;
     let server = serve::start(&dist, None, &options.host, options.port, true)?;
     println!(
         "Serving inbox-lab with the workshop's handler at {} (the race lab and \"Write your own handler\" list it as \"workshop\")",
