@@ -321,10 +321,9 @@ impl Relay {
         let event = format!("event: hook\ndata: {event}\n\n");
         if !self.send_to_newest(event.as_bytes(), deadline) {
             // No subscriber could take it (they went away since the check above).
-            return match self.withdraw(&id, &answers) {
-                Some(answer) => answer.reply(),
-                None => no_page(),
-            };
+            return self
+                .withdraw(&id, &answers)
+                .map_or_else(no_page, Answer::reply);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         let answer = answers
@@ -446,18 +445,11 @@ pub(super) enum HookRoute<'a> {
 pub(super) fn hook_route(target: &str) -> Option<HookRoute<'_>> {
     let path = target.split(['?', '#']).next().unwrap_or("");
     let rest = path.strip_prefix("/hooks/")?;
-    Some(if rest == "subscribe" {
-        HookRoute::Subscribe
-    } else if let Some(id) = rest.strip_prefix("answer/") {
-        if id.contains('/') {
-            HookRoute::Unknown
-        } else {
-            HookRoute::Answer(id)
-        }
-    } else if rest.contains('/') {
-        HookRoute::Unknown
-    } else {
-        HookRoute::Hook(rest)
+    Some(match rest.strip_prefix("answer/") {
+        _ if rest == "subscribe" => HookRoute::Subscribe,
+        Some(id) if !id.contains('/') => HookRoute::Answer(id),
+        None if !rest.contains('/') => HookRoute::Hook(rest),
+        _ => HookRoute::Unknown,
     })
 }
 
