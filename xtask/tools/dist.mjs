@@ -244,26 +244,12 @@ async function main() {
 
   // 7. What a static host has no relay for, and headers for hosts that read _headers.
   await writeFile(join(OUT, 'relay.json'), '{"relay": false}\n');
-  await writeFile(
-    join(OUT, '_headers'),
-    [
-      '/*',
-      `  Content-Security-Policy: ${CSP}`,
-      '  X-Content-Type-Options: nosniff',
-      '  Referrer-Policy: no-referrer',
-      '/',
-      '  Cache-Control: no-cache',
-      '/index.html',
-      '  Cache-Control: no-cache',
-      '/sw.js',
-      '  Cache-Control: no-cache',
-      '/relay.json',
-      '  Cache-Control: no-cache',
-      `/${ASSETS}/*`,
-      '  Cache-Control: public, max-age=31536000, immutable',
-      '',
-    ].join('\n'),
-  );
+  const headers = [
+    '/*', `  Content-Security-Policy: ${CSP}`, '  X-Content-Type-Options: nosniff', '  Referrer-Policy: no-referrer',
+    ...['/', '/index.html', '/sw.js', '/relay.json'].flatMap((path) => [path, '  Cache-Control: no-cache']),
+    `/${ASSETS}/*`, '  Cache-Control: public, max-age=31536000, immutable', '',
+  ];
+  await writeFile(join(OUT, '_headers'), headers.join('\n'));
 
   console.log(JSON.stringify({ version, files: ['index.html', 'sw.js', 'relay.json', '_headers', ...assets] }));
 }
