@@ -142,7 +142,7 @@ fn environment(root: &Path, options: &Options) -> Value {
                 "cargo profile {} (opt-level z, LTO, 1 codegen unit), wasm-opt {}, SQLite flags {}",
                 build::RELEASE_PROFILE,
                 build::WASM_OPT_LEVEL,
-                build::SQLITE_FLAGS.join(" ")
+                build::SQLITE_FLAGS
             )
         } else {
             let dirs = build::Module::ALL.map(build::Module::out_dir);

@@ -87,26 +87,13 @@ const SQLITE_FLAGS_ENV: &str = "SQLITE_WASM_RS_FLAGS";
 /// functions, `EXPLAIN`, pragmas). Only the release module uses these flags: dev builds and
 /// `wasm-pack test` compile `sqlite-wasm-rs`'s full default set, so a test of one of these
 /// features would pass there and fail in the page.
-pub const SQLITE_FLAGS: &[&str] = &[
-    "-USQLITE_ENABLE_FTS5",
-    "-USQLITE_ENABLE_RTREE",
-    "-USQLITE_ENABLE_SESSION",
-    "-USQLITE_ENABLE_PREUPDATE_HOOK",
-    "-USQLITE_ENABLE_DBSTAT_VTAB",
-    "-USQLITE_ENABLE_DBPAGE_VTAB",
-    "-USQLITE_ENABLE_BYTECODE_VTAB",
-    "-USQLITE_ENABLE_STMTVTAB",
-    "-USQLITE_ENABLE_UNLOCK_NOTIFY",
-    "-USQLITE_ENABLE_COLUMN_METADATA",
-    "-USQLITE_ENABLE_OFFSET_SQL_FUNC",
-    "-USQLITE_ENABLE_MATH_FUNCTIONS",
-    "-DSQLITE_OMIT_JSON",
-    "-DSQLITE_OMIT_UTF16",
-    "-DSQLITE_OMIT_COMPLETE",
-    "-DSQLITE_OMIT_GET_TABLE",
-    "-DSQLITE_OMIT_INCRBLOB",
-    "-DSQLITE_OMIT_TRACE",
-];
+pub const SQLITE_FLAGS: &str = "\
+    -USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE -USQLITE_ENABLE_SESSION \
+    -USQLITE_ENABLE_PREUPDATE_HOOK -USQLITE_ENABLE_DBSTAT_VTAB -USQLITE_ENABLE_DBPAGE_VTAB \
+    -USQLITE_ENABLE_BYTECODE_VTAB -USQLITE_ENABLE_STMTVTAB -USQLITE_ENABLE_UNLOCK_NOTIFY \
+    -USQLITE_ENABLE_COLUMN_METADATA -USQLITE_ENABLE_OFFSET_SQL_FUNC \
+    -USQLITE_ENABLE_MATH_FUNCTIONS -DSQLITE_OMIT_JSON -DSQLITE_OMIT_UTF16 \
+    -DSQLITE_OMIT_COMPLETE -DSQLITE_OMIT_GET_TABLE -DSQLITE_OMIT_INCRBLOB -DSQLITE_OMIT_TRACE";
 
 /// How wasm-opt optimises the release module (see `bench/RESULTS.md` for the measurements
 /// behind the choice).
@@ -114,14 +101,9 @@ pub const WASM_OPT_LEVEL: &str = "-Oz";
 
 /// Features of the wasm that rustc emits for wasm32-unknown-unknown by default (LLVM's
 /// "generic" CPU), which wasm-opt must be told to accept.
-const WASM_OPT_FEATURES: &[&str] = &[
-    "--enable-mutable-globals",
-    "--enable-sign-ext",
-    "--enable-nontrapping-float-to-int",
-    "--enable-bulk-memory",
-    "--enable-reference-types",
-    "--enable-multivalue",
-];
+const WASM_OPT_FEATURES: &str = "--enable-mutable-globals --enable-sign-ext \
+    --enable-nontrapping-float-to-int --enable-bulk-memory --enable-reference-types \
+    --enable-multivalue";
 
 /// `cargo xtask build`: every module, in the same profile.
 pub fn run(dev: bool) -> Result<()> {
@@ -156,7 +138,7 @@ pub fn module(which: Module, dev: bool, workshop: bool, out_dir: &Path) -> Resul
         .arg(out_dir)
         .args(which.wasm_pack_args(workshop));
     if !dev {
-        wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS.join(" "));
+        wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS);
     }
     util::run(&mut wasm_pack)
         .with_context(|| format!("building the {which:?} wasm module failed"))?;
@@ -255,7 +237,7 @@ fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
         let tmp = wasm.with_extension("opt.wasm");
         let mut cmd = util::cmd(&wasm_opt.program);
         cmd.arg(WASM_OPT_LEVEL)
-            .args(WASM_OPT_FEATURES)
+            .args(WASM_OPT_FEATURES.split(' '))
             .arg(wasm)
             .arg("-o")
             .arg(&tmp);
