@@ -112,15 +112,11 @@ pub fn run(options: &Options) -> Result<()> {
 }
 
 fn environment(root: &Path, options: &Options) -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find(|l| l.starts_with("model name"));
+    let cpu = model
+        .and_then(|l| l.split(':').nth(1))
+        .map_or("unknown", str::trim);
     let cmd_out = |program: &str, args: &[&str]| {
         util::output_of(Command::new(program).args(args).current_dir(root))
             .unwrap_or_else(|| "unknown".into())

@@ -340,12 +340,10 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
         "GET" | "HEAD" if request.target.split(['?', '#']).next() == Some("/relay.json") => {
             relay::probe()
         }
-        "GET" | "HEAD" => match &server.source {
-            Some(source) if request.target.starts_with("/www/") => {
-                files::respond_file(source, &request.target)
-            }
-            _ => files::respond_file(&server.root, &request.target),
-        },
+        "GET" | "HEAD" => {
+            let www = (server.source.as_ref()).filter(|_| request.target.starts_with("/www/"));
+            files::respond_file(www.unwrap_or(&server.root), &request.target)
+        }
         _ => text(405, "405 method not allowed\n").with("Allow", "GET, HEAD"),
     })
 }
