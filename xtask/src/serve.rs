@@ -341,7 +341,10 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
             relay::probe()
         }
         "GET" | "HEAD" => {
-            let www = (server.source.as_ref()).filter(|_| request.target.starts_with("/www/"));
+            let www = server
+                .source
+                .as_ref()
+                .filter(|_| request.target.starts_with("/www/"));
             files::respond_file(www.unwrap_or(&server.root), &request.target)
         }
         _ => text(405, "405 method not allowed\n").with("Allow", "GET, HEAD"),
@@ -587,35 +590,29 @@ fn write_reply(
 /// The status line and headers of `reply` (with `Content-Length: length`, if given), the
 /// security headers every response carries, and the empty line that ends the head.
 fn response_head(reply: &Reply, length: Option<usize>) -> String {
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n",
-        reply.status,
-        reason_phrase(reply.status),
-        reply.content_type,
-    );
-    if let Some(length) = length {
-        head.push_str(&format!("Content-Length: {length}\r\n"));
-    }
+    let (status, content_type) = (reply.status, reply.content_type);
+    let length = length.map_or(String::new(), |n| format!("Content-Length: {n}\r\n"));
     // `no-store` unless the reply says otherwise (the built site's files: see `respond_file`).
-    let cache = reply
+    let cached = reply
         .extra
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("Cache-Control"));
-    head.push_str(&format!(
-        "Connection: close\r\n{}\
-         Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
-         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
-        if cache {
-            ""
-        } else {
-            "Cache-Control: no-store\r\n"
-        }
-    ));
-    for (name, value) in &reply.extra {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    head
+    let no_store = if cached {
+        ""
+    } else {
+        "Cache-Control: no-store\r\n"
+    };
+    let extra: String = reply
+        .extra
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\n{length}Connection: close\r\n\
+         {no_store}Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
+         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n{extra}\r\n",
+        reason_phrase(status)
+    )
 }
 
 /// The reason phrase of a status (only informative: clients go by the number).
