@@ -125,12 +125,7 @@ pub fn check(root: &Path) -> Result<usize> {
     }
     let new: Vec<String> = graph
         .edges()
-        .filter(|(from, to, _)| {
-            !allowed
-                .0
-                .get(*from)
-                .is_some_and(|tos| tos.contains_key(*to))
-        })
+        .filter(|(from, to, _)| !allowed.0.get(*from).is_some_and(|t| t.contains_key(*to)))
         .map(|(from, to, file)| format!("{from} → {to} ({})", file.display()))
         .collect();
     if !new.is_empty() {
