@@ -171,12 +171,13 @@ pub const TOOLS_DIR: &str = "xtask/tools";
 /// by PR #4736 in release 110), so the module fails to start with
 /// "WebAssembly.Table.set(): Argument 1 is invalid for table"; Debian 12 ships 108.
 fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
-    let npm = util::root()
-        .join(TOOLS_DIR)
-        .join("node_modules/.bin/wasm-opt");
-    let candidates: Vec<String> = match std::env::var("WASM_OPT") {
+    let npm = format!(
+        "{}/{TOOLS_DIR}/node_modules/.bin/wasm-opt",
+        util::root().display()
+    );
+    let candidates = match std::env::var("WASM_OPT") {
         Ok(program) => vec![program],
-        Err(_) => vec![npm.display().to_string(), "wasm-opt".to_string()],
+        Err(_) => vec![npm, "wasm-opt".to_string()],
     };
     let mut why = Vec::new();
     for program in candidates {
