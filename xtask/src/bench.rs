@@ -24,7 +24,7 @@ use crate::{build, dist, serve};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The official build, pinned: the same SQLite version as `sqlite-wasm-rs` 0.6.3 (3.54.1).
 pub const OFFICIAL_PACKAGE: &str = "@sqlite.org/sqlite-wasm";
@@ -72,11 +72,7 @@ pub fn run(options: &Options) -> Result<()> {
     // worker's (the `bench/` crate; it runs the real apply path). Built for the benchmark
     // alone (so nothing else rebuilding www/pkg meanwhile can change what is measured), or
     // with --no-build the ones in www/. The page is staged with them at once.
-    let modules = [
-        build::Module::Start,
-        build::Module::Full,
-        build::Module::Bench,
-    ];
+    let modules = build::Module::ALL;
     let pkgs = if options.build {
         let pkgs = modules.map(|m| out.join(m.out_dir().trim_start_matches("www/")));
         for (which, pkg) in modules.iter().zip(&pkgs) {
@@ -116,15 +112,11 @@ pub fn run(options: &Options) -> Result<()> {
 }
 
 fn environment(root: &Path, options: &Options) -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find(|l| l.starts_with("model name"));
+    let cpu = model
+        .and_then(|l| l.split(':').nth(1))
+        .map_or("unknown", str::trim);
     let cmd_out = |program: &str, args: &[&str]| {
         util::output_of(Command::new(program).args(args).current_dir(root))
             .unwrap_or_else(|| "unknown".into())
@@ -146,15 +138,11 @@ fn environment(root: &Path, options: &Options) -> Value {
                 "cargo profile {} (opt-level z, LTO, 1 codegen unit), wasm-opt {}, SQLite flags {}",
                 build::RELEASE_PROFILE,
                 build::WASM_OPT_LEVEL,
-                build::SQLITE_FLAGS.join(" ")
+                build::SQLITE_FLAGS
             )
         } else {
-            format!(
-                "whatever {}, {} and {} held (--no-build)",
-                build::OUT_DIR,
-                build::FULL_OUT_DIR,
-                build::BENCH_OUT_DIR
-            )
+            let dirs = build::Module::ALL.map(build::Module::out_dir);
+            format!("whatever {}, {} and {} held (--no-build)", dirs[0], dirs[1], dirs[2])
         },
         "events": options.events,
         "rounds": options.rounds,
@@ -174,26 +162,8 @@ fn load_average() -> String {
 /// Builds bench/benches/native.rs with the `bench` profile and returns the executable's path, as
 /// cargo reports it (`--message-format=json`).
 fn native_binary() -> Result<PathBuf> {
-    let mut cmd = util::cargo();
-    cmd.args([
-        "bench",
-        "--no-run",
-        "--package",
-        "inbox-lab-bench",
-        "--bench",
-        "native",
-        "--message-format=json",
-    ]);
-    say(format!("$ {}", util::show(&cmd)));
-    let out = cmd
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start `{}`", util::show(&cmd)))?;
-    if !out.status.success() {
-        bail!("`{}` failed ({})", util::show(&cmd), out.status);
-    }
-    String::from_utf8_lossy(&out.stdout)
+    let args = "bench --no-run --package inbox-lab-bench --bench native --message-format=json";
+    util::stdout_of(util::cargo().args(args.split(' ')))?
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "native")
@@ -203,16 +173,8 @@ fn native_binary() -> Result<PathBuf> {
 
 /// The Markdown tables of a run's JSON, as the native bench binary prints them (`--tables`).
 fn tables(native_bin: &Path, json: &Path) -> Result<String> {
-    let out = Command::new(native_bin)
-        .arg("--tables")
-        .arg(json)
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start {}", native_bin.display()))?;
-    if !out.status.success() {
-        bail!("no tables from {} ({})", json.display(), out.status);
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    util::stdout_of(Command::new(native_bin).arg("--tables").arg(json))
+        .with_context(|| format!("no tables from {}", json.display()))
 }
 
 /// Runs bench/run.mjs, which drives Chromium and, between the browser's runs, the native bench
@@ -251,27 +213,18 @@ fn browser(out: &Path, site: &Path, native_bin: &Path, options: &Options) -> Res
         .args(["--burst", &options.burst.to_string()])
         .args(["--profile-events", &options.profile_events.to_string()])
         .args(["--chromium", CHROMIUM]);
-    say(format!("$ {}", util::show(&cmd)));
-    let result = cmd
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start `{}`", util::show(&cmd)));
+    let result = util::stdout_of(&mut cmd);
     server.stop();
     dist_server.stop();
     let _ = std::fs::remove_dir_all(&profile);
-    let result = result?;
-    if !result.status.success() {
-        bail!("`{}` failed ({})", util::show(&cmd), result.status);
-    }
-    serde_json::from_slice(&result.stdout).context("bench/run.mjs did not print one JSON document")
+    serde_json::from_str(&result?).context("bench/run.mjs did not print one JSON document")
 }
 
 /// Copies the page (index.html, www/ with `pkgs` as our modules: start, full, bench) into `site`
 /// and adds the official build under `www/official/`: its ES module, its wasm, and our worker
 /// around them with the core's SQL (`--official-sql` of the native bench binary).
 fn stage_site(root: &Path, pkgs: &[PathBuf; 3], native_bin: &Path, site: &Path) -> Result<PathBuf> {
-    let modules = [build::OUT_DIR, build::FULL_OUT_DIR, build::BENCH_OUT_DIR];
+    let modules = build::Module::ALL.map(build::Module::out_dir);
     for dir in pkgs {
         if !dir.join("inbox_lab_bg.wasm").is_file() {
             bail!(
@@ -311,7 +264,7 @@ fn stage_site(root: &Path, pkgs: &[PathBuf; 3], native_bin: &Path, site: &Path) 
         .context("the native bench binary printed no SQL for the official worker")?;
     std::fs::write(official.join("core-sql.mjs"), sql)?;
     // The built site from these modules, for the cold start.
-    dist::assemble_from(site, &site.join(dist::DIST_DIR))?;
+    dist::assemble(site, &site.join(dist::DIST_DIR))?;
     site.canonicalize()
         .with_context(|| format!("staging {}", site.display()))
 }

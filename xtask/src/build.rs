@@ -19,12 +19,6 @@ use std::path::Path;
 /// `../pkg/inbox_lab.js`); its gzip size has a budget (`xtask/src/size.rs`).
 pub const OUT_DIR: &str = "www/pkg";
 
-/// Where the workers that run work of their own load the full module from (`../pkg-full/`).
-pub const FULL_OUT_DIR: &str = "www/pkg-full";
-
-/// Where the benchmark's worker loads its module from (`./pkg-bench/inbox_lab.js`).
-pub const BENCH_OUT_DIR: &str = "www/pkg-bench";
-
 /// Which wasm module to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Module {
@@ -38,12 +32,15 @@ pub enum Module {
 }
 
 impl Module {
-    /// Its place under the repository root.
+    pub const ALL: [Module; 3] = [Module::Start, Module::Full, Module::Bench];
+
+    /// Its place under the repository root: [`OUT_DIR`]; `../pkg-full/` for the workers that
+    /// run work of their own; `./pkg-bench/inbox_lab.js` for the benchmark's worker.
     pub fn out_dir(self) -> &'static str {
         match self {
             Module::Start => OUT_DIR,
-            Module::Full => FULL_OUT_DIR,
-            Module::Bench => BENCH_OUT_DIR,
+            Module::Full => "www/pkg-full",
+            Module::Bench => "www/pkg-bench",
         }
     }
 
@@ -90,26 +87,13 @@ const SQLITE_FLAGS_ENV: &str = "SQLITE_WASM_RS_FLAGS";
 /// functions, `EXPLAIN`, pragmas). Only the release module uses these flags: dev builds and
 /// `wasm-pack test` compile `sqlite-wasm-rs`'s full default set, so a test of one of these
 /// features would pass there and fail in the page.
-pub const SQLITE_FLAGS: &[&str] = &[
-    "-USQLITE_ENABLE_FTS5",
-    "-USQLITE_ENABLE_RTREE",
-    "-USQLITE_ENABLE_SESSION",
-    "-USQLITE_ENABLE_PREUPDATE_HOOK",
-    "-USQLITE_ENABLE_DBSTAT_VTAB",
-    "-USQLITE_ENABLE_DBPAGE_VTAB",
-    "-USQLITE_ENABLE_BYTECODE_VTAB",
-    "-USQLITE_ENABLE_STMTVTAB",
-    "-USQLITE_ENABLE_UNLOCK_NOTIFY",
-    "-USQLITE_ENABLE_COLUMN_METADATA",
-    "-USQLITE_ENABLE_OFFSET_SQL_FUNC",
-    "-USQLITE_ENABLE_MATH_FUNCTIONS",
-    "-DSQLITE_OMIT_JSON",
-    "-DSQLITE_OMIT_UTF16",
-    "-DSQLITE_OMIT_COMPLETE",
-    "-DSQLITE_OMIT_GET_TABLE",
-    "-DSQLITE_OMIT_INCRBLOB",
-    "-DSQLITE_OMIT_TRACE",
-];
+pub const SQLITE_FLAGS: &str = "\
+    -USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE -USQLITE_ENABLE_SESSION \
+    -USQLITE_ENABLE_PREUPDATE_HOOK -USQLITE_ENABLE_DBSTAT_VTAB -USQLITE_ENABLE_DBPAGE_VTAB \
+    -USQLITE_ENABLE_BYTECODE_VTAB -USQLITE_ENABLE_STMTVTAB -USQLITE_ENABLE_UNLOCK_NOTIFY \
+    -USQLITE_ENABLE_COLUMN_METADATA -USQLITE_ENABLE_OFFSET_SQL_FUNC \
+    -USQLITE_ENABLE_MATH_FUNCTIONS -DSQLITE_OMIT_JSON -DSQLITE_OMIT_UTF16 \
+    -DSQLITE_OMIT_COMPLETE -DSQLITE_OMIT_GET_TABLE -DSQLITE_OMIT_INCRBLOB -DSQLITE_OMIT_TRACE";
 
 /// How wasm-opt optimises the release module (see `bench/RESULTS.md` for the measurements
 /// behind the choice).
@@ -117,24 +101,15 @@ pub const WASM_OPT_LEVEL: &str = "-Oz";
 
 /// Features of the wasm that rustc emits for wasm32-unknown-unknown by default (LLVM's
 /// "generic" CPU), which wasm-opt must be told to accept.
-const WASM_OPT_FEATURES: &[&str] = &[
-    "--enable-mutable-globals",
-    "--enable-sign-ext",
-    "--enable-nontrapping-float-to-int",
-    "--enable-bulk-memory",
-    "--enable-reference-types",
-    "--enable-multivalue",
-];
+const WASM_OPT_FEATURES: &str = "--enable-mutable-globals --enable-sign-ext \
+    --enable-nontrapping-float-to-int --enable-bulk-memory --enable-reference-types \
+    --enable-multivalue";
 
 /// `cargo xtask build`: every module, in the same profile.
 pub fn run(dev: bool) -> Result<()> {
     page(dev, false)?;
-    module(
-        Module::Bench,
-        dev,
-        false,
-        &util::root().join(Module::Bench.out_dir()),
-    )
+    let bench = util::root().join(Module::Bench.out_dir());
+    module(Module::Bench, dev, false, &bench)
 }
 
 /// The page's two modules, into their places (what the crash lab and the workshop need).
@@ -163,7 +138,7 @@ pub fn module(which: Module, dev: bool, workshop: bool, out_dir: &Path) -> Resul
         .arg(out_dir)
         .args(which.wasm_pack_args(workshop));
     if !dev {
-        wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS.join(" "));
+        wasm_pack.env(SQLITE_FLAGS_ENV, SQLITE_FLAGS);
     }
     util::run(&mut wasm_pack)
         .with_context(|| format!("building the {which:?} wasm module failed"))?;
@@ -181,12 +156,8 @@ pub fn module(which: Module, dev: bool, workshop: bool, out_dir: &Path) -> Resul
             Err(why) => say(format!("wasm-opt skipped (optional): {why}")),
         }
     }
-    let size = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
-    say(format!(
-        "built {} ({})",
-        rel(&root, &wasm),
-        human_size(size)
-    ));
+    let built = format!("built {} ({})", rel(&root, &wasm), size_of(&wasm));
+    say(built);
     Ok(())
 }
 
@@ -200,12 +171,13 @@ pub const TOOLS_DIR: &str = "xtask/tools";
 /// by PR #4736 in release 110), so the module fails to start with
 /// "WebAssembly.Table.set(): Argument 1 is invalid for table"; Debian 12 ships 108.
 fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
-    let npm = util::root()
-        .join(TOOLS_DIR)
-        .join("node_modules/.bin/wasm-opt");
-    let candidates: Vec<String> = match std::env::var("WASM_OPT") {
+    let npm = format!(
+        "{}/{TOOLS_DIR}/node_modules/.bin/wasm-opt",
+        util::root().display()
+    );
+    let candidates = match std::env::var("WASM_OPT") {
         Ok(program) => vec![program],
-        Err(_) => vec![npm.display().to_string(), "wasm-opt".to_string()],
+        Err(_) => vec![npm, "wasm-opt".to_string()],
     };
     let mut why = Vec::new();
     for program in candidates {
@@ -255,15 +227,18 @@ fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
     let cache_dir = util::root().join("target/wasm-opt");
     let key = cache_key(&input, &wasm_opt.version);
     let cached = cache_dir.join(format!("{key:016x}.wasm"));
-    let reused = cached.is_file();
-    if reused {
+    let reused = if cached.is_file() {
         std::fs::copy(&cached, wasm)
             .with_context(|| format!("copying {} to {}", cached.display(), wasm.display()))?;
+        format!(
+            " (unchanged module: reused {})",
+            rel(&util::root(), &cached)
+        )
     } else {
         let tmp = wasm.with_extension("opt.wasm");
         let mut cmd = util::cmd(&wasm_opt.program);
         cmd.arg(WASM_OPT_LEVEL)
-            .args(WASM_OPT_FEATURES)
+            .args(WASM_OPT_FEATURES.split(' '))
             .arg(wasm)
             .arg("-o")
             .arg(&tmp);
@@ -281,20 +256,11 @@ fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
         if std::fs::create_dir_all(&cache_dir).is_ok() {
             let _ = std::fs::copy(wasm, &cached);
         }
-    }
-    let after = std::fs::metadata(wasm).map(|m| m.len()).unwrap_or(0);
+        String::new()
+    };
+    let (before, after) = (human_size(input.len() as u64), size_of(wasm));
     say(format!(
-        "wasm-opt {WASM_OPT_LEVEL}: {} -> {}{}",
-        human_size(input.len() as u64),
-        human_size(after),
-        if reused {
-            format!(
-                " (unchanged module: reused {})",
-                rel(&util::root(), &cached)
-            )
-        } else {
-            String::new()
-        }
+        "wasm-opt {WASM_OPT_LEVEL}: {before} -> {after}{reused}"
     ));
     Ok(())
 }
@@ -315,6 +281,10 @@ fn rel(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+fn size_of(file: &Path) -> String {
+    human_size(std::fs::metadata(file).map_or(0, |m| m.len()))
 }
 
 fn human_size(bytes: u64) -> String {

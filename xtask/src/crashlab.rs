@@ -22,7 +22,6 @@ use crate::util::{self, say};
 use crate::{build, serve};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
-use std::process::Stdio;
 
 /// The node script that drives the panel (in `tests/e2e/`, next to playwright-core).
 const SCRIPT: &str = "tests/e2e/crashlab-sweep.mjs";
@@ -47,10 +46,8 @@ pub fn run(options: &Options) -> Result<()> {
     } else {
         vec!["delete".into(), "wal".into()]
     };
-    for mode in &modes {
-        if mode != "delete" && mode != "wal" {
-            bail!("--mode {mode:?}: expected delete or wal");
-        }
+    if let Some(mode) = modes.iter().find(|m| *m != "delete" && *m != "wal") {
+        bail!("--mode {mode:?}: expected delete or wal");
     }
     if options.events != 1 && options.events != 3 {
         bail!(
@@ -68,8 +65,7 @@ pub fn run(options: &Options) -> Result<()> {
     say(format!("serving the page at {}", server.url()));
     let mut failures = Vec::new();
     for mode in &modes {
-        let result = sweep(&server.url(), mode, options);
-        match result {
+        match sweep(&server.url(), mode, options) {
             Ok((line, summary)) => {
                 println!("{line}"); // as printed, keys in the native order
                 if let Some(why) = judge(&summary, options.control) {
@@ -92,20 +88,12 @@ fn sweep(url: &str, mode: &str, options: &Options) -> Result<(String, Value)> {
     cmd.arg(SCRIPT)
         .args(["--mode", mode, "--events", &options.events.to_string()])
         .env("INBOX_LAB_URL", url)
-        .env("CHROMIUM", CHROMIUM)
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit()); // the table
+        .env("CHROMIUM", CHROMIUM);
     if options.control {
         cmd.arg("--control");
     }
-    say(format!("$ {}", util::show(&cmd)));
-    let out = cmd
-        .output()
-        .with_context(|| format!("could not start `{}`", util::show(&cmd)))?;
-    if !out.status.success() {
-        bail!("{SCRIPT} failed ({})", out.status);
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Its stderr, the table, is shown; its stdout ends with the summary line.
+    let stdout = util::stdout_of(&mut cmd)?;
     let line = stdout
         .lines()
         .rev()

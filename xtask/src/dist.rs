@@ -5,7 +5,7 @@ use crate::build;
 use crate::serve::CONTENT_SECURITY_POLICY;
 use crate::util::{self, say};
 use anyhow::{bail, Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where `cargo xtask dist` writes the site, under the repository root.
 pub const DIST_DIR: &str = "dist";
@@ -14,21 +14,16 @@ pub const DIST_DIR: &str = "dist";
 const SCRIPT: &str = "dist.mjs";
 
 /// `cargo xtask dist`: every wasm module, then the site.
-pub fn run(dev: bool) -> Result<PathBuf> {
+pub fn run(dev: bool) -> Result<()> {
     build::run(dev)?;
-    let out = util::root().join(DIST_DIR);
-    assemble(&out)?;
-    Ok(out)
+    let root = util::root();
+    assemble(&root, &root.join(DIST_DIR))
 }
 
-/// The site from what `www/pkg`, `www/pkg-full` and `www/pkg-bench` hold now (no wasm build), into `out`.
-pub fn assemble(out: &Path) -> Result<()> {
-    assemble_from(&util::root(), out)
-}
-
-/// [`assemble`] from another copy of the source (`index.html` and `www/` with every module
-/// built): the benchmark's staged one.
-pub fn assemble_from(root: &Path, out: &Path) -> Result<()> {
+/// The site into `out` from what `www/pkg`, `www/pkg-full` and `www/pkg-bench` under `root`
+/// hold now (no wasm build); `root` is the repository's, or another copy of its `index.html`
+/// and `www/` (the benchmark's staged one).
+pub fn assemble(root: &Path, out: &Path) -> Result<()> {
     let tools = util::root().join(build::TOOLS_DIR);
     if !tools.join("node_modules/esbuild").is_dir() {
         bail!(

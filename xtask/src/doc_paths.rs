@@ -180,10 +180,14 @@ fn normalize(base: &str, path: &str) -> Option<String> {
 /// The text a reader sees as prose in a file of `kind` — comments, or markdown outside fences —
 /// one line per source line, and (markdown only) the link targets.
 fn readable_text(kind: Kind, text: &str) -> (String, Vec<String>) {
-    let (open, close) = match kind {
-        Kind::Html => ("<!--", "-->"),
-        _ => ("/*", "*/"),
+    let (line_marker, block) = match kind {
+        Kind::Slashes => (Some("//"), Some(("/*", "*/"))),
+        Kind::Css => (None, Some(("/*", "*/"))),
+        Kind::Hash => (Some("#"), None),
+        Kind::Html => (None, Some(("<!--", "-->"))),
+        Kind::Markdown => (None, None),
     };
+    let (open, close) = block.unwrap_or_default();
     let mut prose = String::new();
     let mut in_block = false; // inside a fenced block (markdown) or a block comment
     for line in text.lines() {
@@ -210,16 +214,8 @@ fn readable_text(kind: Kind, text: &str) -> (String, Vec<String>) {
             }
             let comment_at =
                 |marker: &str| comment_start(rest, marker, matches!(kind, Kind::Css | Kind::Html));
-            let line_comment = match kind {
-                Kind::Slashes => comment_at("//"),
-                Kind::Hash => comment_at("#"),
-                _ => None,
-            };
-            let block = match kind {
-                Kind::Slashes | Kind::Css | Kind::Html => comment_at(open),
-                _ => None,
-            };
-            match (line_comment, block) {
+            let line_comment = line_marker.and_then(comment_at);
+            match (line_comment, block.and_then(|(open, _)| comment_at(open))) {
                 (Some(at), b) if b.is_none_or(|b| at < b) => {
                     prose.push_str(&rest[at..]);
                     break;

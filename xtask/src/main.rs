@@ -14,6 +14,7 @@ mod util;
 mod workshop;
 
 use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
@@ -80,16 +81,14 @@ fn run(args: Vec<String>) -> Result<()> {
         "dist" => {
             let dev = args.flag("--dev");
             args.finish()?;
-            dist::run(dev).map(|_| ())
+            dist::run(dev)
         }
         "serve" => {
             let (host, port) = args.address()?;
             let dev = args.flag("--dev");
             let no_build = args.flag("--no-build");
-            let root = match args.value("--root")? {
-                Some(dir) => std::path::PathBuf::from(dir),
-                None => util::root().join(dist::DIST_DIR),
-            };
+            let root = args.value("--root")?.map(PathBuf::from);
+            let root = root.unwrap_or_else(|| util::root().join(dist::DIST_DIR));
             let with_source = args.flag("--with-source");
             args.finish()?;
             if !no_build {
@@ -129,7 +128,7 @@ fn run(args: Vec<String>) -> Result<()> {
                 }
             }
             options.build = !args.flag("--no-build");
-            options.report = args.value("--report")?.map(std::path::PathBuf::from);
+            options.report = args.value("--report")?.map(PathBuf::from);
             args.finish()?;
             bench::run(&options)
         }
@@ -138,12 +137,10 @@ fn run(args: Vec<String>) -> Result<()> {
             while let Some(mode) = args.value("--mode")? {
                 modes.push(mode);
             }
-            let events = match args.value("--events")? {
-                Some(v) => v
-                    .parse::<u32>()
-                    .with_context(|| format!("--events {v:?} is not a number"))?,
-                None => 1,
-            };
+            let events = args.value("--events")?.map_or(Ok(1), |v| {
+                v.parse()
+                    .with_context(|| format!("--events {v:?} is not a number"))
+            })?;
             let options = crashlab::Options {
                 modes,
                 events,
@@ -157,7 +154,7 @@ fn run(args: Vec<String>) -> Result<()> {
         "workshop" => {
             let (host, port) = args.address()?;
             let options = workshop::Options {
-                handler: args.value("--handler")?.map(std::path::PathBuf::from),
+                handler: args.value("--handler")?.map(PathBuf::from),
                 deliveries: args.value("--deliveries")?,
                 judge_only: args.flag("--judge-only"),
                 dev: args.flag("--dev"),
@@ -235,12 +232,10 @@ impl Args {
     /// `--host H` and `--port N` (0: any free port), by default 127.0.0.1 and 8080.
     fn address(&mut self) -> Result<(String, u16)> {
         let host = self.value("--host")?.unwrap_or_else(|| "127.0.0.1".into());
-        let port = match self.value("--port")? {
-            Some(p) => p
-                .parse()
-                .with_context(|| format!("--port {p:?} is not a port number"))?,
-            None => 8080,
-        };
+        let port = self.value("--port")?.map_or(Ok(8080), |p| {
+            p.parse()
+                .with_context(|| format!("--port {p:?} is not a port number"))
+        })?;
         Ok((host, port))
     }
 

@@ -77,14 +77,22 @@ impl Default for Limits {
 /// A running server; stops when [`Server::stop`] is called or it is dropped.
 pub struct Server {
     addr: SocketAddr,
-    /// The relay's key: only a page opened with it may subscribe and answer.
-    relay_key: String,
-    stop: Arc<AtomicBool>,
-    #[cfg(test)]
-    in_flight: Arc<AtomicUsize>,
-    #[cfg(test)]
-    relay: Arc<relay::Relay>,
+    shared: Arc<Shared>,
     acceptor: Option<JoinHandle<()>>,
+}
+
+/// What the acceptor and every connection thread share.
+struct Shared {
+    root: PathBuf,
+    /// Where `/www/` comes from instead of `root`, if set.
+    source: Option<PathBuf>,
+    /// Its key is the relay's: only a page opened with it may subscribe and answer.
+    relay: relay::Relay,
+    stop: AtomicBool,
+    /// Connections being served (see [`Slot`]).
+    in_flight: AtomicUsize,
+    limits: Limits,
+    log: bool,
 }
 
 impl Server {
@@ -96,7 +104,12 @@ impl Server {
     /// `http://host:port/?relay=<key>`: the link to give the reader (and nobody else), the
     /// only way a page learns the relay's key.
     pub fn reader_url(&self) -> String {
-        format!("{}?{}={}", self.url(), relay::READER_PARAM, self.relay_key)
+        format!(
+            "{}?{}={}",
+            self.url(),
+            relay::READER_PARAM,
+            self.shared.relay.key
+        )
     }
 
     /// Serves until the process is stopped.
@@ -113,7 +126,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.shared.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.acceptor.take() {
             let _ = t.join();
         }
@@ -123,11 +136,11 @@ impl Drop for Server {
 /// One connection in flight, counted until dropped (also if its thread panics or cannot start).
 /// Only the acceptor makes one, after [`accept`] waited for room, so the count never passes
 /// the cap.
-struct Slot(Arc<AtomicUsize>);
+struct Slot(Arc<Shared>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -153,15 +166,9 @@ fn start_with(
     log: bool,
     limits: Limits,
 ) -> Result<Server> {
-    let root = root
-        .canonicalize()
-        .with_context(|| format!("serving {}", root.display()))?;
-    let source = match source {
-        Some(dir) => Some(Arc::new(
-            dir.canonicalize()
-                .with_context(|| format!("serving {}", dir.display()))?,
-        )),
-        None => None,
+    let canonical = |dir: &Path| {
+        dir.canonicalize()
+            .with_context(|| format!("serving {}", dir.display()))
     };
     let bind = format_bind(host, port);
     let listener = TcpListener::bind(&bind).with_context(|| format!("cannot listen on {bind}"))?;
@@ -172,37 +179,27 @@ fn start_with(
     listener
         .set_nonblocking(true)
         .context("configuring the listener")?;
-    let root = Arc::new(root);
-    let stop = Arc::new(AtomicBool::new(false));
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let relay = Arc::new(relay::Relay::new(limits)?);
+    let shared = Arc::new(Shared {
+        root: canonical(root)?,
+        source: source.map(canonical).transpose()?,
+        relay: relay::Relay::new(limits)?,
+        stop: AtomicBool::new(false),
+        in_flight: AtomicUsize::new(0),
+        limits,
+        log,
+    });
     let acceptor = {
-        let stop = Arc::clone(&stop);
-        let in_flight = Arc::clone(&in_flight);
-        let relay = Arc::clone(&relay);
+        let shared = Arc::clone(&shared);
         thread::Builder::new()
             .name("serve-accept".into())
             .spawn(move || {
-                let max = limits.max_connections.max(1);
-                while let Some(stream) = accept(&listener, &in_flight, max, &stop, log) {
+                while let Some(stream) = accept(&listener, &shared) {
                     let accepted = Instant::now();
-                    in_flight.fetch_add(1, Ordering::SeqCst);
-                    let slot = Slot(Arc::clone(&in_flight));
-                    let server = Shared {
-                        root: Arc::clone(&root),
-                        source: source.clone(),
-                        relay: Arc::clone(&relay),
-                        stop: Arc::clone(&stop),
-                        limits,
-                        log,
-                    };
-                    let spawned =
-                        thread::Builder::new()
-                            .name("serve-conn".into())
-                            .spawn(move || {
-                                let _slot = slot;
-                                handle(&server, stream, accepted);
-                            });
+                    shared.in_flight.fetch_add(1, Ordering::SeqCst);
+                    let slot = Slot(Arc::clone(&shared));
+                    let spawned = thread::Builder::new()
+                        .name("serve-conn".into())
+                        .spawn(move || handle(&slot.0, stream, accepted));
                     if let Err(e) = spawned {
                         say(format!("serve: cannot start a connection thread: {e}"));
                     }
@@ -212,28 +209,18 @@ fn start_with(
     };
     Ok(Server {
         addr,
-        relay_key: relay.key.clone(),
-        stop,
-        #[cfg(test)]
-        in_flight,
-        #[cfg(test)]
-        relay,
+        shared,
         acceptor: Some(acceptor),
     })
 }
 
-/// The next connection once fewer than `max` are in flight (at the cap, no `accept`: new
-/// connections wait in the kernel's backlog), or `None` once `stop` is set.
-fn accept(
-    listener: &TcpListener,
-    in_flight: &AtomicUsize,
-    max: usize,
-    stop: &AtomicBool,
-    log: bool,
-) -> Option<TcpStream> {
+/// The next connection once fewer than [`Limits::max_connections`] are in flight (at the cap,
+/// no `accept`: new connections wait in the kernel's backlog), or `None` once `stop` is set.
+fn accept(listener: &TcpListener, shared: &Shared) -> Option<TcpStream> {
+    let (max, log) = (shared.limits.max_connections.max(1), shared.log);
     let mut full = false;
-    while !stop.load(Ordering::SeqCst) {
-        if in_flight.load(Ordering::SeqCst) >= max {
+    while !shared.stop.load(Ordering::SeqCst) {
+        if shared.in_flight.load(Ordering::SeqCst) >= max {
             if log && !full {
                 say(format!(
                     "serve: {max} connections in flight; new ones wait until one ends"
@@ -290,17 +277,6 @@ impl Reply {
 
 fn text(status: u16, body: &str) -> Reply {
     Reply::new(status, "text/plain; charset=utf-8", body)
-}
-
-/// What every connection thread shares.
-struct Shared {
-    root: Arc<PathBuf>,
-    /// Where `/www/` comes from instead of `root`, if set.
-    source: Option<Arc<PathBuf>>,
-    relay: Arc<relay::Relay>,
-    stop: Arc<AtomicBool>,
-    limits: Limits,
-    log: bool,
 }
 
 fn handle(server: &Shared, stream: TcpStream, accepted: Instant) {
@@ -364,12 +340,13 @@ fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Rep
         "GET" | "HEAD" if request.target.split(['?', '#']).next() == Some("/relay.json") => {
             relay::probe()
         }
-        "GET" | "HEAD" => match &server.source {
-            Some(source) if request.target.starts_with("/www/") => {
-                files::respond_file(source, &request.target)
-            }
-            _ => files::respond_file(&server.root, &request.target),
-        },
+        "GET" | "HEAD" => {
+            let www = server
+                .source
+                .as_ref()
+                .filter(|_| request.target.starts_with("/www/"));
+            files::respond_file(www.unwrap_or(&server.root), &request.target)
+        }
         _ => text(405, "405 method not allowed\n").with("Allow", "GET, HEAD"),
     })
 }
@@ -613,35 +590,29 @@ fn write_reply(
 /// The status line and headers of `reply` (with `Content-Length: length`, if given), the
 /// security headers every response carries, and the empty line that ends the head.
 fn response_head(reply: &Reply, length: Option<usize>) -> String {
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n",
-        reply.status,
-        reason_phrase(reply.status),
-        reply.content_type,
-    );
-    if let Some(length) = length {
-        head.push_str(&format!("Content-Length: {length}\r\n"));
-    }
+    let (status, content_type) = (reply.status, reply.content_type);
+    let length = length.map_or(String::new(), |n| format!("Content-Length: {n}\r\n"));
     // `no-store` unless the reply says otherwise (the built site's files: see `respond_file`).
-    let cache = reply
+    let cached = reply
         .extra
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("Cache-Control"));
-    head.push_str(&format!(
-        "Connection: close\r\n{}\
-         Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
-         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
-        if cache {
-            ""
-        } else {
-            "Cache-Control: no-store\r\n"
-        }
-    ));
-    for (name, value) in &reply.extra {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    head
+    let no_store = if cached {
+        ""
+    } else {
+        "Cache-Control: no-store\r\n"
+    };
+    let extra: String = reply
+        .extra
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\n{length}Connection: close\r\n\
+         {no_store}Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
+         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n{extra}\r\n",
+        reason_phrase(status)
+    )
 }
 
 /// The reason phrase of a status (only informative: clients go by the number).

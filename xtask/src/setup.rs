@@ -1,8 +1,8 @@
 //! `cargo xtask setup`: install what is missing, skip what is present.
 
 use crate::util::{self, cmd, is_root, output_of, say, which};
-use anyhow::{bail, Context, Result};
-use std::path::{Path, PathBuf};
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::Path;
 use std::process::Command;
 use std::time::SystemTime;
 
@@ -17,6 +17,7 @@ pub enum Scope {
     /// end-to-end and engine tests.
     Full,
 }
+use Scope::{Build, Full};
 
 /// The WebAssembly target the page is compiled for.
 pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
@@ -29,77 +30,65 @@ const GECKODRIVER_VERSION: &str = "0.37.1";
 /// The oldest Node.js whose test runner has what the e2e layer uses.
 const MIN_NODE_MAJOR: u32 = 20;
 
-/// A program that comes from a Debian package.
-struct AptPiece {
-    /// How to tell it is present: a program name on PATH, or an absolute path.
-    program: &'static str,
-    package: &'static str,
-    why: &'static str,
-    scope: Scope,
-}
-
-const APT_REQUIRED: &[AptPiece] = &[
-    AptPiece {
-        program: "clang",
-        package: "clang",
-        why: "compiles SQLite's C code to wasm32 (gcc cannot)",
-        scope: Scope::Build,
-    },
-    AptPiece {
-        program: CHROMIUM,
-        package: "chromium",
-        why: "the browser the wasm and end-to-end tests run in",
-        scope: Scope::Full,
-    },
-    AptPiece {
-        program: "chromedriver",
-        package: "chromium-driver",
-        why: "lets `wasm-pack test --chrome` drive Chromium",
-        scope: Scope::Full,
-    },
-    AptPiece {
-        program: FIREFOX,
-        package: "firefox-esr",
-        why: "the second engine: `wasm-pack test --firefox` and the engine tests (tests/engines)",
-        scope: Scope::Full,
-    },
-    AptPiece {
-        program: "WebKitWebDriver",
-        package: "webkit2gtk-driver",
-        why: "drives WebKitGTK's MiniBrowser, the third engine of the engine tests",
-        scope: Scope::Full,
-    },
-    AptPiece {
-        program: "xvfb-run",
-        package: "xvfb",
-        why: "a virtual display for MiniBrowser, which has no headless mode",
-        scope: Scope::Full,
-    },
-    AptPiece {
-        program: "pg_ctlcluster",
-        package: "postgresql",
-        why:
-            "the PostgreSQL server the probe's tests (tests/probe.rs) start a throwaway cluster of",
-        scope: Scope::Full,
-    },
-    AptPiece {
-        program: "/usr/lib/python3/dist-packages/psycopg2/__init__.py",
-        package: "python3-psycopg2",
-        why: "the PostgreSQL driver of the reference receivers (examples/receivers/)",
-        scope: Scope::Full,
-    },
+/// The programs that come from Debian packages: who needs it, how to tell it is present (a
+/// program name on PATH, or an absolute path), its package, and why it is needed.
+const APT_REQUIRED: &[(Scope, &str, &str, &str)] = &[
+    (
+        Build,
+        "clang",
+        "clang",
+        "compiles SQLite's C code to wasm32 (gcc cannot)",
+    ),
+    (
+        Full,
+        CHROMIUM,
+        "chromium",
+        "the browser the wasm and end-to-end tests run in",
+    ),
+    (
+        Full,
+        "chromedriver",
+        "chromium-driver",
+        "lets `wasm-pack test --chrome` drive Chromium",
+    ),
+    (
+        Full,
+        FIREFOX,
+        "firefox-esr",
+        "the second engine: `wasm-pack test --firefox` and the engine tests (tests/engines)",
+    ),
+    (
+        Full,
+        "WebKitWebDriver",
+        "webkit2gtk-driver",
+        "drives WebKitGTK's MiniBrowser, the third engine of the engine tests",
+    ),
+    (
+        Full,
+        "xvfb-run",
+        "xvfb",
+        "a virtual display for MiniBrowser, which has no headless mode",
+    ),
+    (
+        Full,
+        "pg_ctlcluster",
+        "postgresql",
+        "the PostgreSQL server the probe's tests (tests/probe.rs) start a throwaway cluster of",
+    ),
+    (
+        Full,
+        "/usr/lib/python3/dist-packages/psycopg2/__init__.py",
+        "python3-psycopg2",
+        "the PostgreSQL driver of the reference receivers (examples/receivers/)",
+    ),
 ];
 
-fn present(piece: &AptPiece) -> bool {
-    if piece.program.starts_with('/') {
-        Path::new(piece.program).is_file()
+fn present(program: &str) -> bool {
+    if program.starts_with('/') {
+        Path::new(program).is_file()
     } else {
-        which(piece.program).is_some()
+        which(program).is_some()
     }
-}
-
-fn wanted(piece_scope: Scope, scope: Scope) -> bool {
-    scope == Scope::Full || piece_scope == Scope::Build
 }
 
 /// Installs what `scope` needs and is missing. Fails, naming every missing piece and how to
@@ -107,39 +96,43 @@ fn wanted(piece_scope: Scope, scope: Scope) -> bool {
 pub fn run(scope: Scope) -> Result<()> {
     let root = util::root();
     let mut problems: Vec<String> = Vec::new();
+    let mut note = |result: Result<()>| {
+        if let Err(e) = result {
+            problems.push(format!("{e:#}"));
+        }
+    };
     let mut apt = Apt::default();
 
     // 1. Rust: the wasm target, rustfmt and clippy.
-    if let Err(e) = rust_pieces() {
-        problems.push(format!("{e:#}"));
-    }
+    note(rust_pieces());
 
     // 2. Debian packages.
-    let missing: Vec<&AptPiece> = APT_REQUIRED
+    let missing: Vec<_> = APT_REQUIRED
         .iter()
-        .filter(|p| wanted(p.scope, scope) && !present(p))
+        .filter(|(needed_by, program, ..)| {
+            (scope == Full || *needed_by == Build) && !present(program)
+        })
         .collect();
     if !missing.is_empty() {
-        let packages: Vec<&str> = missing.iter().map(|p| p.package).collect();
+        let packages: Vec<&str> = missing.iter().map(|(_, _, package, _)| *package).collect();
         let what = missing
             .iter()
-            .map(|p| format!("{} (package {}: {})", p.program, p.package, p.why))
+            .map(|(_, program, package, why)| format!("{program} (package {package}: {why})"))
             .collect::<Vec<_>>()
             .join(", ");
         say(format!("missing: {what}"));
         match apt.install(&packages) {
             Ok(()) => {
-                for p in missing.iter().filter(|p| !present(p)) {
-                    problems.push(format!(
-                        "{} is still missing after installing package {}",
-                        p.program, p.package
-                    ));
+                for (_, program, package, _) in missing.iter().filter(|p| !present(p.1)) {
+                    note(Err(anyhow!(
+                        "{program} is still missing after installing package {package}"
+                    )));
                 }
             }
-            Err(e) => problems.push(format!(
+            Err(e) => note(Err(anyhow!(
                 "{e:#}\nmissing: {what}\ninstall with: sudo apt-get update && sudo apt-get install -y {}",
                 packages.join(" ")
-            )),
+            ))),
         }
     }
     // The build's npm tools, into xtask/tools: binaryen (wasm-opt) does not come from Debian,
@@ -148,7 +141,13 @@ pub fn run(scope: Scope) -> Result<()> {
     // a package of the registry), which `cargo xtask dist` (and so `serve` and the e2e layer)
     // bundles the page with. wasm-opt is optional — the module works unoptimised, only larger
     // — so a failure here is a warning; `dist` stops and names this step if esbuild is missing.
-    if let Err(e) = build_tools(&root) {
+    let tools = match output_of(Command::new("npm").arg("--version")) {
+        None => Err(anyhow!(
+            "npm is missing (install Node.js {MIN_NODE_MAJOR}+ with npm)"
+        )),
+        Some(_) => npm_packages(&root.join(crate::build::TOOLS_DIR), crate::build::TOOLS_DIR),
+    };
+    if let Err(e) = tools {
         say(format!(
             "warning: the build's npm tools (wasm-opt, esbuild) not installed ({e:#}); release \
              builds stay unoptimised and `cargo xtask dist` cannot run"
@@ -156,34 +155,23 @@ pub fn run(scope: Scope) -> Result<()> {
     }
 
     // 3. wasm-bindgen CLI, exactly the version of the `wasm-bindgen` crate, then wasm-pack.
-    let bindgen = wasm_bindgen_version()
-        .and_then(|v| cargo_install("wasm-bindgen", "wasm-bindgen-cli", Some(&v), true));
-    if let Err(e) = bindgen {
-        problems.push(format!("{e:#}"));
-    }
-    if let Err(e) = cargo_install("wasm-pack", "wasm-pack", None, false) {
-        problems.push(format!("{e:#}"));
-    }
-    if scope == Scope::Full {
-        if let Err(e) = cargo_install(
+    note(
+        wasm_bindgen_version()
+            .and_then(|v| cargo_install("wasm-bindgen", "wasm-bindgen-cli", Some(&v), true)),
+    );
+    note(cargo_install("wasm-pack", "wasm-pack", None, false));
+
+    // 4. geckodriver, Node.js, npm and the end-to-end tests' packages; the Python package a
+    //    webhook test sends with.
+    if scope == Full {
+        note(cargo_install(
             "geckodriver",
             "geckodriver",
             Some(GECKODRIVER_VERSION),
             false,
-        ) {
-            problems.push(format!("{e:#}"));
-        }
-    }
-
-    // 4. Node.js, npm and the end-to-end tests' packages; the Python package
-    //    a webhook test sends with.
-    if scope == Scope::Full {
-        if let Err(e) = node_pieces(&root) {
-            problems.push(format!("{e:#}"));
-        }
-        if let Err(e) = python_packages(&root, &mut apt) {
-            problems.push(format!("{e:#}"));
-        }
+        ));
+        note(node_pieces(&root));
+        note(python_packages(&root, &mut apt));
     }
 
     if !problems.is_empty() {
@@ -191,8 +179,8 @@ pub fn run(scope: Scope) -> Result<()> {
         bail!("setup is incomplete:\n- {}", list.join("\n- "));
     }
     say(match scope {
-        Scope::Build => "setup: everything the build needs is present",
-        Scope::Full => "setup: everything the build and the tests need is present",
+        Build => "setup: everything the build needs is present",
+        Full => "setup: everything the build and the tests need is present",
     });
     Ok(())
 }
@@ -201,8 +189,7 @@ fn rust_pieces() -> Result<()> {
     let rustup = which("rustup").is_some();
     let target_installed = if rustup {
         output_of(cmd("rustup").args(["target", "list", "--installed"]))
-            .map(|out| out.lines().any(|l| l.trim() == WASM_TARGET))
-            .unwrap_or(false)
+            .is_some_and(|out| out.lines().any(|l| l.trim() == WASM_TARGET))
     } else {
         sysroot_has_target()
     };
@@ -242,14 +229,12 @@ fn rust_pieces() -> Result<()> {
 
 fn sysroot_has_target() -> bool {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    output_of(Command::new(rustc).args(["--print", "sysroot"]))
-        .map(|sysroot| {
-            PathBuf::from(sysroot)
-                .join("lib/rustlib")
-                .join(WASM_TARGET)
-                .is_dir()
-        })
-        .unwrap_or(false)
+    output_of(Command::new(rustc).args(["--print", "sysroot"])).is_some_and(|sysroot| {
+        Path::new(&sysroot)
+            .join("lib/rustlib")
+            .join(WASM_TARGET)
+            .is_dir()
+    })
 }
 
 /// apt-get, run at most once with `update` first, and only as root.
@@ -266,25 +251,20 @@ impl Apt {
         if !is_root() {
             bail!("not running as root, so apt-get was not used");
         }
+        let apt_get = |args: &[&str]| {
+            let mut apt_get = Command::new("apt-get");
+            util::run(apt_get.args(args).env("DEBIAN_FRONTEND", "noninteractive"))
+        };
         if !self.updated {
             say("apt-get update (once, before installing)");
-            util::run(
-                Command::new("apt-get")
-                    .arg("update")
-                    .env("DEBIAN_FRONTEND", "noninteractive"),
-            )?;
+            apt_get(&["update"])?;
             self.updated = true;
         }
         say(format!(
             "installing Debian packages: {}",
             packages.join(" ")
         ));
-        util::run(
-            Command::new("apt-get")
-                .args(["install", "-y"])
-                .args(packages)
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-        )
+        apt_get(&[&["install", "-y"], packages].concat())
     }
 }
 
@@ -330,8 +310,7 @@ fn cargo_install(program: &str, krate: &str, version: Option<&str>, exact: bool)
 }
 
 fn node_pieces(root: &Path) -> Result<()> {
-    let node = output_of(Command::new("node").arg("--version"));
-    let Some(node) = node else {
+    let Some(node) = output_of(Command::new("node").arg("--version")) else {
         bail!(
             "Node.js is missing (the end-to-end tests run with `node --test`): install Node.js \
              {MIN_NODE_MAJOR} or newer with npm, e.g. `sudo apt-get install -y nodejs npm`"
@@ -341,12 +320,9 @@ fn node_pieces(root: &Path) -> Result<()> {
         .trim_start_matches('v')
         .split('.')
         .next()
-        .and_then(|m| m.parse::<u32>().ok());
-    match major {
-        Some(m) if m >= MIN_NODE_MAJOR => {}
-        _ => {
-            bail!("Node.js {node} is too old: the end-to-end tests need {MIN_NODE_MAJOR} or newer")
-        }
+        .and_then(|m| m.parse().ok());
+    if major.is_none_or(|m: u32| m < MIN_NODE_MAJOR) {
+        bail!("Node.js {node} is too old: the end-to-end tests need {MIN_NODE_MAJOR} or newer")
     }
     if output_of(Command::new("npm").arg("--version")).is_none() {
         bail!("npm is missing: install it with Node.js (e.g. `sudo apt-get install -y npm`)");
@@ -384,28 +360,14 @@ fn python_packages(root: &Path, apt: &mut Apt) -> Result<()> {
         }
     }
     say(format!("{PYTHON_DIR}: pip install {PYTHON_PACKAGE}"));
-    let mut pip = Command::new("python3");
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--root-user-action=ignore",
-        "--target",
-    ])
-    .arg(&target)
-    .arg(PYTHON_PACKAGE);
-    util::run(&mut pip)
-}
-
-/// The npm tools of the build (`xtask/tools`: binaryen's wasm-opt, esbuild), if Node.js and npm
-/// are here.
-fn build_tools(root: &Path) -> Result<()> {
-    if output_of(Command::new("npm").arg("--version")).is_none() {
-        bail!("npm is missing (install Node.js {MIN_NODE_MAJOR}+ with npm)");
-    }
-    npm_packages(&root.join(crate::build::TOOLS_DIR), crate::build::TOOLS_DIR)
+    let pip = "-m pip install --quiet --disable-pip-version-check --root-user-action=ignore";
+    util::run(
+        Command::new("python3")
+            .args(pip.split(' '))
+            .arg("--target")
+            .arg(&target)
+            .arg(PYTHON_PACKAGE),
+    )
 }
 
 /// `npm ci` in `dir` unless its node_modules is newer than its package.json and lock file.

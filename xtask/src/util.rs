@@ -1,7 +1,7 @@
 //! Small helpers: where the repository is, finding programs, running commands.
 
 use anyhow::{bail, Context, Result};
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -23,14 +23,11 @@ pub fn root() -> PathBuf {
 
 /// `cargo`, the same one that started us when run through `cargo xtask`.
 pub fn cargo() -> Command {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(root());
-    cmd
+    cmd(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
 /// A command for `program`, run from the repository root.
-pub fn cmd(program: &str) -> Command {
+pub fn cmd(program: impl AsRef<OsStr>) -> Command {
     let mut cmd = Command::new(program);
     cmd.current_dir(root());
     cmd
@@ -99,6 +96,21 @@ pub fn run(cmd: &mut Command) -> Result<()> {
         bail!("`{}` failed ({status})", show(cmd));
     }
     Ok(())
+}
+
+/// Runs a command (shown first) with stdin closed and stderr shown; fails if it cannot start or
+/// exits non-zero, else returns its stdout.
+pub fn stdout_of(cmd: &mut Command) -> Result<String> {
+    say(format!("$ {}", show(cmd)));
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("could not start `{}`", show(cmd)))?;
+    if !out.status.success() {
+        bail!("`{}` failed ({})", show(cmd), out.status);
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Runs a command quietly and returns its trimmed stdout if it succeeded.

@@ -59,20 +59,12 @@ pub fn run(options: &Options) -> Result<()> {
     // The page with it: the build script reads the same variable.
     std::env::set_var(HANDLER_ENV, &handler);
     build::page(options.dev, true)?;
-    if !util::root()
-        .join(build::BENCH_OUT_DIR)
-        .join("inbox_lab_bg.wasm")
-        .is_file()
-    {
-        build::module(
-            build::Module::Bench,
-            options.dev,
-            false,
-            &util::root().join(build::BENCH_OUT_DIR),
-        )?;
+    let bench = util::root().join(build::Module::Bench.out_dir());
+    if !bench.join("inbox_lab_bg.wasm").is_file() {
+        build::module(build::Module::Bench, options.dev, false, &bench)?;
     }
     let dist = util::root().join(dist::DIST_DIR);
-    dist::assemble(&dist)?;
+    dist::assemble(&util::root(), &dist)?;
     let server = serve::start(&dist, None, &options.host, options.port, true)?;
     println!(
         "Serving inbox-lab with the workshop's handler at {} (the race lab and \"Write your own handler\" list it as \"workshop\")",
@@ -108,20 +100,9 @@ pub fn handler_file(given: Option<&Path>) -> Result<PathBuf> {
 /// does not compile or the judge could not run.
 pub fn judge(file: &Path, deliveries: Option<&str>) -> Result<Judged> {
     let mut cmd = util::cargo();
-    cmd.args([
-        "run",
-        "--quiet",
-        "--package",
-        "inbox-lab",
-        "--features",
-        "workshop",
-        "--bin",
-        "inbox-lab",
-        "--",
-        "judge",
-        "--workshop",
-    ])
-    .env(HANDLER_ENV, file);
+    let args =
+        "run --quiet --package inbox-lab --features workshop --bin inbox-lab -- judge --workshop";
+    cmd.args(args.split(' ')).env(HANDLER_ENV, file);
     if let Some(d) = deliveries {
         cmd.args(["--deliveries", d]);
     }
@@ -141,26 +122,17 @@ pub fn judge(file: &Path, deliveries: Option<&str>) -> Result<Judged> {
         .find(|l| l.starts_with('{'))
         .unwrap_or("")
         .to_owned();
-    let report: Option<serde_json::Value> = serde_json::from_str(&line).ok();
-    let verdict = report
-        .as_ref()
-        .and_then(|r| r.get("verdict"))
-        .and_then(|v| v.as_str());
-    match (out.status.code(), verdict) {
-        (Some(0), Some("correct")) => Ok(Judged {
-            line,
-            correct: true,
-        }),
-        (Some(1), Some("broken")) => Ok(Judged {
-            line,
-            correct: false,
-        }),
+    let report = serde_json::from_str::<serde_json::Value>(&line).unwrap_or_default();
+    let correct = match (out.status.code(), report["verdict"].as_str()) {
+        (Some(0), Some("correct")) => true,
+        (Some(1), Some("broken")) => false,
         (code, _) => bail!(
             "the judge did not judge the workshop's handler {} (exit {code:?}; it printed {line:?}): \
              see the compiler's or the judge's messages above",
             file.display()
         ),
-    }
+    };
+    Ok(Judged { line, correct })
 }
 
 #[cfg(test)]

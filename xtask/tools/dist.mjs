@@ -213,7 +213,7 @@ async function main() {
   // A <meta> policy cannot say frame-ancestors (browsers ignore it there, with a console
   // error): that one travels only in _headers, for hosts that send headers.
   const metaCsp = CSP.split(';').map((d) => d.trim()).filter((d) => d && !d.startsWith('frame-ancestors')).join('; ');
-  const head = [
+  const [cspMeta, ...head] = [
     `<meta http-equiv="Content-Security-Policy" content="${metaCsp}">`,
     `<meta name="inbox-lab-version" content="${version}">`,
     `<meta name="inbox-lab-service-worker" content="sw.js">`,
@@ -221,14 +221,14 @@ async function main() {
     `<link rel="modulepreload" href="${ASSETS}/${app}">`,
     `<link rel="preload" href="${ASSETS}/${pageWasm}" as="fetch" type="application/wasm" crossorigin>`,
     `<script type="module" src="${ASSETS}/${app}"></script>`,
-  ].join('\n  ');
+  ];
   const entry = /\s*<link rel="stylesheet" href="www\/style.css">\s*<script type="module" src="www\/app.js"><\/script>/;
   if (!entry.test(html)) {
     throw new Error('index.html: expected the stylesheet link www/style.css followed by the entry module www/app.js');
   }
   const page = html
-    .replace(/<meta charset="utf-8">/, (m) => `${m}\n  ${head.split('\n  ')[0]}`)
-    .replace(entry, `\n  ${head.split('\n  ').slice(1).join('\n  ')}`);
+    .replace(/<meta charset="utf-8">/, (m) => `${m}\n  ${cspMeta}`)
+    .replace(entry, `\n  ${head.join('\n  ')}`);
   await writeFile(join(OUT, 'index.html'), page);
 
   // 6. The service worker: the source with the version and the files filled in.
@@ -244,26 +244,12 @@ async function main() {
 
   // 7. What a static host has no relay for, and headers for hosts that read _headers.
   await writeFile(join(OUT, 'relay.json'), '{"relay": false}\n');
-  await writeFile(
-    join(OUT, '_headers'),
-    [
-      '/*',
-      `  Content-Security-Policy: ${CSP}`,
-      '  X-Content-Type-Options: nosniff',
-      '  Referrer-Policy: no-referrer',
-      '/',
-      '  Cache-Control: no-cache',
-      '/index.html',
-      '  Cache-Control: no-cache',
-      '/sw.js',
-      '  Cache-Control: no-cache',
-      '/relay.json',
-      '  Cache-Control: no-cache',
-      `/${ASSETS}/*`,
-      '  Cache-Control: public, max-age=31536000, immutable',
-      '',
-    ].join('\n'),
-  );
+  const headers = [
+    '/*', `  Content-Security-Policy: ${CSP}`, '  X-Content-Type-Options: nosniff', '  Referrer-Policy: no-referrer',
+    ...['/', '/index.html', '/sw.js', '/relay.json'].flatMap((path) => [path, '  Cache-Control: no-cache']),
+    `/${ASSETS}/*`, '  Cache-Control: public, max-age=31536000, immutable', '',
+  ];
+  await writeFile(join(OUT, '_headers'), headers.join('\n'));
 
   console.log(JSON.stringify({ version, files: ['index.html', 'sw.js', 'relay.json', '_headers', ...assets] }));
 }

@@ -50,7 +50,7 @@ fn resolve(root: &Path, url: &str) -> Option<PathBuf> {
 fn allowed_relative_path(url: &str) -> Option<PathBuf> {
     let path = url.split(['?', '#']).next().unwrap_or("");
     let path = path.strip_prefix('/')?;
-    let decoded = percent_decode(path)?;
+    let decoded = String::from_utf8(percent_decode_bytes(path)?).ok()?;
     if decoded.is_empty() {
         return Some(PathBuf::from("index.html"));
     }
@@ -69,10 +69,6 @@ fn allowed_relative_path(url: &str) -> Option<PathBuf> {
         ["index.html"] | ["favicon.ico"] | ["sw.js"] | ["assets" | "www", _, ..]
     );
     allowed.then(|| segments.iter().collect())
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    String::from_utf8(percent_decode_bytes(s)?).ok()
 }
 
 /// The Content-Type for a file, by extension.

@@ -93,8 +93,9 @@ pub(super) struct Relay {
 struct RelayState {
     /// Oldest first; the last one gets each webhook.
     subscribers: Vec<Arc<Subscriber>>,
-    /// Webhooks waiting for an answer, by relay id: where to send it.
-    pending: HashMap<String, mpsc::SyncSender<Answer>>,
+    /// Webhooks waiting for an answer, by relay id: where to send the page's answer (see
+    /// [`parse_answer`]).
+    pending: HashMap<String, mpsc::SyncSender<Reply>>,
 }
 
 /// A page's event stream.
@@ -107,20 +108,6 @@ struct Subscriber {
 impl Subscriber {
     fn out(&self) -> MutexGuard<'_, TcpStream> {
         self.out.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// A page's answer to one webhook.
-struct Answer {
-    status: u16,
-    /// The JSON of the answer's `body`.
-    body: Vec<u8>,
-}
-
-impl Answer {
-    /// The webhook's response: the page's status and JSON, nothing added.
-    fn reply(self) -> Reply {
-        Reply::new(self.status, "application/json", self.body)
     }
 }
 
@@ -321,28 +308,21 @@ impl Relay {
         let event = format!("event: hook\ndata: {event}\n\n");
         if !self.send_to_newest(event.as_bytes(), deadline) {
             // No subscriber could take it (they went away since the check above).
-            return match self.withdraw(&id, &answers) {
-                Some(answer) => answer.reply(),
-                None => no_page(),
-            };
+            return self.withdraw(&id, &answers).unwrap_or_else(no_page);
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        let answer = answers
-            .recv_timeout(left)
-            .ok()
-            .or_else(|| self.withdraw(&id, &answers));
-        match answer {
-            Some(answer) => answer.reply(),
-            None => {
+        let answer = answers.recv_timeout(left).ok();
+        answer
+            .or_else(|| self.withdraw(&id, &answers))
+            .unwrap_or_else(|| {
                 let ms = self.limits.relay_answer_deadline.as_millis();
                 let why = format!("the page did not answer within {ms} ms; retry later");
                 unavailable("no_answer", why, "5")
-            }
-        }
+            })
     }
 
     /// Takes webhook `id` off the waiting list; its answer if one came in before that.
-    fn withdraw(&self, id: &str, answers: &mpsc::Receiver<Answer>) -> Option<Answer> {
+    fn withdraw(&self, id: &str, answers: &mpsc::Receiver<Reply>) -> Option<Reply> {
         let mut state = self.lock();
         if state.pending.remove(id).is_some() {
             return None; // still unanswered: a later answer gets 404
@@ -446,18 +426,11 @@ pub(super) enum HookRoute<'a> {
 pub(super) fn hook_route(target: &str) -> Option<HookRoute<'_>> {
     let path = target.split(['?', '#']).next().unwrap_or("");
     let rest = path.strip_prefix("/hooks/")?;
-    Some(if rest == "subscribe" {
-        HookRoute::Subscribe
-    } else if let Some(id) = rest.strip_prefix("answer/") {
-        if id.contains('/') {
-            HookRoute::Unknown
-        } else {
-            HookRoute::Answer(id)
-        }
-    } else if rest.contains('/') {
-        HookRoute::Unknown
-    } else {
-        HookRoute::Hook(rest)
+    Some(match rest.strip_prefix("answer/") {
+        _ if rest == "subscribe" => HookRoute::Subscribe,
+        Some(id) if !id.contains('/') => HookRoute::Answer(id),
+        None if !rest.contains('/') => HookRoute::Hook(rest),
+        _ => HookRoute::Unknown,
     })
 }
 
@@ -586,8 +559,9 @@ fn read_body(stream: &TcpStream, request: &Request, deadline: Instant) -> Result
     Ok(body)
 }
 
-/// `{"status": 200..=599, "body": <any JSON>}` (other keys ignored).
-fn parse_answer(body: &[u8]) -> Result<Answer, &'static str> {
+/// A page's answer to one webhook, `{"status": 200..=599, "body": <any JSON>}` (other keys
+/// ignored), as the webhook's response: the page's status and JSON, nothing added.
+fn parse_answer(body: &[u8]) -> Result<Reply, &'static str> {
     let value: serde_json::Value =
         serde_json::from_slice(body).map_err(|_| "the answer is not JSON")?;
     let object = value.as_object().ok_or("the answer is not a JSON object")?;
@@ -603,10 +577,11 @@ fn parse_answer(body: &[u8]) -> Result<Answer, &'static str> {
         return Err("the answer's status is 1xx, which cannot end an HTTP request");
     }
     let body = object.get("body").ok_or("the answer has no body")?;
-    Ok(Answer {
-        status: status as u16,
-        body: body.to_string().into_bytes(),
-    })
+    Ok(Reply::new(
+        status as u16,
+        "application/json",
+        body.to_string(),
+    ))
 }
 
 #[cfg(test)]

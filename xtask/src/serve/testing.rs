@@ -33,17 +33,19 @@ impl Site {
 impl Server {
     /// Connections accepted and not yet finished.
     pub(super) fn in_flight(&self) -> usize {
-        self.in_flight.load(std::sync::atomic::Ordering::SeqCst)
+        self.shared
+            .in_flight
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Pages subscribed to the relay.
     pub(super) fn subscribers(&self) -> usize {
-        self.relay.subscriber_count()
+        self.shared.relay.subscriber_count()
     }
 
     /// Webhooks waiting for an answer.
     pub(super) fn pending(&self) -> usize {
-        self.relay.pending_count()
+        self.shared.relay.pending_count()
     }
 }
 
