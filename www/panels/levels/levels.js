@@ -15,102 +15,56 @@
 import { register } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'level.1.title': 'Once, then again',
-    'level.1.goal': 'Deliver a new event, then deliver it again: one “applied”, one “duplicate”, and the balance credited once.',
-    'level.1.hint':
-      'On Deliver, choose the preset “new event” (an event_id never seen), keep the atomic handler, press Deliver twice.',
-    'level.2.title': 'The lost response',
-    'level.2.goal': 'Let the first response get lost and the sender retry: the event is credited once, and Rust’s verdict is “correct”.',
-    'level.2.hint': 'Tick “Lose the first response”, keep the atomic handler, and deliver a new event: the retry hears “duplicate”.',
-    'level.3.title': 'A crash in the middle',
-    'level.3.goal':
-      'Crash between the INSERT and the UPDATE, let the sender’s query show that nothing stayed (no inbox row, the balance unchanged), and let the retry apply it.',
-    'level.3.hint':
-      'Choose “Crash on the first attempt: after the INSERT into inbox”, keep the atomic handler, and deliver a new event.',
-    'level.4.title': 'Twenty at once',
-    'level.4.goal': 'Deliver the same event twenty times at once: exactly one “applied”, nineteen “duplicate”, the balance credited once.',
-    'level.4.hint': 'Put a new event in the form, keep the atomic handler, then in Burst use N = 20 and “The same event N times”.',
-    'level.5.title': 'Break it yourself',
-    'level.5.goal':
-      'In the race lab, make check_then_act credit the event twice by stepping the two deliveries yourself. Winning unlocks “Explore every interleaving”.',
-    'level.5.hint':
-      'Choose check_then_act and “Start the race”. Advance A once (its SELECT finds nothing), then B once (so does its), then let each run to its end.',
-    'level.6.title': 'Registered, never credited',
-    'level.6.goal': 'Make two_transactions lose a credit: Rust’s verdict on an answer the sender heard is “credit lost”.',
-    'level.6.hint':
-      'Choose the handler two_transactions and “Crash on the first attempt: after the INSERT into inbox”, then deliver a new event. Watch what the retry hears.',
-    'level.7.title': 'All or nothing',
-    'level.7.goal':
-      'Kill the worker in the middle of its commits, really, and let the crash lab show that every event is either entirely there or entirely absent, and nothing answered “200” was lost.',
-    'level.7.hint':
-      'On Crash, press “Run the sweep” (without the control) or “Run random kills”. The control recovers through a broken lock check: it is there to be caught, and it does not win.',
-    'level.8.title': 'The first result, replayed',
-    'level.8.goal':
-      'The article’s exercise 3: deliver an event, then another one to the same account, then the first one again. The replay must answer the stored first receipt — its balance is the old one — not a result computed now.',
-    'level.8.hint':
-      'Deliver a new event and note its receipt; deliver another new event; then put the first event_id back and deliver it. Compare the receipt with the inbox row.',
-    'level.9.title': 'The outbox',
-    'level.9.goal':
-      'Deliver with the transactional outbox, let the dispatcher crash after sending and before marking the message sent, run it again: with the receiver deduplicating by message id, the credited event is shown exactly once.',
-    'level.9.hint':
-      'In “Where the scheme ends”, tick “The receiver deduplicates by message id”, choose the outbox, Deliver, press “Dispatcher crashes after sending”, then “Run the dispatcher”.',
-    'level.10.title': 'Forgotten, so new again',
-    'level.10.goal':
-      'Deliver an event, let the lab’s clock run past the retention window, purge the inbox, and deliver the same event again: it is applied a second time, because the row that remembered it is gone.',
-    'level.10.hint':
-      'In “Where the scheme ends”, retention: “Deliver (or redeliver)”, “+7 days” until the event is older than the window, “Purge the inbox”, then “Deliver (or redeliver)” again.',
-  },
-  ru: {
-    'level.1.title': 'Один раз и ещё раз',
-    'level.1.goal':
-      'Доставьте новое событие, а затем доставьте его снова: один ответ «применено», один «дубликат», зачисление на баланс — одно.',
-    'level.1.hint':
-      'На экране «Доставка» выберите заготовку «новое событие» (event_id, которого ещё не было), оставьте обработчик atomic и нажмите «Доставить» дважды.',
-    'level.2.title': 'Потерянный ответ',
-    'level.2.goal':
-      'Пусть первый ответ потеряется, а отправитель повторит: событие зачислено один раз, и вердикт Rust — «верно».',
-    'level.2.hint':
-      'Отметьте «Потерять первый ответ», оставьте обработчик atomic и доставьте новое событие: повтор услышит «дубликат».',
-    'level.3.title': 'Сбой посередине',
-    'level.3.goal':
-      'Устройте сбой между INSERT и UPDATE, пусть запрос отправителя покажет, что ничего не осталось (строки в inbox нет, баланс прежний), а повтор применит событие.',
-    'level.3.hint': 'Выберите «Сбой при первой попытке: после INSERT в inbox», оставьте обработчик atomic и доставьте новое событие.',
-    'level.4.title': 'Двадцать сразу',
-    'level.4.goal':
-      'Доставьте одно и то же событие двадцать раз одновременно: ровно один ответ «применено», девятнадцать «дубликат», зачисление одно.',
-    'level.4.hint':
-      'Поставьте в форму новое событие, оставьте обработчик atomic, затем в «Залпе» задайте N = 20 и нажмите «Одно событие N раз».',
-    'level.5.title': 'Сломайте сами',
-    'level.5.goal':
-      'В лаборатории гонок заставьте check_then_act зачислить событие дважды, продвигая обе доставки самостоятельно. Победа открывает «Перебрать все порядки».',
-    'level.5.hint':
-      'Выберите check_then_act и нажмите «Начать гонку». Продвиньте A на шаг (её SELECT ничего не находит), затем B на шаг (её тоже), затем доведите каждую до конца.',
-    'level.6.title': 'Записано, но не зачислено',
-    'level.6.goal': 'Заставьте two_transactions потерять зачисление: вердикт Rust на ответ, который услышал отправитель, — «зачисление потеряно».',
-    'level.6.hint':
-      'Выберите обработчик two_transactions и «Сбой при первой попытке: после INSERT в inbox», затем доставьте новое событие. Посмотрите, что услышит повтор.',
-    'level.7.title': 'Всё или ничего',
-    'level.7.goal':
-      'По-настоящему убейте воркер посреди его коммитов, и пусть лаборатория сбоев покажет: каждое событие либо записано целиком, либо отсутствует целиком, и ничего, на что ответили «200», не потеряно.',
-    'level.7.hint':
-      'В разделе «Сбои» нажмите «Запустить перебор» (без контроля) или «Убивать в случайный момент». Контроль восстанавливается через сломанную проверку блокировки: он нужен, чтобы его поймали, и уровень не засчитывает.',
-    'level.8.title': 'Первый результат, повторённый',
-    'level.8.goal':
-      'Упражнение 3 из статьи: доставьте событие, затем другое на тот же счёт, затем снова первое. Повтор должен вернуть сохранённую первую квитанцию — с прежним балансом, — а не результат, вычисленный сейчас.',
-    'level.8.hint':
-      'Доставьте новое событие и запомните его квитанцию; доставьте ещё одно новое событие; затем верните первый event_id и доставьте его снова. Сравните квитанцию со строкой inbox.',
-    'level.9.title': 'Outbox',
-    'level.9.goal':
-      'Доставьте через транзакционный outbox, пусть диспетчер упадёт после отправки, но до отметки об отправке, запустите его снова: получатель отсекает повторы по id сообщения, и зачисленное событие показано ровно один раз.',
-    'level.9.hint':
-      'В разделе «Где схема заканчивается» отметьте «Получатель отсекает повторы по id сообщения», выберите outbox, нажмите «Доставить», затем «Диспетчер падает после отправки», затем «Запустить диспетчер».',
-    'level.10.title': 'Забыто — значит, снова новое',
-    'level.10.goal':
-      'Доставьте событие, прокрутите часы лаборатории дальше срока хранения, очистите inbox и доставьте то же событие снова: оно применится второй раз, потому что строки, которая его помнила, больше нет.',
-    'level.10.hint':
-      'В разделе «Где схема заканчивается», срок хранения: «Доставить (или повторить)», «+7 дней», пока событие не станет старше срока, «Очистить inbox», затем снова «Доставить (или повторить)».',
-  },
+  'level.1.title': { en: 'Once, then again', ru: 'Один раз и ещё раз' },
+  'level.1.goal': { en: 'Deliver a new event, then deliver it again: one “applied”, one “duplicate”, and the balance credited once.',
+    ru: 'Доставьте новое событие, а затем доставьте его снова: один ответ «применено», один «дубликат», зачисление на баланс — одно.' },
+  'level.1.hint': { en: 'On Deliver, choose the preset “new event” (an event_id never seen), keep the atomic handler, press Deliver twice.',
+    ru: 'На экране «Доставка» выберите заготовку «новое событие» (event_id, которого ещё не было), оставьте обработчик atomic и нажмите «Доставить» дважды.' },
+  'level.2.title': { en: 'The lost response', ru: 'Потерянный ответ' },
+  'level.2.goal': { en: 'Let the first response get lost and the sender retry: the event is credited once, and Rust’s verdict is “correct”.',
+    ru: 'Пусть первый ответ потеряется, а отправитель повторит: событие зачислено один раз, и вердикт Rust — «верно».' },
+  'level.2.hint': { en: 'Tick “Lose the first response”, keep the atomic handler, and deliver a new event: the retry hears “duplicate”.',
+    ru: 'Отметьте «Потерять первый ответ», оставьте обработчик atomic и доставьте новое событие: повтор услышит «дубликат».' },
+  'level.3.title': { en: 'A crash in the middle', ru: 'Сбой посередине' },
+  'level.3.goal': { en: 'Crash between the INSERT and the UPDATE, let the sender’s query show that nothing stayed (no inbox row, the balance unchanged), and let the retry apply it.',
+    ru: 'Устройте сбой между INSERT и UPDATE, пусть запрос отправителя покажет, что ничего не осталось (строки в inbox нет, баланс прежний), а повтор применит событие.' },
+  'level.3.hint': { en: 'Choose “Crash on the first attempt: after the INSERT into inbox”, keep the atomic handler, and deliver a new event.',
+    ru: 'Выберите «Сбой при первой попытке: после INSERT в inbox», оставьте обработчик atomic и доставьте новое событие.' },
+  'level.4.title': { en: 'Twenty at once', ru: 'Двадцать сразу' },
+  'level.4.goal': { en: 'Deliver the same event twenty times at once: exactly one “applied”, nineteen “duplicate”, the balance credited once.',
+    ru: 'Доставьте одно и то же событие двадцать раз одновременно: ровно один ответ «применено», девятнадцать «дубликат», зачисление одно.' },
+  'level.4.hint': { en: 'Put a new event in the form, keep the atomic handler, then in Burst use N = 20 and “The same event N times”.',
+    ru: 'Поставьте в форму новое событие, оставьте обработчик atomic, затем в «Залпе» задайте N = 20 и нажмите «Одно событие N раз».' },
+  'level.5.title': { en: 'Break it yourself', ru: 'Сломайте сами' },
+  'level.5.goal': { en: 'In the race lab, make check_then_act credit the event twice by stepping the two deliveries yourself. Winning unlocks “Explore every interleaving”.',
+    ru: 'В лаборатории гонок заставьте check_then_act зачислить событие дважды, продвигая обе доставки самостоятельно. Победа открывает «Перебрать все порядки».' },
+  'level.5.hint': { en: 'Choose check_then_act and “Start the race”. Advance A once (its SELECT finds nothing), then B once (so does its), then let each run to its end.',
+    ru: 'Выберите check_then_act и нажмите «Начать гонку». Продвиньте A на шаг (её SELECT ничего не находит), затем B на шаг (её тоже), затем доведите каждую до конца.' },
+  'level.6.title': { en: 'Registered, never credited', ru: 'Записано, но не зачислено' },
+  'level.6.goal': { en: 'Make two_transactions lose a credit: Rust’s verdict on an answer the sender heard is “credit lost”.',
+    ru: 'Заставьте two_transactions потерять зачисление: вердикт Rust на ответ, который услышал отправитель, — «зачисление потеряно».' },
+  'level.6.hint': { en: 'Choose the handler two_transactions and “Crash on the first attempt: after the INSERT into inbox”, then deliver a new event. Watch what the retry hears.',
+    ru: 'Выберите обработчик two_transactions и «Сбой при первой попытке: после INSERT в inbox», затем доставьте новое событие. Посмотрите, что услышит повтор.' },
+  'level.7.title': { en: 'All or nothing', ru: 'Всё или ничего' },
+  'level.7.goal': { en: 'Kill the worker in the middle of its commits, really, and let the crash lab show that every event is either entirely there or entirely absent, and nothing answered “200” was lost.',
+    ru: 'По-настоящему убейте воркер посреди его коммитов, и пусть лаборатория сбоев покажет: каждое событие либо записано целиком, либо отсутствует целиком, и ничего, на что ответили «200», не потеряно.' },
+  'level.7.hint': { en: 'On Crash, press “Run the sweep” (without the control) or “Run random kills”. The control recovers through a broken lock check: it is there to be caught, and it does not win.',
+    ru: 'В разделе «Сбои» нажмите «Запустить перебор» (без контроля) или «Убивать в случайный момент». Контроль восстанавливается через сломанную проверку блокировки: он нужен, чтобы его поймали, и уровень не засчитывает.' },
+  'level.8.title': { en: 'The first result, replayed', ru: 'Первый результат, повторённый' },
+  'level.8.goal': { en: 'The article’s exercise 3: deliver an event, then another one to the same account, then the first one again. The replay must answer the stored first receipt — its balance is the old one — not a result computed now.',
+    ru: 'Упражнение 3 из статьи: доставьте событие, затем другое на тот же счёт, затем снова первое. Повтор должен вернуть сохранённую первую квитанцию — с прежним балансом, — а не результат, вычисленный сейчас.' },
+  'level.8.hint': { en: 'Deliver a new event and note its receipt; deliver another new event; then put the first event_id back and deliver it. Compare the receipt with the inbox row.',
+    ru: 'Доставьте новое событие и запомните его квитанцию; доставьте ещё одно новое событие; затем верните первый event_id и доставьте его снова. Сравните квитанцию со строкой inbox.' },
+  'level.9.title': { en: 'The outbox', ru: 'Outbox' },
+  'level.9.goal': { en: 'Deliver with the transactional outbox, let the dispatcher crash after sending and before marking the message sent, run it again: with the receiver deduplicating by message id, the credited event is shown exactly once.',
+    ru: 'Доставьте через транзакционный outbox, пусть диспетчер упадёт после отправки, но до отметки об отправке, запустите его снова: получатель отсекает повторы по id сообщения, и зачисленное событие показано ровно один раз.' },
+  'level.9.hint': { en: 'In “Where the scheme ends”, tick “The receiver deduplicates by message id”, choose the outbox, Deliver, press “Dispatcher crashes after sending”, then “Run the dispatcher”.',
+    ru: 'В разделе «Где схема заканчивается» отметьте «Получатель отсекает повторы по id сообщения», выберите outbox, нажмите «Доставить», затем «Диспетчер падает после отправки», затем «Запустить диспетчер».' },
+  'level.10.title': { en: 'Forgotten, so new again', ru: 'Забыто — значит, снова новое' },
+  'level.10.goal': { en: 'Deliver an event, let the lab’s clock run past the retention window, purge the inbox, and deliver the same event again: it is applied a second time, because the row that remembered it is gone.',
+    ru: 'Доставьте событие, прокрутите часы лаборатории дальше срока хранения, очистите inbox и доставьте то же событие снова: оно применится второй раз, потому что строки, которая его помнила, больше нет.' },
+  'level.10.hint': { en: 'In “Where the scheme ends”, retention: “Deliver (or redeliver)”, “+7 days” until the event is older than the window, “Purge the inbox”, then “Deliver (or redeliver)” again.',
+    ru: 'В разделе «Где схема заканчивается», срок хранения: «Доставить (или повторить)», «+7 дней», пока событие не станет старше срока, «Очистить inbox», затем снова «Доставить (или повторить)».' },
 });
 
 // Why a level is not won yet (`level.<id>.why.<name>`, or `levels.why.<name>`
