@@ -795,18 +795,8 @@ function smallTable(caption, columns, rows, id) {
 }
 
 function resultText(s) {
-  switch (s.result) {
-    case 'ran':
-      return t('racelab.result.ran');
-    case 'waiting':
-      return t('racelab.result.waiting');
-    case 'answered':
-      return t('racelab.result.answered', { answer: t(`racelab.answer.${s.answer}`) });
-    case 'failed':
-      return t('racelab.result.failed', { kind: s.kind, message: s.message });
-    default:
-      return String(s.result);
-  }
+  const params = s.result === 'answered' ? { answer: t(`racelab.answer.${s.answer}`) } : { kind: s.kind, message: s.message };
+  return ['ran', 'waiting', 'answered', 'failed'].includes(s.result) ? t(`racelab.result.${s.result}`, params) : String(s.result);
 }
 
 function answerText(answer) {
