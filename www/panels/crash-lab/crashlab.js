@@ -125,30 +125,20 @@ export function mount() {
 
 function build(root) {
   const ui = {};
-  const text = (tag, key, options = {}) => el(tag, { ...options, text: t(key), data: { ...options.data, i18n: key } });
-  const radio = (name, value, key, checked) => {
-    const input = el('input', { attrs: { type: 'radio', name, value, id: `crash-${name}-${value}` } });
-    input.checked = checked;
-    return el('label', { attrs: { for: input.id } }, input, ' ', text('span', key));
-  };
+  const text = (tag, key, options = {}) => el(tag, { ...options, i18n: key });
+  // A fieldset of radio buttons `#crash-<name>-<value>`, the first checked.
+  const choice = (name, values) =>
+    el('fieldset', {}, text('legend', `crashlab.${name}`), ...values.map((value, i) => {
+      const input = el('input', { attrs: { type: 'radio', name, value, id: `crash-${name}-${value}` } });
+      input.checked = i === 0;
+      return el('label', { attrs: { for: input.id } }, input, ' ', text('span', `crashlab.${name}.${value}`));
+    }));
 
   ui.form = el(
     'form',
     { className: 'crash-form', attrs: { id: 'crash-form', novalidate: '' } },
-    el(
-      'fieldset',
-      {},
-      text('legend', 'crashlab.mode'),
-      radio('mode', 'delete', 'crashlab.mode.delete', true),
-      radio('mode', 'wal', 'crashlab.mode.wal', false),
-    ),
-    el(
-      'fieldset',
-      {},
-      text('legend', 'crashlab.events'),
-      radio('events', '1', 'crashlab.events.1', true),
-      radio('events', '3', 'crashlab.events.3', false),
-    ),
+    choice('mode', ['delete', 'wal']),
+    choice('events', ['1', '3']),
     el(
       'div',
       { className: 'crash-control' },
@@ -283,15 +273,27 @@ function build(root) {
   render(ui);
 }
 
-async function runSweep(ui, options) {
+/** Runs one experiment, `work`, unless one is running: busy meanwhile, its error shown, then redrawn. */
+async function exclusive(ui, start, work) {
   if (state.busy) {
     return;
   }
   state.busy = true;
   state.error = null;
-  state.sweep = { ...options, log: null, rows: [], summary: null };
+  start();
   render(ui);
   try {
+    await work();
+  } catch (error) {
+    state.error = error;
+  } finally {
+    state.busy = false;
+    render(ui);
+  }
+}
+
+function runSweep(ui, options) {
+  return exclusive(ui, () => (state.sweep = { ...options, log: null, rows: [], summary: null }), async () => {
     const result = await sweep({
       ...options,
       onPlan: (log) => {
@@ -305,23 +307,11 @@ async function runSweep(ui, options) {
     });
     state.sweep.summary = result.summary;
     observe('crash', { run: 'sweep', mode: options.mode, events: options.events, control: options.control, points: result.rows.length, summary: result.summary });
-  } catch (error) {
-    state.error = error;
-  } finally {
-    state.busy = false;
-    render(ui);
-  }
+  });
 }
 
-async function runKills(ui, trials, mode) {
-  if (state.busy) {
-    return;
-  }
-  state.busy = true;
-  state.error = null;
-  state.kills = { total: trials, done: 0, mode, summary: null };
-  render(ui);
-  try {
+function runKills(ui, trials, mode) {
+  return exclusive(ui, () => (state.kills = { total: trials, done: 0, mode, summary: null }), async () => {
     state.kills.summary = await randomKills({
       trials,
       mode,
@@ -331,12 +321,7 @@ async function runKills(ui, trials, mode) {
       },
     });
     observe('crash', { run: 'kills', mode, control: false, points: trials, summary: state.kills.summary });
-  } catch (error) {
-    state.error = error;
-  } finally {
-    state.busy = false;
-    render(ui);
-  }
+  });
 }
 
 // ---- drawing ------------------------------------------------------------------------------
