@@ -120,9 +120,9 @@ function build(root) {
   const u = {};
   u.relay = el('p', { className: 'hooks-relay', attrs: { id: 'hooks-relay', role: 'status' } });
   u.source = el('input', { attrs: { id: 'hooks-source', value: 'provider-a', autocomplete: 'off', spellcheck: 'false' } });
-  u.show = button('hooks.show', 'hooks-show', showSecret, '');
+  u.show = button('hooks.show', 'hooks-show', () => secretCall(inboxLab.hooks.secret, null), '');
   u.forget = button('hooks.forget', 'hooks-forget', forget, 'danger');
-  u.rotate = button('hooks.rotate', 'hooks-rotate', rotate);
+  u.rotate = button('hooks.rotate', 'hooks-rotate', () => secretCall(inboxLab.hooks.rotate, 'hooks.rotated'));
   u.secretLabel = el('label', { attrs: { for: 'hooks-secret' } });
   u.secret = el('input', { attrs: { id: 'hooks-secret', readonly: '', spellcheck: 'false' } });
   u.copy = button('hooks.copy', 'hooks-copy', copy);
@@ -207,14 +207,6 @@ function build(root) {
 }
 
 // ---- secrets ------------------------------------------------------------------------------
-
-async function showSecret() {
-  await secretCall(inboxLab.hooks.secret, null);
-}
-
-async function rotate() {
-  await secretCall(inboxLab.hooks.rotate, 'hooks.rotated');
-}
 
 async function secretCall(call, noteKey) {
   try {

@@ -172,16 +172,6 @@ function formOptions() {
   };
 }
 
-/** The handler chosen in the form. */
-function formHandler() {
-  return form.elements.handler.value;
-}
-
-/** The sender's simulated time now (ms). */
-function senderTime() {
-  return clock.now;
-}
-
 /** Sets the form's crash point ("after_insert", "after_update" or null). */
 function setFault(fault) {
   setSelect('fault', fault ?? '');
@@ -241,10 +231,14 @@ async function send(event, { strip = null, ...options }) {
 function showLog(record) {
   shownSend = record;
   logList.replaceChildren(...record.attempts.map(attemptItem));
-  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+  showClock();
   const summary = summaryText(record);
   summaryLine.hidden = summary === null;
   summaryLine.textContent = summary ?? '';
+}
+
+function showClock() {
+  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
 }
 
 function attemptItem({ attempt, at, answer, lost, seen, decision }) {
@@ -450,11 +444,6 @@ async function sendForm(strip) {
   }
 }
 
-/** A policy for callers outside the form (the console API): validated the same way. */
-function policyOf({ attempts = 5, firstDelayMs = 1000 } = {}) {
-  return new RetryPolicy({ attempts, firstDelayMs });
-}
-
 // The note under the handler says what the chosen one does.
 function describeHandler() {
   handlerNote.textContent = t(`handler.${form.elements.handler.value}`);
@@ -573,21 +562,22 @@ export function mount(root, pageServices) {
     if (shownSend !== null) {
       showLog(shownSend);
     } else {
-      clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+      showClock();
     }
     if (shownAnswer !== null) {
       showAnswer(shownAnswer.answer, shownAnswer.event);
     }
   });
 
-  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+  showClock();
   return {
     send,
-    policyOf,
+    // A policy for callers outside the form (the console API): validated the same way.
+    policyOf: ({ attempts = 5, firstDelayMs = 1000 } = {}) => new RetryPolicy({ attempts, firstDelayMs }),
     formEvent,
     formOptions,
-    formHandler,
-    now: senderTime,
+    formHandler: () => form.elements.handler.value,
+    now: () => clock.now, // the sender's simulated time (ms)
     setFault,
     setHandler,
     setLoseResponse,
