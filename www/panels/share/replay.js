@@ -185,9 +185,7 @@ async function perform(action) {
     panels.sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
     panels.nav.unfold('burst');
     document.querySelector('#burst-count').value = String(action.count);
-    const done = nextObserved('burst', 120_000);
-    document.querySelector('#burst-same').click();
-    await done;
+    await pressFor('burst', '#burst-same', 120_000);
   } else if (action.do === 'race') {
     const error = await panels.raceLab.replayRace(action.handler, action.deliveries, action.order);
     if (error !== null) {

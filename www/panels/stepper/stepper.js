@@ -151,9 +151,7 @@ async function next() {
     draw();
     await services.refreshTables();
   } catch (error) {
-    ended(error);
-    setNote('step.failed', { kind: outcomeWord(error.kind) });
-    await finish({ answer: error, steps }, 'commit');
+    await ended(error, 'commit');
   }
 }
 
@@ -161,17 +159,17 @@ async function throwHere() {
   try {
     await services.db.step.throw();
   } catch (error) {
-    ended(error);
-    setNote('step.failed', { kind: outcomeWord(error.kind) });
-    await finish({ answer: error, steps }, 'throw');
+    await ended(error, 'throw');
   }
 }
 
 // The delivery ended in an error: Rust's steps come with it (a fault fires
 // just after its statement ran; "throw" where the delivery stood).
-function ended(error) {
+async function ended(error, end) {
   steps = error.steps ?? steps;
   upcoming = null;
+  setNote('step.failed', { kind: outcomeWord(error.kind) });
+  await finish({ answer: error, steps }, end);
 }
 
 async function kill() {
@@ -210,11 +208,11 @@ async function finish(result, end = 'commit') {
   session = null;
 }
 
+/** Start while no delivery is open; the other three while one is. */
 function enable(open) {
-  buttons.start.disabled = open;
-  buttons.next.disabled = !open;
-  buttons.throw.disabled = !open;
-  buttons.kill.disabled = !open;
+  for (const [name, node] of Object.entries(buttons)) {
+    node.disabled = name === 'start' ? open : !open;
+  }
 }
 
 // Rust's verdict on the stepped delivery, once it has ended (none after a
@@ -262,14 +260,6 @@ function draw() {
       return item;
     }),
   );
-}
-
-/**
- * The last stepped delivery as a share link holds it: {send, next, end}, or
- * {killed: true}, or null (none ended yet).
- */
-function sharedStep() {
-  return lastRun;
 }
 
 /**
@@ -334,5 +324,5 @@ export function mount(root, pageServices) {
     }
     showVerdict(shownVerdict);
   });
-  return { sharedStep, replayStep };
+  return { sharedStep: () => lastRun, replayStep };
 }
