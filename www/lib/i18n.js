@@ -1,11 +1,13 @@
 // English and Russian: every label, message and explanation on the page.
 //
-// Each page module keeps its own strings next to its code and registers them:
+// Each page module keeps its own strings next to its code and registers them,
+// a key's English and Russian side by side (a long pair on two lines):
 //
 //   import { register, t } from '../../lib/i18n.js';
 //   register({
-//     en: { 'sender.title': 'Sender', 'sender.sent': 'Sent {count} events' },
-//     ru: { 'sender.title': 'Отправитель', 'sender.sent': 'Отправлено событий: {count}' },
+//     'sender.title': { en: 'Sender', ru: 'Отправитель' },
+//     'sender.sent': { en: 'Sent {count} events',
+//       ru: 'Отправлено событий: {count}' },
 //   });
 //   el.textContent = t('sender.sent', { count: 3 });
 //
@@ -28,20 +30,16 @@ const dictionaries = { en: new Map(), ru: new Map() };
 const listeners = new Set();
 let language = initialLanguage();
 
-/** Adds a module's strings. Throws if a key is missing in one language. */
-export function register(dict) {
-  const keys = new Set([...Object.keys(dict.en ?? {}), ...Object.keys(dict.ru ?? {})]);
-  for (const key of keys) {
-    for (const lang of LANGUAGES) {
-      if (typeof dict[lang]?.[key] !== 'string') {
-        throw new Error(`i18n: "${key}" has no ${lang} text`);
-      }
+/** Adds a module's strings, `{key: {en, ru}}`. Throws, adding none, if a key misses a language. */
+export function register(strings) {
+  for (const [key, texts] of Object.entries(strings)) {
+    const missing = LANGUAGES.find((lang) => typeof texts[lang] !== 'string');
+    if (missing) {
+      throw new Error(`i18n: "${key}" has no ${missing} text`);
     }
   }
-  for (const lang of LANGUAGES) {
-    for (const [key, value] of Object.entries(dict[lang])) {
-      dictionaries[lang].set(key, value);
-    }
+  for (const [key, texts] of Object.entries(strings)) {
+    LANGUAGES.forEach((lang) => dictionaries[lang].set(key, texts[lang]));
   }
 }
 

@@ -16,26 +16,20 @@ import { observe } from './observed.js';
 import { SimulatedClock, sendWithRetries } from './retry.js';
 
 register({
-  en: {
-    'summary.once': 'Balance of account {account}: {before} → {after} (+{amount}): credited once.',
-    'summary.times': 'Balance of account {account}: {before} → {after}: credited {times} times!',
-    'summary.none': 'Balance of account {account}: {before} → {after}: not credited.',
-    'summary.other': 'Balance of account {account}: {before} → {after}.',
-    'summary.no_account': 'Account {account} does not exist: there was nothing to credit.',
-    'summary.event.once': '{event}: credited once. Balance of account {account}: {before} → {after}.',
-    'summary.event.times': '{event}: credited {times} times! Balance of account {account}: {before} → {after}.',
-    'summary.event.none': '{event}: not credited. Balance of account {account}: {before} → {after}.',
-  },
-  ru: {
-    'summary.once': 'Баланс счёта {account}: {before} → {after} (+{amount}): зачислено один раз.',
-    'summary.times': 'Баланс счёта {account}: {before} → {after}: зачислений вместо одного — {times}!',
-    'summary.none': 'Баланс счёта {account}: {before} → {after}: не зачислено.',
-    'summary.other': 'Баланс счёта {account}: {before} → {after}.',
-    'summary.no_account': 'Счёта {account} нет: зачислять было некуда.',
-    'summary.event.once': '{event}: зачислено один раз. Баланс счёта {account}: {before} → {after}.',
-    'summary.event.times': '{event}: зачислений вместо одного — {times}! Баланс счёта {account}: {before} → {after}.',
-    'summary.event.none': '{event}: не зачислено. Баланс счёта {account}: {before} → {after}.',
-  },
+  'summary.once': { en: 'Balance of account {account}: {before} → {after} (+{amount}): credited once.',
+    ru: 'Баланс счёта {account}: {before} → {after} (+{amount}): зачислено один раз.' },
+  'summary.times': { en: 'Balance of account {account}: {before} → {after}: credited {times} times!',
+    ru: 'Баланс счёта {account}: {before} → {after}: зачислений вместо одного — {times}!' },
+  'summary.none': { en: 'Balance of account {account}: {before} → {after}: not credited.',
+    ru: 'Баланс счёта {account}: {before} → {after}: не зачислено.' },
+  'summary.other': { en: 'Balance of account {account}: {before} → {after}.', ru: 'Баланс счёта {account}: {before} → {after}.' },
+  'summary.no_account': { en: 'Account {account} does not exist: there was nothing to credit.', ru: 'Счёта {account} нет: зачислять было некуда.' },
+  'summary.event.once': { en: '{event}: credited once. Balance of account {account}: {before} → {after}.',
+    ru: '{event}: зачислено один раз. Баланс счёта {account}: {before} → {after}.' },
+  'summary.event.times': { en: '{event}: credited {times} times! Balance of account {account}: {before} → {after}.',
+    ru: '{event}: зачислений вместо одного — {times}! Баланс счёта {account}: {before} → {after}.' },
+  'summary.event.none': { en: '{event}: not credited. Balance of account {account}: {before} → {after}.',
+    ru: '{event}: не зачислено. Баланс счёта {account}: {before} → {after}.' },
 });
 
 export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 });

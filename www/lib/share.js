@@ -211,38 +211,13 @@ export function decodeExperiment(hash) {
   if (!Object.hasOwn(p, 'kind')) {
     return typeof p.handler === 'string' ? { state: { kind: 'handler' } } : { error: 'share.field', field: 'handler' };
   }
-  switch (p.kind) {
-    case 'timeline': {
-      const sends = list(p.sends, 'sends', LIMITS.sends, sendOf);
-      return sends.error ? sends : { state: { kind: 'timeline', sends: sends.value } };
+  try {
+    return { state: experimentOf(p) };
+  } catch (error) {
+    if (error instanceof Refused) {
+      return error.answer;
     }
-    case 'race': {
-      const race = raceOf(p);
-      return race.error ? race : { state: { kind: 'race', ...race.value } };
-    }
-    case 'step': {
-      const send = sendOf(p.send, 'send');
-      if (send.error) {
-        return send;
-      }
-      const next = integer(p.next, 'next', 0, LIMITS.next);
-      if (next.error) {
-        return next;
-      }
-      if (p.end !== 'throw' && p.end !== 'commit') {
-        return shape('end');
-      }
-      return { state: { kind: 'step', send: send.value, next: next.value, end: p.end } };
-    }
-    case 'level': {
-      if (!Number.isInteger(p.level)) {
-        return shape('level');
-      }
-      const actions = list(p.actions, 'actions', LIMITS.actions, actionOf);
-      return actions.error ? actions : { state: { kind: 'level', level: p.level, actions: actions.value } };
-    }
-    default:
-      return { error: 'share.kind', params: { kind: String(p.kind).slice(0, 40) } };
+    throw error;
   }
 }
 
@@ -256,8 +231,25 @@ export function orderText(order) {
   return order.map((i) => LETTERS[i]).join('');
 }
 
+// The readers below return what they read, a fresh copy, or throw a Refused
+// holding the answer of the first check that fails; decodeExperiment turns it
+// into its {error, params}, so nothing is thrown out of this module.
+class Refused {
+  constructor(answer) {
+    this.answer = answer;
+  }
+}
+
+function refuse(error, params) {
+  throw new Refused({ error, params });
+}
+
 function shape(field) {
-  return { error: 'share.shape', params: { field } };
+  return refuse('share.shape', { field });
+}
+
+function tooMany(count, max) {
+  return refuse('share.too_many', { count, max });
 }
 
 function isObject(value) {
@@ -265,211 +257,171 @@ function isObject(value) {
 }
 
 function integer(value, field, min, max) {
-  return Number.isInteger(value) && value >= min && value <= max ? { value } : shape(field);
+  return Number.isInteger(value) && value >= min && value <= max ? value : shape(field);
 }
 
 /** An array of at most `max` items, each read by `read(item, field)`. */
 function list(value, field, max, read) {
   if (!Array.isArray(value) || value.length === 0) {
-    return shape(field);
+    shape(field);
   }
   if (value.length > max) {
-    return { error: 'share.too_many', params: { count: value.length, max } };
+    tooMany(value.length, max);
   }
-  const out = [];
-  for (const [i, item] of value.entries()) {
-    const one = read(item, `${field}[${i}]`);
-    if (one.error) {
-      return one;
+  return value.map((item, i) => read(item, `${field}[${i}]`));
+}
+
+function experimentOf(p) {
+  switch (p.kind) {
+    case 'timeline':
+      return { kind: 'timeline', sends: list(p.sends, 'sends', LIMITS.sends, sendOf) };
+    case 'race':
+      return { kind: 'race', ...raceOf(p) };
+    case 'step': {
+      const send = sendOf(p.send, 'send');
+      const next = integer(p.next, 'next', 0, LIMITS.next);
+      if (p.end !== 'throw' && p.end !== 'commit') {
+        shape('end');
+      }
+      return { kind: 'step', send, next, end: p.end };
     }
-    out.push(one.value);
+    case 'level':
+      if (!Number.isInteger(p.level)) {
+        shape('level');
+      }
+      return { kind: 'level', level: p.level, actions: list(p.actions, 'actions', LIMITS.actions, actionOf) };
+    default:
+      return refuse('share.kind', { kind: String(p.kind).slice(0, 40) });
   }
-  return { value: out };
 }
 
 function handlerOf(value) {
-  return HANDLERS.includes(value) ? { value } : { error: 'share.handler', params: { name: String(value).slice(0, 40) } };
+  return HANDLERS.includes(value) ? value : refuse('share.handler', { name: String(value).slice(0, 40) });
 }
 
 // The event is passed on as it is, for Rust to check (checkDelivery): here
 // only that it is an object of at most its four fields, each a string or a
 // number, so what reaches the worker is small and plain.
 function eventOf(value, field) {
-  if (!isObject(value)) {
-    return shape(`${field}.event`);
+  const keys = isObject(value) ? Object.keys(value) : [];
+  if (!isObject(value) || keys.length > 4 || keys.some((k) => typeof value[k] !== 'string' && typeof value[k] !== 'number')) {
+    shape(`${field}.event`);
   }
-  const keys = Object.keys(value);
-  if (keys.length > 4 || keys.some((k) => typeof value[k] !== 'string' && typeof value[k] !== 'number')) {
-    return shape(`${field}.event`);
-  }
-  return { value: { ...value } };
+  return { ...value };
 }
 
-/** The event and the handler every delivering action names: {value: {event, handler}} or {error}. */
+/** The event and the handler every delivering action names. */
 function eventAndHandler(value, field) {
   const event = eventOf(value.event, field);
-  if (event.error) {
-    return event;
-  }
-  const handler = handlerOf(value.handler);
-  if (handler.error) {
-    return handler;
-  }
-  return { value: { event: event.value, handler: handler.value } };
+  return { event, handler: handlerOf(value.handler) };
 }
 
 function sendOf(value, field) {
   if (!isObject(value)) {
-    return shape(field);
+    shape(field);
   }
-  const target = eventAndHandler(value, field);
-  if (target.error) {
-    return target;
-  }
-  const { event, handler } = target.value;
+  const { event, handler } = eventAndHandler(value, field);
   if (value.fault !== null && !FAULTS.includes(value.fault)) {
-    return { error: 'share.fault', params: { name: String(value.fault).slice(0, 40) } };
+    refuse('share.fault', { name: String(value.fault).slice(0, 40) });
   }
   if (typeof value.lose !== 'boolean') {
-    return shape(`${field}.lose`);
+    shape(`${field}.lose`);
   }
   const attempts = integer(value.attempts, `${field}.attempts`, 1, LIMITS.attempts);
-  if (attempts.error) {
-    return attempts;
-  }
   const delay = integer(value.delay, `${field}.delay`, 0, LIMITS.delayMs);
-  if (delay.error) {
-    return delay;
-  }
-  return {
-    value: { event, handler, fault: value.fault, lose: value.lose, attempts: attempts.value, delay: delay.value },
-  };
+  return { event, handler, fault: value.fault, lose: value.lose, attempts, delay };
 }
 
 function raceOf(value) {
   const handler = handlerOf(value.handler);
-  if (handler.error) {
-    return handler;
-  }
   if (value.deliveries !== 2 && value.deliveries !== 3) {
-    return shape('deliveries');
+    shape('deliveries');
   }
   if (typeof value.order !== 'string') {
-    return shape('order');
+    shape('order');
   }
   if (value.order.length > LIMITS.steps) {
-    return { error: 'share.too_many', params: { count: value.order.length, max: LIMITS.steps } };
+    tooMany(value.order.length, LIMITS.steps);
   }
   const order = [...value.order].map((letter) => LETTERS.indexOf(letter));
   if (order.length === 0 || order.some((i) => i < 0 || i >= value.deliveries)) {
-    return shape('order');
+    shape('order');
   }
-  return { value: { handler: handler.value, deliveries: value.deliveries, order } };
+  return { handler, deliveries: value.deliveries, order };
 }
 
 function actionOf(value, field) {
   if (!isObject(value)) {
-    return shape(field);
+    shape(field);
   }
-  if (value.do === 'send') {
-    const send = sendOf(value, field);
-    return send.error ? send : { value: { do: 'send', ...send.value } };
-  }
-  if (value.do === 'burst') {
-    const target = eventAndHandler(value, field);
-    if (target.error) {
-      return target;
+  switch (value.do) {
+    case 'send':
+      return { do: 'send', ...sendOf(value, field) };
+    case 'burst': {
+      const target = eventAndHandler(value, field);
+      if (Number.isInteger(value.count) && value.count > LIMITS.burst) {
+        tooMany(value.count, LIMITS.burst);
+      }
+      return { do: 'burst', ...target, count: integer(value.count, `${field}.count`, 1, LIMITS.burst) };
     }
-    if (Number.isInteger(value.count) && value.count > LIMITS.burst) {
-      return { error: 'share.too_many', params: { count: value.count, max: LIMITS.burst } };
-    }
-    const count = integer(value.count, `${field}.count`, 1, LIMITS.burst);
-    return count.error ? count : { value: { do: 'burst', ...target.value, count: count.value } };
+    case 'race':
+      return { do: 'race', ...raceOf(value) };
+    case 'effects':
+      return effectsOf(value, field);
+    case 'retention':
+      return retentionOf(value, field);
+    case 'crash':
+      return crashOf(value, field);
+    default:
+      return shape(`${field}.do`);
   }
-  if (value.do === 'race') {
-    const race = raceOf(value);
-    return race.error ? race : { value: { do: 'race', ...race.value } };
-  }
-  if (value.do === 'effects') {
-    return effectsOf(value, field);
-  }
-  if (value.do === 'retention') {
-    return retentionOf(value, field);
-  }
-  if (value.do === 'crash') {
-    return crashOf(value, field);
-  }
-  return shape(`${field}.do`);
 }
 
 /** `value` if it is one of `names`, else the error naming the field and (shortened) the value. */
 function named(value, names, field) {
-  if (names.includes(value)) {
-    return { value };
-  }
-  return { error: 'share.name', params: { field, name: String(typeof value === 'object' ? JSON.stringify(value) : value).slice(0, 40) } };
+  return names.includes(value)
+    ? value
+    : refuse('share.name', { field, name: String(typeof value === 'object' ? JSON.stringify(value) : value).slice(0, 40) });
 }
 
 function effectsOf(value, field) {
   const control = named(value.control, NAMES.effects, `${field}.control`);
-  if (control.error) {
-    return control;
-  }
   if (typeof value.dedup !== 'boolean') {
-    return shape(`${field}.dedup`);
+    shape(`${field}.dedup`);
   }
   const strategy = named(value.strategy, NAMES.strategy, `${field}.strategy`);
-  if (strategy.error) {
-    return strategy;
-  }
   if (value.crash !== null) {
-    const crash = named(value.crash, NAMES.crash, `${field}.crash`);
-    if (crash.error) {
-      return crash;
-    }
+    named(value.crash, NAMES.crash, `${field}.crash`);
   }
-  return { value: { do: 'effects', control: control.value, strategy: strategy.value, crash: value.crash, dedup: value.dedup } };
+  return { do: 'effects', control, strategy, crash: value.crash, dedup: value.dedup };
 }
 
 function retentionOf(value, field) {
   const control = named(value.control, NAMES.retention, `${field}.control`);
-  if (control.error) {
-    return control;
-  }
-  if (control.value === 'advance' || control.value === 'purge') {
-    const days = named(value.days, control.value === 'advance' ? NAMES.advanceDays : NAMES.windowDays, `${field}.days`);
-    return days.error ? days : { value: { do: 'retention', control: control.value, days: days.value } };
+  if (control === 'advance' || control === 'purge') {
+    const days = named(value.days, control === 'advance' ? NAMES.advanceDays : NAMES.windowDays, `${field}.days`);
+    return { do: 'retention', control, days };
   }
   if (typeof value.next !== 'boolean') {
-    return shape(`${field}.next`);
+    shape(`${field}.next`);
   }
-  return { value: { do: 'retention', control: 'deliver', next: value.next } };
+  return { do: 'retention', control: 'deliver', next: value.next };
 }
 
 function crashOf(value, field) {
   const run = named(value.run, NAMES.run, `${field}.run`);
-  if (run.error) {
-    return run;
-  }
   const mode = named(value.mode, NAMES.mode, `${field}.mode`);
-  if (mode.error) {
-    return mode;
-  }
-  if (run.value === 'sweep') {
+  if (run === 'sweep') {
     const events = named(value.events, NAMES.events, `${field}.events`);
-    if (events.error) {
-      return events;
-    }
     if (typeof value.control !== 'boolean') {
-      return shape(`${field}.control`);
+      shape(`${field}.control`);
     }
-    return { value: { do: 'crash', run: 'sweep', mode: mode.value, events: events.value, control: value.control } };
+    return { do: 'crash', run: 'sweep', mode, events, control: value.control };
   }
   if (Number.isInteger(value.trials) && value.trials > LIMITS.kills) {
-    return { error: 'share.too_many', params: { count: value.trials, max: LIMITS.kills } };
+    tooMany(value.trials, LIMITS.kills);
   }
-  const trials = integer(value.trials, `${field}.trials`, 1, LIMITS.kills);
-  return trials.error ? trials : { value: { do: 'crash', run: 'kills', mode: mode.value, trials: trials.value } };
+  return { do: 'crash', run: 'kills', mode, trials: integer(value.trials, `${field}.trials`, 1, LIMITS.kills) };
 }
 
 function toBase64Url(bytes) {

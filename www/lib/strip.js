@@ -28,22 +28,12 @@ import { onLanguageChange, register, t } from './i18n.js';
 import { WRONG_KINDS, verdictBadge, verdictNotes, verdictWhy } from './verdict.js';
 
 register({
-  en: {
-    'strip.working': 'working…',
-    'strip.no_answer': 'no answer',
-    'strip.lost': 'response lost',
-    'strip.http': 'HTTP {status}',
-    'strip.balance': 'account {account}: {before} → {after}',
-    'strip.balance_none': 'no such account',
-  },
-  ru: {
-    'strip.working': 'выполняется…',
-    'strip.no_answer': 'ответа нет',
-    'strip.lost': 'ответ потерян',
-    'strip.http': 'HTTP {status}',
-    'strip.balance': 'счёт {account}: {before} → {after}',
-    'strip.balance_none': 'такого счёта нет',
-  },
+  'strip.working': { en: 'working…', ru: 'выполняется…' },
+  'strip.no_answer': { en: 'no answer', ru: 'ответа нет' },
+  'strip.lost': { en: 'response lost', ru: 'ответ потерян' },
+  'strip.http': { en: 'HTTP {status}', ru: 'HTTP {status}' },
+  'strip.balance': { en: 'account {account}: {before} → {after}', ru: 'счёт {account}: {before} → {after}' },
+  'strip.balance_none': { en: 'no such account', ru: 'такого счёта нет' },
 });
 
 const strips = new Set();

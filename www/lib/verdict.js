@@ -19,143 +19,77 @@ import { outcomeWord } from './errors.js';
 import { register, t } from './i18n.js';
 
 register({
-  en: {
-    'verdict.label': 'Verdict',
-    'verdict.kind.correct': 'Correct',
-    'verdict.kind.correct_this_time': 'Correct this time',
-    'verdict.kind.credited_twice': 'Credited twice',
-    'verdict.kind.credit_lost': 'Credit lost',
-    'verdict.kind.false_duplicate': 'False duplicate',
-    'verdict.kind.history_rewritten': 'History rewritten',
-    'verdict.kind.failed_after_commit': 'Failed after committing',
-    'verdict.kind.unknown': 'Not judged',
-
-    'verdict.why.credited_twice':
-      'This event has now been credited {credits} times: this delivery paid it again (balance {before} → {after}).',
-    'verdict.why.credit_lost':
-      'Answered “{heard}”, so the sender stops — but the event’s credit was never committed: it is registered in the inbox, and the balance never got it ({before} → {after}). Lost for good.',
-    'verdict.why.false_duplicate':
-      'Answered “duplicate” (200) for a payload that is not the stored one: stored account {stored_account}, amount {stored_amount}; sent account {sent_account}, amount {sent_amount}. The sender believes its payload was accepted; it was never applied.',
-    'verdict.why.history_rewritten':
-      'The stored first delivery was replaced: account {was_account}, amount {was_amount} → account {now_account}, amount {now_amount}. What the first delivery did can no longer be read back, and the event has been credited {credits} times.',
-    'verdict.why.failed_after_commit':
-      'Answered “{heard}”, which tells the sender to try again as if nothing happened — yet {kept} was already committed (balance {before} → {after}).',
-    'verdict.why.unknown': 'The tables could not be read after this delivery, so nothing is claimed about it.',
-    'verdict.why.refused': 'Refused before any SQL ran: nothing changed.',
-    'verdict.kept.both': 'the inbox row and the credit',
-    'verdict.kept.row': 'the inbox row, without the credit',
-    'verdict.kept.credit': 'the credit, without the inbox row',
-
-    'verdict.correct.atomic':
-      'Correct: the unique key decided who was first, and the inbox row, the credit and the receipt committed together or not at all.',
-    'verdict.correct.no_dedup':
-      'Correct this time only because nothing repeated: no_dedup records nothing, so the next delivery of this event pays again.',
-    'verdict.correct.check_then_act':
-      'Correct this time: nothing raced it and it did not die between its statements. Its SELECT, UPDATE and INSERT each commit on their own, so a crash after the UPDATE, or a second delivery at the same moment, credits twice.',
-    'verdict.correct.two_transactions':
-      'Correct this time: both of its transactions committed, or neither. A crash between them leaves the event registered without its credit, and the retry is answered “duplicate”.',
-    'verdict.correct.insert_or_ignore':
-      'Correct this time: its transaction held, and any stored payload matched. INSERT OR IGNORE never compares payloads, so the same key with another amount is answered “duplicate”.',
-    'verdict.correct.insert_or_replace':
-      'Correct this time: nothing was stored under this key yet. INSERT OR REPLACE deletes the stored row on every repeat and credits again.',
-
-    'verdict.lesson.no_dedup': 'no_dedup’s mistake: no inbox, so nothing says this event was seen.',
-    'verdict.lesson.check_then_act':
-      'check_then_act’s mistake: SELECT, UPDATE and INSERT are separate commits, so the credit can be kept without the record of it.',
-    'verdict.lesson.two_transactions':
-      'two_transactions’ mistake: the event is registered in one transaction and credited in another.',
-    'verdict.lesson.insert_or_ignore':
-      'insert_or_ignore’s mistake: “no row inserted” is taken for “already done”, and the payload is never compared.',
-    'verdict.lesson.insert_or_replace':
-      'insert_or_replace’s mistake: a repeat deletes the stored row and writes its own, so it is applied again.',
-    'verdict.lesson.atomic': 'The atomic handler cannot do this; if you see it, it is a bug: please report it.',
-
-    'verdict.facts':
-      'What ran, per Rust: kept by this delivery — {kept}; credits of this event so far: {credits}; account {account}: {before} → {after}.',
-    'verdict.facts.unwatched': ' (credits before this page watched it are inferred from the inbox row)',
-    'verdict.kept.none': 'nothing',
-
-    'verdict.breaks.repeat': 'a repeat of this event breaks it',
-    'verdict.breaks.other_payload': 'the same key with another amount breaks it',
-    'verdict.breaks.crash_after_insert': 'a crash after its INSERT breaks it',
-    'verdict.breaks.crash_after_update': 'a crash after its UPDATE breaks it',
-    'verdict.unreached.absent.after_insert': 'This handler has no INSERT into inbox: the crash point was not reached.',
-    'verdict.unreached.absent.after_update': 'This handler has no UPDATE of the balance: the crash point was not reached.',
-    'verdict.unreached.not_run.after_insert': 'This delivery answered before its INSERT into inbox ran: the crash point was not reached.',
-    'verdict.unreached.not_run.after_update': 'This delivery answered before its UPDATE of the balance ran: the crash point was not reached.',
-    'verdict.unreached.no_row.after_insert':
-      'The INSERT into inbox inserted no row (the event was already there): the crash point was not reached.',
-    'verdict.unreached.no_row.after_update': 'The UPDATE of the balance changed no row: the crash point was not reached.',
-    'verdict.no_account': 'no such account',
-  },
-  ru: {
-    'verdict.label': 'Вердикт',
-    'verdict.kind.correct': 'Верно',
-    'verdict.kind.correct_this_time': 'Верно на этот раз',
-    'verdict.kind.credited_twice': 'Зачислено дважды',
-    'verdict.kind.credit_lost': 'Зачисление потеряно',
-    'verdict.kind.false_duplicate': 'Ложный дубликат',
-    'verdict.kind.history_rewritten': 'История переписана',
-    'verdict.kind.failed_after_commit': 'Ошибка после фиксации',
-    'verdict.kind.unknown': 'Без вердикта',
-
-    'verdict.why.credited_twice':
-      'Зачислений этого события уже {credits}: эта доставка заплатила повторно (баланс {before} → {after}).',
-    'verdict.why.credit_lost':
-      'Ответ «{heard}», и отправитель больше не повторит, но зачисление этого события так и не зафиксировано: в inbox оно записано, а баланс его не получил ({before} → {after}). Потеряно навсегда.',
-    'verdict.why.false_duplicate':
-      'Ответ «duplicate» (200) на содержимое, которое не совпадает с сохранённым: сохранены счёт {stored_account} и сумма {stored_amount}, отправлены счёт {sent_account} и сумма {sent_amount}. Отправитель думает, что его содержимое принято, а оно так и не применено.',
-    'verdict.why.history_rewritten':
-      'Сохранённая первая доставка заменена: счёт {was_account}, сумма {was_amount} → счёт {now_account}, сумма {now_amount}. Что сделала первая доставка, прочитать уже нельзя, а зачислений этого события уже {credits}.',
-    'verdict.why.failed_after_commit':
-      'Ответ «{heard}» велит отправителю повторить, будто ничего не произошло, а между тем уже зафиксировано: {kept} (баланс {before} → {after}).',
-    'verdict.why.unknown': 'После этой доставки таблицы прочитать не удалось, поэтому о ней ничего не утверждается.',
-    'verdict.why.refused': 'Отклонено до всякого SQL: ничего не изменилось.',
-    'verdict.kept.both': 'строка inbox и зачисление',
-    'verdict.kept.row': 'строка inbox, но не зачисление',
-    'verdict.kept.credit': 'зачисление, но не строка inbox',
-
-    'verdict.correct.atomic':
-      'Верно: кто первый, решил уникальный ключ, а строка inbox, зачисление и квитанция зафиксированы вместе — или не зафиксировано ничего.',
-    'verdict.correct.no_dedup':
-      'Верно лишь потому, что повторов ещё не было: no_dedup ничего не записывает, и следующая доставка этого события заплатит снова.',
-    'verdict.correct.check_then_act':
-      'На этот раз верно: никто не вклинился и обработчик не упал между запросами. Его SELECT, UPDATE и INSERT фиксируются по отдельности, поэтому сбой после UPDATE или вторая доставка в тот же момент зачисляют дважды.',
-    'verdict.correct.two_transactions':
-      'На этот раз верно: обе его транзакции зафиксированы (или ни одна). Сбой между ними оставляет событие записанным без зачисления, а на повтор придёт «duplicate».',
-    'verdict.correct.insert_or_ignore':
-      'На этот раз верно: транзакция устояла, а сохранённое содержимое, если было, совпало. INSERT OR IGNORE содержимое не сравнивает, поэтому тот же ключ с другой суммой получит «duplicate».',
-    'verdict.correct.insert_or_replace':
-      'На этот раз верно: под этим ключом ещё ничего не было. INSERT OR REPLACE при каждом повторе удаляет сохранённую строку и зачисляет снова.',
-
-    'verdict.lesson.no_dedup': 'Ошибка no_dedup: inbox нет, и ничто не помнит, что событие уже было.',
-    'verdict.lesson.check_then_act':
-      'Ошибка check_then_act: SELECT, UPDATE и INSERT фиксируются по отдельности, и зачисление может остаться без записи о нём.',
-    'verdict.lesson.two_transactions':
-      'Ошибка two_transactions: событие записывается в одной транзакции, а зачисляется в другой.',
-    'verdict.lesson.insert_or_ignore':
-      'Ошибка insert_or_ignore: «строка не вставлена» принимается за «уже сделано», а содержимое не сравнивается.',
-    'verdict.lesson.insert_or_replace':
-      'Ошибка insert_or_replace: повтор удаляет сохранённую строку и пишет свою, поэтому применяется снова.',
-    'verdict.lesson.atomic': 'Атомарный обработчик так ошибиться не может; если вы это видите, это дефект — сообщите о нём.',
-
-    'verdict.facts':
-      'Что выполнено, по данным Rust: эта доставка сохранила — {kept}; зачислений этого события сейчас: {credits}; счёт {account}: {before} → {after}.',
-    'verdict.facts.unwatched': ' (зачисления до того, как страница начала следить, выведены из строки inbox)',
-    'verdict.kept.none': 'ничего',
-
-    'verdict.breaks.repeat': 'его сломает повтор этого события',
-    'verdict.breaks.other_payload': 'его сломает тот же ключ с другой суммой',
-    'verdict.breaks.crash_after_insert': 'его сломает сбой после INSERT',
-    'verdict.breaks.crash_after_update': 'его сломает сбой после UPDATE',
-    'verdict.unreached.absent.after_insert': 'У этого обработчика нет INSERT в inbox: точка сбоя не достигнута.',
-    'verdict.unreached.absent.after_update': 'У этого обработчика нет UPDATE баланса: точка сбоя не достигнута.',
-    'verdict.unreached.not_run.after_insert': 'Эта доставка ответила раньше, чем выполнила INSERT в inbox: точка сбоя не достигнута.',
-    'verdict.unreached.not_run.after_update': 'Эта доставка ответила раньше, чем выполнила UPDATE баланса: точка сбоя не достигнута.',
-    'verdict.unreached.no_row.after_insert': 'INSERT в inbox не вставил строку (событие уже было): точка сбоя не достигнута.',
-    'verdict.unreached.no_row.after_update': 'UPDATE баланса не изменил ни одной строки: точка сбоя не достигнута.',
-    'verdict.no_account': 'такого счёта нет',
-  },
+  'verdict.label': { en: 'Verdict', ru: 'Вердикт' },
+  'verdict.kind.correct': { en: 'Correct', ru: 'Верно' },
+  'verdict.kind.correct_this_time': { en: 'Correct this time', ru: 'Верно на этот раз' },
+  'verdict.kind.credited_twice': { en: 'Credited twice', ru: 'Зачислено дважды' },
+  'verdict.kind.credit_lost': { en: 'Credit lost', ru: 'Зачисление потеряно' },
+  'verdict.kind.false_duplicate': { en: 'False duplicate', ru: 'Ложный дубликат' },
+  'verdict.kind.history_rewritten': { en: 'History rewritten', ru: 'История переписана' },
+  'verdict.kind.failed_after_commit': { en: 'Failed after committing', ru: 'Ошибка после фиксации' },
+  'verdict.kind.unknown': { en: 'Not judged', ru: 'Без вердикта' },
+  'verdict.why.credited_twice': { en: 'This event has now been credited {credits} times: this delivery paid it again (balance {before} → {after}).',
+    ru: 'Зачислений этого события уже {credits}: эта доставка заплатила повторно (баланс {before} → {after}).' },
+  'verdict.why.credit_lost': { en: 'Answered “{heard}”, so the sender stops — but the event’s credit was never committed: it is registered in the inbox, and the balance never got it ({before} → {after}). Lost for good.',
+    ru: 'Ответ «{heard}», и отправитель больше не повторит, но зачисление этого события так и не зафиксировано: в inbox оно записано, а баланс его не получил ({before} → {after}). Потеряно навсегда.' },
+  'verdict.why.false_duplicate': { en: 'Answered “duplicate” (200) for a payload that is not the stored one: stored account {stored_account}, amount {stored_amount}; sent account {sent_account}, amount {sent_amount}. The sender believes its payload was accepted; it was never applied.',
+    ru: 'Ответ «duplicate» (200) на содержимое, которое не совпадает с сохранённым: сохранены счёт {stored_account} и сумма {stored_amount}, отправлены счёт {sent_account} и сумма {sent_amount}. Отправитель думает, что его содержимое принято, а оно так и не применено.' },
+  'verdict.why.history_rewritten': { en: 'The stored first delivery was replaced: account {was_account}, amount {was_amount} → account {now_account}, amount {now_amount}. What the first delivery did can no longer be read back, and the event has been credited {credits} times.',
+    ru: 'Сохранённая первая доставка заменена: счёт {was_account}, сумма {was_amount} → счёт {now_account}, сумма {now_amount}. Что сделала первая доставка, прочитать уже нельзя, а зачислений этого события уже {credits}.' },
+  'verdict.why.failed_after_commit': { en: 'Answered “{heard}”, which tells the sender to try again as if nothing happened — yet {kept} was already committed (balance {before} → {after}).',
+    ru: 'Ответ «{heard}» велит отправителю повторить, будто ничего не произошло, а между тем уже зафиксировано: {kept} (баланс {before} → {after}).' },
+  'verdict.why.unknown': { en: 'The tables could not be read after this delivery, so nothing is claimed about it.',
+    ru: 'После этой доставки таблицы прочитать не удалось, поэтому о ней ничего не утверждается.' },
+  'verdict.why.refused': { en: 'Refused before any SQL ran: nothing changed.', ru: 'Отклонено до всякого SQL: ничего не изменилось.' },
+  'verdict.kept.both': { en: 'the inbox row and the credit', ru: 'строка inbox и зачисление' },
+  'verdict.kept.row': { en: 'the inbox row, without the credit', ru: 'строка inbox, но не зачисление' },
+  'verdict.kept.credit': { en: 'the credit, without the inbox row', ru: 'зачисление, но не строка inbox' },
+  'verdict.correct.atomic': { en: 'Correct: the unique key decided who was first, and the inbox row, the credit and the receipt committed together or not at all.',
+    ru: 'Верно: кто первый, решил уникальный ключ, а строка inbox, зачисление и квитанция зафиксированы вместе — или не зафиксировано ничего.' },
+  'verdict.correct.no_dedup': { en: 'Correct this time only because nothing repeated: no_dedup records nothing, so the next delivery of this event pays again.',
+    ru: 'Верно лишь потому, что повторов ещё не было: no_dedup ничего не записывает, и следующая доставка этого события заплатит снова.' },
+  'verdict.correct.check_then_act': { en: 'Correct this time: nothing raced it and it did not die between its statements. Its SELECT, UPDATE and INSERT each commit on their own, so a crash after the UPDATE, or a second delivery at the same moment, credits twice.',
+    ru: 'На этот раз верно: никто не вклинился и обработчик не упал между запросами. Его SELECT, UPDATE и INSERT фиксируются по отдельности, поэтому сбой после UPDATE или вторая доставка в тот же момент зачисляют дважды.' },
+  'verdict.correct.two_transactions': { en: 'Correct this time: both of its transactions committed, or neither. A crash between them leaves the event registered without its credit, and the retry is answered “duplicate”.',
+    ru: 'На этот раз верно: обе его транзакции зафиксированы (или ни одна). Сбой между ними оставляет событие записанным без зачисления, а на повтор придёт «duplicate».' },
+  'verdict.correct.insert_or_ignore': { en: 'Correct this time: its transaction held, and any stored payload matched. INSERT OR IGNORE never compares payloads, so the same key with another amount is answered “duplicate”.',
+    ru: 'На этот раз верно: транзакция устояла, а сохранённое содержимое, если было, совпало. INSERT OR IGNORE содержимое не сравнивает, поэтому тот же ключ с другой суммой получит «duplicate».' },
+  'verdict.correct.insert_or_replace': { en: 'Correct this time: nothing was stored under this key yet. INSERT OR REPLACE deletes the stored row on every repeat and credits again.',
+    ru: 'На этот раз верно: под этим ключом ещё ничего не было. INSERT OR REPLACE при каждом повторе удаляет сохранённую строку и зачисляет снова.' },
+  'verdict.lesson.no_dedup': { en: 'no_dedup’s mistake: no inbox, so nothing says this event was seen.',
+    ru: 'Ошибка no_dedup: inbox нет, и ничто не помнит, что событие уже было.' },
+  'verdict.lesson.check_then_act': { en: 'check_then_act’s mistake: SELECT, UPDATE and INSERT are separate commits, so the credit can be kept without the record of it.',
+    ru: 'Ошибка check_then_act: SELECT, UPDATE и INSERT фиксируются по отдельности, и зачисление может остаться без записи о нём.' },
+  'verdict.lesson.two_transactions': { en: 'two_transactions’ mistake: the event is registered in one transaction and credited in another.',
+    ru: 'Ошибка two_transactions: событие записывается в одной транзакции, а зачисляется в другой.' },
+  'verdict.lesson.insert_or_ignore': { en: 'insert_or_ignore’s mistake: “no row inserted” is taken for “already done”, and the payload is never compared.',
+    ru: 'Ошибка insert_or_ignore: «строка не вставлена» принимается за «уже сделано», а содержимое не сравнивается.' },
+  'verdict.lesson.insert_or_replace': { en: 'insert_or_replace’s mistake: a repeat deletes the stored row and writes its own, so it is applied again.',
+    ru: 'Ошибка insert_or_replace: повтор удаляет сохранённую строку и пишет свою, поэтому применяется снова.' },
+  'verdict.lesson.atomic': { en: 'The atomic handler cannot do this; if you see it, it is a bug: please report it.',
+    ru: 'Атомарный обработчик так ошибиться не может; если вы это видите, это дефект — сообщите о нём.' },
+  'verdict.facts': { en: 'What ran, per Rust: kept by this delivery — {kept}; credits of this event so far: {credits}; account {account}: {before} → {after}.',
+    ru: 'Что выполнено, по данным Rust: эта доставка сохранила — {kept}; зачислений этого события сейчас: {credits}; счёт {account}: {before} → {after}.' },
+  'verdict.facts.unwatched': { en: ' (credits before this page watched it are inferred from the inbox row)',
+    ru: ' (зачисления до того, как страница начала следить, выведены из строки inbox)' },
+  'verdict.kept.none': { en: 'nothing', ru: 'ничего' },
+  'verdict.breaks.repeat': { en: 'a repeat of this event breaks it', ru: 'его сломает повтор этого события' },
+  'verdict.breaks.other_payload': { en: 'the same key with another amount breaks it', ru: 'его сломает тот же ключ с другой суммой' },
+  'verdict.breaks.crash_after_insert': { en: 'a crash after its INSERT breaks it', ru: 'его сломает сбой после INSERT' },
+  'verdict.breaks.crash_after_update': { en: 'a crash after its UPDATE breaks it', ru: 'его сломает сбой после UPDATE' },
+  'verdict.unreached.absent.after_insert': { en: 'This handler has no INSERT into inbox: the crash point was not reached.',
+    ru: 'У этого обработчика нет INSERT в inbox: точка сбоя не достигнута.' },
+  'verdict.unreached.absent.after_update': { en: 'This handler has no UPDATE of the balance: the crash point was not reached.',
+    ru: 'У этого обработчика нет UPDATE баланса: точка сбоя не достигнута.' },
+  'verdict.unreached.not_run.after_insert': { en: 'This delivery answered before its INSERT into inbox ran: the crash point was not reached.',
+    ru: 'Эта доставка ответила раньше, чем выполнила INSERT в inbox: точка сбоя не достигнута.' },
+  'verdict.unreached.not_run.after_update': { en: 'This delivery answered before its UPDATE of the balance ran: the crash point was not reached.',
+    ru: 'Эта доставка ответила раньше, чем выполнила UPDATE баланса: точка сбоя не достигнута.' },
+  'verdict.unreached.no_row.after_insert': { en: 'The INSERT into inbox inserted no row (the event was already there): the crash point was not reached.',
+    ru: 'INSERT в inbox не вставил строку (событие уже было): точка сбоя не достигнута.' },
+  'verdict.unreached.no_row.after_update': { en: 'The UPDATE of the balance changed no row: the crash point was not reached.',
+    ru: 'UPDATE баланса не изменил ни одной строки: точка сбоя не достигнута.' },
+  'verdict.no_account': { en: 'no such account', ru: 'такого счёта нет' },
 });
 
 /** Kinds that are not "correct", in the order of src/labs/verdicts/mod.rs. */

@@ -22,41 +22,25 @@ import { resultStrip } from '../../lib/strip.js';
 import { countOutcomes } from '../../lib/timeline.js';
 
 register({
-  en: {
-    'burst.title': 'Burst',
-    'burst.intro':
-      'Uses the sender’s event and handler. All deliveries are in flight together; the worker’s single connection takes them one at a time (the race lab interleaves real connections).',
-    'burst.count': 'How many (N)',
-    'burst.same': 'The same event N times',
-    'burst.distinct': 'N different events',
-    'burst.bad_count': 'N: a whole number from 1 to {max}.',
-    'burst.same_result': '{count} deliveries of ({source}, {event_id}) at once: {counts}.',
-    'burst.distinct_result': '{count} different events in {seconds} s ({rate} per second): {counts}.',
-    'burst.progress': 'Delivered {done} of {count}',
-    'burst.cancel': 'Cancel',
-    'burst.cancelled_result':
-      'Cancelled: {done} of {count} different events were delivered in {seconds} s, each in its own transaction; none was cut in half. {counts}.',
-    'burst.balance_ok': 'Balance of account {account}: {before} → {after} = {amount} × {applied} applied. Exact.',
-    'burst.balance_wrong': 'Balance of account {account}: {before} → {after}, but {amount} × {applied} applied = {expected}!',
-  },
-  ru: {
-    'burst.title': 'Залп',
-    'burst.intro':
-      'Берёт событие и обработчик отправителя. Все доставки летят одновременно; единственное соединение воркера обрабатывает их по очереди (настоящие параллельные соединения чередует лаборатория гонок).',
-    'burst.count': 'Сколько (N)',
-    'burst.same': 'Одно событие N раз',
-    'burst.distinct': 'N разных событий',
-    'burst.bad_count': 'N: целое число от 1 до {max}.',
-    'burst.same_result': 'Доставок ({source}, {event_id}) одновременно: {count}. Итог: {counts}.',
-    'burst.distinct_result': 'Разных событий: {count} за {seconds} с ({rate} в секунду). Итог: {counts}.',
-    'burst.progress': 'Доставлено {done} из {count}',
-    'burst.cancel': 'Отменить',
-    'burst.cancelled_result':
-      'Отменено: доставлено {done} из {count} разных событий за {seconds} с, каждое в своей транзакции; ни одна не оборвана посередине. Итог: {counts}.',
-    'burst.balance_ok': 'Баланс счёта {account}: {before} → {after} = {amount} × {applied} применённых. Точно.',
-    'burst.balance_wrong':
-      'Баланс счёта {account}: {before} → {after}, а {amount} × {applied} применённых = {expected}!',
-  },
+  'burst.title': { en: 'Burst', ru: 'Залп' },
+  'burst.intro': { en: 'Uses the sender’s event and handler. All deliveries are in flight together; the worker’s single connection takes them one at a time (the race lab interleaves real connections).',
+    ru: 'Берёт событие и обработчик отправителя. Все доставки летят одновременно; единственное соединение воркера обрабатывает их по очереди (настоящие параллельные соединения чередует лаборатория гонок).' },
+  'burst.count': { en: 'How many (N)', ru: 'Сколько (N)' },
+  'burst.same': { en: 'The same event N times', ru: 'Одно событие N раз' },
+  'burst.distinct': { en: 'N different events', ru: 'N разных событий' },
+  'burst.bad_count': { en: 'N: a whole number from 1 to {max}.', ru: 'N: целое число от 1 до {max}.' },
+  'burst.same_result': { en: '{count} deliveries of ({source}, {event_id}) at once: {counts}.',
+    ru: 'Доставок ({source}, {event_id}) одновременно: {count}. Итог: {counts}.' },
+  'burst.distinct_result': { en: '{count} different events in {seconds} s ({rate} per second): {counts}.',
+    ru: 'Разных событий: {count} за {seconds} с ({rate} в секунду). Итог: {counts}.' },
+  'burst.progress': { en: 'Delivered {done} of {count}', ru: 'Доставлено {done} из {count}' },
+  'burst.cancel': { en: 'Cancel', ru: 'Отменить' },
+  'burst.cancelled_result': { en: 'Cancelled: {done} of {count} different events were delivered in {seconds} s, each in its own transaction; none was cut in half. {counts}.',
+    ru: 'Отменено: доставлено {done} из {count} разных событий за {seconds} с, каждое в своей транзакции; ни одна не оборвана посередине. Итог: {counts}.' },
+  'burst.balance_ok': { en: 'Balance of account {account}: {before} → {after} = {amount} × {applied} applied. Exact.',
+    ru: 'Баланс счёта {account}: {before} → {after} = {amount} × {applied} применённых. Точно.' },
+  'burst.balance_wrong': { en: 'Balance of account {account}: {before} → {after}, but {amount} × {applied} applied = {expected}!',
+    ru: 'Баланс счёта {account}: {before} → {after}, а {amount} × {applied} применённых = {expected}!' },
 });
 
 /**

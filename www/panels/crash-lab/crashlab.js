@@ -22,154 +22,84 @@ import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 
 register({
-  en: {
-    'crashlab.title': 'Crash lab: kill the handler at every storage operation of a commit',
-    'crashlab.intro':
-      'The article says that if the process dies before COMMIT, the database’s recovery takes care of the unfinished transaction. Here is the proof, on real OPFS in this browser. A worker applies the events through a storage layer that counts every operation (open, write, sync, truncate, delete). For each k it lets k operations through and stops dead at the next one; the page terminates the worker; a new worker reopens the database — that is SQLite’s recovery — and checks it: integrity ok, every event entirely there or entirely absent, nothing that was answered “200” lost.',
-    'crashlab.mode': 'Journal mode (synchronous=FULL)',
-    'crashlab.mode.delete': 'DELETE — a rollback journal',
-    'crashlab.mode.wal': 'WAL, with locking_mode=EXCLUSIVE',
-    'crashlab.events': 'Workload',
-    'crashlab.events.1': 'one event',
-    'crashlab.events.3': 'a burst of 3 events',
-    'crashlab.control': 'Control: recover with a broken lock check',
-    'crashlab.control.note':
-      'It answers “another connection holds the write lock” to every question — as the OPFS storage did before sqlite-wasm-vfs 0.3 — so SQLite leaves a hot journal alone instead of rolling it back. In DELETE mode the lab must catch this as partial commits; a lab that could not would prove nothing.',
-    'crashlab.run': 'Run the sweep',
-    'crashlab.running': 'Crash point {k} of {total}…',
-    'crashlab.preparing': 'Counting the workload’s storage operations…',
-    'crashlab.done': 'Done. Crash points checked: {total}.',
-    'crashlab.progress': 'Progress of the sweep',
-    'crashlab.picture': 'The workload’s storage operations',
-    'crashlab.picture.note':
-      'One box per operation, in order. Its colour and mark say what a crash right after it left behind.',
-    'crashlab.box': 'k={k}: {op} ({file}), offset {offset}, {len} bytes — {result}',
-    'crashlab.legend.atomic': 'atomic: exactly before or after',
-    'crashlab.legend.partial': 'partial: half-applied or damaged',
-    'crashlab.legend.lost_acknowledged': 'lost: an answered event is gone',
-    'crashlab.legend.pending': 'not run yet',
-    'crashlab.legend.files': 'Top edge, the file:',
-    'crashlab.file.db': 'database',
-    'crashlab.file.journal': 'journal',
-    'crashlab.file.wal': 'WAL',
-    'crashlab.legend.ops': 'Letters: O open, W write, S sync, T truncate, D delete.',
-    'crashlab.op.open': 'open',
-    'crashlab.op.write': 'write',
-    'crashlab.op.sync': 'sync',
-    'crashlab.op.truncate': 'truncate',
-    'crashlab.op.delete': 'delete',
-    'crashlab.file.other': 'other file',
-    'crashlab.counted': 'Journal mode {mode}. Crash points: {total}; recovered atomically: {atomic}; left half a commit: {partial}; lost an answered event: {lost}.',
-    'crashlab.line': 'The same line as inbox-lab crash-lab prints',
-    'crashlab.stack':
-      'The counts depend on the storage stack: these workers write as the playground does, through its write coalescing over OPFS, while the native inbox-lab crash-lab writes to a plain file. In DELETE mode both count the same crash points; in WAL mode they differ. docs/crash.md lists both counts.',
-    'crashlab.summary': 'Summary',
-    'crashlab.verdict.ok': 'Every crash point recovered atomically; no answered event was lost.',
-    'crashlab.verdict.bad':
-      'The recovery is not atomic here. Crash points that left half a commit: {partial}; that lost an answered event: {lost}.',
-    'crashlab.verdict.control_caught':
-      'The control is caught: the hot journal was not rolled back, and half a commit was left. Crash points where that happened: {partial}.',
-    'crashlab.verdict.control_missed': 'The control was not caught: the lab saw no partial commit.',
-    'crashlab.table': 'Every crash point',
-    'crashlab.col.k': 'k',
-    'crashlab.col.file': 'file',
-    'crashlab.col.op': 'operation',
-    'crashlab.col.offset': 'offset',
-    'crashlab.col.len': 'length',
-    'crashlab.col.committed': 'events committed',
-    'crashlab.col.acks': 'answered 200',
-    'crashlab.col.result': 'result',
-    'crashlab.result.atomic': 'atomic',
-    'crashlab.result.partial': 'partial',
-    'crashlab.result.lost_acknowledged': 'lost acknowledged',
-    'crashlab.result.pending': 'not yet',
-    'crashlab.kills.title': 'Random kills',
-    'crashlab.kills.note':
-      'A sender streams deliveries; the worker is killed at a random storage operation, a new one reopens the database, and the sender resumes, retrying every event it has no answer for (some answers are lost on purpose). After every kill: integrity ok, no half-applied event, nothing answered lost, and the balance equals the sum of the distinct events applied.',
-    'crashlab.kills.trials': 'Kills',
-    'crashlab.kills.run': 'Run random kills',
-    'crashlab.kills.running': 'Kill {n} of {total}…',
-    'crashlab.kills.result':
-      'Kills: {trials}, in the middle of the stream: {mid}; journal mode {mode}. Half-applied events: {partial}; answered events lost: {lost}. Balance {balance} = the sum of the distinct events applied ({applied}); retries that came back “duplicate”: {retried}.',
-    'crashlab.kills.bad_trials': 'Kills must be a whole number from 1 to 1000.',
-    'crashlab.limits':
-      'What this shows and what it cannot: a killed tab or a crashed worker never leaves a half-applied event, and never loses one it answered. The writes of a killed worker have already reached the operating system, which keeps them. A power cut is another matter: only what reached the disk survives, and whether an OPFS flush forces the data onto the disk is up to the browser and the operating system — no web page can test it.',
-    'crashlab.error': 'The crash lab stopped: {message}',
-  },
-  ru: {
-    'crashlab.title': 'Лаборатория сбоев: убить обработчик на каждой операции с хранилищем во время коммита',
-    'crashlab.intro':
-      'Статья утверждает: если процесс умер до COMMIT, незавершённую транзакцию приберёт восстановление базы. Вот доказательство — на настоящем OPFS в этом браузере. Воркер применяет события через слой хранения, который считает каждую операцию (open, write, sync, truncate, delete). Для каждого k он пропускает k операций и намертво останавливается на следующей; страница завершает воркер; новый воркер заново открывает базу — это и есть восстановление SQLite — и проверяет её: целостность в порядке, каждое событие либо есть целиком, либо нет совсем, ничего из того, на что ответили «200», не потеряно.',
-    'crashlab.mode': 'Режим журнала (synchronous=FULL)',
-    'crashlab.mode.delete': 'DELETE — журнал отката',
-    'crashlab.mode.wal': 'WAL, с locking_mode=EXCLUSIVE',
-    'crashlab.events': 'Нагрузка',
-    'crashlab.events.1': 'одно событие',
-    'crashlab.events.3': 'пачка из 3 событий',
-    'crashlab.control': 'Контроль: восстановление со сломанной проверкой блокировки',
-    'crashlab.control.note':
-      'Она на любой вопрос отвечает «блокировку записи держит другое соединение» — так вело себя хранилище OPFS до sqlite-wasm-vfs 0.3, — и SQLite не трогает «горячий» журнал вместо того, чтобы откатить его. В режиме DELETE лаборатория обязана поймать это как частичные коммиты; лаборатория, которая этого не видит, ничего не доказывает.',
-    'crashlab.run': 'Запустить перебор',
-    'crashlab.running': 'Точка сбоя {k} из {total}…',
-    'crashlab.preparing': 'Считаю операции с хранилищем в нагрузке…',
-    'crashlab.done': 'Готово. Проверено точек сбоя: {total}.',
-    'crashlab.progress': 'Ход перебора',
-    'crashlab.picture': 'Операции записи нагрузки',
-    'crashlab.picture.note':
-      'По квадрату на операцию, по порядку. Цвет и значок показывают, что оставил сбой сразу после неё.',
-    'crashlab.box': 'k={k}: {op} ({file}), смещение {offset}, байт: {len} — {result}',
-    'crashlab.legend.atomic': 'атомарно: ровно «до» или «после»',
-    'crashlab.legend.partial': 'частично: применено наполовину или повреждено',
-    'crashlab.legend.lost_acknowledged': 'потеряно: событие с ответом исчезло',
-    'crashlab.legend.pending': 'ещё не проверено',
-    'crashlab.legend.files': 'Верхний край — файл:',
-    'crashlab.file.db': 'база',
-    'crashlab.file.journal': 'журнал',
-    'crashlab.file.wal': 'WAL',
-    'crashlab.legend.ops': 'Буквы: O — открытие (open), W — запись (write), S — сброс на диск (sync), T — усечение (truncate), D — удаление (delete).',
-    'crashlab.op.open': 'открытие',
-    'crashlab.op.write': 'запись',
-    'crashlab.op.sync': 'сброс на диск',
-    'crashlab.op.truncate': 'усечение',
-    'crashlab.op.delete': 'удаление',
-    'crashlab.file.other': 'другой файл',
-    'crashlab.counted': 'Режим журнала {mode}. Точек сбоя: {total}; восстановлено атомарно: {atomic}; осталось полкоммита: {partial}; потеряно событие с ответом: {lost}.',
-    'crashlab.line': 'Та же строка, что печатает inbox-lab crash-lab',
-    'crashlab.stack':
-      'Счёт зависит от слоя хранения: эти воркеры пишут так же, как площадка, — через её объединение записей поверх OPFS, а консольная inbox-lab crash-lab пишет в обычный файл. В режиме DELETE точек сбоя у обоих поровну, в режиме WAL — по-разному. В docs/crash.md приведены оба счёта.',
-    'crashlab.summary': 'Итог',
-    'crashlab.verdict.ok': 'Каждая точка сбоя восстановилась атомарно; ни одно событие с ответом не потеряно.',
-    'crashlab.verdict.bad':
-      'Здесь восстановление не атомарно. Точек сбоя, после которых осталось полкоммита: {partial}; потеряно событие с ответом: {lost}.',
-    'crashlab.verdict.control_caught':
-      'Контроль пойман: «горячий» журнал не откатили, и осталось полкоммита. Точек сбоя, где так вышло: {partial}.',
-    'crashlab.verdict.control_missed': 'Контроль не пойман: лаборатория не увидела ни одного частичного коммита.',
-    'crashlab.table': 'Все точки сбоя',
-    'crashlab.col.k': 'k',
-    'crashlab.col.file': 'файл',
-    'crashlab.col.op': 'операция',
-    'crashlab.col.offset': 'смещение',
-    'crashlab.col.len': 'длина',
-    'crashlab.col.committed': 'событий зафиксировано',
-    'crashlab.col.acks': 'ответов 200',
-    'crashlab.col.result': 'результат',
-    'crashlab.result.atomic': 'атомарно',
-    'crashlab.result.partial': 'частично',
-    'crashlab.result.lost_acknowledged': 'потеряно подтверждённое',
-    'crashlab.result.pending': 'ещё нет',
-    'crashlab.kills.title': 'Убить воркер в случайный момент',
-    'crashlab.kills.note':
-      'Отправитель шлёт поток доставок; воркер убивают на случайной операции с хранилищем, новый воркер заново открывает базу, и отправитель продолжает, повторяя каждое событие, на которое не получил ответа (часть ответов теряется нарочно). После каждой такой остановки: целостность в порядке, ни одного наполовину применённого события, ничего из подтверждённого не потеряно, а баланс равен сумме применённых различных событий.',
-    'crashlab.kills.trials': 'Сколько раз убить',
-    'crashlab.kills.run': 'Убивать в случайный момент',
-    'crashlab.kills.running': 'Остановка {n} из {total}…',
-    'crashlab.kills.result':
-      'Остановок: {trials}, из них посреди потока: {mid}; режим журнала {mode}. Наполовину применённых событий: {partial}; потеряно событий с ответом: {lost}. Баланс {balance} = сумма различных применённых событий ({applied}); повторов, вернувшихся как «дубликат»: {retried}.',
-    'crashlab.kills.bad_trials': 'Сколько раз убить — целое число от 1 до 1000.',
-    'crashlab.limits':
-      'Что это показывает и чего не может показать: убитая вкладка или упавший воркер никогда не оставляют наполовину применённого события и не теряют того, на что уже ответили. Записи убитого воркера уже дошли до операционной системы, и она их сохранит. Отключение питания — другое дело: переживёт только то, что дошло до диска, а доводит ли flush файла OPFS данные до диска, решают браузер и операционная система — веб-страница проверить это не может.',
-    'crashlab.error': 'Лаборатория сбоев остановилась: {message}',
-  },
+  'crashlab.title': { en: 'Crash lab: kill the handler at every storage operation of a commit',
+    ru: 'Лаборатория сбоев: убить обработчик на каждой операции с хранилищем во время коммита' },
+  'crashlab.intro': { en: 'The article says that if the process dies before COMMIT, the database’s recovery takes care of the unfinished transaction. Here is the proof, on real OPFS in this browser. A worker applies the events through a storage layer that counts every operation (open, write, sync, truncate, delete). For each k it lets k operations through and stops dead at the next one; the page terminates the worker; a new worker reopens the database — that is SQLite’s recovery — and checks it: integrity ok, every event entirely there or entirely absent, nothing that was answered “200” lost.',
+    ru: 'Статья утверждает: если процесс умер до COMMIT, незавершённую транзакцию приберёт восстановление базы. Вот доказательство — на настоящем OPFS в этом браузере. Воркер применяет события через слой хранения, который считает каждую операцию (open, write, sync, truncate, delete). Для каждого k он пропускает k операций и намертво останавливается на следующей; страница завершает воркер; новый воркер заново открывает базу — это и есть восстановление SQLite — и проверяет её: целостность в порядке, каждое событие либо есть целиком, либо нет совсем, ничего из того, на что ответили «200», не потеряно.' },
+  'crashlab.mode': { en: 'Journal mode (synchronous=FULL)', ru: 'Режим журнала (synchronous=FULL)' },
+  'crashlab.mode.delete': { en: 'DELETE — a rollback journal', ru: 'DELETE — журнал отката' },
+  'crashlab.mode.wal': { en: 'WAL, with locking_mode=EXCLUSIVE', ru: 'WAL, с locking_mode=EXCLUSIVE' },
+  'crashlab.events': { en: 'Workload', ru: 'Нагрузка' },
+  'crashlab.events.1': { en: 'one event', ru: 'одно событие' },
+  'crashlab.events.3': { en: 'a burst of 3 events', ru: 'пачка из 3 событий' },
+  'crashlab.control': { en: 'Control: recover with a broken lock check', ru: 'Контроль: восстановление со сломанной проверкой блокировки' },
+  'crashlab.control.note': { en: 'It answers “another connection holds the write lock” to every question — as the OPFS storage did before sqlite-wasm-vfs 0.3 — so SQLite leaves a hot journal alone instead of rolling it back. In DELETE mode the lab must catch this as partial commits; a lab that could not would prove nothing.',
+    ru: 'Она на любой вопрос отвечает «блокировку записи держит другое соединение» — так вело себя хранилище OPFS до sqlite-wasm-vfs 0.3, — и SQLite не трогает «горячий» журнал вместо того, чтобы откатить его. В режиме DELETE лаборатория обязана поймать это как частичные коммиты; лаборатория, которая этого не видит, ничего не доказывает.' },
+  'crashlab.run': { en: 'Run the sweep', ru: 'Запустить перебор' },
+  'crashlab.running': { en: 'Crash point {k} of {total}…', ru: 'Точка сбоя {k} из {total}…' },
+  'crashlab.preparing': { en: 'Counting the workload’s storage operations…', ru: 'Считаю операции с хранилищем в нагрузке…' },
+  'crashlab.done': { en: 'Done. Crash points checked: {total}.', ru: 'Готово. Проверено точек сбоя: {total}.' },
+  'crashlab.progress': { en: 'Progress of the sweep', ru: 'Ход перебора' },
+  'crashlab.picture': { en: 'The workload’s storage operations', ru: 'Операции записи нагрузки' },
+  'crashlab.picture.note': { en: 'One box per operation, in order. Its colour and mark say what a crash right after it left behind.',
+    ru: 'По квадрату на операцию, по порядку. Цвет и значок показывают, что оставил сбой сразу после неё.' },
+  'crashlab.box': { en: 'k={k}: {op} ({file}), offset {offset}, {len} bytes — {result}',
+    ru: 'k={k}: {op} ({file}), смещение {offset}, байт: {len} — {result}' },
+  'crashlab.legend.atomic': { en: 'atomic: exactly before or after', ru: 'атомарно: ровно «до» или «после»' },
+  'crashlab.legend.partial': { en: 'partial: half-applied or damaged', ru: 'частично: применено наполовину или повреждено' },
+  'crashlab.legend.lost_acknowledged': { en: 'lost: an answered event is gone', ru: 'потеряно: событие с ответом исчезло' },
+  'crashlab.legend.pending': { en: 'not run yet', ru: 'ещё не проверено' },
+  'crashlab.legend.files': { en: 'Top edge, the file:', ru: 'Верхний край — файл:' },
+  'crashlab.file.db': { en: 'database', ru: 'база' },
+  'crashlab.file.journal': { en: 'journal', ru: 'журнал' },
+  'crashlab.file.wal': { en: 'WAL', ru: 'WAL' },
+  'crashlab.legend.ops': { en: 'Letters: O open, W write, S sync, T truncate, D delete.',
+    ru: 'Буквы: O — открытие (open), W — запись (write), S — сброс на диск (sync), T — усечение (truncate), D — удаление (delete).' },
+  'crashlab.op.open': { en: 'open', ru: 'открытие' },
+  'crashlab.op.write': { en: 'write', ru: 'запись' },
+  'crashlab.op.sync': { en: 'sync', ru: 'сброс на диск' },
+  'crashlab.op.truncate': { en: 'truncate', ru: 'усечение' },
+  'crashlab.op.delete': { en: 'delete', ru: 'удаление' },
+  'crashlab.file.other': { en: 'other file', ru: 'другой файл' },
+  'crashlab.counted': { en: 'Journal mode {mode}. Crash points: {total}; recovered atomically: {atomic}; left half a commit: {partial}; lost an answered event: {lost}.',
+    ru: 'Режим журнала {mode}. Точек сбоя: {total}; восстановлено атомарно: {atomic}; осталось полкоммита: {partial}; потеряно событие с ответом: {lost}.' },
+  'crashlab.line': { en: 'The same line as inbox-lab crash-lab prints', ru: 'Та же строка, что печатает inbox-lab crash-lab' },
+  'crashlab.stack': { en: 'The counts depend on the storage stack: these workers write as the playground does, through its write coalescing over OPFS, while the native inbox-lab crash-lab writes to a plain file. In DELETE mode both count the same crash points; in WAL mode they differ. docs/crash.md lists both counts.',
+    ru: 'Счёт зависит от слоя хранения: эти воркеры пишут так же, как площадка, — через её объединение записей поверх OPFS, а консольная inbox-lab crash-lab пишет в обычный файл. В режиме DELETE точек сбоя у обоих поровну, в режиме WAL — по-разному. В docs/crash.md приведены оба счёта.' },
+  'crashlab.summary': { en: 'Summary', ru: 'Итог' },
+  'crashlab.verdict.ok': { en: 'Every crash point recovered atomically; no answered event was lost.',
+    ru: 'Каждая точка сбоя восстановилась атомарно; ни одно событие с ответом не потеряно.' },
+  'crashlab.verdict.bad': { en: 'The recovery is not atomic here. Crash points that left half a commit: {partial}; that lost an answered event: {lost}.',
+    ru: 'Здесь восстановление не атомарно. Точек сбоя, после которых осталось полкоммита: {partial}; потеряно событие с ответом: {lost}.' },
+  'crashlab.verdict.control_caught': { en: 'The control is caught: the hot journal was not rolled back, and half a commit was left. Crash points where that happened: {partial}.',
+    ru: 'Контроль пойман: «горячий» журнал не откатили, и осталось полкоммита. Точек сбоя, где так вышло: {partial}.' },
+  'crashlab.verdict.control_missed': { en: 'The control was not caught: the lab saw no partial commit.',
+    ru: 'Контроль не пойман: лаборатория не увидела ни одного частичного коммита.' },
+  'crashlab.table': { en: 'Every crash point', ru: 'Все точки сбоя' },
+  'crashlab.col.k': { en: 'k', ru: 'k' },
+  'crashlab.col.file': { en: 'file', ru: 'файл' },
+  'crashlab.col.op': { en: 'operation', ru: 'операция' },
+  'crashlab.col.offset': { en: 'offset', ru: 'смещение' },
+  'crashlab.col.len': { en: 'length', ru: 'длина' },
+  'crashlab.col.committed': { en: 'events committed', ru: 'событий зафиксировано' },
+  'crashlab.col.acks': { en: 'answered 200', ru: 'ответов 200' },
+  'crashlab.col.result': { en: 'result', ru: 'результат' },
+  'crashlab.result.atomic': { en: 'atomic', ru: 'атомарно' },
+  'crashlab.result.partial': { en: 'partial', ru: 'частично' },
+  'crashlab.result.lost_acknowledged': { en: 'lost acknowledged', ru: 'потеряно подтверждённое' },
+  'crashlab.result.pending': { en: 'not yet', ru: 'ещё нет' },
+  'crashlab.kills.title': { en: 'Random kills', ru: 'Убить воркер в случайный момент' },
+  'crashlab.kills.note': { en: 'A sender streams deliveries; the worker is killed at a random storage operation, a new one reopens the database, and the sender resumes, retrying every event it has no answer for (some answers are lost on purpose). After every kill: integrity ok, no half-applied event, nothing answered lost, and the balance equals the sum of the distinct events applied.',
+    ru: 'Отправитель шлёт поток доставок; воркер убивают на случайной операции с хранилищем, новый воркер заново открывает базу, и отправитель продолжает, повторяя каждое событие, на которое не получил ответа (часть ответов теряется нарочно). После каждой такой остановки: целостность в порядке, ни одного наполовину применённого события, ничего из подтверждённого не потеряно, а баланс равен сумме применённых различных событий.' },
+  'crashlab.kills.trials': { en: 'Kills', ru: 'Сколько раз убить' },
+  'crashlab.kills.run': { en: 'Run random kills', ru: 'Убивать в случайный момент' },
+  'crashlab.kills.running': { en: 'Kill {n} of {total}…', ru: 'Остановка {n} из {total}…' },
+  'crashlab.kills.result': { en: 'Kills: {trials}, in the middle of the stream: {mid}; journal mode {mode}. Half-applied events: {partial}; answered events lost: {lost}. Balance {balance} = the sum of the distinct events applied ({applied}); retries that came back “duplicate”: {retried}.',
+    ru: 'Остановок: {trials}, из них посреди потока: {mid}; режим журнала {mode}. Наполовину применённых событий: {partial}; потеряно событий с ответом: {lost}. Баланс {balance} = сумма различных применённых событий ({applied}); повторов, вернувшихся как «дубликат»: {retried}.' },
+  'crashlab.kills.bad_trials': { en: 'Kills must be a whole number from 1 to 1000.', ru: 'Сколько раз убить — целое число от 1 до 1000.' },
+  'crashlab.limits': { en: 'What this shows and what it cannot: a killed tab or a crashed worker never leaves a half-applied event, and never loses one it answered. The writes of a killed worker have already reached the operating system, which keeps them. A power cut is another matter: only what reached the disk survives, and whether an OPFS flush forces the data onto the disk is up to the browser and the operating system — no web page can test it.',
+    ru: 'Что это показывает и чего не может показать: убитая вкладка или упавший воркер никогда не оставляют наполовину применённого события и не теряют того, на что уже ответили. Записи убитого воркера уже дошли до операционной системы, и она их сохранит. Отключение питания — другое дело: переживёт только то, что дошло до диска, а доводит ли flush файла OPFS данные до диска, решают браузер и операционная система — веб-страница проверить это не может.' },
+  'crashlab.error': { en: 'The crash lab stopped: {message}', ru: 'Лаборатория сбоев остановилась: {message}' },
 });
 
 const OUTCOMES = ['atomic', 'partial', 'lost_acknowledged', 'pending'];
@@ -195,30 +125,20 @@ export function mount() {
 
 function build(root) {
   const ui = {};
-  const text = (tag, key, options = {}) => el(tag, { ...options, text: t(key), data: { ...options.data, i18n: key } });
-  const radio = (name, value, key, checked) => {
-    const input = el('input', { attrs: { type: 'radio', name, value, id: `crash-${name}-${value}` } });
-    input.checked = checked;
-    return el('label', { attrs: { for: input.id } }, input, ' ', text('span', key));
-  };
+  const text = (tag, key, options = {}) => el(tag, { ...options, i18n: key });
+  // A fieldset of radio buttons `#crash-<name>-<value>`, the first checked.
+  const choice = (name, values) =>
+    el('fieldset', {}, text('legend', `crashlab.${name}`), ...values.map((value, i) => {
+      const input = el('input', { attrs: { type: 'radio', name, value, id: `crash-${name}-${value}` } });
+      input.checked = i === 0;
+      return el('label', { attrs: { for: input.id } }, input, ' ', text('span', `crashlab.${name}.${value}`));
+    }));
 
   ui.form = el(
     'form',
     { className: 'crash-form', attrs: { id: 'crash-form', novalidate: '' } },
-    el(
-      'fieldset',
-      {},
-      text('legend', 'crashlab.mode'),
-      radio('mode', 'delete', 'crashlab.mode.delete', true),
-      radio('mode', 'wal', 'crashlab.mode.wal', false),
-    ),
-    el(
-      'fieldset',
-      {},
-      text('legend', 'crashlab.events'),
-      radio('events', '1', 'crashlab.events.1', true),
-      radio('events', '3', 'crashlab.events.3', false),
-    ),
+    choice('mode', ['delete', 'wal']),
+    choice('events', ['1', '3']),
     el(
       'div',
       { className: 'crash-control' },
@@ -353,15 +273,27 @@ function build(root) {
   render(ui);
 }
 
-async function runSweep(ui, options) {
+/** Runs one experiment, `work`, unless one is running: busy meanwhile, its error shown, then redrawn. */
+async function exclusive(ui, start, work) {
   if (state.busy) {
     return;
   }
   state.busy = true;
   state.error = null;
-  state.sweep = { ...options, log: null, rows: [], summary: null };
+  start();
   render(ui);
   try {
+    await work();
+  } catch (error) {
+    state.error = error;
+  } finally {
+    state.busy = false;
+    render(ui);
+  }
+}
+
+function runSweep(ui, options) {
+  return exclusive(ui, () => (state.sweep = { ...options, log: null, rows: [], summary: null }), async () => {
     const result = await sweep({
       ...options,
       onPlan: (log) => {
@@ -375,23 +307,11 @@ async function runSweep(ui, options) {
     });
     state.sweep.summary = result.summary;
     observe('crash', { run: 'sweep', mode: options.mode, events: options.events, control: options.control, points: result.rows.length, summary: result.summary });
-  } catch (error) {
-    state.error = error;
-  } finally {
-    state.busy = false;
-    render(ui);
-  }
+  });
 }
 
-async function runKills(ui, trials, mode) {
-  if (state.busy) {
-    return;
-  }
-  state.busy = true;
-  state.error = null;
-  state.kills = { total: trials, done: 0, mode, summary: null };
-  render(ui);
-  try {
+function runKills(ui, trials, mode) {
+  return exclusive(ui, () => (state.kills = { total: trials, done: 0, mode, summary: null }), async () => {
     state.kills.summary = await randomKills({
       trials,
       mode,
@@ -401,12 +321,7 @@ async function runKills(ui, trials, mode) {
       },
     });
     observe('crash', { run: 'kills', mode, control: false, points: trials, summary: state.kills.summary });
-  } catch (error) {
-    state.error = error;
-  } finally {
-    state.busy = false;
-    render(ui);
-  }
+  });
 }
 
 // ---- drawing ------------------------------------------------------------------------------

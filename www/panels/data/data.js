@@ -15,36 +15,21 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'data.title': 'Keep, move, start over',
-    'data.export': 'Export .sqlite3',
-    'data.reset': 'Reset the database…',
-    'data.import_label': 'Import a .sqlite3 file',
-    'data.import': 'Import',
-    'data.exported': 'Exported {bytes} bytes as {name}.',
-    'data.imported':
-      'Imported {name}: the tables now come from that file (accounts: {accounts}, inbox rows: {inbox}; rebuilt in a fresh inbox-lab database).',
-    'data.ignored': 'Not copied, not part of inbox-lab’s schema: {objects}.',
-    'data.no_file': 'Choose a .sqlite3 file first.',
-    'data.confirm': 'Delete the database and start again with account 1 at balance 0?',
-    'data.reset_done': 'The database was reset: account 1, balance 0, empty inbox.',
-    'data.reset_failed': 'Reset failed: {message}',
-  },
-  ru: {
-    'data.title': 'Сохранить, перенести, начать заново',
-    'data.export': 'Экспорт .sqlite3',
-    'data.reset': 'Сбросить базу…',
-    'data.import_label': 'Импорт файла .sqlite3',
-    'data.import': 'Импортировать',
-    'data.exported': 'Выгружено байт: {bytes}, файл {name}.',
-    'data.imported':
-      'Файл {name} импортирован: таблицы теперь из него (счетов: {accounts}, строк inbox: {inbox}; записаны заново в свежую базу inbox-lab).',
-    'data.ignored': 'Не скопировано, так как не входит в схему inbox-lab: {objects}.',
-    'data.no_file': 'Сначала выберите файл .sqlite3.',
-    'data.confirm': 'Удалить базу и начать заново со счётом 1 и балансом 0?',
-    'data.reset_done': 'База сброшена: счёт 1, баланс 0, inbox пуст.',
-    'data.reset_failed': 'Сбросить не удалось: {message}',
-  },
+  'data.title': { en: 'Keep, move, start over', ru: 'Сохранить, перенести, начать заново' },
+  'data.export': { en: 'Export .sqlite3', ru: 'Экспорт .sqlite3' },
+  'data.reset': { en: 'Reset the database…', ru: 'Сбросить базу…' },
+  'data.import_label': { en: 'Import a .sqlite3 file', ru: 'Импорт файла .sqlite3' },
+  'data.import': { en: 'Import', ru: 'Импортировать' },
+  'data.exported': { en: 'Exported {bytes} bytes as {name}.', ru: 'Выгружено байт: {bytes}, файл {name}.' },
+  'data.imported': { en: 'Imported {name}: the tables now come from that file (accounts: {accounts}, inbox rows: {inbox}; rebuilt in a fresh inbox-lab database).',
+    ru: 'Файл {name} импортирован: таблицы теперь из него (счетов: {accounts}, строк inbox: {inbox}; записаны заново в свежую базу inbox-lab).' },
+  'data.ignored': { en: 'Not copied, not part of inbox-lab’s schema: {objects}.',
+    ru: 'Не скопировано, так как не входит в схему inbox-lab: {objects}.' },
+  'data.no_file': { en: 'Choose a .sqlite3 file first.', ru: 'Сначала выберите файл .sqlite3.' },
+  'data.confirm': { en: 'Delete the database and start again with account 1 at balance 0?',
+    ru: 'Удалить базу и начать заново со счётом 1 и балансом 0?' },
+  'data.reset_done': { en: 'The database was reset: account 1, balance 0, empty inbox.', ru: 'База сброшена: счёт 1, баланс 0, inbox пуст.' },
+  'data.reset_failed': { en: 'Reset failed: {message}', ru: 'Сбросить не удалось: {message}' },
 });
 
 /** The name an export is saved under. */

@@ -15,124 +15,77 @@ import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { receiver, relayStatus, requests, start, subscribe } from './relay.js';
 
 register({
-  en: {
-    'hooks.title': 'Signed webhooks: deduplication does not prove who sent it',
-    'hooks.intro':
-      'The inbox makes every event count once. It cannot tell who sent it: anyone who reaches the endpoint can invent an event, or reuse a real event id first. A secret shared with each provider, checked before anything touches the inbox, can (Standard Webhooks: HMAC-SHA256 over id, timestamp and body).',
-    'hooks.relay.connecting': 'Relay: connecting to the server…',
-    'hooks.relay.connected': 'Relay: on. A POST to {url} reaches this page and is answered by its handler.',
-    'hooks.relay.unavailable':
-      'Relay: not available. Real webhooks need the page served by “cargo xtask serve” and opened with the link it printed — after a restart, its new link (the level below needs it too).',
-    'hooks.relay.locked':
-      'Relay: locked. The server hands webhooks only to a tab opened with the link “cargo xtask serve” printed (it ends in ?relay=…), so that no other program on this computer can take them or answer in this page’s name. Open that link in this tab.',
-    'hooks.relay.follower': 'Relay: the tab that runs the database receives the webhooks; this one shows the tables.',
-    'hooks.relay.static':
-      'Real webhooks: not on this host. This copy of the page is served as plain files, and a file server cannot pass an HTTP request on to a page, so the level that sends real requests is hidden. The secrets and signatures below work here; real senders need the page served by “cargo xtask serve”.',
-    'hooks.relay.offline': 'Real webhooks: not while the browser is offline.',
-    'hooks.source': 'Source',
-    'hooks.show': 'Show its secret',
-    'hooks.rotate': 'Rotate',
-    'hooks.copy': 'Copy',
-    'hooks.copied': 'Copied.',
-    'hooks.copy_failed': 'Could not copy: select the text and copy it.',
-    'hooks.secret': 'Secret of {source}',
-    'hooks.rotated': 'Rotated. The previous secret keeps verifying until the next rotation.',
-    'hooks.forget': 'Forget all secrets',
-    'hooks.forgotten': 'All secrets forgotten: a sender still signing with one now gets 401.',
-    'hooks.damaged': 'The secrets’ database cannot be used; “Forget all secrets” starts afresh (the inbox is not touched).',
-    'hooks.curl': 'Send a real webhook from a terminal (curl and openssl):',
-    'hooks.verify': 'Check signatures before the inbox (uncheck to see what happens without)',
-    'hooks.verify_off': 'Signatures are NOT checked: anyone can deliver anything to this inbox.',
-    'hooks.level.title': 'Level: dedup poisoning',
-    'hooks.level.goal':
-      'A forger learns the id of a real event before it arrives and sends it first, with an amount of its choice. Win: the genuine event is credited, the forgery is not.',
-    'hooks.level.forge': '1. The forger sends the id first (amount 1, no valid signature)',
-    'hooks.level.genuine': '2. The provider delivers the genuine event (amount 500, signed)',
-    'hooks.level.replay': '3. Replay the genuine request unchanged (captured on the wire)',
-    'hooks.level.stale': '4. Replay a capture from 6 minutes ago',
-    'hooks.level.new': 'New round',
-    'hooks.level.answer': '{status} · {what}',
-    'hooks.level.won':
-      'Won: the forgery was refused (401) before the inbox, by {check}, and the genuine event was applied — 500 credited.',
-    'hooks.level.lost_conflict':
-      'Lost: the forger’s event took the id; the genuine one is refused as payload_conflict and its 500 are never credited. The inbox did its job — it was given the wrong event first.',
-    'hooks.level.lost_applied': 'Lost: the forgery was applied.',
-    'hooks.level.replays':
-      'Replays: the same signed request inside the 5-minute window is a harmless duplicate ({inside}); outside it, it is refused before the inbox by {check} ({outside}).',
-    'hooks.check.signature_mismatch': 'the signature check (no signature matches a secret of the source)',
-    'hooks.check.stale_timestamp': 'the timestamp check (signed longer ago than the window allows)',
-    'hooks.check.unknown_source': 'the source check (no secret is configured for the source)',
-    'hooks.check.other': 'the check “{code}”',
-    'hooks.level.pending': 'Press 1, then 2.',
-    'hooks.level.event': 'This round’s event id: {id}',
-    'hooks.log.title': 'Requests the relay passed on, newest first',
-    'hooks.log.empty': 'None yet.',
-    'hooks.log.time': 'Time',
-    'hooks.log.source': 'Source',
-    'hooks.log.id': 'webhook-id',
-    'hooks.log.status': 'Status',
-    'hooks.log.verdict': 'Verdict and why',
-    'hooks.log.unchecked': 'signature not checked',
-  },
-  ru: {
-    'hooks.title': 'Подписанные вебхуки: дедупликация не доказывает, кто отправил',
-    'hooks.intro':
-      'Таблица входящих засчитывает каждое событие один раз. Кто его отправил, она сказать не может: любой, кто доберётся до адреса, может выдумать событие или первым занять настоящий идентификатор. Это может секрет, общий с каждым поставщиком и проверяемый до всякой записи во входящие (Standard Webhooks: HMAC-SHA256 от id, метки времени и тела).',
-    'hooks.relay.connecting': 'Ретранслятор: подключаемся к серверу…',
-    'hooks.relay.connected': 'Ретранслятор включён. POST на {url} доходит до этой страницы, и отвечает её обработчик.',
-    'hooks.relay.unavailable':
-      'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» по ссылке, которую он напечатал, — после перезапуска по новой ссылке (уровню ниже тоже).',
-    'hooks.relay.locked':
-      'Ретранслятор заблокирован. Сервер передаёт вебхуки только вкладке, открытой по ссылке, которую напечатал «cargo xtask serve» (она кончается на ?relay=…), чтобы никакая другая программа на этом компьютере не могла их забрать или ответить от имени этой страницы. Откройте эту ссылку в этой вкладке.',
-    'hooks.relay.follower': 'Ретранслятор: вебхуки принимает вкладка, в которой работает база; эта показывает таблицы.',
-    'hooks.relay.static':
-      'Настоящие вебхуки на этом хостинге недоступны. Эта копия страницы раздаётся как обычные файлы, а файловый сервер не умеет передать HTTP-запрос странице, поэтому уровень с настоящими запросами скрыт. Секреты и подписи ниже работают и здесь; настоящим отправителям нужна страница, открытая через «cargo xtask serve».',
-    'hooks.relay.offline': 'Настоящие вебхуки недоступны, пока браузер не в сети.',
-    'hooks.source': 'Источник',
-    'hooks.show': 'Показать секрет',
-    'hooks.rotate': 'Сменить',
-    'hooks.copy': 'Копировать',
-    'hooks.copied': 'Скопировано.',
-    'hooks.copy_failed': 'Не удалось скопировать: выделите текст и скопируйте его.',
-    'hooks.secret': 'Секрет источника {source}',
-    'hooks.rotated': 'Секрет сменён. Прежний принимается до следующей смены.',
-    'hooks.forget': 'Забыть все секреты',
-    'hooks.forgotten': 'Все секреты забыты: отправитель, который ещё подписывает ими, теперь получает 401.',
-    'hooks.damaged': 'Базой секретов пользоваться нельзя; «Забыть все секреты» начинает заново (входящие не затрагиваются).',
-    'hooks.curl': 'Отправить настоящий вебхук из терминала (curl и openssl):',
-    'hooks.verify': 'Проверять подписи до записи во входящие (снимите, чтобы увидеть, что будет без этого)',
-    'hooks.verify_off': 'Подписи НЕ проверяются: кто угодно может доставить что угодно.',
-    'hooks.level.title': 'Уровень: отравление дедупликации',
-    'hooks.level.goal':
-      'Злоумышленник узнаёт id настоящего события до его прихода и отправляет его первым, с суммой на свой выбор. Победа: настоящее событие зачислено, подделка — нет.',
-    'hooks.level.forge': '1. Злоумышленник первым отправляет id (сумма 1, без верной подписи)',
-    'hooks.level.genuine': '2. Поставщик доставляет настоящее событие (сумма 500, с подписью)',
-    'hooks.level.replay': '3. Повторить настоящий запрос как есть (перехвачен в сети)',
-    'hooks.level.stale': '4. Повторить запрос, перехваченный 6 минут назад',
-    'hooks.level.new': 'Новый раунд',
-    'hooks.level.answer': '{status} · {what}',
-    'hooks.level.won':
-      'Победа: подделка отклонена (401) до входящих — её остановила {check}, — а настоящее событие применено: 500 зачислено.',
-    'hooks.level.lost_conflict':
-      'Поражение: событие злоумышленника заняло id; настоящее отклонено как payload_conflict, и его 500 не будут зачислены никогда. Входящие сработали как должны — им первым дали не то событие.',
-    'hooks.level.lost_applied': 'Поражение: подделка применена.',
-    'hooks.level.replays':
-      'Повторы: тот же подписанный запрос в пределах 5 минут — безвредный дубликат ({inside}); вне окна его до входящих отклоняет {check} ({outside}).',
-    'hooks.check.signature_mismatch': 'проверка подписи (ни одна подпись не совпала с секретом источника)',
-    'hooks.check.stale_timestamp': 'проверка метки времени (подписано раньше, чем допускает окно)',
-    'hooks.check.unknown_source': 'проверка источника (для него не задан секрет)',
-    'hooks.check.other': 'проверка «{code}»',
-    'hooks.level.pending': 'Нажмите 1, затем 2.',
-    'hooks.level.event': 'id события в этом раунде: {id}',
-    'hooks.log.title': 'Запросы, переданные ретранслятором, новые сверху',
-    'hooks.log.empty': 'Пока нет.',
-    'hooks.log.time': 'Время',
-    'hooks.log.source': 'Источник',
-    'hooks.log.id': 'webhook-id',
-    'hooks.log.status': 'Статус',
-    'hooks.log.verdict': 'Итог и причина',
-    'hooks.log.unchecked': 'подпись не проверялась',
-  },
+  'hooks.title': { en: 'Signed webhooks: deduplication does not prove who sent it',
+    ru: 'Подписанные вебхуки: дедупликация не доказывает, кто отправил' },
+  'hooks.intro': { en: 'The inbox makes every event count once. It cannot tell who sent it: anyone who reaches the endpoint can invent an event, or reuse a real event id first. A secret shared with each provider, checked before anything touches the inbox, can (Standard Webhooks: HMAC-SHA256 over id, timestamp and body).',
+    ru: 'Таблица входящих засчитывает каждое событие один раз. Кто его отправил, она сказать не может: любой, кто доберётся до адреса, может выдумать событие или первым занять настоящий идентификатор. Это может секрет, общий с каждым поставщиком и проверяемый до всякой записи во входящие (Standard Webhooks: HMAC-SHA256 от id, метки времени и тела).' },
+  'hooks.relay.connecting': { en: 'Relay: connecting to the server…', ru: 'Ретранслятор: подключаемся к серверу…' },
+  'hooks.relay.connected': { en: 'Relay: on. A POST to {url} reaches this page and is answered by its handler.',
+    ru: 'Ретранслятор включён. POST на {url} доходит до этой страницы, и отвечает её обработчик.' },
+  'hooks.relay.unavailable': { en: 'Relay: not available. Real webhooks need the page served by “cargo xtask serve” and opened with the link it printed — after a restart, its new link (the level below needs it too).',
+    ru: 'Ретранслятор недоступен. Настоящим вебхукам нужна страница, открытая через «cargo xtask serve» по ссылке, которую он напечатал, — после перезапуска по новой ссылке (уровню ниже тоже).' },
+  'hooks.relay.locked': { en: 'Relay: locked. The server hands webhooks only to a tab opened with the link “cargo xtask serve” printed (it ends in ?relay=…), so that no other program on this computer can take them or answer in this page’s name. Open that link in this tab.',
+    ru: 'Ретранслятор заблокирован. Сервер передаёт вебхуки только вкладке, открытой по ссылке, которую напечатал «cargo xtask serve» (она кончается на ?relay=…), чтобы никакая другая программа на этом компьютере не могла их забрать или ответить от имени этой страницы. Откройте эту ссылку в этой вкладке.' },
+  'hooks.relay.follower': { en: 'Relay: the tab that runs the database receives the webhooks; this one shows the tables.',
+    ru: 'Ретранслятор: вебхуки принимает вкладка, в которой работает база; эта показывает таблицы.' },
+  'hooks.relay.static': { en: 'Real webhooks: not on this host. This copy of the page is served as plain files, and a file server cannot pass an HTTP request on to a page, so the level that sends real requests is hidden. The secrets and signatures below work here; real senders need the page served by “cargo xtask serve”.',
+    ru: 'Настоящие вебхуки на этом хостинге недоступны. Эта копия страницы раздаётся как обычные файлы, а файловый сервер не умеет передать HTTP-запрос странице, поэтому уровень с настоящими запросами скрыт. Секреты и подписи ниже работают и здесь; настоящим отправителям нужна страница, открытая через «cargo xtask serve».' },
+  'hooks.relay.offline': { en: 'Real webhooks: not while the browser is offline.', ru: 'Настоящие вебхуки недоступны, пока браузер не в сети.' },
+  'hooks.source': { en: 'Source', ru: 'Источник' },
+  'hooks.show': { en: 'Show its secret', ru: 'Показать секрет' },
+  'hooks.rotate': { en: 'Rotate', ru: 'Сменить' },
+  'hooks.copy': { en: 'Copy', ru: 'Копировать' },
+  'hooks.copied': { en: 'Copied.', ru: 'Скопировано.' },
+  'hooks.copy_failed': { en: 'Could not copy: select the text and copy it.', ru: 'Не удалось скопировать: выделите текст и скопируйте его.' },
+  'hooks.secret': { en: 'Secret of {source}', ru: 'Секрет источника {source}' },
+  'hooks.rotated': { en: 'Rotated. The previous secret keeps verifying until the next rotation.',
+    ru: 'Секрет сменён. Прежний принимается до следующей смены.' },
+  'hooks.forget': { en: 'Forget all secrets', ru: 'Забыть все секреты' },
+  'hooks.forgotten': { en: 'All secrets forgotten: a sender still signing with one now gets 401.',
+    ru: 'Все секреты забыты: отправитель, который ещё подписывает ими, теперь получает 401.' },
+  'hooks.damaged': { en: 'The secrets’ database cannot be used; “Forget all secrets” starts afresh (the inbox is not touched).',
+    ru: 'Базой секретов пользоваться нельзя; «Забыть все секреты» начинает заново (входящие не затрагиваются).' },
+  'hooks.curl': { en: 'Send a real webhook from a terminal (curl and openssl):', ru: 'Отправить настоящий вебхук из терминала (curl и openssl):' },
+  'hooks.verify': { en: 'Check signatures before the inbox (uncheck to see what happens without)',
+    ru: 'Проверять подписи до записи во входящие (снимите, чтобы увидеть, что будет без этого)' },
+  'hooks.verify_off': { en: 'Signatures are NOT checked: anyone can deliver anything to this inbox.',
+    ru: 'Подписи НЕ проверяются: кто угодно может доставить что угодно.' },
+  'hooks.level.title': { en: 'Level: dedup poisoning', ru: 'Уровень: отравление дедупликации' },
+  'hooks.level.goal': { en: 'A forger learns the id of a real event before it arrives and sends it first, with an amount of its choice. Win: the genuine event is credited, the forgery is not.',
+    ru: 'Злоумышленник узнаёт id настоящего события до его прихода и отправляет его первым, с суммой на свой выбор. Победа: настоящее событие зачислено, подделка — нет.' },
+  'hooks.level.forge': { en: '1. The forger sends the id first (amount 1, no valid signature)',
+    ru: '1. Злоумышленник первым отправляет id (сумма 1, без верной подписи)' },
+  'hooks.level.genuine': { en: '2. The provider delivers the genuine event (amount 500, signed)',
+    ru: '2. Поставщик доставляет настоящее событие (сумма 500, с подписью)' },
+  'hooks.level.replay': { en: '3. Replay the genuine request unchanged (captured on the wire)',
+    ru: '3. Повторить настоящий запрос как есть (перехвачен в сети)' },
+  'hooks.level.stale': { en: '4. Replay a capture from 6 minutes ago', ru: '4. Повторить запрос, перехваченный 6 минут назад' },
+  'hooks.level.new': { en: 'New round', ru: 'Новый раунд' },
+  'hooks.level.answer': { en: '{status} · {what}', ru: '{status} · {what}' },
+  'hooks.level.won': { en: 'Won: the forgery was refused (401) before the inbox, by {check}, and the genuine event was applied — 500 credited.',
+    ru: 'Победа: подделка отклонена (401) до входящих — её остановила {check}, — а настоящее событие применено: 500 зачислено.' },
+  'hooks.level.lost_conflict': { en: 'Lost: the forger’s event took the id; the genuine one is refused as payload_conflict and its 500 are never credited. The inbox did its job — it was given the wrong event first.',
+    ru: 'Поражение: событие злоумышленника заняло id; настоящее отклонено как payload_conflict, и его 500 не будут зачислены никогда. Входящие сработали как должны — им первым дали не то событие.' },
+  'hooks.level.lost_applied': { en: 'Lost: the forgery was applied.', ru: 'Поражение: подделка применена.' },
+  'hooks.level.replays': { en: 'Replays: the same signed request inside the 5-minute window is a harmless duplicate ({inside}); outside it, it is refused before the inbox by {check} ({outside}).',
+    ru: 'Повторы: тот же подписанный запрос в пределах 5 минут — безвредный дубликат ({inside}); вне окна его до входящих отклоняет {check} ({outside}).' },
+  'hooks.check.signature_mismatch': { en: 'the signature check (no signature matches a secret of the source)',
+    ru: 'проверка подписи (ни одна подпись не совпала с секретом источника)' },
+  'hooks.check.stale_timestamp': { en: 'the timestamp check (signed longer ago than the window allows)',
+    ru: 'проверка метки времени (подписано раньше, чем допускает окно)' },
+  'hooks.check.unknown_source': { en: 'the source check (no secret is configured for the source)',
+    ru: 'проверка источника (для него не задан секрет)' },
+  'hooks.check.other': { en: 'the check “{code}”', ru: 'проверка «{code}»' },
+  'hooks.level.pending': { en: 'Press 1, then 2.', ru: 'Нажмите 1, затем 2.' },
+  'hooks.level.event': { en: 'This round’s event id: {id}', ru: 'id события в этом раунде: {id}' },
+  'hooks.log.title': { en: 'Requests the relay passed on, newest first', ru: 'Запросы, переданные ретранслятором, новые сверху' },
+  'hooks.log.empty': { en: 'None yet.', ru: 'Пока нет.' },
+  'hooks.log.time': { en: 'Time', ru: 'Время' },
+  'hooks.log.source': { en: 'Source', ru: 'Источник' },
+  'hooks.log.id': { en: 'webhook-id', ru: 'webhook-id' },
+  'hooks.log.status': { en: 'Status', ru: 'Статус' },
+  'hooks.log.verdict': { en: 'Verdict and why', ru: 'Итог и причина' },
+  'hooks.log.unchecked': { en: 'signature not checked', ru: 'подпись не проверялась' },
 });
 
 const GENUINE_AMOUNT = 500;
@@ -167,9 +120,9 @@ function build(root) {
   const u = {};
   u.relay = el('p', { className: 'hooks-relay', attrs: { id: 'hooks-relay', role: 'status' } });
   u.source = el('input', { attrs: { id: 'hooks-source', value: 'provider-a', autocomplete: 'off', spellcheck: 'false' } });
-  u.show = button('hooks.show', 'hooks-show', showSecret, '');
+  u.show = button('hooks.show', 'hooks-show', () => secretCall(inboxLab.hooks.secret, null), '');
   u.forget = button('hooks.forget', 'hooks-forget', forget, 'danger');
-  u.rotate = button('hooks.rotate', 'hooks-rotate', rotate);
+  u.rotate = button('hooks.rotate', 'hooks-rotate', () => secretCall(inboxLab.hooks.rotate, 'hooks.rotated'));
   u.secretLabel = el('label', { attrs: { for: 'hooks-secret' } });
   u.secret = el('input', { attrs: { id: 'hooks-secret', readonly: '', spellcheck: 'false' } });
   u.copy = button('hooks.copy', 'hooks-copy', copy);
@@ -254,14 +207,6 @@ function build(root) {
 }
 
 // ---- secrets ------------------------------------------------------------------------------
-
-async function showSecret() {
-  await secretCall(inboxLab.hooks.secret, null);
-}
-
-async function rotate() {
-  await secretCall(inboxLab.hooks.rotate, 'hooks.rotated');
-}
 
 async function secretCall(call, noteKey) {
   try {

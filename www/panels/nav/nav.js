@@ -22,34 +22,18 @@ import { register } from '../../lib/i18n.js';
 import { isShare, shareRoute } from '../../lib/share.js';
 
 register({
-  en: {
-    'nav.label': 'Sections',
-    'nav.skip': 'Skip to the content',
-    'nav.start': 'Start here',
-    'nav.levels': 'Levels',
-    'nav.deliver': 'Deliver',
-    'nav.race': 'Race',
-    'nav.handler': 'Your handler',
-    'nav.crash': 'Crash',
-    'nav.scheme_ends': 'Where the scheme ends',
-    'nav.webhooks': 'Webhooks',
-    'nav.workshop': 'Workshop',
-    'nav.tools': 'Tools',
-  },
-  ru: {
-    'nav.label': 'Разделы',
-    'nav.skip': 'Перейти к содержимому',
-    'nav.start': 'С чего начать',
-    'nav.levels': 'Уровни',
-    'nav.deliver': 'Доставка',
-    'nav.race': 'Гонки',
-    'nav.handler': 'Свой обработчик',
-    'nav.crash': 'Сбои',
-    'nav.scheme_ends': 'Где схема заканчивается',
-    'nav.webhooks': 'Вебхуки',
-    'nav.workshop': 'Практикум',
-    'nav.tools': 'Инструменты',
-  },
+  'nav.label': { en: 'Sections', ru: 'Разделы' },
+  'nav.skip': { en: 'Skip to the content', ru: 'Перейти к содержимому' },
+  'nav.start': { en: 'Start here', ru: 'С чего начать' },
+  'nav.levels': { en: 'Levels', ru: 'Уровни' },
+  'nav.deliver': { en: 'Deliver', ru: 'Доставка' },
+  'nav.race': { en: 'Race', ru: 'Гонки' },
+  'nav.handler': { en: 'Your handler', ru: 'Свой обработчик' },
+  'nav.crash': { en: 'Crash', ru: 'Сбои' },
+  'nav.scheme_ends': { en: 'Where the scheme ends', ru: 'Где схема заканчивается' },
+  'nav.webhooks': { en: 'Webhooks', ru: 'Вебхуки' },
+  'nav.workshop': { en: 'Workshop', ru: 'Практикум' },
+  'nav.tools': { en: 'Tools', ru: 'Инструменты' },
 });
 
 const START = 'start';

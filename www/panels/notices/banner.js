@@ -18,28 +18,15 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'storage.banner.title': 'Nothing will be kept.',
-    'storage.banner.memory':
-      'This page keeps its database in memory: reloading or closing it loses every event and balance.',
-    'storage.banner.requested': 'The page was opened with ?storage=memory.',
-    'storage.banner.why': 'Why: {reason}',
-    'tabs.follower':
-      'Another tab of this page holds the database. This tab sends its requests there and shows the same tables; if that tab closes, one of the others takes over.',
-    'tabs.waiting':
-      'Waiting for another tab or worker to release the database file (attempt {attempt} of {attempts})…',
-  },
-  ru: {
-    'storage.banner.title': 'Ничего не сохранится.',
-    'storage.banner.memory':
-      'База данных этой страницы хранится в памяти: после перезагрузки или закрытия пропадут все события и балансы.',
-    'storage.banner.requested': 'Страница открыта с параметром ?storage=memory.',
-    'storage.banner.why': 'Причина: {reason}',
-    'tabs.follower':
-      'База данных открыта в другой вкладке этой страницы. Эта вкладка отправляет запросы туда и показывает те же таблицы; если ту вкладку закрыть, её работу подхватит одна из оставшихся.',
-    'tabs.waiting':
-      'Ждём, пока другая вкладка или обработчик освободит файл базы данных (попытка {attempt} из {attempts})…',
-  },
+  'storage.banner.title': { en: 'Nothing will be kept.', ru: 'Ничего не сохранится.' },
+  'storage.banner.memory': { en: 'This page keeps its database in memory: reloading or closing it loses every event and balance.',
+    ru: 'База данных этой страницы хранится в памяти: после перезагрузки или закрытия пропадут все события и балансы.' },
+  'storage.banner.requested': { en: 'The page was opened with ?storage=memory.', ru: 'Страница открыта с параметром ?storage=memory.' },
+  'storage.banner.why': { en: 'Why: {reason}', ru: 'Причина: {reason}' },
+  'tabs.follower': { en: 'Another tab of this page holds the database. This tab sends its requests there and shows the same tables; if that tab closes, one of the others takes over.',
+    ru: 'База данных открыта в другой вкладке этой страницы. Эта вкладка отправляет запросы туда и показывает те же таблицы; если ту вкладку закрыть, её работу подхватит одна из оставшихся.' },
+  'tabs.waiting': { en: 'Waiting for another tab or worker to release the database file (attempt {attempt} of {attempts})…',
+    ru: 'Ждём, пока другая вкладка или обработчик освободит файл базы данных (попытка {attempt} из {attempts})…' },
 });
 
 let banner = null;

@@ -31,54 +31,29 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'recovery.title': 'The stored database cannot be used.',
-    'recovery.explain':
-      "The page started anyway, but nothing can be read or written until the database is repaired or reset. Export it as is to keep a copy of the file (for example to look at it with the sqlite3 tool); then keep what is sound (the rows that pass inbox-lab's checks; every row left out is listed) or reset it to start again with account 1 at balance 0.",
-    'recovery.detail': 'Technical detail:',
-    'recovery.export': 'Export as is',
-    'recovery.reset': 'Reset…',
-    'recovery.salvage': 'Keep what is sound…',
-    'recovery.salvage_confirm':
-      "Rebuild the database from the rows that pass inbox-lab's checks and leave out the others? Every row left out is listed afterwards. Export it as is first if you want to keep every byte.",
-    'recovery.salvaging': 'Reading the rows that are sound…',
-    'recovery.salvage_failed': 'Nothing could be kept: {message}',
-    'recovery.salvaged_title': 'The database was rebuilt from what was sound.',
-    'recovery.salvaged':
-      'Kept {accounts} accounts, {inbox} inbox rows, {outbox} outbox messages and {orders} orders. Rows left out: {dropped}.',
-    'recovery.close': 'Close',
-    'recovery.confirm':
-      'Delete the stored database, which cannot be used, and start again with account 1 at balance 0? Export it as is first if you want to keep it.',
-    'recovery.exporting': 'Reading the stored file…',
-    'recovery.exported': 'Saved the stored file as it is: {bytes} bytes, as {name}.',
-    'recovery.export_failed': 'Export failed: {message}',
-    'recovery.resetting': 'Resetting the database…',
-    'recovery.reset_failed': 'Reset failed: {message}',
-  },
-  ru: {
-    'recovery.title': 'Сохранённой базой данных пользоваться нельзя.',
-    'recovery.explain':
-      'Страница всё равно запустилась, но читать и записывать ничего нельзя, пока базу не починить или не сбросить. Выгрузите её как есть, чтобы сохранить копию файла (например, чтобы посмотреть на неё утилитой sqlite3); затем сохраните исправное (строки, которые проходят проверки inbox-lab; каждая отброшенная строка будет названа) или сбросьте её, чтобы начать заново со счётом 1 и балансом 0.',
-    'recovery.detail': 'Технические подробности:',
-    'recovery.export': 'Выгрузить как есть',
-    'recovery.reset': 'Сбросить…',
-    'recovery.salvage': 'Сохранить исправное…',
-    'recovery.salvage_confirm':
-      'Собрать базу заново из строк, которые проходят проверки inbox-lab, и отбросить остальные? Каждая отброшенная строка будет названа. Если хотите сохранить файл целиком, сначала выгрузите его как есть.',
-    'recovery.salvaging': 'Читаем исправные строки…',
-    'recovery.salvage_failed': 'Сохранить ничего не удалось: {message}',
-    'recovery.salvaged_title': 'База собрана заново из исправных строк.',
-    'recovery.salvaged':
-      'Сохранено: счетов — {accounts}, строк inbox — {inbox}, сообщений outbox — {outbox}, заказов — {orders}. Отброшено строк: {dropped}.',
-    'recovery.close': 'Закрыть',
-    'recovery.confirm':
-      'Удалить сохранённую базу, которой нельзя пользоваться, и начать заново со счётом 1 и балансом 0? Если хотите её сохранить, сначала выгрузите её как есть.',
-    'recovery.exporting': 'Читаем сохранённый файл…',
-    'recovery.exported': 'Сохранённый файл выгружен как есть: байт — {bytes}, файл {name}.',
-    'recovery.export_failed': 'Выгрузить не удалось: {message}',
-    'recovery.resetting': 'Сбрасываем базу данных…',
-    'recovery.reset_failed': 'Сбросить не удалось: {message}',
-  },
+  'recovery.title': { en: 'The stored database cannot be used.', ru: 'Сохранённой базой данных пользоваться нельзя.' },
+  'recovery.explain': { en: "The page started anyway, but nothing can be read or written until the database is repaired or reset. Export it as is to keep a copy of the file (for example to look at it with the sqlite3 tool); then keep what is sound (the rows that pass inbox-lab's checks; every row left out is listed) or reset it to start again with account 1 at balance 0.",
+    ru: 'Страница всё равно запустилась, но читать и записывать ничего нельзя, пока базу не починить или не сбросить. Выгрузите её как есть, чтобы сохранить копию файла (например, чтобы посмотреть на неё утилитой sqlite3); затем сохраните исправное (строки, которые проходят проверки inbox-lab; каждая отброшенная строка будет названа) или сбросьте её, чтобы начать заново со счётом 1 и балансом 0.' },
+  'recovery.detail': { en: 'Technical detail:', ru: 'Технические подробности:' },
+  'recovery.export': { en: 'Export as is', ru: 'Выгрузить как есть' },
+  'recovery.reset': { en: 'Reset…', ru: 'Сбросить…' },
+  'recovery.salvage': { en: 'Keep what is sound…', ru: 'Сохранить исправное…' },
+  'recovery.salvage_confirm': { en: "Rebuild the database from the rows that pass inbox-lab's checks and leave out the others? Every row left out is listed afterwards. Export it as is first if you want to keep every byte.",
+    ru: 'Собрать базу заново из строк, которые проходят проверки inbox-lab, и отбросить остальные? Каждая отброшенная строка будет названа. Если хотите сохранить файл целиком, сначала выгрузите его как есть.' },
+  'recovery.salvaging': { en: 'Reading the rows that are sound…', ru: 'Читаем исправные строки…' },
+  'recovery.salvage_failed': { en: 'Nothing could be kept: {message}', ru: 'Сохранить ничего не удалось: {message}' },
+  'recovery.salvaged_title': { en: 'The database was rebuilt from what was sound.', ru: 'База собрана заново из исправных строк.' },
+  'recovery.salvaged': { en: 'Kept {accounts} accounts, {inbox} inbox rows, {outbox} outbox messages and {orders} orders. Rows left out: {dropped}.',
+    ru: 'Сохранено: счетов — {accounts}, строк inbox — {inbox}, сообщений outbox — {outbox}, заказов — {orders}. Отброшено строк: {dropped}.' },
+  'recovery.close': { en: 'Close', ru: 'Закрыть' },
+  'recovery.confirm': { en: 'Delete the stored database, which cannot be used, and start again with account 1 at balance 0? Export it as is first if you want to keep it.',
+    ru: 'Удалить сохранённую базу, которой нельзя пользоваться, и начать заново со счётом 1 и балансом 0? Если хотите её сохранить, сначала выгрузите её как есть.' },
+  'recovery.exporting': { en: 'Reading the stored file…', ru: 'Читаем сохранённый файл…' },
+  'recovery.exported': { en: 'Saved the stored file as it is: {bytes} bytes, as {name}.',
+    ru: 'Сохранённый файл выгружен как есть: байт — {bytes}, файл {name}.' },
+  'recovery.export_failed': { en: 'Export failed: {message}', ru: 'Выгрузить не удалось: {message}' },
+  'recovery.resetting': { en: 'Resetting the database…', ru: 'Сбрасываем базу данных…' },
+  'recovery.reset_failed': { en: 'Reset failed: {message}', ru: 'Сбросить не удалось: {message}' },
 });
 
 /** The name "export as is" saves under: not the data panel's, so neither overwrites the other. */

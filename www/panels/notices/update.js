@@ -16,14 +16,8 @@ import { inboxLab } from '../../db/client.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'update.note':
-      'inbox-lab was updated since your last visit: this is the new version. Your database in this browser is untouched.',
-  },
-  ru: {
-    'update.note':
-      'С вашего прошлого визита inbox-lab обновился: перед вами новая версия. База данных в этом браузере не тронута.',
-  },
+  'update.note': { en: 'inbox-lab was updated since your last visit: this is the new version. Your database in this browser is untouched.',
+    ru: 'С вашего прошлого визита inbox-lab обновился: перед вами новая версия. База данных в этом браузере не тронута.' },
 });
 
 /** Where the last seen build's version is kept. */

@@ -23,8 +23,7 @@ import { SOURCE, errorText, isError, nextNumber, tx } from './parts.js';
 import { retention } from './retention.js';
 import { STRINGS } from './strings.js';
 
-const byLanguage = (lang) => Object.fromEntries(Object.entries(STRINGS).map(([key, texts]) => [key, texts[lang]]));
-register({ en: byLanguage('en'), ru: byLanguage('ru') });
+register(STRINGS);
 
 // Writes from elsewhere — the other panels, the console, another tab — and a
 // database reopened by a new worker change what this panel shows too (a new

@@ -14,26 +14,16 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'paste.summary': 'Paste an event as JSON',
-    'paste.label': 'The event, as a sender would post it',
-    'paste.note':
-      'Exactly source, event_id, account_id and amount; numbers as plain integers. Rust parses it — the page trusts nothing in it.',
-    'paste.deliver': 'Deliver the JSON',
-    'paste.applied': 'applied (200): receipt #{seq}, balance after {balance}',
-    'paste.duplicate': 'duplicate (200): already applied as receipt #{seq}, balance after {balance}; nothing changed',
-    'paste.failed': '{kind} ({status}): nothing was written',
-  },
-  ru: {
-    'paste.summary': 'Вставить событие как JSON',
-    'paste.label': 'Событие — так, как его прислал бы отправитель',
-    'paste.note':
-      'Ровно source, event_id, account_id и amount; числа — обычные целые. Разбирает Rust: странице ничего из этого не доверяется.',
-    'paste.deliver': 'Доставить JSON',
-    'paste.applied': 'применено (200): квитанция №{seq}, баланс после — {balance}',
-    'paste.duplicate': 'дубликат (200): уже применено с квитанцией №{seq}, баланс после — {balance}; ничего не изменилось',
-    'paste.failed': '{kind} ({status}): ничего не записано',
-  },
+  'paste.summary': { en: 'Paste an event as JSON', ru: 'Вставить событие как JSON' },
+  'paste.label': { en: 'The event, as a sender would post it', ru: 'Событие — так, как его прислал бы отправитель' },
+  'paste.note': { en: 'Exactly source, event_id, account_id and amount; numbers as plain integers. Rust parses it — the page trusts nothing in it.',
+    ru: 'Ровно source, event_id, account_id и amount; числа — обычные целые. Разбирает Rust: странице ничего из этого не доверяется.' },
+  'paste.deliver': { en: 'Deliver the JSON', ru: 'Доставить JSON' },
+  'paste.applied': { en: 'applied (200): receipt #{seq}, balance after {balance}',
+    ru: 'применено (200): квитанция №{seq}, баланс после — {balance}' },
+  'paste.duplicate': { en: 'duplicate (200): already applied as receipt #{seq}, balance after {balance}; nothing changed',
+    ru: 'дубликат (200): уже применено с квитанцией №{seq}, баланс после — {balance}; ничего не изменилось' },
+  'paste.failed': { en: '{kind} ({status}): nothing was written', ru: '{kind} ({status}): ничего не записано' },
 });
 
 let form = null;

@@ -15,194 +15,104 @@ import { outcomeOf } from '../../lib/timeline.js';
 import { verdictElement } from '../../lib/verdict.js';
 
 register({
-  en: {
-    'sender.title': 'Sender',
-    'sender.presets': 'Presets:',
-    'sender.preset.example': 'example',
-    'sender.preset.next': 'new event',
-    'sender.preset.provider_b': 'provider-b',
-    'sender.preset.missing_account': 'account 42',
-    'sender.preset.amount_zero': 'amount 0',
-    'sender.handler': 'Handler',
-    'sender.handler.atomic': 'atomic (the article’s)',
-    'sender.handler.no_dedup': 'no_dedup (wrong)',
-    'sender.handler.check_then_act': 'check_then_act (wrong)',
-    'sender.handler.two_transactions': 'two_transactions (wrong)',
-    'sender.handler.insert_or_ignore': 'insert_or_ignore (wrong)',
-    'sender.handler.insert_or_replace': 'insert_or_replace (wrong)',
-    'handler.atomic':
-      'The article’s handler: the unique key decides who is first, and the inbox row, the credit and the receipt commit in one transaction.',
-    'handler.no_dedup': 'Wrong: no inbox at all. Every delivery credits again, so a retried lost response is paid twice.',
-    'handler.check_then_act':
-      'Wrong: SELECT from the inbox, then UPDATE, then INSERT, each committed on its own. A crash in between credits without recording.',
-    'handler.two_transactions':
-      'Wrong: registers the event in one transaction and credits in another. A crash between leaves it “processed” without the credit.',
-    'handler.insert_or_ignore':
-      'Wrong: INSERT OR IGNORE takes “no row inserted” for “already done”. A redelivery with another amount comes back as “duplicate”: the payload is never compared.',
-    'handler.insert_or_replace':
-      'Wrong: INSERT OR REPLACE deletes the first record and writes the new one, so every repeat is applied again.',
-    'sender.fault': 'Crash on the first attempt',
-    'sender.fault.none': 'none',
-    'sender.fault.after_insert': 'after the INSERT into inbox',
-    'sender.fault.after_update': 'after the UPDATE, before COMMIT',
-    'sender.policy': 'How the sender behaves',
-    'sender.lose': 'Lose the first response: the handler commits, the sender hears nothing',
-    'sender.attempts': 'Attempts at most',
-    'sender.first_delay': 'First wait, s (then doubled)',
-    'sender.policy.note':
-      'Retries on 5xx and lost responses, stops on 200 and 4xx. The waits run on a simulated clock: nobody waits for real.',
-    'sender.deliver': 'Deliver',
-    'sender.restore': 'Restore the example',
-    'sender.redeliver': 'Redeliver the last event:',
-    'sender.redeliver.same': 'the same',
-    'sender.redeliver.amount': 'with another amount',
-    'sender.redeliver.account': 'to another account',
-    'sender.heard': 'What the sender heard',
-    'sender.answer_event': 'The answer to {event}',
-    'sender.nothing': 'Nothing delivered yet.',
-    'sender.log': 'Sender’s log',
-    'sender.clock': 'simulated clock: t={seconds} s',
-    'sender.error.attempts': 'Attempts: a whole number from {min} to {max}.',
-    'sender.error.first_delay': 'First wait: seconds from {min} to {max}, such as 1 or 0.5.',
-
-    'answer.outcome': 'outcome',
-    'answer.status': 'HTTP status',
-    'answer.retryable': 'retryable',
-    'answer.message': 'message',
-    'answer.receipt': 'receipt',
-    'answer.retry_yes': 'yes: deliver it again later',
-    'answer.retry_no': 'no: fix the request',
-    'answer.receipt_text': '#{seq}, balance after: {balance}',
-    'answer.no_receipt': 'none: this handler keeps no receipt',
-    'answer.no_answer': 'no answer',
-    'answer.lost': 'The response was lost on the way back.',
-
-    'meaning.applied':
-      'First delivery of this (source, event_id): the inbox row, the credit and the receipt were committed in one transaction.',
-    'meaning.duplicate':
-      'Already applied with the same payload, so nothing changed. The receipt is the one stored by the first application; a 200 tells the sender to stop retrying.',
-    'meaning.invalid_input': 'Rejected before any SQL ran. Retrying the same input fails the same way: fix it.',
-    'meaning.payload_conflict':
-      'The same key arrived with another payload. That is a contract error by the sender, never a silent success. Nothing changed.',
-    'meaning.unknown_account': 'The foreign key refused the inbox row, so nothing changed.',
-    'meaning.balance_limit':
-      'The balance would pass 2^53-1, the largest integer JavaScript holds exactly. Nothing was written.',
-    'meaning.busy':
-      'A lock timeout proves nothing about earlier deliveries, so it is never answered as a duplicate. Nothing was written: retry later.',
-    'meaning.simulated_crash':
-      'The transaction rolled back: neither the inbox row nor the credit exists. A retry applies it.',
-    'meaning.storage': 'The storage failed and nothing was committed. Retrying is safe: an event is applied at most once.',
-    'meaning.no_answer':
-      'The sender heard nothing, so it cannot know whether the event was applied. Only an idempotent handler makes delivering it again safe.',
-
-    'log.attempt': 't={time} s · attempt {attempt} → {outcome}, {status}',
-    'log.attempt_no_answer': 't={time} s · attempt {attempt} → no answer: the worker was killed mid-transaction',
-    'log.receipt': 'receipt #{seq}',
-    'log.lost': 'response lost',
-    'log.seen_row': 'in the database now: the inbox row ({source}, {event_id}) is there; account {account} has balance {balance}',
-    'log.seen_no_row': 'in the database now: no inbox row ({source}, {event_id}); account {account} has balance {balance}',
-    'log.no_account': 'no such account',
-    'log.retry_lost': 'no answer: it may or may not have been applied; retry in {seconds} s',
-    'log.retry_error': '{status}: a temporary failure; retry in {seconds} s',
-    'log.stop_success': '200: stop, the handler took responsibility',
-    'log.stop_client_error': '{status}: stop, the same request would fail the same way',
-    'log.give_up': 'gave up; attempts made: {attempts}',
-  },
-  ru: {
-    'sender.title': 'Отправитель',
-    'sender.presets': 'Заготовки:',
-    'sender.preset.example': 'пример',
-    'sender.preset.next': 'новое событие',
-    'sender.preset.provider_b': 'от provider-b',
-    'sender.preset.missing_account': 'счёт 42',
-    'sender.preset.amount_zero': 'сумма 0',
-    'sender.handler': 'Обработчик',
-    'sender.handler.atomic': 'atomic (как в статье)',
-    'sender.handler.no_dedup': 'no_dedup (ошибка)',
-    'sender.handler.check_then_act': 'check_then_act (ошибка)',
-    'sender.handler.two_transactions': 'two_transactions (ошибка)',
-    'sender.handler.insert_or_ignore': 'insert_or_ignore (ошибка)',
-    'sender.handler.insert_or_replace': 'insert_or_replace (ошибка)',
-    'handler.atomic':
-      'Обработчик из статьи: кто первый, решает уникальный ключ, а строка inbox, зачисление и квитанция фиксируются одной транзакцией.',
-    'handler.no_dedup':
-      'Ошибка: inbox нет вовсе. Каждая доставка зачисляет снова, и повтор после потерянного ответа оплачивается дважды.',
-    'handler.check_then_act':
-      'Ошибка: SELECT из inbox, потом UPDATE, потом INSERT, и каждый фиксируется сам по себе. Сбой между ними — зачисление без записи.',
-    'handler.two_transactions':
-      'Ошибка: событие регистрируется в одной транзакции, а зачисляется в другой. Сбой между ними оставляет событие «обработанным» без зачисления.',
-    'handler.insert_or_ignore':
-      'Ошибка: INSERT OR IGNORE принимает «строка не вставлена» за «уже сделано». Повторная доставка с другой суммой возвращается как «duplicate»: содержимое не сравнивается.',
-    'handler.insert_or_replace':
-      'Ошибка: INSERT OR REPLACE удаляет первую запись и пишет новую, поэтому каждый повтор применяется снова.',
-    'sender.fault': 'Сбой при первой попытке',
-    'sender.fault.none': 'нет',
-    'sender.fault.after_insert': 'после INSERT в inbox',
-    'sender.fault.after_update': 'после UPDATE, до COMMIT',
-    'sender.policy': 'Как ведёт себя отправитель',
-    'sender.lose': 'Потерять первый ответ: обработчик фиксирует транзакцию, а отправитель ничего не слышит',
-    'sender.attempts': 'Попыток не больше',
-    'sender.first_delay': 'Первая пауза, с (дальше вдвое длиннее)',
-    'sender.policy.note':
-      'Повторяет при 5xx и потерянном ответе, останавливается на 200 и 4xx. Паузы идут по модельным часам: ждать по-настоящему не нужно.',
-    'sender.deliver': 'Доставить',
-    'sender.restore': 'Вернуть пример',
-    'sender.redeliver': 'Доставить последнее событие ещё раз:',
-    'sender.redeliver.same': 'то же самое',
-    'sender.redeliver.amount': 'с другой суммой',
-    'sender.redeliver.account': 'на другой счёт',
-    'sender.heard': 'Что услышал отправитель',
-    'sender.answer_event': 'Ответ на {event}',
-    'sender.nothing': 'Пока ничего не доставлено.',
-    'sender.log': 'Журнал отправителя',
-    'sender.clock': 'модельные часы: t={seconds} с',
-    'sender.error.attempts': 'Попытки: целое число от {min} до {max}.',
-    'sender.error.first_delay': 'Первая пауза: секунды от {min} до {max}, например 1 или 0.5.',
-
-    'answer.outcome': 'исход',
-    'answer.status': 'HTTP-статус',
-    'answer.retryable': 'повторять?',
-    'answer.message': 'сообщение',
-    'answer.receipt': 'квитанция',
-    'answer.retry_yes': 'да: доставить ещё раз позже',
-    'answer.retry_no': 'нет: исправьте запрос',
-    'answer.receipt_text': '№{seq}, баланс после: {balance}',
-    'answer.no_receipt': 'нет: этот обработчик квитанций не хранит',
-    'answer.no_answer': 'ответа нет',
-    'answer.lost': 'Ответ потерялся на обратном пути.',
-
-    'meaning.applied':
-      'Первая доставка этой пары (source, event_id): строка inbox, зачисление и квитанция зафиксированы одной транзакцией.',
-    'meaning.duplicate':
-      'Событие уже применено с тем же содержимым, поэтому ничего не изменилось. Квитанция та, что сохранило первое применение; ответ 200 говорит отправителю: хватит повторять.',
-    'meaning.invalid_input': 'Отклонено до всякого SQL. Тот же запрос снова упадёт так же: его нужно исправить.',
-    'meaning.payload_conflict':
-      'Тот же ключ пришёл с другим содержимым. Это нарушение контракта отправителем, а не тихий успех. Ничего не изменилось.',
-    'meaning.unknown_account': 'Внешний ключ не пропустил строку inbox, поэтому ничего не изменилось.',
-    'meaning.balance_limit':
-      'Баланс превысил бы 2^53-1 — самое большое целое, которое JavaScript хранит точно. Ничего не записано.',
-    'meaning.busy':
-      'Тайм-аут блокировки ничего не говорит о прошлых доставках, поэтому он никогда не выдаётся за дубликат. Ничего не записано: повторите позже.',
-    'meaning.simulated_crash':
-      'Транзакция откатилась: нет ни строки inbox, ни зачисления. Повторная доставка его применит.',
-    'meaning.storage':
-      'Отказало хранилище, ничего не зафиксировано. Повторять безопасно: событие применяется не более одного раза.',
-    'meaning.no_answer':
-      'Отправитель ничего не услышал и не может знать, применено ли событие. Доставить его снова безопасно только благодаря идемпотентному обработчику.',
-
-    'log.attempt': 't={time} с · попытка {attempt} → {outcome}, {status}',
-    'log.attempt_no_answer': 't={time} с · попытка {attempt} → ответа нет: воркер убит посреди транзакции',
-    'log.receipt': 'квитанция №{seq}',
-    'log.lost': 'ответ потерян',
-    'log.seen_row': 'в базе сейчас: строка inbox ({source}, {event_id}) есть; баланс счёта {account} — {balance}',
-    'log.seen_no_row': 'в базе сейчас: строки inbox ({source}, {event_id}) нет; баланс счёта {account} — {balance}',
-    'log.no_account': 'такого счёта нет',
-    'log.retry_lost': 'ответа нет: применено или нет — неизвестно; повтор через {seconds} с',
-    'log.retry_error': '{status}: временный сбой; повтор через {seconds} с',
-    'log.stop_success': '200: стоп, обработчик взял ответственность на себя',
-    'log.stop_client_error': '{status}: стоп, тот же запрос упадёт так же',
-    'log.give_up': 'отправитель сдался, попыток было: {attempts}',
-  },
+  'sender.title': { en: 'Sender', ru: 'Отправитель' },
+  'sender.presets': { en: 'Presets:', ru: 'Заготовки:' },
+  'sender.preset.example': { en: 'example', ru: 'пример' },
+  'sender.preset.next': { en: 'new event', ru: 'новое событие' },
+  'sender.preset.provider_b': { en: 'provider-b', ru: 'от provider-b' },
+  'sender.preset.missing_account': { en: 'account 42', ru: 'счёт 42' },
+  'sender.preset.amount_zero': { en: 'amount 0', ru: 'сумма 0' },
+  'sender.handler': { en: 'Handler', ru: 'Обработчик' },
+  'sender.handler.atomic': { en: 'atomic (the article’s)', ru: 'atomic (как в статье)' },
+  'sender.handler.no_dedup': { en: 'no_dedup (wrong)', ru: 'no_dedup (ошибка)' },
+  'sender.handler.check_then_act': { en: 'check_then_act (wrong)', ru: 'check_then_act (ошибка)' },
+  'sender.handler.two_transactions': { en: 'two_transactions (wrong)', ru: 'two_transactions (ошибка)' },
+  'sender.handler.insert_or_ignore': { en: 'insert_or_ignore (wrong)', ru: 'insert_or_ignore (ошибка)' },
+  'sender.handler.insert_or_replace': { en: 'insert_or_replace (wrong)', ru: 'insert_or_replace (ошибка)' },
+  'handler.atomic': { en: 'The article’s handler: the unique key decides who is first, and the inbox row, the credit and the receipt commit in one transaction.',
+    ru: 'Обработчик из статьи: кто первый, решает уникальный ключ, а строка inbox, зачисление и квитанция фиксируются одной транзакцией.' },
+  'handler.no_dedup': { en: 'Wrong: no inbox at all. Every delivery credits again, so a retried lost response is paid twice.',
+    ru: 'Ошибка: inbox нет вовсе. Каждая доставка зачисляет снова, и повтор после потерянного ответа оплачивается дважды.' },
+  'handler.check_then_act': { en: 'Wrong: SELECT from the inbox, then UPDATE, then INSERT, each committed on its own. A crash in between credits without recording.',
+    ru: 'Ошибка: SELECT из inbox, потом UPDATE, потом INSERT, и каждый фиксируется сам по себе. Сбой между ними — зачисление без записи.' },
+  'handler.two_transactions': { en: 'Wrong: registers the event in one transaction and credits in another. A crash between leaves it “processed” without the credit.',
+    ru: 'Ошибка: событие регистрируется в одной транзакции, а зачисляется в другой. Сбой между ними оставляет событие «обработанным» без зачисления.' },
+  'handler.insert_or_ignore': { en: 'Wrong: INSERT OR IGNORE takes “no row inserted” for “already done”. A redelivery with another amount comes back as “duplicate”: the payload is never compared.',
+    ru: 'Ошибка: INSERT OR IGNORE принимает «строка не вставлена» за «уже сделано». Повторная доставка с другой суммой возвращается как «duplicate»: содержимое не сравнивается.' },
+  'handler.insert_or_replace': { en: 'Wrong: INSERT OR REPLACE deletes the first record and writes the new one, so every repeat is applied again.',
+    ru: 'Ошибка: INSERT OR REPLACE удаляет первую запись и пишет новую, поэтому каждый повтор применяется снова.' },
+  'sender.fault': { en: 'Crash on the first attempt', ru: 'Сбой при первой попытке' },
+  'sender.fault.none': { en: 'none', ru: 'нет' },
+  'sender.fault.after_insert': { en: 'after the INSERT into inbox', ru: 'после INSERT в inbox' },
+  'sender.fault.after_update': { en: 'after the UPDATE, before COMMIT', ru: 'после UPDATE, до COMMIT' },
+  'sender.policy': { en: 'How the sender behaves', ru: 'Как ведёт себя отправитель' },
+  'sender.lose': { en: 'Lose the first response: the handler commits, the sender hears nothing',
+    ru: 'Потерять первый ответ: обработчик фиксирует транзакцию, а отправитель ничего не слышит' },
+  'sender.attempts': { en: 'Attempts at most', ru: 'Попыток не больше' },
+  'sender.first_delay': { en: 'First wait, s (then doubled)', ru: 'Первая пауза, с (дальше вдвое длиннее)' },
+  'sender.policy.note': { en: 'Retries on 5xx and lost responses, stops on 200 and 4xx. The waits run on a simulated clock: nobody waits for real.',
+    ru: 'Повторяет при 5xx и потерянном ответе, останавливается на 200 и 4xx. Паузы идут по модельным часам: ждать по-настоящему не нужно.' },
+  'sender.deliver': { en: 'Deliver', ru: 'Доставить' },
+  'sender.restore': { en: 'Restore the example', ru: 'Вернуть пример' },
+  'sender.redeliver': { en: 'Redeliver the last event:', ru: 'Доставить последнее событие ещё раз:' },
+  'sender.redeliver.same': { en: 'the same', ru: 'то же самое' },
+  'sender.redeliver.amount': { en: 'with another amount', ru: 'с другой суммой' },
+  'sender.redeliver.account': { en: 'to another account', ru: 'на другой счёт' },
+  'sender.heard': { en: 'What the sender heard', ru: 'Что услышал отправитель' },
+  'sender.answer_event': { en: 'The answer to {event}', ru: 'Ответ на {event}' },
+  'sender.nothing': { en: 'Nothing delivered yet.', ru: 'Пока ничего не доставлено.' },
+  'sender.log': { en: 'Sender’s log', ru: 'Журнал отправителя' },
+  'sender.clock': { en: 'simulated clock: t={seconds} s', ru: 'модельные часы: t={seconds} с' },
+  'sender.error.attempts': { en: 'Attempts: a whole number from {min} to {max}.', ru: 'Попытки: целое число от {min} до {max}.' },
+  'sender.error.first_delay': { en: 'First wait: seconds from {min} to {max}, such as 1 or 0.5.',
+    ru: 'Первая пауза: секунды от {min} до {max}, например 1 или 0.5.' },
+  'answer.outcome': { en: 'outcome', ru: 'исход' },
+  'answer.status': { en: 'HTTP status', ru: 'HTTP-статус' },
+  'answer.retryable': { en: 'retryable', ru: 'повторять?' },
+  'answer.message': { en: 'message', ru: 'сообщение' },
+  'answer.receipt': { en: 'receipt', ru: 'квитанция' },
+  'answer.retry_yes': { en: 'yes: deliver it again later', ru: 'да: доставить ещё раз позже' },
+  'answer.retry_no': { en: 'no: fix the request', ru: 'нет: исправьте запрос' },
+  'answer.receipt_text': { en: '#{seq}, balance after: {balance}', ru: '№{seq}, баланс после: {balance}' },
+  'answer.no_receipt': { en: 'none: this handler keeps no receipt', ru: 'нет: этот обработчик квитанций не хранит' },
+  'answer.no_answer': { en: 'no answer', ru: 'ответа нет' },
+  'answer.lost': { en: 'The response was lost on the way back.', ru: 'Ответ потерялся на обратном пути.' },
+  'meaning.applied': { en: 'First delivery of this (source, event_id): the inbox row, the credit and the receipt were committed in one transaction.',
+    ru: 'Первая доставка этой пары (source, event_id): строка inbox, зачисление и квитанция зафиксированы одной транзакцией.' },
+  'meaning.duplicate': { en: 'Already applied with the same payload, so nothing changed. The receipt is the one stored by the first application; a 200 tells the sender to stop retrying.',
+    ru: 'Событие уже применено с тем же содержимым, поэтому ничего не изменилось. Квитанция та, что сохранило первое применение; ответ 200 говорит отправителю: хватит повторять.' },
+  'meaning.invalid_input': { en: 'Rejected before any SQL ran. Retrying the same input fails the same way: fix it.',
+    ru: 'Отклонено до всякого SQL. Тот же запрос снова упадёт так же: его нужно исправить.' },
+  'meaning.payload_conflict': { en: 'The same key arrived with another payload. That is a contract error by the sender, never a silent success. Nothing changed.',
+    ru: 'Тот же ключ пришёл с другим содержимым. Это нарушение контракта отправителем, а не тихий успех. Ничего не изменилось.' },
+  'meaning.unknown_account': { en: 'The foreign key refused the inbox row, so nothing changed.',
+    ru: 'Внешний ключ не пропустил строку inbox, поэтому ничего не изменилось.' },
+  'meaning.balance_limit': { en: 'The balance would pass 2^53-1, the largest integer JavaScript holds exactly. Nothing was written.',
+    ru: 'Баланс превысил бы 2^53-1 — самое большое целое, которое JavaScript хранит точно. Ничего не записано.' },
+  'meaning.busy': { en: 'A lock timeout proves nothing about earlier deliveries, so it is never answered as a duplicate. Nothing was written: retry later.',
+    ru: 'Тайм-аут блокировки ничего не говорит о прошлых доставках, поэтому он никогда не выдаётся за дубликат. Ничего не записано: повторите позже.' },
+  'meaning.simulated_crash': { en: 'The transaction rolled back: neither the inbox row nor the credit exists. A retry applies it.',
+    ru: 'Транзакция откатилась: нет ни строки inbox, ни зачисления. Повторная доставка его применит.' },
+  'meaning.storage': { en: 'The storage failed and nothing was committed. Retrying is safe: an event is applied at most once.',
+    ru: 'Отказало хранилище, ничего не зафиксировано. Повторять безопасно: событие применяется не более одного раза.' },
+  'meaning.no_answer': { en: 'The sender heard nothing, so it cannot know whether the event was applied. Only an idempotent handler makes delivering it again safe.',
+    ru: 'Отправитель ничего не услышал и не может знать, применено ли событие. Доставить его снова безопасно только благодаря идемпотентному обработчику.' },
+  'log.attempt': { en: 't={time} s · attempt {attempt} → {outcome}, {status}', ru: 't={time} с · попытка {attempt} → {outcome}, {status}' },
+  'log.attempt_no_answer': { en: 't={time} s · attempt {attempt} → no answer: the worker was killed mid-transaction',
+    ru: 't={time} с · попытка {attempt} → ответа нет: воркер убит посреди транзакции' },
+  'log.receipt': { en: 'receipt #{seq}', ru: 'квитанция №{seq}' },
+  'log.lost': { en: 'response lost', ru: 'ответ потерян' },
+  'log.seen_row': { en: 'in the database now: the inbox row ({source}, {event_id}) is there; account {account} has balance {balance}',
+    ru: 'в базе сейчас: строка inbox ({source}, {event_id}) есть; баланс счёта {account} — {balance}' },
+  'log.seen_no_row': { en: 'in the database now: no inbox row ({source}, {event_id}); account {account} has balance {balance}',
+    ru: 'в базе сейчас: строки inbox ({source}, {event_id}) нет; баланс счёта {account} — {balance}' },
+  'log.no_account': { en: 'no such account', ru: 'такого счёта нет' },
+  'log.retry_lost': { en: 'no answer: it may or may not have been applied; retry in {seconds} s',
+    ru: 'ответа нет: применено или нет — неизвестно; повтор через {seconds} с' },
+  'log.retry_error': { en: '{status}: a temporary failure; retry in {seconds} s', ru: '{status}: временный сбой; повтор через {seconds} с' },
+  'log.stop_success': { en: '200: stop, the handler took responsibility', ru: '200: стоп, обработчик взял ответственность на себя' },
+  'log.stop_client_error': { en: '{status}: stop, the same request would fail the same way', ru: '{status}: стоп, тот же запрос упадёт так же' },
+  'log.give_up': { en: 'gave up; attempts made: {attempts}', ru: 'отправитель сдался, попыток было: {attempts}' },
 });
 
 // The panel's elements (mount): the form in #sender, what came back in #heard;
@@ -260,16 +170,6 @@ function formOptions() {
     loseResponse: fields.lose_response.checked,
     policy: parsed.policy,
   };
-}
-
-/** The handler chosen in the form. */
-function formHandler() {
-  return form.elements.handler.value;
-}
-
-/** The sender's simulated time now (ms). */
-function senderTime() {
-  return clock.now;
 }
 
 /** Sets the form's crash point ("after_insert", "after_update" or null). */
@@ -331,10 +231,14 @@ async function send(event, { strip = null, ...options }) {
 function showLog(record) {
   shownSend = record;
   logList.replaceChildren(...record.attempts.map(attemptItem));
-  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+  showClock();
   const summary = summaryText(record);
   summaryLine.hidden = summary === null;
   summaryLine.textContent = summary ?? '';
+}
+
+function showClock() {
+  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
 }
 
 function attemptItem({ attempt, at, answer, lost, seen, decision }) {
@@ -540,11 +444,6 @@ async function sendForm(strip) {
   }
 }
 
-/** A policy for callers outside the form (the console API): validated the same way. */
-function policyOf({ attempts = 5, firstDelayMs = 1000 } = {}) {
-  return new RetryPolicy({ attempts, firstDelayMs });
-}
-
 // The note under the handler says what the chosen one does.
 function describeHandler() {
   handlerNote.textContent = t(`handler.${form.elements.handler.value}`);
@@ -663,21 +562,22 @@ export function mount(root, pageServices) {
     if (shownSend !== null) {
       showLog(shownSend);
     } else {
-      clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+      showClock();
     }
     if (shownAnswer !== null) {
       showAnswer(shownAnswer.answer, shownAnswer.event);
     }
   });
 
-  clockLine.textContent = t('sender.clock', { seconds: formatSeconds(clock.now) });
+  showClock();
   return {
     send,
-    policyOf,
+    // A policy for callers outside the form (the console API): validated the same way.
+    policyOf: ({ attempts = 5, firstDelayMs = 1000 } = {}) => new RetryPolicy({ attempts, firstDelayMs }),
     formEvent,
     formOptions,
-    formHandler,
-    now: senderTime,
+    formHandler: () => form.elements.handler.value,
+    now: () => clock.now, // the sender's simulated time (ms)
     setFault,
     setHandler,
     setLoseResponse,

@@ -38,28 +38,17 @@ import { nextObserved } from '../../lib/observed.js';
 import { decodeExperiment } from '../../lib/share.js';
 
 register({
-  en: {
-    'share.scratch': 'Replayed on a scratch database — your data is untouched.',
-    'share.back': 'Back to your own lab',
-    'share.replaying': 'Replaying the link: action {done} of {total}…',
-    'share.replayed': 'Replayed {total} action(s) from the link: everything below is what the database answered.',
-    'share.handler_opened': 'A shared handler: it is judged on the judge’s own database.',
-    'share.refused': 'Nothing was replayed and nothing was written: {reason}',
-    'share.stopped': 'The replay stopped at action {n}: {message}',
-    'share.crash_pool':
-      'This link runs the crash lab: its own worker writes only the crash lab’s scratch files in this browser’s storage (cleared at every crash-lab run); your inbox database is not opened.',
-  },
-  ru: {
-    'share.scratch': 'Повторено на черновой базе — ваши данные не тронуты.',
-    'share.back': 'Вернуться в свою лабораторию',
-    'share.replaying': 'Повторяем ссылку: действие {done} из {total}…',
-    'share.replayed': 'Повторено действий из ссылки: {total}. Всё, что ниже, — ответы базы.',
-    'share.handler_opened': 'Присланный обработчик: его проверяют на собственной базе судьи.',
-    'share.refused': 'Ничего не повторено и ничего не записано: {reason}',
-    'share.stopped': 'Повтор остановился на действии {n}: {message}',
-    'share.crash_pool':
-      'Эта ссылка запускает лабораторию сбоев: её собственный воркер пишет только черновые файлы лаборатории в хранилище этого браузера (они очищаются при каждом её запуске); вашу базу inbox он не открывает.',
-  },
+  'share.scratch': { en: 'Replayed on a scratch database — your data is untouched.', ru: 'Повторено на черновой базе — ваши данные не тронуты.' },
+  'share.back': { en: 'Back to your own lab', ru: 'Вернуться в свою лабораторию' },
+  'share.replaying': { en: 'Replaying the link: action {done} of {total}…', ru: 'Повторяем ссылку: действие {done} из {total}…' },
+  'share.replayed': { en: 'Replayed {total} action(s) from the link: everything below is what the database answered.',
+    ru: 'Повторено действий из ссылки: {total}. Всё, что ниже, — ответы базы.' },
+  'share.handler_opened': { en: 'A shared handler: it is judged on the judge’s own database.',
+    ru: 'Присланный обработчик: его проверяют на собственной базе судьи.' },
+  'share.refused': { en: 'Nothing was replayed and nothing was written: {reason}', ru: 'Ничего не повторено и ничего не записано: {reason}' },
+  'share.stopped': { en: 'The replay stopped at action {n}: {message}', ru: 'Повтор остановился на действии {n}: {message}' },
+  'share.crash_pool': { en: 'This link runs the crash lab: its own worker writes only the crash lab’s scratch files in this browser’s storage (cleared at every crash-lab run); your inbox database is not opened.',
+    ru: 'Эта ссылка запускает лабораторию сбоев: её собственный воркер пишет только черновые файлы лаборатории в хранилище этого браузера (они очищаются при каждом её запуске); вашу базу inbox он не открывает.' },
 });
 
 const ui = {};
@@ -196,9 +185,7 @@ async function perform(action) {
     panels.sender.setForm({ event: action.event, handler: action.handler, fault: null, lose: false, attempts: 5, delay: 1000 });
     panels.nav.unfold('burst');
     document.querySelector('#burst-count').value = String(action.count);
-    const done = nextObserved('burst', 120_000);
-    document.querySelector('#burst-same').click();
-    await done;
+    await pressFor('burst', '#burst-same', 120_000);
   } else if (action.do === 'race') {
     const error = await panels.raceLab.replayRace(action.handler, action.deliveries, action.order);
     if (error !== null) {

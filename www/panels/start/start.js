@@ -9,45 +9,31 @@ import { el } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'start.title': 'Start here',
-    'start.open': 'Open the lab: deliver an event',
-    'start.levels': 'Start with level 1',
-    'start.ideas': 'The article’s ideas, where to try each, and the code that holds it',
-    'start.try': 'Try it: {section}',
-    'start.code': 'Code:',
-    'idea.key': 'A unique key (source, event_id) in an inbox table decides which delivery is the first.',
-    'idea.transaction':
-      'Registering the event and crediting the balance happen in ONE transaction: a crash between them leaves nothing.',
-    'idea.duplicate': 'A duplicate is a success carrying the first receipt, not an error; a lock timeout is never a duplicate.',
-    'idea.mistakes':
-      'The mistakes the article warns about (check-then-act, two transactions, INSERT OR IGNORE / REPLACE) fail in their own ways.',
-    'idea.handler': 'Write the handler yourself, in plain SQL lines: the race explorer, a fault after every statement and the article’s cases judge it.',
-    'idea.crash': 'A commit survives a crash at any storage operation, or leaves nothing at all.',
-    'idea.ends': 'Where one key and one transaction stop helping: side effects, business keys, retention.',
-    'idea.webhooks': 'Deduplication does not prove who sent an event: verify the signature first.',
-    'idea.tools': 'Look inside: a read-only SQL console, export and import, a benchmark.',
-  },
-  ru: {
-    'start.title': 'С чего начать',
-    'start.open': 'Открыть лабораторию: доставить событие',
-    'start.levels': 'Начать с уровня 1',
-    'start.ideas': 'Идеи статьи: где попробовать каждую и в каком коде она живёт',
-    'start.try': 'Попробовать: {section}',
-    'start.code': 'Код:',
-    'idea.key': 'Уникальный ключ (source, event_id) в таблице inbox решает, какая доставка первая.',
-    'idea.transaction':
-      'Регистрация события и зачисление на баланс идут в ОДНОЙ транзакции: сбой между ними не оставляет ничего.',
-    'idea.duplicate':
-      'Дубликат — это успех с первой квитанцией, а не ошибка; истёкшее ожидание блокировки дубликатом не бывает.',
-    'idea.mistakes':
-      'Ошибки, о которых предупреждает статья (проверить-потом-сделать, две транзакции, INSERT OR IGNORE / REPLACE), ломаются каждая по-своему.',
-    'idea.handler': 'Напишите обработчик сами, строками SQL: его проверят перебор гонок, сбой после каждого оператора и случаи из статьи.',
-    'idea.crash': 'Коммит переживает сбой на любой операции с хранилищем — или не оставляет ничего.',
-    'idea.ends': 'Где один ключ и одна транзакция перестают помогать: побочные эффекты, бизнес-ключи, срок хранения.',
-    'idea.webhooks': 'Дедупликация не доказывает, кто прислал событие: сначала проверьте подпись.',
-    'idea.tools': 'Заглянуть внутрь: SQL-консоль только для чтения, экспорт и импорт, замер скорости.',
-  },
+  'start.title': { en: 'Start here', ru: 'С чего начать' },
+  'start.open': { en: 'Open the lab: deliver an event', ru: 'Открыть лабораторию: доставить событие' },
+  'start.levels': { en: 'Start with level 1', ru: 'Начать с уровня 1' },
+  'start.ideas': { en: 'The article’s ideas, where to try each, and the code that holds it',
+    ru: 'Идеи статьи: где попробовать каждую и в каком коде она живёт' },
+  'start.try': { en: 'Try it: {section}', ru: 'Попробовать: {section}' },
+  'start.code': { en: 'Code:', ru: 'Код:' },
+  'idea.key': { en: 'A unique key (source, event_id) in an inbox table decides which delivery is the first.',
+    ru: 'Уникальный ключ (source, event_id) в таблице inbox решает, какая доставка первая.' },
+  'idea.transaction': { en: 'Registering the event and crediting the balance happen in ONE transaction: a crash between them leaves nothing.',
+    ru: 'Регистрация события и зачисление на баланс идут в ОДНОЙ транзакции: сбой между ними не оставляет ничего.' },
+  'idea.duplicate': { en: 'A duplicate is a success carrying the first receipt, not an error; a lock timeout is never a duplicate.',
+    ru: 'Дубликат — это успех с первой квитанцией, а не ошибка; истёкшее ожидание блокировки дубликатом не бывает.' },
+  'idea.mistakes': { en: 'The mistakes the article warns about (check-then-act, two transactions, INSERT OR IGNORE / REPLACE) fail in their own ways.',
+    ru: 'Ошибки, о которых предупреждает статья (проверить-потом-сделать, две транзакции, INSERT OR IGNORE / REPLACE), ломаются каждая по-своему.' },
+  'idea.handler': { en: 'Write the handler yourself, in plain SQL lines: the race explorer, a fault after every statement and the article’s cases judge it.',
+    ru: 'Напишите обработчик сами, строками SQL: его проверят перебор гонок, сбой после каждого оператора и случаи из статьи.' },
+  'idea.crash': { en: 'A commit survives a crash at any storage operation, or leaves nothing at all.',
+    ru: 'Коммит переживает сбой на любой операции с хранилищем — или не оставляет ничего.' },
+  'idea.ends': { en: 'Where one key and one transaction stop helping: side effects, business keys, retention.',
+    ru: 'Где один ключ и одна транзакция перестают помогать: побочные эффекты, бизнес-ключи, срок хранения.' },
+  'idea.webhooks': { en: 'Deduplication does not prove who sent an event: verify the signature first.',
+    ru: 'Дедупликация не доказывает, кто прислал событие: сначала проверьте подпись.' },
+  'idea.tools': { en: 'Look inside: a read-only SQL console, export and import, a benchmark.',
+    ru: 'Заглянуть внутрь: SQL-консоль только для чтения, экспорт и импорт, замер скорости.' },
 });
 
 /** Each idea: its text, the route where it can be tried, and the files that hold it. */

@@ -16,20 +16,13 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'source.summary': 'Read the Rust each step runs ({path})',
-    'source.region': 'The source of {path}',
-    'source.where': 'Lines {first}–{last}: “{step}”, the step that runs next (marked below).',
-    'source.none': 'No delivery is being stepped: start step by step, and the lines of each step are marked before it runs.',
-    'source.loading': 'Loading the source…',
-  },
-  ru: {
-    'source.summary': 'Прочитать код на Rust, который выполняет каждый шаг ({path})',
-    'source.region': 'Исходный код {path}',
-    'source.where': 'Строки {first}–{last}: «{step}» — шаг, который выполнится следующим (отмечен ниже).',
-    'source.none': 'Сейчас ничего не выполняется по шагам: начните пошаговый режим, и строки каждого шага будут отмечаться перед его выполнением.',
-    'source.loading': 'Загружаем исходный код…',
-  },
+  'source.summary': { en: 'Read the Rust each step runs ({path})', ru: 'Прочитать код на Rust, который выполняет каждый шаг ({path})' },
+  'source.region': { en: 'The source of {path}', ru: 'Исходный код {path}' },
+  'source.where': { en: 'Lines {first}–{last}: “{step}”, the step that runs next (marked below).',
+    ru: 'Строки {first}–{last}: «{step}» — шаг, который выполнится следующим (отмечен ниже).' },
+  'source.none': { en: 'No delivery is being stepped: start step by step, and the lines of each step are marked before it runs.',
+    ru: 'Сейчас ничего не выполняется по шагам: начните пошаговый режим, и строки каждого шага будут отмечаться перед его выполнением.' },
+  'source.loading': { en: 'Loading the source…', ru: 'Загружаем исходный код…' },
 });
 
 const PATH = 'src/core/apply.rs';

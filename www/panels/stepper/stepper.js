@@ -22,74 +22,41 @@ import { verdictElement } from '../../lib/verdict.js';
 import * as rustSource from './source.js';
 
 register({
-  en: {
-    'step.title': 'Step mode',
-    'step.intro':
-      'Runs the sender’s event with the atomic handler one statement at a time. While the transaction is open it holds the write lock: other deliveries get 503 busy. The tables show what this open transaction sees, uncommitted.',
-    'step.start': 'Start step by step',
-    'step.next': 'Next statement',
-    'step.throw': 'Throw here',
-    'step.kill': 'Kill the worker',
-    'step.begin': 'take the write lock before reading anything',
-    'step.insert': 'register the event: the unique key decides',
-    'step.read_stored': 'the key was there: compare the stored payload',
-    'step.credit': 'credit the balance, guarded against the limit',
-    'step.store_receipt': 'store the first result, the receipt',
-    'step.commit': 'make all of it durable at once',
-    'step.crash': 'the handler fails on purpose',
-    'step.rollback': 'undo everything the transaction did',
-    'step.state.next': 'next',
-    'step.state.open': 'ran, not committed yet',
-    'step.state.rollback': 'ran',
-    'step.state.ok': 'ran, committed',
-    'step.state.no_row': 'ran: no row inserted, the key exists',
-    'step.state.undone': 'ran, then undone',
-    'step.state.failed': 'failed here',
-    'step.state.crash': 'the handler died here',
-    'step.open': 'Transaction open: {count} statement(s) ran, nothing is committed yet.',
-    'step.committed': 'Committed: {outcome}. The sender heard 200 and stops.',
-    'step.failed': 'It failed ({kind}) and rolled back. The sender retries by its policy.',
-    'step.killing': 'Killing the worker while the transaction is open…',
-    'step.killed_same':
-      'The worker was killed with the transaction open. A new worker reopened the database from OPFS: the tables are exactly as before BEGIN — nothing of the killed transaction survived. The sender heard nothing and retries.',
-    'step.killed_changed':
-      'The worker was killed with the transaction open, and the reopened tables differ from those before BEGIN. That must never happen: please report it.',
-    'step.refused': 'Refused before any SQL ran: {kind}.',
-  },
-  ru: {
-    'step.title': 'Пошаговый режим',
-    'step.intro':
-      'Выполняет событие отправителя атомарным обработчиком по одному оператору. Пока транзакция открыта, она держит блокировку записи: другие доставки получают 503 busy. Таблицы показывают то, что видит эта открытая транзакция, ещё не зафиксированное.',
-    'step.start': 'Начать по шагам',
-    'step.next': 'Следующий оператор',
-    'step.throw': 'Бросить исключение',
-    'step.kill': 'Убить воркер',
-    'step.begin': 'взять блокировку записи до всякого чтения',
-    'step.insert': 'зарегистрировать событие: решает уникальный ключ',
-    'step.read_stored': 'ключ уже был: сравнить сохранённое содержимое',
-    'step.credit': 'зачислить на баланс с проверкой предела',
-    'step.store_receipt': 'сохранить первый результат — квитанцию',
-    'step.commit': 'зафиксировать всё сразу',
-    'step.crash': 'обработчик падает намеренно',
-    'step.rollback': 'отменить всё, что сделала транзакция',
-    'step.state.next': 'следующий',
-    'step.state.open': 'выполнен, ещё не зафиксирован',
-    'step.state.rollback': 'выполнен',
-    'step.state.ok': 'выполнен, зафиксирован',
-    'step.state.no_row': 'выполнен: строка не вставлена, ключ уже есть',
-    'step.state.undone': 'выполнен, затем отменён',
-    'step.state.failed': 'ошибка здесь',
-    'step.state.crash': 'здесь обработчик упал',
-    'step.open': 'Транзакция открыта: выполнено операторов — {count}, ничего ещё не зафиксировано.',
-    'step.committed': 'Зафиксировано: {outcome}. Отправитель услышал 200 и останавливается.',
-    'step.failed': 'Ошибка ({kind}), транзакция откатилась. Отправитель повторит по своей политике.',
-    'step.killing': 'Убиваем воркер посреди открытой транзакции…',
-    'step.killed_same':
-      'Воркер убит при открытой транзакции. Новый воркер заново открыл базу из OPFS: таблицы точно такие же, как до BEGIN, — от убитой транзакции не осталось ничего. Отправитель ответа не услышал и повторяет.',
-    'step.killed_changed':
-      'Воркер убит при открытой транзакции, и таблицы после перезапуска отличаются от тех, что были до BEGIN. Так быть не должно: сообщите, пожалуйста, об ошибке.',
-    'step.refused': 'Отклонено до всякого SQL: {kind}.',
-  },
+  'step.title': { en: 'Step mode', ru: 'Пошаговый режим' },
+  'step.intro': { en: 'Runs the sender’s event with the atomic handler one statement at a time. While the transaction is open it holds the write lock: other deliveries get 503 busy. The tables show what this open transaction sees, uncommitted.',
+    ru: 'Выполняет событие отправителя атомарным обработчиком по одному оператору. Пока транзакция открыта, она держит блокировку записи: другие доставки получают 503 busy. Таблицы показывают то, что видит эта открытая транзакция, ещё не зафиксированное.' },
+  'step.start': { en: 'Start step by step', ru: 'Начать по шагам' },
+  'step.next': { en: 'Next statement', ru: 'Следующий оператор' },
+  'step.throw': { en: 'Throw here', ru: 'Бросить исключение' },
+  'step.kill': { en: 'Kill the worker', ru: 'Убить воркер' },
+  'step.begin': { en: 'take the write lock before reading anything', ru: 'взять блокировку записи до всякого чтения' },
+  'step.insert': { en: 'register the event: the unique key decides', ru: 'зарегистрировать событие: решает уникальный ключ' },
+  'step.read_stored': { en: 'the key was there: compare the stored payload', ru: 'ключ уже был: сравнить сохранённое содержимое' },
+  'step.credit': { en: 'credit the balance, guarded against the limit', ru: 'зачислить на баланс с проверкой предела' },
+  'step.store_receipt': { en: 'store the first result, the receipt', ru: 'сохранить первый результат — квитанцию' },
+  'step.commit': { en: 'make all of it durable at once', ru: 'зафиксировать всё сразу' },
+  'step.crash': { en: 'the handler fails on purpose', ru: 'обработчик падает намеренно' },
+  'step.rollback': { en: 'undo everything the transaction did', ru: 'отменить всё, что сделала транзакция' },
+  'step.state.next': { en: 'next', ru: 'следующий' },
+  'step.state.open': { en: 'ran, not committed yet', ru: 'выполнен, ещё не зафиксирован' },
+  'step.state.rollback': { en: 'ran', ru: 'выполнен' },
+  'step.state.ok': { en: 'ran, committed', ru: 'выполнен, зафиксирован' },
+  'step.state.no_row': { en: 'ran: no row inserted, the key exists', ru: 'выполнен: строка не вставлена, ключ уже есть' },
+  'step.state.undone': { en: 'ran, then undone', ru: 'выполнен, затем отменён' },
+  'step.state.failed': { en: 'failed here', ru: 'ошибка здесь' },
+  'step.state.crash': { en: 'the handler died here', ru: 'здесь обработчик упал' },
+  'step.open': { en: 'Transaction open: {count} statement(s) ran, nothing is committed yet.',
+    ru: 'Транзакция открыта: выполнено операторов — {count}, ничего ещё не зафиксировано.' },
+  'step.committed': { en: 'Committed: {outcome}. The sender heard 200 and stops.',
+    ru: 'Зафиксировано: {outcome}. Отправитель услышал 200 и останавливается.' },
+  'step.failed': { en: 'It failed ({kind}) and rolled back. The sender retries by its policy.',
+    ru: 'Ошибка ({kind}), транзакция откатилась. Отправитель повторит по своей политике.' },
+  'step.killing': { en: 'Killing the worker while the transaction is open…', ru: 'Убиваем воркер посреди открытой транзакции…' },
+  'step.killed_same': { en: 'The worker was killed with the transaction open. A new worker reopened the database from OPFS: the tables are exactly as before BEGIN — nothing of the killed transaction survived. The sender heard nothing and retries.',
+    ru: 'Воркер убит при открытой транзакции. Новый воркер заново открыл базу из OPFS: таблицы точно такие же, как до BEGIN, — от убитой транзакции не осталось ничего. Отправитель ответа не услышал и повторяет.' },
+  'step.killed_changed': { en: 'The worker was killed with the transaction open, and the reopened tables differ from those before BEGIN. That must never happen: please report it.',
+    ru: 'Воркер убит при открытой транзакции, и таблицы после перезапуска отличаются от тех, что были до BEGIN. Так быть не должно: сообщите, пожалуйста, об ошибке.' },
+  'step.refused': { en: 'Refused before any SQL ran: {kind}.', ru: 'Отклонено до всякого SQL: {kind}.' },
 });
 
 // The page's services (app.js): the database, the tables, the sender, the flow.
@@ -184,9 +151,7 @@ async function next() {
     draw();
     await services.refreshTables();
   } catch (error) {
-    ended(error);
-    setNote('step.failed', { kind: outcomeWord(error.kind) });
-    await finish({ answer: error, steps }, 'commit');
+    await ended(error, 'commit');
   }
 }
 
@@ -194,17 +159,17 @@ async function throwHere() {
   try {
     await services.db.step.throw();
   } catch (error) {
-    ended(error);
-    setNote('step.failed', { kind: outcomeWord(error.kind) });
-    await finish({ answer: error, steps }, 'throw');
+    await ended(error, 'throw');
   }
 }
 
 // The delivery ended in an error: Rust's steps come with it (a fault fires
 // just after its statement ran; "throw" where the delivery stood).
-function ended(error) {
+async function ended(error, end) {
   steps = error.steps ?? steps;
   upcoming = null;
+  setNote('step.failed', { kind: outcomeWord(error.kind) });
+  await finish({ answer: error, steps }, end);
 }
 
 async function kill() {
@@ -243,11 +208,11 @@ async function finish(result, end = 'commit') {
   session = null;
 }
 
+/** Start while no delivery is open; the other three while one is. */
 function enable(open) {
-  buttons.start.disabled = open;
-  buttons.next.disabled = !open;
-  buttons.throw.disabled = !open;
-  buttons.kill.disabled = !open;
+  for (const [name, node] of Object.entries(buttons)) {
+    node.disabled = name === 'start' ? open : !open;
+  }
 }
 
 // Rust's verdict on the stepped delivery, once it has ended (none after a
@@ -295,14 +260,6 @@ function draw() {
       return item;
     }),
   );
-}
-
-/**
- * The last stepped delivery as a share link holds it: {send, next, end}, or
- * {killed: true}, or null (none ended yet).
- */
-function sharedStep() {
-  return lastRun;
 }
 
 /**
@@ -367,5 +324,5 @@ export function mount(root, pageServices) {
     }
     showVerdict(shownVerdict);
   });
-  return { sharedStep, replayStep };
+  return { sharedStep: () => lastRun, replayStep };
 }

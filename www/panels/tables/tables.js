@@ -13,35 +13,19 @@ import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
 register({
-  en: {
-    'tables.title': 'The database',
-    'tables.new_account': 'New account id',
-    'tables.add_account': 'Add account',
-    'tables.added': 'Account {id} added at balance 0.',
-    'tables.exists': 'Account {id} already exists.',
-    'tables.empty': 'empty',
-    'tables.no_receipt': '—',
-    'tables.no_receipt_title': 'No receipt: written by a mistaken handler',
-    'tables.more': 'Showing the {shown} most recently changed rows of {total}. The SQL console shows the rest.',
-    'tables.cannot_read': 'Cannot read the tables: {message}',
-    'tables.uncommitted':
-      'Step mode: this is what the open transaction sees, uncommitted. Nobody else sees it until COMMIT.',
-  },
-  ru: {
-    'tables.title': 'База данных',
-    'tables.new_account': 'id нового счёта',
-    'tables.add_account': 'Добавить счёт',
-    'tables.added': 'Счёт {id} добавлен с балансом 0.',
-    'tables.exists': 'Счёт {id} уже есть.',
-    'tables.empty': 'пусто',
-    'tables.no_receipt': '—',
-    'tables.no_receipt_title': 'Квитанции нет: строку записал ошибочный обработчик',
-    'tables.more':
-      'Показаны {shown} строк, изменённых последними, из {total}. Остальные покажет SQL-консоль.',
-    'tables.cannot_read': 'Не удаётся прочитать таблицы: {message}',
-    'tables.uncommitted':
-      'Пошаговый режим: так данные видит открытая транзакция, до фиксации. Никто другой их не видит, пока не выполнен COMMIT.',
-  },
+  'tables.title': { en: 'The database', ru: 'База данных' },
+  'tables.new_account': { en: 'New account id', ru: 'id нового счёта' },
+  'tables.add_account': { en: 'Add account', ru: 'Добавить счёт' },
+  'tables.added': { en: 'Account {id} added at balance 0.', ru: 'Счёт {id} добавлен с балансом 0.' },
+  'tables.exists': { en: 'Account {id} already exists.', ru: 'Счёт {id} уже есть.' },
+  'tables.empty': { en: 'empty', ru: 'пусто' },
+  'tables.no_receipt': { en: '—', ru: '—' },
+  'tables.no_receipt_title': { en: 'No receipt: written by a mistaken handler', ru: 'Квитанции нет: строку записал ошибочный обработчик' },
+  'tables.more': { en: 'Showing the {shown} most recently changed rows of {total}. The SQL console shows the rest.',
+    ru: 'Показаны {shown} строк, изменённых последними, из {total}. Остальные покажет SQL-консоль.' },
+  'tables.cannot_read': { en: 'Cannot read the tables: {message}', ru: 'Не удаётся прочитать таблицы: {message}' },
+  'tables.uncommitted': { en: 'Step mode: this is what the open transaction sees, uncommitted. Nobody else sees it until COMMIT.',
+    ru: 'Пошаговый режим: так данные видит открытая транзакция, до фиксации. Никто другой их не видит, пока не выполнен COMMIT.' },
 });
 
 /** At most this many inbox rows are drawn: ten thousand rows would only slow the page down. */
