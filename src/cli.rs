@@ -331,6 +331,16 @@ fn print_result<T: Serialize>(result: Result<T, Error>) -> ExitCode {
     }
 }
 
+/// Prints `value` as [`print_result`] does: exit 0 only if it printed and `passed`.
+fn print_verdict<T: Serialize>(value: &T, passed: bool) -> ExitCode {
+    let printed = print_result(Ok::<_, Error>(value)) == ExitCode::SUCCESS;
+    if printed && passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn init(path: &str, accounts: &[String]) -> Result<(), Error> {
     let ids = accounts
         .iter()
@@ -522,7 +532,7 @@ impl Judged<'_> {
 }
 
 /// Runs the native sweep on the page's stack (write coalescing over the
-/// counting shim), delivering with `handler` (the atomic one when `None`);
+/// counting shim), delivering with `judged` (the atomic one when `None`);
 /// `control` says how recovery runs. Returns the table and the summary.
 ///
 /// # Errors
@@ -533,10 +543,9 @@ fn crash_sweep(
     n: usize,
     control: crash::Control,
     workload: Workload,
-    handler: Option<Judged<'_>>,
+    judged: Option<Judged<'_>>,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
-    let judged = handler;
-    let handler = handler.map(Judged::contender).transpose()?;
+    let handler = judged.map(Judged::contender).transpose()?;
     let events = crash::events(n)?;
     let dir = temp_dir()?;
     let path = |name: &str| utf8(&dir.path().join(name)).map(str::to_owned);
@@ -704,13 +713,7 @@ fn crash_lab(
                     );
                 }
             }
-            let code = print_result(Ok::<_, Error>(&summary));
-            let good = control.passed(&summary);
-            if code == ExitCode::SUCCESS && good {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+            print_verdict(&summary, control.passed(&summary))
         }
         Err(e) => print_result(Err::<(), _>(e)),
     }
@@ -937,15 +940,7 @@ fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged
         }
     }
     match result {
-        Ok(report) => {
-            let broken = report.verdict != "correct";
-            let code = print_result(Ok::<_, Error>(&report));
-            if broken || code != ExitCode::SUCCESS {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
+        Ok(report) => print_verdict(&report, report.verdict == "correct"),
         // The lab's own failure, never the handler's verdict.
         Err(e) => internal(e),
     }
