@@ -731,9 +731,8 @@ fn read_handler(path: &str) -> Result<Contender, Error> {
     })
 }
 
-/// `inbox-lab judge --handler FILE`: exit 0 correct, 1 broken, 2
-/// unreadable or not parsing (on stderr), 3 a lab error (as JSON), 4 past
-/// the deadline. The options are refused only after the file parsed.
+/// `inbox-lab judge --handler FILE` (its exit codes: the module doc). The
+/// options are refused only after the file parsed.
 fn judge_file(path: &str, options: Result<JudgeOptions, String>) -> ExitCode {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -835,8 +834,7 @@ fn usage(reason: String) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
-/// Rust compiled in with the feature `workshop`; exit 2 without it.
+/// `inbox-lab judge --workshop`: as `--handler FILE`; exit 2 without the feature `workshop`.
 fn judge_workshop(options: JudgeOptions) -> ExitCode {
     match handlers::workshop::contender() {
         Ok(contender) => judge_contender(&contender, &options, Judged::Workshop),
@@ -882,8 +880,7 @@ fn ended() -> bool {
 }
 
 /// Judges `contender` (the crash sweep's children deliver with `judged`) and
-/// prints the report: exit 0 correct, 1 broken, 3 a lab error (as JSON),
-/// 4 past the deadline.
+/// prints the report.
 fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged<'_>) -> ExitCode {
     let internal = |e| {
         print_result(Err::<(), _>(e));
