@@ -331,6 +331,16 @@ fn print_result<T: Serialize>(result: Result<T, Error>) -> ExitCode {
     }
 }
 
+/// Prints `value` as [`print_result`] does: exit 0 only if it printed and `passed`.
+fn print_verdict<T: Serialize>(value: &T, passed: bool) -> ExitCode {
+    let printed = print_result(Ok::<_, Error>(value)) == ExitCode::SUCCESS;
+    if printed && passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn init(path: &str, accounts: &[String]) -> Result<(), Error> {
     let ids = accounts
         .iter()
@@ -522,7 +532,7 @@ impl Judged<'_> {
 }
 
 /// Runs the native sweep on the page's stack (write coalescing over the
-/// counting shim), delivering with `handler` (the atomic one when `None`);
+/// counting shim), delivering with `judged` (the atomic one when `None`);
 /// `control` says how recovery runs. Returns the table and the summary.
 ///
 /// # Errors
@@ -533,10 +543,9 @@ fn crash_sweep(
     n: usize,
     control: crash::Control,
     workload: Workload,
-    handler: Option<Judged<'_>>,
+    judged: Option<Judged<'_>>,
 ) -> Result<(Vec<crash::Row>, crash::Summary), Error> {
-    let judged = handler;
-    let handler = handler.map(Judged::contender).transpose()?;
+    let handler = judged.map(Judged::contender).transpose()?;
     let events = crash::events(n)?;
     let dir = temp_dir()?;
     let path = |name: &str| utf8(&dir.path().join(name)).map(str::to_owned);
@@ -704,13 +713,7 @@ fn crash_lab(
                     );
                 }
             }
-            let code = print_result(Ok::<_, Error>(&summary));
-            let good = control.passed(&summary);
-            if code == ExitCode::SUCCESS && good {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+            print_verdict(&summary, control.passed(&summary))
         }
         Err(e) => print_result(Err::<(), _>(e)),
     }
@@ -728,9 +731,8 @@ fn read_handler(path: &str) -> Result<Contender, Error> {
     })
 }
 
-/// `inbox-lab judge --handler FILE`: exit 0 correct, 1 broken, 2
-/// unreadable or not parsing (on stderr), 3 a lab error (as JSON), 4 past
-/// the deadline. The options are refused only after the file parsed.
+/// `inbox-lab judge --handler FILE` (its exit codes: the module doc). The
+/// options are refused only after the file parsed.
 fn judge_file(path: &str, options: Result<JudgeOptions, String>) -> ExitCode {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -832,8 +834,7 @@ fn usage(reason: String) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// `inbox-lab judge --workshop`: as `--handler FILE`, for the handler in
-/// Rust compiled in with the feature `workshop`; exit 2 without it.
+/// `inbox-lab judge --workshop`: as `--handler FILE`; exit 2 without the feature `workshop`.
 fn judge_workshop(options: JudgeOptions) -> ExitCode {
     match handlers::workshop::contender() {
         Ok(contender) => judge_contender(&contender, &options, Judged::Workshop),
@@ -879,8 +880,7 @@ fn ended() -> bool {
 }
 
 /// Judges `contender` (the crash sweep's children deliver with `judged`) and
-/// prints the report: exit 0 correct, 1 broken, 3 a lab error (as JSON),
-/// 4 past the deadline.
+/// prints the report.
 fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged<'_>) -> ExitCode {
     let internal = |e| {
         print_result(Err::<(), _>(e));
@@ -937,15 +937,7 @@ fn judge_contender(contender: &Contender, options: &JudgeOptions, judged: Judged
         }
     }
     match result {
-        Ok(report) => {
-            let broken = report.verdict != "correct";
-            let code = print_result(Ok::<_, Error>(&report));
-            if broken || code != ExitCode::SUCCESS {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
+        Ok(report) => print_verdict(&report, report.verdict == "correct"),
         // The lab's own failure, never the handler's verdict.
         Err(e) => internal(e),
     }

@@ -321,6 +321,39 @@ impl StorageCode {
             StorageCode::Corrupt | StorageCode::Unusable | StorageCode::Other => false,
         }
     }
+
+    /// How a SQLite failure is classified (see `From<rusqlite::Error>`);
+    /// `None` for a lock conflict, which is [`Error::Busy`].
+    pub fn of(err: &rusqlite::Error) -> Option<StorageCode> {
+        use rusqlite::ErrorCode;
+        Some(match err {
+            // A stored value our code cannot read as the type it wrote.
+            rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)
+            | rusqlite::Error::Utf8Error(..)
+            | rusqlite::Error::QueryReturnedNoRows => StorageCode::Unusable,
+            _ => match err.sqlite_error_code() {
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => return None,
+                Some(ErrorCode::DiskFull) => StorageCode::Full,
+                Some(
+                    ErrorCode::SystemIoFailure
+                    | ErrorCode::CannotOpen
+                    | ErrorCode::FileLockingProtocolFailed
+                    | ErrorCode::ReadOnly,
+                ) => StorageCode::Io,
+                Some(ErrorCode::OutOfMemory) => StorageCode::NoMemory,
+                Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StorageCode::Corrupt,
+                Some(
+                    ErrorCode::ConstraintViolation
+                    | ErrorCode::TypeMismatch
+                    | ErrorCode::TooBig
+                    | ErrorCode::Unknown,
+                ) => StorageCode::Unusable,
+                _ => StorageCode::Other,
+            },
+        })
+    }
 }
 
 /// The English detail of a storage error, by code.
@@ -589,41 +622,6 @@ impl From<rusqlite::Error> for Error {
             Some(code) => Error::storage_with(code, err.to_string()),
             None => Error::Busy,
         }
-    }
-}
-
-impl StorageCode {
-    /// How a SQLite failure is classified (see `From<rusqlite::Error>`);
-    /// `None` for a lock conflict, which is [`Error::Busy`].
-    pub fn of(err: &rusqlite::Error) -> Option<StorageCode> {
-        use rusqlite::ErrorCode;
-        Some(match err {
-            // A stored value our code cannot read as the type it wrote.
-            rusqlite::Error::InvalidColumnType(..)
-            | rusqlite::Error::FromSqlConversionFailure(..)
-            | rusqlite::Error::IntegralValueOutOfRange(..)
-            | rusqlite::Error::Utf8Error(..)
-            | rusqlite::Error::QueryReturnedNoRows => StorageCode::Unusable,
-            _ => match err.sqlite_error_code() {
-                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => return None,
-                Some(ErrorCode::DiskFull) => StorageCode::Full,
-                Some(
-                    ErrorCode::SystemIoFailure
-                    | ErrorCode::CannotOpen
-                    | ErrorCode::FileLockingProtocolFailed
-                    | ErrorCode::ReadOnly,
-                ) => StorageCode::Io,
-                Some(ErrorCode::OutOfMemory) => StorageCode::NoMemory,
-                Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StorageCode::Corrupt,
-                Some(
-                    ErrorCode::ConstraintViolation
-                    | ErrorCode::TypeMismatch
-                    | ErrorCode::TooBig
-                    | ErrorCode::Unknown,
-                ) => StorageCode::Unusable,
-                _ => StorageCode::Other,
-            },
-        })
     }
 }
 

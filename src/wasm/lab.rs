@@ -21,6 +21,7 @@ use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 
 use super::*;
+use crate::labs::crash::JournalMode;
 use crate::labs::handlers::Answer;
 use crate::labs::tools::{console, scenario, transfer};
 use crate::labs::verdicts::{outcome_answer, Heard, Referee, Seen, Verdict};
@@ -91,8 +92,8 @@ pub struct Lab {
     /// The signed-webhook secrets' own database (`hooks.rs`), opened on
     /// first use; never replaced by import or reset.
     pub(super) hooks: Option<Connection>,
-    /// Whether the database runs in WAL mode ([`Lab::open_with_journal`]).
-    wal: bool,
+    /// The journal on OPFS ([`Lab::open_with_journal`]).
+    journal: JournalMode,
     /// How long opening took ([`Lab::start_times`]).
     opened_in: OpenedIn,
 }
@@ -137,9 +138,9 @@ impl Lab {
         storage: String,
         journal: Option<String>,
     ) -> Result<Lab, JsValue> {
-        let wal = match journal.as_deref() {
-            Some("delete") => false,
-            None | Some("wal") => true,
+        let journal = match journal.as_deref() {
+            Some("delete") => JournalMode::Delete,
+            None | Some("wal") => JournalMode::Wal,
             Some(other) => {
                 return Err(JsValue::from(Error::storage(format!(
                     "unknown journal {other:?}: expected \"delete\" or \"wal\""
@@ -169,7 +170,7 @@ impl Lab {
             stepping_before: None,
             referee: Referee::default(),
             hooks: None,
-            wal,
+            journal,
             opened_in: OpenedIn::default(),
         };
         let installed = match lab.storage {
@@ -646,19 +647,11 @@ impl Lab {
             Ok(())
         })?;
         if opfs {
-            let wanted = if self.wal { "wal" } else { "delete" };
-            let got: String =
-                conn.query_row(&format!("PRAGMA journal_mode = {wanted}"), [], |r| r.get(0))?;
-            if !got.eq_ignore_ascii_case(wanted) {
-                return Err(Error::storage(format!(
-                    "journal_mode {wanted} refused (got {got})"
-                )));
-            }
-            if self.wal {
-                // Every commit flushed before it is answered, as in DELETE mode (the
-                // WAL default of NORMAL would answer before the flush).
-                conn.execute_batch("PRAGMA synchronous = FULL")?;
-            } else {
+            // The crash lab's configuration, which it proves: `synchronous = FULL`, so
+            // every commit is flushed before it is answered (WAL's default of NORMAL
+            // would answer before the flush).
+            crate::labs::crash::configure(&conn, self.journal)?;
+            if self.journal == JournalMode::Delete {
                 // A rollback journal (`?journal=delete`) with normal locking, as the
                 // page ran before WAL became its default.
                 conn.execute_batch("PRAGMA locking_mode = NORMAL")?;

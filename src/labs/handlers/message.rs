@@ -245,6 +245,33 @@ impl ParseError {
             Lang::Ru => format!("строка {line}, столбец {column}: {text}"),
         }
     }
+
+    /// A mistake the handler made while it ran ([`ScriptCode::NoTransaction`],
+    /// …) as its delivery's error: `invalid_input` of the field `handler`,
+    /// the line among its params, the English sentence as its message.
+    pub(crate) fn into_error(self) -> Error {
+        let mut reason = Reason::new(self.code, self.text(Lang::En)).with("line", self.line);
+        for (&name, value) in &self.params {
+            reason = reason.with(name, value);
+        }
+        Error::refused(HANDLER, reason)
+    }
+
+    /// The handler's own mistake that `err` is (`ParseError::into_error`),
+    /// to say it in either language.
+    pub fn of(err: &Error) -> Option<ParseError> {
+        let Error::InvalidInput { field, reason } = err else {
+            return None;
+        };
+        let params = reason.params();
+        (*field == HANDLER).then_some(())?;
+        Some(ParseError {
+            code: reason.code().parse().ok()?,
+            line: params.get("line").and_then(|l| l.parse().ok()).unwrap_or(0),
+            column: 1,
+            params: params.clone(),
+        })
+    }
 }
 
 /// The words an "expected …" sentence names, keyed so that each language
@@ -275,35 +302,6 @@ fn phrase(lang: Lang, key: &str) -> &str {
     match lang {
         Lang::En => en,
         Lang::Ru => ru,
-    }
-}
-
-impl ParseError {
-    /// A mistake the handler made while it ran ([`ScriptCode::NoTransaction`],
-    /// …) as its delivery's error: `invalid_input` of the field `handler`,
-    /// the line among its params, the English sentence as its message.
-    pub(crate) fn into_error(self) -> Error {
-        let mut reason = Reason::new(self.code, self.text(Lang::En)).with("line", self.line);
-        for (&name, value) in &self.params {
-            reason = reason.with(name, value);
-        }
-        Error::refused(HANDLER, reason)
-    }
-
-    /// The handler's own mistake that `err` is (`ParseError::into_error`),
-    /// to say it in either language.
-    pub fn of(err: &Error) -> Option<ParseError> {
-        let Error::InvalidInput { field, reason } = err else {
-            return None;
-        };
-        let params = reason.params();
-        (*field == HANDLER).then_some(())?;
-        Some(ParseError {
-            code: reason.code().parse().ok()?,
-            line: params.get("line").and_then(|l| l.parse().ok()).unwrap_or(0),
-            column: 1,
-            params: params.clone(),
-        })
     }
 }
 

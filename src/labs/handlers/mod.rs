@@ -17,19 +17,7 @@
 //! lock returns [`Error::Busy`] and stays pending ("waiting for the write
 //! lock"); calling [`Run::step`] again retries it.
 //!
-//! ```text
-//! BEGIN IMMEDIATE
-//! INSERT INTO inbox(source, event_id, account_id, amount)
-//!   VALUES (:source, :event_id, :account_id, :amount) ON CONFLICT(source, event_id) DO NOTHING
-//! IF CHANGED = 0
-//!   ...
-//! END
-//! ...
-//! COMMIT
-//! ANSWER applied
-//! ```
-//!
-//! (In a handler text every statement is on one line; the language:
+//! (A handler text has one statement a line; the language:
 //! `docs/handler-language.md`.)
 //!
 //! Invariant: only [`Handler::Atomic`] may be used for real. The others
@@ -261,6 +249,14 @@ crate::core::named::named! {
     }
 }
 
+/// The atomic handler's outcome as the sender hears it.
+pub fn outcome_answer(outcome: &crate::Outcome) -> Answer {
+    match outcome {
+        crate::Outcome::Applied(_) => Answer::Applied,
+        crate::Outcome::Duplicate(_) => Answer::Duplicate,
+    }
+}
+
 /// One delivery in progress, by any handler.
 #[derive(Debug, Clone)]
 pub enum Run {
@@ -331,10 +327,7 @@ impl Run {
         match self {
             Run::Atomic(d) => Ok(match d.step(conn)? {
                 Progress::Next(_) => None,
-                Progress::Done(outcome) => Some(match outcome {
-                    crate::Outcome::Applied(_) => Answer::Applied,
-                    crate::Outcome::Duplicate(_) => Answer::Duplicate,
-                }),
+                Progress::Done(outcome) => Some(outcome_answer(&outcome)),
             }),
             Run::Script(s) => s.step(conn),
         }

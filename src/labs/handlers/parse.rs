@@ -623,8 +623,8 @@ impl Checker {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        let stmt = match prepared {
-            Ok(stmt) => stmt,
+        match prepared {
+            Ok(_) => {}
             Err(rusqlite::Error::MultipleStatement) => {
                 return Err(ParseError::new(
                     ScriptCode::MultipleStatements,
@@ -639,8 +639,7 @@ impl Checker {
                         .with("message", sqlite_message(&e)),
                 })
             }
-        };
-        drop(stmt);
+        }
         let first = sql
             .split(|c: char| !c.is_ascii_alphabetic())
             .next()
@@ -666,11 +665,6 @@ fn sqlite_message(e: &rusqlite::Error) -> String {
     }
 }
 
-/// What the authorizer allows: reading and changing the lab's tables,
-/// transactions, functions (SQLite's built-ins; no extension can be loaded)
-/// and recursive queries (the budget stops endless ones). An allow-list:
-/// `ATTACH`, `PRAGMA` (so `writable_schema`), every DDL and savepoints are
-/// refused, with their name.
 fn refused(line: usize, column: usize, action: Option<&str>, what: String) -> ParseError {
     let e = ParseError::new(ScriptCode::Refused, line, column).with("what", what);
     match action {
@@ -683,6 +677,11 @@ fn refused(line: usize, column: usize, action: Option<&str>, what: String) -> Pa
 /// or none, and the name (a table, or what the statement does).
 type Denied = (Option<&'static str>, String);
 
+/// What the authorizer allows: reading and changing the lab's tables,
+/// transactions, functions (SQLite's built-ins; no extension can be loaded)
+/// and recursive queries (the budget stops endless ones). An allow-list:
+/// `ATTACH`, `PRAGMA` (so `writable_schema`), every DDL and savepoints are
+/// refused, with their name.
 fn allowed(action: &AuthAction<'_>) -> Result<(), Denied> {
     let table_ok = |t: &str| TABLES.contains(&t.to_ascii_lowercase().as_str());
     match action {
@@ -855,7 +854,7 @@ impl Tokens {
 
     fn atom(&mut self) -> Result<Atom, ParseError> {
         const WHAT: &str = "condition";
-        let (w, col) = self.next(WHAT)?;
+        let (w, _) = self.next(WHAT)?;
         let upper = w.to_ascii_uppercase();
         if upper == "CHANGED" {
             let op = self.op()?;
@@ -886,7 +885,6 @@ impl Tokens {
             }
         }
         self.pos -= 1;
-        let _ = col;
         Err(self.expected(WHAT))
     }
 

@@ -164,7 +164,7 @@ pub enum Failure {
 }
 
 /// The judge's report: the CLI's one JSON line.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     pub handler: String,
     pub verdict: &'static str,
@@ -266,12 +266,7 @@ pub fn judge_reporting(
             deliveries: deliveries.to_vec(),
             ..RaceCounts::default()
         },
-        faults: FaultCounts::default(),
-        crash: None,
-        cases: BTreeMap::new(),
-        first_failure: None,
-        failures: Vec::new(),
-        stopped: None,
+        ..Report::default()
     };
     let single = Arena::new(1, metered)?;
     tell("cases", done);

@@ -14,12 +14,9 @@
 use serde::Serialize;
 
 use crate::core::error::Error;
-use crate::core::event::Field;
-use crate::core::event::{Event, MAX_ACCOUNT_ID, MAX_AMOUNT};
-use crate::labs::handlers::{self, Contender, Payload};
+use crate::core::event::{Event, Field, MAX_ACCOUNT_ID, MAX_AMOUNT};
+use crate::labs::handlers::{self, Contender, Literals, Payload};
 use crate::labs::race::race_payload;
-
-use crate::labs::handlers::Literals;
 
 /// The largest seed: seeds travel through JavaScript numbers.
 pub const MAX_SEED: u64 = (1 << 53) - 1;

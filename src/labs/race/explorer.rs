@@ -349,7 +349,7 @@ impl Race {
 }
 
 /// The explorer's count over every schedule.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
     pub handler: String,
     pub deliveries: usize,
@@ -393,12 +393,7 @@ pub fn explore_event(
     let mut summary = Summary {
         handler: handler.name(),
         deliveries: arena.deliveries(),
-        interleavings: 0,
-        double_credits: 0,
-        lost_credits: 0,
-        wrong_answers: 0,
-        deadlocks: 0,
-        failing_schedule: None,
+        ..Summary::default()
     };
     let mut prefix = Vec::new();
     dfs(arena, &handler, payload, &mut prefix, &mut summary)?;

@@ -130,7 +130,7 @@ where
 {
     // A meter of its own, on this one connection.
     let meter = Meter::new(budget);
-    let previous_length = match meter.arm(conn) {
+    let previous_length = match meter.install(conn) {
         Ok(previous) => previous,
         Err(e) => {
             let _ = conn.progress_handler(0, None::<fn() -> bool>);
@@ -181,16 +181,12 @@ impl Meter {
         }
     }
 
-    /// Meters `conn` from now on (and limits the length of its values).
+    /// Meters `conn` from now on (and limits the length of its values);
+    /// returns the length limit it replaced.
     ///
     /// # Errors
     /// SQLite refusing the handler or the limit.
-    pub fn install(&self, conn: &mut Connection) -> Result<(), rusqlite::Error> {
-        self.arm(conn).map(|_previous_length| ())
-    }
-
-    /// [`Meter::install`], returning the length limit it replaced.
-    fn arm(&self, conn: &mut Connection) -> Result<i32, rusqlite::Error> {
+    pub fn install(&self, conn: &mut Connection) -> Result<i32, rusqlite::Error> {
         let m = self.inner.clone();
         conn.progress_handler(
             CHECK_EVERY as i32,

@@ -32,7 +32,7 @@ use serde::Serialize;
 use crate::core::error::Error;
 use crate::core::event::Event;
 use crate::core::fault::Fault;
-use crate::core::outcome::{Outcome, Receipt};
+use crate::core::outcome::Receipt;
 use crate::core::trace::{Effect, Trace};
 use crate::labs::handlers::{Answer, Handler};
 
@@ -149,13 +149,7 @@ impl Heard {
     }
 }
 
-/// The atomic handler's outcome as the sender hears it.
-pub fn outcome_answer(outcome: &Outcome) -> Answer {
-    match outcome {
-        Outcome::Applied(_) => Answer::Applied,
-        Outcome::Duplicate(_) => Answer::Duplicate,
-    }
-}
+pub use crate::labs::handlers::outcome_answer;
 
 /// The event's inbox row: its payload and the stored first result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
