@@ -63,7 +63,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Vec<String>) -> Result<()> {
-    let mut args = Args::new(args);
+    let mut args = Args { rest: args };
     let Some(command) = args.next_positional() else {
         eprint!("{USAGE}");
         bail!("no command given");
@@ -182,10 +182,6 @@ struct Args {
 }
 
 impl Args {
-    fn new(rest: Vec<String>) -> Self {
-        Args { rest }
-    }
-
     fn next_positional(&mut self) -> Option<String> {
         if self
             .rest
@@ -255,7 +251,8 @@ mod tests {
     use super::*;
 
     fn args(s: &str) -> Args {
-        Args::new(s.split_whitespace().map(String::from).collect())
+        let rest = s.split_whitespace().map(String::from).collect();
+        Args { rest }
     }
 
     #[test]
