@@ -31,12 +31,9 @@ pub fn assemble(root: &Path, out: &Path) -> Result<()> {
             build::TOOLS_DIR
         );
     }
-    for wasm in [
-        "www/pkg/inbox_lab_bg.wasm",
-        "www/pkg-full/inbox_lab_bg.wasm",
-        "www/pkg-bench/inbox_lab_bg.wasm",
-    ] {
-        if !root.join(wasm).is_file() {
+    for module in build::Module::ALL {
+        let wasm = format!("{}/inbox_lab_bg.wasm", module.out_dir());
+        if !root.join(&wasm).is_file() {
             bail!("{wasm} is missing: run `cargo xtask build` first");
         }
     }

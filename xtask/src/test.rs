@@ -1005,18 +1005,14 @@ struct TapCounts {
 fn tap_counts(text: &str) -> TapCounts {
     let mut counts = TapCounts::default();
     for line in text.lines() {
-        if let Some(name) = line.strip_prefix("# Subtest: ") {
-            if name.trim_end().ends_with(".test.mjs") {
-                counts.files_without_tests.push(name.trim_end().to_string());
+        if let Some(name) = line.strip_prefix("# Subtest: ").map(str::trim_end) {
+            if name.ends_with(".test.mjs") {
+                counts.files_without_tests.push(name.to_string());
             }
             continue;
         }
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix("# ") else {
-            continue;
-        };
-        let mut parts = rest.split_whitespace();
-        let (Some(key), Some(value), None) = (parts.next(), parts.next(), parts.next()) else {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let ["#", key, value] = words[..] else {
             continue;
         };
         let Ok(n) = value.parse::<u64>() else {

@@ -141,11 +141,10 @@ impl Relay {
         request: &Request,
         stop: &AtomicBool,
     ) -> Option<Reply> {
-        let method = request.method.as_str();
         let body_deadline = Instant::now() + self.limits.body_deadline;
         // Only the page holds the key: anyone else is refused before anything else is looked at.
         let page = self.holds_key(&request.target);
-        Some(match (route, method) {
+        Some(match (route, request.method.as_str()) {
             (HookRoute::Subscribe, "GET") if page => return self.subscribe(stream, stop),
             (HookRoute::Answer(id), "POST") if page => read_body(stream, request, body_deadline)
                 .map_or_else(|refused| refused, |body| self.answer(id, &body)),
