@@ -57,32 +57,25 @@ struct Outcome {
 }
 
 pub fn run(only: &[Layer], changed: bool) -> Result<()> {
-    let mut layers: Vec<Layer> = if only.is_empty() {
-        Layer::ALL.to_vec()
-    } else {
-        Layer::ALL
-            .into_iter()
-            .filter(|l| only.contains(l))
-            .collect()
-    };
+    let mut layers: Vec<Layer> = Layer::ALL
+        .into_iter()
+        .filter(|l| only.is_empty() || only.contains(l))
+        .collect();
     let mut e2e_only = None;
     if changed {
         let paths = changed::changed_paths()?;
         let touched = changed::layers_for(&paths);
         layers.retain(|l| touched.contains(l));
         e2e_only = changed::e2e_files_only(&paths);
+        let names: Vec<&str> = layers.iter().map(|l| l.name()).collect();
+        let files = e2e_only
+            .as_ref()
+            .map(|f| format!(" (e2e: {} only)", f.join(", ")));
         say(format!(
             "--changed: {} paths changed → layers: {}{}",
             paths.len(),
-            layers
-                .iter()
-                .map(|l| l.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-            e2e_only
-                .as_ref()
-                .map(|f| format!(" (e2e: {} only)", f.join(", ")))
-                .unwrap_or_default()
+            names.join(", "),
+            files.unwrap_or_default()
         ));
         if layers.is_empty() {
             say("--changed: no layer to run");
@@ -434,21 +427,13 @@ fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
 fn run_libtest(cmd: &mut Command, live: bool) -> Result<LibtestCounts> {
     let out = run_tee(cmd, live)?;
     let counts = libtest_counts(&out.text());
-    if !out.status.success() {
-        bail!(
-            "`{}` failed ({}): {} passed, {} failed",
-            util::show(cmd),
-            out.status,
-            counts.passed,
-            counts.failed
-        );
+    let (shown, status, passed, failed) =
+        (util::show(cmd), out.status, counts.passed, counts.failed);
+    if !status.success() {
+        bail!("`{shown}` failed ({status}): {passed} passed, {failed} failed");
     }
-    if counts.failed > 0 {
-        bail!(
-            "`{}` reported {} failed tests",
-            util::show(cmd),
-            counts.failed
-        );
+    if failed > 0 {
+        bail!("`{shown}` reported {failed} failed tests");
     }
     Ok(counts)
 }
