@@ -915,23 +915,19 @@ fn engines(site: &mut Site) -> Result<Outcome> {
         let c = tap_counts(&out.text());
         tap_failure(out.status, &c).map_or(Ok(c.pass), Err)
     };
-    let runs: Vec<(&str, Result<u64, String>)> = std::thread::scope(|scope| {
-        let threads = ENGINES.map(|engine| (engine, scope.spawn(move || run(engine))));
-        threads
-            .into_iter()
-            .map(|(engine, t)| (engine, t.join().unwrap_or(Err("panicked".into()))))
-            .collect()
-    });
     let (mut passed, mut per_engine, mut failures) = (0, Vec::new(), Vec::new());
-    for (engine, result) in runs {
-        match result {
-            Ok(n) => {
-                passed += n;
-                per_engine.push(format!("{engine} {n}"));
+    std::thread::scope(|scope| {
+        let threads = ENGINES.map(|engine| (engine, scope.spawn(move || run(engine))));
+        for (engine, t) in threads {
+            match t.join().unwrap_or(Err("panicked".into())) {
+                Ok(n) => {
+                    passed += n;
+                    per_engine.push(format!("{engine} {n}"));
+                }
+                Err(failure) => failures.push(format!("{engine} ({failure})")),
             }
-            Err(failure) => failures.push(format!("{engine} ({failure})")),
         }
-    }
+    });
     drop(host);
     if !failures.is_empty() {
         bail!("engines failed: {}", failures.join("; "));
