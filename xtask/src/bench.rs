@@ -236,11 +236,11 @@ fn stage_site(root: &Path, pkgs: &[PathBuf; 3], native_bin: &Path, site: &Path) 
     let _ = std::fs::remove_dir_all(site);
     std::fs::create_dir_all(site)?;
     std::fs::copy(root.join("index.html"), site.join("index.html"))?;
-    copy_dir(&root.join("www"), &site.join("www"), &|p| {
-        modules.iter().any(|m| p.ends_with(m))
+    copy_files(&root.join("www"), &site.join("www"), |p| {
+        !modules.iter().any(|m| p.starts_with(root.join(m)))
     })?;
     for (pkg, place) in pkgs.iter().zip(modules) {
-        copy_dir(pkg, &site.join(place), &|_| false)?;
+        copy_files(pkg, &site.join(place), |_| true)?;
     }
     let dist = root
         .join("bench/node_modules")
@@ -269,20 +269,12 @@ fn stage_site(root: &Path, pkgs: &[PathBuf; 3], native_bin: &Path, site: &Path) 
         .with_context(|| format!("staging {}", site.display()))
 }
 
-/// Copies `from` into `to`, leaving out directories for which `skip` says so.
-fn copy_dir(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
-        let entry = entry?;
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            if !skip(&path) {
-                copy_dir(&path, &target, skip)?;
-            }
-        } else {
-            std::fs::copy(&path, &target).with_context(|| format!("copying {}", path.display()))?;
-        }
+/// Copies the files under `from` for which `keep` says so into `to`, each in its folder.
+fn copy_files(from: &Path, to: &Path, keep: impl Fn(&Path) -> bool) -> Result<()> {
+    for file in util::files_under(from, keep)? {
+        let target = to.join(file.strip_prefix(from)?);
+        std::fs::create_dir_all(target.parent().unwrap_or(to))?;
+        std::fs::copy(&file, &target).with_context(|| format!("copying {}", file.display()))?;
     }
     Ok(())
 }

@@ -152,12 +152,11 @@ pub fn module(which: Module, dev: bool, workshop: bool, out_dir: &Path) -> Resul
         say("dev build: wasm-opt skipped");
     } else {
         match usable_wasm_opt() {
-            Ok(wasm_opt) => optimise(&wasm_opt, &wasm)?,
+            Ok((program, version)) => optimise(&program, &version, &wasm)?,
             Err(why) => say(format!("wasm-opt skipped (optional): {why}")),
         }
     }
-    let built = format!("built {} ({})", rel(&root, &wasm), size_of(&wasm));
-    say(built);
+    say(format!("built {} ({})", rel(&root, &wasm), size_of(&wasm)));
     Ok(())
 }
 
@@ -170,7 +169,8 @@ pub const TOOLS_DIR: &str = "xtask/tools";
 /// externref table (`__wbindgen_externrefs`) as the function table (binaryen issue #4711, fixed
 /// by PR #4736 in release 110), so the module fails to start with
 /// "WebAssembly.Table.set(): Argument 1 is invalid for table"; Debian 12 ships 108.
-fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
+/// Returns the program and what it says its version is.
+fn usable_wasm_opt() -> std::result::Result<(String, String), String> {
     let npm = format!(
         "{}/{TOOLS_DIR}/node_modules/.bin/wasm-opt",
         util::root().display()
@@ -189,7 +189,7 @@ fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
             continue;
         };
         match binaryen_version(&version) {
-            Some(v) if v >= MIN_BINARYEN => return Ok(WasmOpt { program, version }),
+            Some(v) if v >= MIN_BINARYEN => return Ok((program, version)),
             Some(v) => why.push(format!(
                 "{program} is binaryen {v}, older than {MIN_BINARYEN}: it breaks wasm-bindgen's \
                  exported externref table (binaryen #4711)"
@@ -198,12 +198,6 @@ fn usable_wasm_opt() -> std::result::Result<WasmOpt, String> {
         }
     }
     Err(why.join("; "))
-}
-
-/// A usable wasm-opt and what it says its version is.
-struct WasmOpt {
-    program: String,
-    version: String,
 }
 
 /// The first binaryen release that writes exported non-first tables correctly (PR #4736).
@@ -222,10 +216,10 @@ fn binaryen_version(text: &str) -> Option<u32> {
 /// wasm-opt takes tens of seconds, so its output is kept in `target/wasm-opt/`, named by a
 /// hash of its input and arguments: rebuilding an unchanged module (every `cargo xtask test`)
 /// reuses it.
-fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
+fn optimise(program: &str, version: &str, wasm: &Path) -> Result<()> {
     let input = std::fs::read(wasm).with_context(|| format!("reading {}", wasm.display()))?;
     let cache_dir = util::root().join("target/wasm-opt");
-    let key = cache_key(&input, &wasm_opt.version);
+    let key = cache_key(&input, version);
     let cached = cache_dir.join(format!("{key:016x}.wasm"));
     let reused = if cached.is_file() {
         std::fs::copy(&cached, wasm)
@@ -236,7 +230,7 @@ fn optimise(wasm_opt: &WasmOpt, wasm: &Path) -> Result<()> {
         )
     } else {
         let tmp = wasm.with_extension("opt.wasm");
-        let mut cmd = util::cmd(&wasm_opt.program);
+        let mut cmd = util::cmd(program);
         cmd.arg(WASM_OPT_LEVEL)
             .args(WASM_OPT_FEATURES.split(' '))
             .arg(wasm)

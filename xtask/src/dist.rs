@@ -10,9 +10,6 @@ use std::path::Path;
 /// Where `cargo xtask dist` writes the site, under the repository root.
 pub const DIST_DIR: &str = "dist";
 
-/// The build script, run with Node.js from `xtask/tools` (where esbuild is installed).
-const SCRIPT: &str = "dist.mjs";
-
 /// `cargo xtask dist`: every wasm module, then the site.
 pub fn run(dev: bool) -> Result<()> {
     build::run(dev)?;
@@ -31,18 +28,16 @@ pub fn assemble(root: &Path, out: &Path) -> Result<()> {
             build::TOOLS_DIR
         );
     }
-    for wasm in [
-        "www/pkg/inbox_lab_bg.wasm",
-        "www/pkg-full/inbox_lab_bg.wasm",
-        "www/pkg-bench/inbox_lab_bg.wasm",
-    ] {
-        if !root.join(wasm).is_file() {
+    for module in build::Module::ALL {
+        let wasm = format!("{}/inbox_lab_bg.wasm", module.out_dir());
+        if !root.join(&wasm).is_file() {
             bail!("{wasm} is missing: run `cargo xtask build` first");
         }
     }
+    // Run from `xtask/tools`, where esbuild is installed.
     let mut node = util::cmd("node");
     node.current_dir(&tools)
-        .arg(SCRIPT)
+        .arg("dist.mjs")
         .arg(root)
         .arg(out)
         .env("INBOX_LAB_CSP", CONTENT_SECURITY_POLICY);

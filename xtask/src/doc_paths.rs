@@ -289,22 +289,16 @@ fn path_matches(pattern: &[&str], parts: &[&str]) -> bool {
 
 /// `*` matches any run of characters; everything else matches itself.
 fn glob_matches(pattern: &str, name: &str) -> bool {
-    let mut pieces = pattern.split('*');
-    let first = pieces.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else {
+    let Some((head, tail)) = pattern.split_once('*') else {
+        return pattern == name;
+    };
+    let Some(rest) = name.strip_prefix(head) else {
         return false;
     };
-    let pieces: Vec<&str> = pieces.collect();
-    for (i, piece) in pieces.iter().enumerate() {
-        if i + 1 == pieces.len() {
-            return rest.ends_with(piece);
-        }
-        match rest.find(piece) {
-            Some(at) => rest = &rest[at + piece.len()..],
-            None => return false,
-        }
-    }
-    rest.is_empty()
+    rest.char_indices()
+        .map(|(at, _)| at)
+        .chain([rest.len()])
+        .any(|at| glob_matches(tail, &rest[at..]))
 }
 
 #[cfg(test)]

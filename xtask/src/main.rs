@@ -63,7 +63,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Vec<String>) -> Result<()> {
-    let mut args = Args::new(args);
+    let mut args = Args { rest: args };
     let Some(command) = args.next_positional() else {
         eprint!("{USAGE}");
         bail!("no command given");
@@ -182,51 +182,33 @@ struct Args {
 }
 
 impl Args {
-    fn new(rest: Vec<String>) -> Self {
-        Args { rest }
-    }
-
     fn next_positional(&mut self) -> Option<String> {
-        if self
-            .rest
-            .first()
-            .is_some_and(|a| !a.starts_with('-') || a == "-h" || a == "--help")
-        {
-            Some(self.rest.remove(0))
-        } else {
-            None
-        }
+        let first = self.rest.first();
+        let command = first.is_some_and(|a| !a.starts_with('-') || a == "-h" || a == "--help");
+        command.then(|| self.rest.remove(0))
     }
 
     fn flag(&mut self, name: &str) -> bool {
-        match self.rest.iter().position(|a| a == name) {
-            Some(i) => {
-                self.rest.remove(i);
-                true
-            }
-            None => false,
-        }
+        let at = self.rest.iter().position(|a| a == name);
+        at.map(|i| self.rest.remove(i)).is_some()
     }
 
     /// Takes the first `--name value` or `--name=value`; call again for repeated options.
     fn value(&mut self, name: &str) -> Result<Option<String>> {
         let prefix = format!("{name}=");
-        for i in 0..self.rest.len() {
-            if self.rest[i] == name {
-                if i + 1 >= self.rest.len() {
-                    bail!("{name} needs a value");
-                }
-                let value = self.rest.remove(i + 1);
-                self.rest.remove(i);
-                return Ok(Some(value));
-            }
-            if let Some(value) = self.rest[i].strip_prefix(&prefix) {
-                let value = value.to_string();
-                self.rest.remove(i);
-                return Ok(Some(value));
-            }
+        let at = self
+            .rest
+            .iter()
+            .position(|a| a == name || a.starts_with(&prefix));
+        let Some(i) = at else { return Ok(None) };
+        let arg = self.rest.remove(i);
+        if let Some(value) = arg.strip_prefix(&prefix) {
+            return Ok(Some(value.to_string()));
         }
-        Ok(None)
+        if i >= self.rest.len() {
+            bail!("{name} needs a value");
+        }
+        Ok(Some(self.rest.remove(i)))
     }
 
     /// `--host H` and `--port N` (0: any free port), by default 127.0.0.1 and 8080.
@@ -255,7 +237,8 @@ mod tests {
     use super::*;
 
     fn args(s: &str) -> Args {
-        Args::new(s.split_whitespace().map(String::from).collect())
+        let rest = s.split_whitespace().map(String::from).collect();
+        Args { rest }
     }
 
     #[test]

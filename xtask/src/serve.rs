@@ -332,11 +332,10 @@ fn handle(server: &Shared, stream: TcpStream, accepted: Instant) {
 
 /// The answer to a request; `None` if the connection became an event stream and was served.
 fn respond(server: &Shared, stream: &TcpStream, request: &Request) -> Option<Reply> {
-    let method = request.method.as_str();
     if let Some(route) = relay::hook_route(&request.target) {
         return server.relay.respond(route, stream, request, &server.stop);
     }
-    Some(match method {
+    Some(match request.method.as_str() {
         "GET" | "HEAD" if request.target.split(['?', '#']).next() == Some("/relay.json") => {
             relay::probe()
         }

@@ -187,13 +187,11 @@ pub fn run(scope: Scope) -> Result<()> {
 
 fn rust_pieces() -> Result<()> {
     let rustup = which("rustup").is_some();
-    let target_installed = if rustup {
-        output_of(cmd("rustup").args(["target", "list", "--installed"]))
-            .is_some_and(|out| out.lines().any(|l| l.trim() == WASM_TARGET))
-    } else {
-        sysroot_has_target()
-    };
-    if !target_installed {
+    // A target is installed when the compiler's sysroot holds its library (rustup's or not).
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let sysroot = output_of(cmd(rustc).args(["--print", "sysroot"]));
+    let target = sysroot.map(|s| Path::new(&s).join("lib/rustlib").join(WASM_TARGET));
+    if !target.is_some_and(|dir| dir.is_dir()) {
         if !rustup {
             bail!(
                 "the Rust target {WASM_TARGET} is missing and rustup is not on PATH to add it; \
@@ -225,16 +223,6 @@ fn rust_pieces() -> Result<()> {
         util::run(cmd("rustup").arg("component").arg("add").args(&missing))?;
     }
     Ok(())
-}
-
-fn sysroot_has_target() -> bool {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    output_of(Command::new(rustc).args(["--print", "sysroot"])).is_some_and(|sysroot| {
-        Path::new(&sysroot)
-            .join("lib/rustlib")
-            .join(WASM_TARGET)
-            .is_dir()
-    })
 }
 
 /// apt-get, run at most once with `update` first, and only as root.

@@ -29,15 +29,10 @@ pub enum Layer {
     Engines,
 }
 
+use Layer::{Browser, E2e, Engines, Firefox, Lint, Native};
+
 impl Layer {
-    pub const ALL: [Layer; 6] = [
-        Layer::Lint,
-        Layer::Native,
-        Layer::Browser,
-        Layer::Firefox,
-        Layer::E2e,
-        Layer::Engines,
-    ];
+    pub const ALL: [Layer; 6] = [Lint, Native, Browser, Firefox, E2e, Engines];
 
     pub fn name(self) -> &'static str {
         ["lint", "native", "browser", "firefox", "e2e", "engines"][self as usize]
@@ -61,39 +56,26 @@ struct Outcome {
     note: String,
 }
 
-struct Row {
-    layer: Layer,
-    result: Result<Outcome>,
-    seconds: f64,
-}
-
 pub fn run(only: &[Layer], changed: bool) -> Result<()> {
-    let mut layers: Vec<Layer> = if only.is_empty() {
-        Layer::ALL.to_vec()
-    } else {
-        Layer::ALL
-            .into_iter()
-            .filter(|l| only.contains(l))
-            .collect()
-    };
+    let mut layers: Vec<Layer> = Layer::ALL
+        .into_iter()
+        .filter(|l| only.is_empty() || only.contains(l))
+        .collect();
     let mut e2e_only = None;
     if changed {
         let paths = changed::changed_paths()?;
         let touched = changed::layers_for(&paths);
         layers.retain(|l| touched.contains(l));
         e2e_only = changed::e2e_files_only(&paths);
+        let names: Vec<&str> = layers.iter().map(|l| l.name()).collect();
+        let files = e2e_only
+            .as_ref()
+            .map(|f| format!(" (e2e: {} only)", f.join(", ")));
         say(format!(
             "--changed: {} paths changed → layers: {}{}",
             paths.len(),
-            layers
-                .iter()
-                .map(|l| l.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-            e2e_only
-                .as_ref()
-                .map(|f| format!(" (e2e: {} only)", f.join(", ")))
-                .unwrap_or_default()
+            names.join(", "),
+            files.unwrap_or_default()
         ));
         if layers.is_empty() {
             say("--changed: no layer to run");
@@ -102,25 +84,15 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
     }
     // lint and native need no browser or Node.js (clippy for wasm32 does need the target and
     // clang, which the Build scope has).
-    let setup_scope = if layers
-        .iter()
-        .any(|l| !matches!(l, Layer::Lint | Layer::Native))
-    {
-        Scope::Full
-    } else {
-        Scope::Build
-    };
+    let browsers = layers.iter().any(|l| !matches!(l, Lint | Native));
+    let setup_scope = if browsers { Scope::Full } else { Scope::Build };
     setup::run(setup_scope).context("setup failed, so no test layer ran")?;
 
     // The site the e2e and engine layers serve builds while the layers before them run.
-    let mut site = Site::start(
-        layers
-            .iter()
-            .any(|l| matches!(l, Layer::E2e | Layer::Engines)),
-    )?;
+    let mut site = Site::start(layers.iter().any(|l| matches!(l, E2e | Engines)))?;
     // Firefox's wasm tests run beside Chromium's when both layers run: the same test binary
     // (built once), two browsers, one core each; its output is printed when it ends.
-    let both_browsers = layers.contains(&Layer::Browser) && layers.contains(&Layer::Firefox);
+    let both_browsers = layers.contains(&Browser) && layers.contains(&Firefox);
     let mut rows = Vec::new();
     std::thread::scope(|scope| {
         let mut firefox = None;
@@ -128,16 +100,16 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
             say(format!("==== layer: {} ====", layer.name()));
             let mut started = Instant::now();
             let result = match layer {
-                Layer::Lint => lint(&mut site),
-                Layer::Native => native(),
-                Layer::Browser => {
+                Lint => lint(&mut site),
+                Native => native(),
+                Browser => {
                     if both_browsers {
                         let beside = scope.spawn(|| browser(WasmBrowser::Firefox, false));
                         firefox = Some((Instant::now(), beside));
                     }
                     browser(WasmBrowser::Chrome, true)
                 }
-                Layer::Firefox => match firefox.take() {
+                Firefox => match firefox.take() {
                     Some((began, beside)) => {
                         started = began;
                         say("firefox: waiting for the run started beside the browser layer");
@@ -147,36 +119,26 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
                     }
                     None => browser(WasmBrowser::Firefox, true),
                 },
-                Layer::E2e => e2e(e2e_only.as_deref(), &mut site),
-                Layer::Engines => engines(&mut site),
+                E2e => e2e(e2e_only.as_deref(), &mut site),
+                Engines => engines(&mut site),
             };
-            let seconds = started.elapsed().as_secs_f64();
+            let name = layer.name();
             match &result {
-                Ok(o) => say(format!(
-                    "layer {} passed: {} {}",
-                    layer.name(),
-                    o.passed,
-                    if layer == Layer::Lint {
-                        "checks"
-                    } else {
-                        "tests"
-                    }
-                )),
-                Err(e) => say(format!("layer {} FAILED: {e:#}", layer.name())),
+                Ok(o) => {
+                    let unit = if layer == Lint { "checks" } else { "tests" };
+                    say(format!("layer {name} passed: {} {unit}", o.passed));
+                }
+                Err(e) => say(format!("layer {name} FAILED: {e:#}")),
             }
-            rows.push(Row {
-                layer,
-                result,
-                seconds,
-            });
+            rows.push((layer, result, started.elapsed().as_secs_f64()));
         }
     });
 
     print_summary(&rows);
     let failed: Vec<&str> = rows
         .iter()
-        .filter(|r| r.result.is_err())
-        .map(|r| r.layer.name())
+        .filter(|(_, result, _)| result.is_err())
+        .map(|(layer, ..)| layer.name())
         .collect();
     if !failed.is_empty() {
         bail!("test layers failed: {}", failed.join(", "));
@@ -190,6 +152,7 @@ const SITE_LOG: &str = "target/test-site.log";
 /// What the e2e and engine layers serve, as it deploys: `xtask dist` (both modules release, then
 /// dist/), in a child started before the other layers run, beside them (other Cargo profiles: no
 /// build lock in common); none unless `wanted`. [`Site::ready`] waits for it.
+#[derive(Default)]
 struct Site {
     child: Option<std::process::Child>,
     ok: bool,
@@ -197,29 +160,24 @@ struct Site {
 
 impl Site {
     fn start(wanted: bool) -> Result<Site> {
-        if !wanted {
-            return Ok(Site {
-                child: None,
-                ok: false,
-            });
+        let mut site = Site::default();
+        if wanted {
+            let out = std::fs::create_dir_all(util::root().join("target"))
+                .and_then(|()| std::fs::File::create(util::root().join(SITE_LOG)))
+                .with_context(|| format!("creating {SITE_LOG}"))?;
+            let child = Command::new(std::env::current_exe()?)
+                .arg("dist")
+                .stdin(std::process::Stdio::null())
+                .stdout(out.try_clone()?)
+                .stderr(out)
+                .spawn()
+                .context("starting `xtask dist`")?;
+            site.child = Some(child);
+            say(format!(
+                "building the site for e2e and engines in the background (output: {SITE_LOG})"
+            ));
         }
-        let out = std::fs::create_dir_all(util::root().join("target"))
-            .and_then(|()| std::fs::File::create(util::root().join(SITE_LOG)))
-            .with_context(|| format!("creating {SITE_LOG}"))?;
-        let child = Command::new(std::env::current_exe()?)
-            .arg("dist")
-            .stdin(std::process::Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            .spawn()
-            .context("starting `xtask dist`")?;
-        say(format!(
-            "building the site for e2e and engines in the background (output: {SITE_LOG})"
-        ));
-        Ok(Site {
-            child: Some(child),
-            ok: false,
-        })
+        Ok(site)
     }
 
     /// Whether a site build was started (it may have finished).
@@ -249,30 +207,24 @@ impl Drop for Site {
     }
 }
 
-fn print_summary(rows: &[Row]) {
+/// Each layer run: what it did, in how many seconds.
+fn print_summary(rows: &[(Layer, Result<Outcome>, f64)]) {
     println!();
     println!(
         "{:<8}  {:<6}  {:>6}  {:>8}  note",
         "layer", "result", "passed", "seconds"
     );
     println!("{}", "-".repeat(60));
-    for row in rows {
-        let (result, passed, note) = match &row.result {
+    for (layer, result, seconds) in rows {
+        let (result, passed, note) = match result {
             Ok(o) => ("ok", o.passed.to_string(), o.note.clone()),
             Err(e) => {
-                let first = format!("{e:#}");
-                let first = first.lines().next().unwrap_or("").to_string();
+                let first = format!("{e:#}").lines().next().unwrap_or("").to_string();
                 ("FAILED", "-".to_string(), first)
             }
         };
-        println!(
-            "{:<8}  {:<6}  {:>6}  {:>8.1}  {}",
-            row.layer.name(),
-            result,
-            passed,
-            row.seconds,
-            note
-        );
+        let name = layer.name();
+        println!("{name:<8}  {result:<6}  {passed:>6}  {seconds:>8.1}  {note}");
     }
     println!();
 }
@@ -475,21 +427,13 @@ fn cargo_test(package: &str, extra: &[&str]) -> Result<u64> {
 fn run_libtest(cmd: &mut Command, live: bool) -> Result<LibtestCounts> {
     let out = run_tee(cmd, live)?;
     let counts = libtest_counts(&out.text());
-    if !out.status.success() {
-        bail!(
-            "`{}` failed ({}): {} passed, {} failed",
-            util::show(cmd),
-            out.status,
-            counts.passed,
-            counts.failed
-        );
+    let (shown, status, passed, failed) =
+        (util::show(cmd), out.status, counts.passed, counts.failed);
+    if !status.success() {
+        bail!("`{shown}` failed ({status}): {passed} passed, {failed} failed");
     }
-    if counts.failed > 0 {
-        bail!(
-            "`{}` reported {} failed tests",
-            util::show(cmd),
-            counts.failed
-        );
+    if failed > 0 {
+        bail!("`{shown}` reported {failed} failed tests");
     }
     Ok(counts)
 }
@@ -774,17 +718,10 @@ fn node_test_file(job: &E2eJob, url: &str, dist: &std::path::Path) -> E2eDone {
         .unwrap_or_default();
     let host = if job.on_static { STATIC } else { OWN };
     let started = Instant::now();
-    let mut cmd = util::cmd("node");
-    cmd.args([
-        "--test",
-        "--test-reporter=tap",
-        "--test-reporter-destination=stdout",
-    ])
-    .arg(job.file.strip_prefix(&root).unwrap_or(&job.file))
-    .env("INBOX_LAB_URL", url)
-    .env("INBOX_LAB_DIST", dist)
-    .env("CHROMIUM", CHROMIUM)
-    .stdin(std::process::Stdio::null());
+    let mut cmd = node_test(url);
+    cmd.arg(job.file.strip_prefix(&root).unwrap_or(&job.file))
+        .env("INBOX_LAB_DIST", dist)
+        .stdin(std::process::Stdio::null());
     let result = cmd
         .output()
         .with_context(|| format!("could not start `{}`", util::show(&cmd)));
@@ -816,6 +753,16 @@ fn node_test_file(job: &E2eJob, url: &str, dist: &std::path::Path) -> E2eDone {
         seconds,
         failure,
     }
+}
+
+/// `node --test` against the page at `url`, reporting in TAP on stdout ([`tap_counts`]).
+fn node_test(url: &str) -> Command {
+    let mut cmd = util::cmd("node");
+    let args = "--test --test-reporter=tap --test-reporter-destination=stdout";
+    cmd.args(args.split(' '))
+        .env("INBOX_LAB_URL", url)
+        .env("CHROMIUM", CHROMIUM);
+    cmd
 }
 
 /// Why a `node --test` run did not pass, or None.
@@ -879,11 +826,11 @@ impl StaticHost {
     fn start(dist: &std::path::Path) -> Result<StaticHost> {
         let top = util::root().join("target/e2e-static");
         let _ = std::fs::remove_dir_all(&top);
-        let parent = top.join(STATIC_SUB_PATH.trim_matches('/'));
-        let parent = parent.parent().context("the sub-path has a parent")?;
+        let link = top.join(STATIC_SUB_PATH.trim_matches('/'));
+        let parent = link.parent().context("the sub-path has a parent")?;
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
-        std::os::unix::fs::symlink(dist, top.join(STATIC_SUB_PATH.trim_matches('/')))
+        std::os::unix::fs::symlink(dist, &link)
             .context("linking dist/ under the static server's folder")?;
         // A free port: the kernel picks one, then it is handed to Python.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -951,47 +898,36 @@ fn engines(site: &mut Site) -> Result<Outcome> {
     site.ready()?;
     let dist = root.join(dist::DIST_DIR);
     let host = StaticHost::start(&dist)?;
-    let url = host.url.clone();
     say(format!(
-        "serving dist/ for the engine tests on `python3 -m http.server` at {url}"
+        "serving dist/ for the engine tests on `python3 -m http.server` at {}",
+        host.url
     ));
 
     // The three at once, each with its own browser and driver (about a core each at most);
     // each one's output shown when it ends.
     let run = |engine: &str| -> Result<u64, String> {
-        let mut cmd = util::cmd("node");
-        cmd.args([
-            "--test",
-            "--test-concurrency=1",
-            "--test-reporter=tap",
-            "--test-reporter-destination=stdout",
-        ])
-        .args(files.iter().map(|f| f.strip_prefix(&root).unwrap_or(f)))
-        .env("INBOX_LAB_URL", &url)
-        .env("INBOX_LAB_ENGINE", engine)
-        .env("CHROMIUM", CHROMIUM)
-        .env("FIREFOX", FIREFOX);
+        let mut cmd = node_test(&host.url);
+        cmd.arg("--test-concurrency=1")
+            .args(files.iter().map(|f| f.strip_prefix(&root).unwrap_or(f)))
+            .env("INBOX_LAB_ENGINE", engine)
+            .env("FIREFOX", FIREFOX);
         let out = run_tee(&mut cmd, false).map_err(|e| format!("{e:#}"))?;
         let c = tap_counts(&out.text());
         tap_failure(out.status, &c).map_or(Ok(c.pass), Err)
     };
-    let runs: Vec<(&str, Result<u64, String>)> = std::thread::scope(|scope| {
-        let threads = ENGINES.map(|engine| (engine, scope.spawn(move || run(engine))));
-        threads
-            .into_iter()
-            .map(|(engine, t)| (engine, t.join().unwrap_or(Err("panicked".into()))))
-            .collect()
-    });
     let (mut passed, mut per_engine, mut failures) = (0, Vec::new(), Vec::new());
-    for (engine, result) in runs {
-        match result {
-            Ok(n) => {
-                passed += n;
-                per_engine.push(format!("{engine} {n}"));
+    std::thread::scope(|scope| {
+        let threads = ENGINES.map(|engine| (engine, scope.spawn(move || run(engine))));
+        for (engine, t) in threads {
+            match t.join().unwrap_or(Err("panicked".into())) {
+                Ok(n) => {
+                    passed += n;
+                    per_engine.push(format!("{engine} {n}"));
+                }
+                Err(failure) => failures.push(format!("{engine} ({failure})")),
             }
-            Err(failure) => failures.push(format!("{engine} ({failure})")),
         }
-    }
+    });
     drop(host);
     if !failures.is_empty() {
         bail!("engines failed: {}", failures.join("; "));
@@ -1050,18 +986,14 @@ struct TapCounts {
 fn tap_counts(text: &str) -> TapCounts {
     let mut counts = TapCounts::default();
     for line in text.lines() {
-        if let Some(name) = line.strip_prefix("# Subtest: ") {
-            if name.trim_end().ends_with(".test.mjs") {
-                counts.files_without_tests.push(name.trim_end().to_string());
+        if let Some(name) = line.strip_prefix("# Subtest: ").map(str::trim_end) {
+            if name.ends_with(".test.mjs") {
+                counts.files_without_tests.push(name.to_string());
             }
             continue;
         }
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix("# ") else {
-            continue;
-        };
-        let mut parts = rest.split_whitespace();
-        let (Some(key), Some(value), None) = (parts.next(), parts.next(), parts.next()) else {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let ["#", key, value] = words[..] else {
             continue;
         };
         let Ok(n) = value.parse::<u64>() else {

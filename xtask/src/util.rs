@@ -14,11 +14,8 @@ pub fn say(msg: impl std::fmt::Display) {
 
 /// The repository root (the directory holding the root `Cargo.toml`).
 pub fn root() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| manifest_dir.to_path_buf())
+    let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
+    xtask.parent().unwrap_or(xtask).to_path_buf()
 }
 
 /// `cargo`, the same one that started us when run through `cargo xtask`.
@@ -38,12 +35,11 @@ pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .find(|candidate| {
+            use std::os::unix::fs::PermissionsExt;
+            let m = std::fs::metadata(candidate);
+            m.is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// Whether we run as root (then `apt-get` may be used).
@@ -152,13 +148,8 @@ pub fn run_tee(cmd: &mut Command, live: bool) -> Result<Teed> {
         .with_context(|| format!("could not start `{}`", show(cmd)))?;
     let out = child.stdout.take().context("no stdout pipe")?;
     let err = child.stderr.take().context("no stderr pipe")?;
-    let shown = |to: Box<dyn Write + Send>| if live { to } else { Box::new(std::io::sink()) };
-    let (to_out, to_err) = (
-        shown(Box::new(std::io::stdout())),
-        shown(Box::new(std::io::stderr())),
-    );
-    let out_thread = thread::spawn(move || copy_and_keep(out, to_out));
-    let err_thread = thread::spawn(move || copy_and_keep(err, to_err));
+    let out_thread = thread::spawn(move || copy_and_keep(out, live.then(std::io::stdout)));
+    let err_thread = thread::spawn(move || copy_and_keep(err, live.then(std::io::stderr)));
     let status = child
         .wait()
         .with_context(|| format!("waiting for `{}`", show(cmd)))?;
@@ -175,7 +166,8 @@ pub fn run_tee(cmd: &mut Command, live: bool) -> Result<Teed> {
     })
 }
 
-fn copy_and_keep(mut from: impl Read, mut to: impl Write) -> String {
+/// Everything `from` gives, also written to `to` (if any) as it comes.
+fn copy_and_keep(mut from: impl Read, mut to: Option<impl Write>) -> String {
     let mut kept = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -184,8 +176,10 @@ fn copy_and_keep(mut from: impl Read, mut to: impl Write) -> String {
             Ok(n) => {
                 kept.extend_from_slice(&buf[..n]);
                 // Showing output is best effort; a closed terminal must not stop the capture.
-                let _ = to.write_all(&buf[..n]);
-                let _ = to.flush();
+                if let Some(to) = &mut to {
+                    let _ = to.write_all(&buf[..n]);
+                    let _ = to.flush();
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
@@ -200,20 +194,12 @@ pub fn strip_ansi(s: &str) -> String {
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '\u{1b}' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
+            if chars.next_if_eq(&'[').is_some() {
+                chars.by_ref().find(char::is_ascii_alphabetic);
             }
-            continue;
+        } else if c != '\r' {
+            out.push(c);
         }
-        if c == '\r' {
-            continue;
-        }
-        out.push(c);
     }
     out
 }

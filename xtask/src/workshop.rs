@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 
 use crate::util::{self, say};
 use crate::{build, dist, serve};
@@ -51,10 +51,8 @@ pub fn run(options: &Options) -> Result<()> {
         "the workshop's handler is broken: its first failure is in the line above"
     });
     if options.judge_only {
-        if judged.correct {
-            return Ok(());
-        }
-        bail!("the workshop's handler is broken");
+        ensure!(judged.correct, "the workshop's handler is broken");
+        return Ok(());
     }
     // The page with it: the build script reads the same variable.
     std::env::set_var(HANDLER_ENV, &handler);

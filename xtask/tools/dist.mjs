@@ -123,7 +123,8 @@ async function bundlePage(entry) {
   let page = null;
   for (const file of result.outputFiles) {
     const name = basename(file.path);
-    const packages = packagesIn(result.metafile.outputs[relative(process.cwd(), file.path)]);
+    const packages = packagesIn(result.metafile.outputs[relative(process.cwd(), file.path)])
+      .map((name) => `${name}@${packageJson(name).version}`);
     const notice = packages.length === 0 ? '' : `/*! ${packages.join(', ')}: MIT; licences in ${licenses} */\n`;
     const bytes = Buffer.concat([Buffer.from(notice), file.contents]);
     if (name === basename(entry)) {
@@ -136,7 +137,7 @@ async function bundlePage(entry) {
   return page;
 }
 
-// The npm packages whose code is in an output (its metafile entry), as "name@version".
+// The npm packages whose code is in an output (its metafile entry), by name.
 function packagesIn(output) {
   const names = new Set();
   for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
@@ -145,7 +146,7 @@ function packagesIn(output) {
       names.add(match[1]);
     }
   }
-  return [...names].sort().map((name) => `${name}@${packageJson(name).version}`);
+  return [...names].sort();
 }
 
 function packageJson(name) {
@@ -154,12 +155,7 @@ function packageJson(name) {
 
 // Every bundled package's licence: its name, version, licence and LICENSE file.
 async function licenceTexts(metafile) {
-  const packages = new Set();
-  for (const output of Object.values(metafile.outputs)) {
-    for (const spec of packagesIn(output)) {
-      packages.add(spec.slice(0, spec.lastIndexOf('@')));
-    }
-  }
+  const packages = new Set(Object.values(metafile.outputs).flatMap(packagesIn));
   const parts = ['Third-party code in this build of inbox-lab, bundled from npm by xtask/tools/dist.mjs.\n'];
   for (const name of [...packages].sort()) {
     const { version, license } = packageJson(name);

@@ -141,11 +141,10 @@ impl Relay {
         request: &Request,
         stop: &AtomicBool,
     ) -> Option<Reply> {
-        let method = request.method.as_str();
         let body_deadline = Instant::now() + self.limits.body_deadline;
         // Only the page holds the key: anyone else is refused before anything else is looked at.
         let page = self.holds_key(&request.target);
-        Some(match (route, method) {
+        Some(match (route, request.method.as_str()) {
             (HookRoute::Subscribe, "GET") if page => return self.subscribe(stream, stop),
             (HookRoute::Answer(id), "POST") if page => read_body(stream, request, body_deadline)
                 .map_or_else(|refused| refused, |body| self.answer(id, &body)),
@@ -462,18 +461,12 @@ fn hook_request(
     let mut headers = serde_json::Map::new();
     for name in HOOK_HEADERS {
         let values: Vec<&str> = request.header_values(name).collect();
-        match values.as_slice() {
-            [] => {}
-            [value] => {
-                headers.insert(name.to_string(), (*value).into());
-            }
-            _ => {
-                return Err(error_reply(
-                    400,
-                    "duplicate_header",
-                    format!("the request has more than one {name} header"),
-                ))
-            }
+        if values.len() > 1 {
+            let why = format!("the request has more than one {name} header");
+            return Err(error_reply(400, "duplicate_header", why));
+        }
+        if let [value] = values.as_slice() {
+            headers.insert(name.to_string(), (*value).into());
         }
     }
     let body = read_body(stream, request, body_deadline)?;
@@ -518,11 +511,8 @@ fn read_body(stream: &TcpStream, request: &Request, deadline: Instant) -> Result
         }
     };
     if length > MAX_HOOK_BODY_BYTES {
-        return Err(error_reply(
-            413,
-            "body_too_large",
-            format!("the body is {length} bytes; at most {MAX_HOOK_BODY_BYTES} are accepted"),
-        ));
+        let why = format!("the body is {length} bytes; at most {MAX_HOOK_BODY_BYTES} are accepted");
+        return invalid(413, "body_too_large", &why);
     }
     let mut body = request.early_body.clone();
     body.truncate(length);
@@ -547,11 +537,7 @@ fn read_body(stream: &TcpStream, request: &Request, deadline: Instant) -> Result
             }
             Ok(n) => body.extend_from_slice(&chunk[..n]),
             Err(e) if is_timeout(&e) => {
-                return Err(error_reply(
-                    408,
-                    "body_too_slow",
-                    "the body did not arrive in time",
-                ))
+                return invalid(408, "body_too_slow", "the body did not arrive in time")
             }
             Err(_) => return invalid(400, "body_incomplete", "the body could not be read"),
         }

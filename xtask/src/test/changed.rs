@@ -5,7 +5,6 @@
 use super::Layer::{self, Browser, E2e, Engines, Firefox, Lint, Native};
 use crate::util;
 use anyhow::{Context, Result};
-use std::process::Command;
 
 /// Which layers a change to a path can break: the first rule whose prefix the path starts
 /// with decides, and a path no rule names (Cargo.toml, build.rs, src/, .ci/, ...) runs every
@@ -86,9 +85,8 @@ pub fn changed_paths() -> Result<Vec<String>> {
 }
 
 fn git(args: &[&str]) -> Result<String> {
-    let mut cmd = Command::new("git");
-    cmd.args(args).current_dir(util::root());
-    util::output_of(&mut cmd).with_context(|| format!("`{}` failed", util::show(&cmd)))
+    let mut cmd = util::cmd("git");
+    util::output_of(cmd.args(args)).with_context(|| format!("`{}` failed", util::show(&cmd)))
 }
 
 #[cfg(test)]
