@@ -26,7 +26,7 @@
 // Everything the worker returns is rendered with textContent (dom.js).
 
 import { inboxLab } from '../../db/client.js';
-import { el, whileBusy } from '../../lib/dom.js';
+import { button, dataTable, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
@@ -183,7 +183,6 @@ const state = {
   demo: null,
 };
 
-/** Fills the race lab's section (`#race-lab`) with its controls and results. */
 // The page's services (app.js): the tables, and the timeline's step boxes.
 let services = null;
 
@@ -225,9 +224,7 @@ function build(root) {
   );
   ui.deliveryRadios[0].checked = true;
   ui.start = el('button', { attrs: { type: 'button', id: 'race-start' } });
-  ui.explore = text('button', 'racelab.explore', 'secondary');
-  ui.explore.type = 'button';
-  ui.explore.id = 'race-explore';
+  ui.explore = button('racelab.explore', 'race-explore');
   ui.locked = el(
     'p',
     { className: 'note race-locked', attrs: { id: 'race-explore-locked' } },
@@ -273,9 +270,7 @@ function build(root) {
   ui.replayNext = el('button', { attrs: { type: 'button', id: 'race-replay-next' } });
   ui.replayNext.addEventListener('click', replayStep);
 
-  ui.demoRun = text('button', 'racelab.demo.run', 'secondary');
-  ui.demoRun.type = 'button';
-  ui.demoRun.id = 'race-demo-run';
+  ui.demoRun = button('racelab.demo.run', 'race-demo-run');
   ui.demoResult = el('div', { attrs: { id: 'race-demo-result', 'aria-live': 'polite' } });
   ui.demo = el(
     'div',
@@ -315,10 +310,7 @@ function build(root) {
   );
 
   ui.handler.addEventListener('change', () => {
-    state.handler = ui.handler.value;
-    state.race = null;
-    state.explored = null;
-    state.replay = null;
+    Object.assign(state, { handler: ui.handler.value, race: null, explored: null, replay: null });
     render(ui);
   });
   for (const radio of ui.deliveryRadios) {
@@ -328,10 +320,7 @@ function build(root) {
         // and it runs before the worker answers); it is undone if the
         // worker refuses.
         const previous = state.deliveries;
-        state.deliveries = Number(radio.value);
-        state.race = null;
-        state.explored = null;
-        state.replay = null;
+        Object.assign(state, { deliveries: Number(radio.value), race: null, explored: null, replay: null });
         run(ui, async () => {
           try {
             await inboxLab.race.reset(state.deliveries);
@@ -400,10 +389,7 @@ async function playRace(handler, order) {
   if (ui === null || state.busy) {
     return;
   }
-  if (ui.handler.value !== handler) {
-    ui.handler.value = handler;
-    ui.handler.dispatchEvent(new Event('change'));
-  }
+  chooseHandler(ui, handler);
   await run(ui, () => start(handler));
   for (const i of order) {
     await run(ui, () => step(i));
@@ -442,10 +428,7 @@ async function replayRace(handler, deliveries, order) {
       Object.assign(state, { deliveries, race: null, explored: null, replay: null });
     });
   }
-  if (ui.handler.value !== handler) {
-    ui.handler.value = handler;
-    ui.handler.dispatchEvent(new Event('change'));
-  }
+  chooseHandler(ui, handler);
   await run(ui, () => start(handler));
   for (const i of order) {
     if (state.error !== null) {
@@ -454,6 +437,14 @@ async function replayRace(handler, deliveries, order) {
     await run(ui, () => step(i));
   }
   return state.error;
+}
+
+/** Chooses `handler` in the lab's select, as the reader would. */
+function chooseHandler(ui, handler) {
+  if (ui.handler.value !== handler) {
+    ui.handler.value = handler;
+    ui.handler.dispatchEvent(new Event('change'));
+  }
 }
 
 /** Runs one action against the worker: busy while it runs, errors shown, then redrawn. */
@@ -785,13 +776,10 @@ function renderExplorer(ui) {
 }
 
 function smallTable(caption, columns, rows, id) {
-  return el(
-    'table',
-    { attrs: { id } },
-    el('caption', { text: caption }),
-    el('thead', {}, el('tr', {}, ...columns.map((name) => el('th', { text: name, attrs: { scope: 'col' } })))),
-    el('tbody', {}, ...rows.map((row) => el('tr', {}, ...row.map((value) => el('td', { className: 'number', text: value }))))),
-  );
+  const table = dataTable(columns, rows);
+  table.id = id;
+  table.prepend(el('caption', { text: caption }));
+  return table;
 }
 
 function resultText(s) {
