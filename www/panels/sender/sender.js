@@ -232,7 +232,7 @@ function showLog(record) {
   shownSend = record;
   logList.replaceChildren(...record.attempts.map(attemptItem));
   showClock();
-  const summary = summaryText(record);
+  const summary = record.summary === null ? null : eventSummary(record.summary);
   summaryLine.hidden = summary === null;
   summaryLine.textContent = summary ?? '';
 }
@@ -278,10 +278,6 @@ function decisionText(decision, answer, attempt) {
     return t('log.give_up', { attempts: attempt });
   }
   return decision.reason === 'success' ? t('log.stop_success') : t('log.stop_client_error', { status: answer.http_status });
-}
-
-function summaryText({ summary }) {
-  return summary === null ? null : eventSummary(summary);
 }
 
 // ---- The answer -------------------------------------------------------------
@@ -436,7 +432,6 @@ function deliverFromForm(event, strip = null) {
   return sendForm(strip);
 }
 
-
 async function sendForm(strip) {
   const options = formOptions();
   if (options !== null) {
@@ -550,11 +545,13 @@ export function mount(root, pageServices) {
     whileBusy(() => sendForm(deliverStrip));
   });
 
-  // "Restore the example" also clears the messages that belonged to the old values.
-  form.addEventListener('reset', () => clearErrors(form));
-
+  // "Restore the example" also clears the messages that belonged to the old
+  // values, and describes the handler once the form has its old values back.
+  form.addEventListener('reset', () => {
+    clearErrors(form);
+    setTimeout(describeHandler);
+  });
   form.elements.handler.addEventListener('change', describeHandler);
-  form.addEventListener('reset', () => setTimeout(describeHandler)); // after the form has its old values back
   describeHandler();
 
   onLanguageChange(() => {
