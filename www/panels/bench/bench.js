@@ -20,7 +20,7 @@
 //     total_ms, events_per_s, p50_ms, p99_ms, max_ms}. It writes to the
 //     reader's database, so the panel does not use it.
 
-import { el } from '../../lib/dom.js';
+import { el, svg } from '../../lib/dom.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { Caller } from '../../lib/rpc.js';
 
@@ -30,7 +30,6 @@ export const SETTINGS = Object.freeze(['delete-full', 'wal-full', 'wal-normal'])
 /** Events per setting in the panel's short run. */
 export const SHORT_RUN_EVENTS = 200;
 
-const SVG = 'http://www.w3.org/2000/svg';
 
 const WORKER_URL = new URL('./benchworker.js', import.meta.url);
 
@@ -254,16 +253,6 @@ function drawTable(results) {
 // name above its pair, on a log scale from 10/s to 1,000,000/s so a 500/s and
 // a 50,000/s bar both stay readable.
 function drawChart(results) {
-  const svgEl = (tag, attrs = {}, text) => {
-    const node = document.createElementNS(SVG, tag);
-    for (const [name, value] of Object.entries(attrs)) {
-      node.setAttribute(name, String(value));
-    }
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    return node;
-  };
   const WIDTH = 720;
   const LEFT = 4;
   const RIGHT = 24;
@@ -279,30 +268,30 @@ function drawChart(results) {
     const e = Math.log10(Math.max(rate, 10 ** MIN_EXP));
     return LEFT + ((Math.min(e, MAX_EXP) - MIN_EXP) / (MAX_EXP - MIN_EXP)) * (WIDTH - LEFT - RIGHT);
   };
-  const svg = svgEl('svg', { viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', class: 'bench-svg' });
-  svg.append(svgEl('title', {}, t('bench.chart')));
+  const picture = svg('svg', { viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', class: 'bench-svg' });
+  picture.append(svg('title', {}, t('bench.chart')));
   for (let e = MIN_EXP; e <= MAX_EXP; e += 1) {
     const at = x(10 ** e);
-    svg.append(svgEl('line', { x1: at, x2: at, y1: TOP - 6, y2: height - 6, class: 'bench-grid' }));
+    picture.append(svg('line', { x1: at, x2: at, y1: TOP - 6, y2: height - 6, class: 'bench-grid' }));
     const edge = e === MIN_EXP ? ' bench-tick-first' : e === MAX_EXP ? ' bench-tick-last' : '';
-    svg.append(svgEl('text', { x: at, y: TOP - 10, class: `bench-tick${edge}` }, tick(e)));
+    picture.append(svg('text', { x: at, y: TOP - 10, class: `bench-tick${edge}` }, tick(e)));
   }
   results.forEach((r, i) => {
     const y = TOP + i * GROUP;
-    svg.append(svgEl('text', { x: LEFT, y: y + NAME - 5, class: 'bench-label' }, t(`bench.setting.${r.setting}`)));
+    picture.append(svg('text', { x: LEFT, y: y + NAME - 5, class: 'bench-label' }, t(`bench.setting.${r.setting}`)));
     [
       ['bench.applied', r.apply.events_per_s, 'bench-bar-applied'],
       ['bench.duplicates', r.duplicate.events_per_s, 'bench-bar-duplicate'],
     ].forEach(([key, rate, cls], j) => {
       const top = y + NAME + j * BAR;
       const end = x(rate);
-      const bar = svgEl('rect', { x: LEFT, y: top, width: Math.max(1, end - LEFT), height: BAR - 3, class: cls });
-      bar.append(svgEl('title', {}, `${t(key)}: ${t('bench.perSecond', { value: formatRate(rate) })}`));
-      svg.append(bar);
+      const bar = svg('rect', { x: LEFT, y: top, width: Math.max(1, end - LEFT), height: BAR - 3, class: cls });
+      bar.append(svg('title', {}, `${t(key)}: ${t('bench.perSecond', { value: formatRate(rate) })}`));
+      picture.append(bar);
       // Near the right edge the label goes inside the bar's end instead.
       const inside = end > WIDTH - 200;
-      svg.append(
-        svgEl(
+      picture.append(
+        svg(
           'text',
           { x: inside ? end - 4 : end + 4, y: top + BAR - 5, class: inside ? 'bench-value-inside' : 'bench-value' },
           `${formatRate(rate)} · ${t(key)}`,
@@ -310,7 +299,7 @@ function drawChart(results) {
       );
     });
   });
-  return svg;
+  return picture;
 }
 
 function formatRate(rate) {
