@@ -106,14 +106,7 @@ register({
 const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
 const LETTERS = ['A', 'B', 'C'];
 
-export function mount() {
-  const section = document.querySelector('#handler-lab');
-  if (section !== null) {
-    build(section);
-  }
-}
-
-function build(root) {
+export function mount(root) {
   const label = (key, target) => el('label', { i18n: key, attrs: { for: target } });
   const ui = {
     builtin: el('select', { attrs: { id: 'handler-builtin' } }),
