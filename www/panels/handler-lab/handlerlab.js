@@ -30,7 +30,7 @@ import { inboxLab } from '../../db/client.js';
 import { button, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
-import { decodeShare, encodeShare, isShare } from '../../lib/share.js';
+import { HANDLERS, decodeShare, encodeShare, isShare } from '../../lib/share.js';
 
 register({
   'handlerlab.title': { en: 'Write your own handler, and let the lab judge it', ru: 'Напишите свой обработчик — и пусть лаборатория его проверит' },
@@ -103,7 +103,6 @@ register({
   'handlerlab.no': { en: 'no', ru: 'нет' },
 });
 
-const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
 const LETTERS = ['A', 'B', 'C'];
 
 export function mount(root) {

@@ -30,6 +30,7 @@ import { button, dataTable, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
+import { HANDLERS } from '../../lib/share.js';
 
 register({
   'racelab.title': { en: 'Race lab: deliveries interleaved one statement at a time', ru: 'Гонки: доставки вперемешку, по одному оператору' },
@@ -146,7 +147,6 @@ register({
   'racelab.error': { en: 'The worker answered an error: {kind} — {message}', ru: 'Воркер ответил ошибкой: {kind} — {message}' },
 });
 
-const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
 const LETTERS = ['A', 'B', 'C'];
 // The race event (Rust: race::race_payload): shown in the final tables.
 const RACE_KEY = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };

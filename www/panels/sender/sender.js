@@ -10,6 +10,7 @@ import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { RetryPolicy, SimulatedClock, parsePolicy } from '../../lib/retry.js';
 import { EXAMPLE, eventName, eventSummary, sendEvent } from '../../lib/send.js';
+import { HANDLERS } from '../../lib/share.js';
 import { resultStrip } from '../../lib/strip.js';
 import { outcomeOf } from '../../lib/timeline.js';
 import { verdictElement } from '../../lib/verdict.js';
@@ -444,7 +445,6 @@ function describeHandler() {
   handlerNote.textContent = t(`handler.${form.elements.handler.value}`);
 }
 
-const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
 const FAULTS = ['none', 'after_insert', 'after_update'];
 
 /** A group of chips: its label (`key`), then `chips`. */
