@@ -144,7 +144,7 @@ import init, {
   overDeadline,
   readsOnlySettings,
 } from '../pkg/inbox_lab.js';
-import { asErrorObject, isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
+import { asErrorObject, heldByAnotherWorker, isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 import { Lane } from './foreign.js';
 import { OPS, handlersFor } from './ops.js';
@@ -468,10 +468,6 @@ function updateProblem(opened) {
     problemNow = now;
     self.postMessage({ type: 'problem', problem: now });
   }
-}
-
-function heldByAnotherWorker(thrown) {
-  return isErrorObject(thrown) && thrown.message.includes('NoModificationAllowedError');
 }
 
 function inUse(error) {
