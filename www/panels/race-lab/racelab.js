@@ -87,8 +87,6 @@ register({
     ru: 'ждёт блокировку записи — сделайте шаг ещё раз, чтобы повторить' },
   'racelab.result.answered': { en: 'answered “{answer}”', ru: 'ответ «{answer}»' },
   'racelab.result.failed': { en: 'failed: {kind} ({message})', ru: 'ошибка: {kind} ({message})' },
-  'racelab.answer.applied': { en: 'applied', ru: 'применено' },
-  'racelab.answer.duplicate': { en: 'duplicate', ru: 'дубликат' },
   'racelab.answer.failed': { en: 'error {kind}', ru: 'ошибка {kind}' },
   'racelab.committed': { en: 'Committed, as another connection reads it: balance {balance}, inbox rows {rows}.',
     ru: 'Зафиксировано, как видит другое соединение: баланс {balance}, строк во inbox {rows}.' },
@@ -783,12 +781,12 @@ function smallTable(caption, columns, rows, id) {
 }
 
 function resultText(s) {
-  const params = s.result === 'answered' ? { answer: t(`racelab.answer.${s.answer}`) } : { kind: s.kind, message: s.message };
+  const params = s.result === 'answered' ? { answer: outcomeWord(s.answer) } : { kind: s.kind, message: s.message };
   return ['ran', 'waiting', 'answered', 'failed'].includes(s.result) ? t(`racelab.result.${s.result}`, params) : String(s.result);
 }
 
 function answerText(answer) {
-  return answer.answer ? t(`racelab.answer.${answer.answer}`) : t('racelab.answer.failed', { kind: outcomeWord(answer.kind) });
+  return answer.answer ? outcomeWord(answer.answer) : t('racelab.answer.failed', { kind: outcomeWord(answer.kind) });
 }
 
 function committedText(committed) {
