@@ -107,15 +107,16 @@ const LETTERS = ['A', 'B', 'C'];
 
 export function mount(root) {
   const label = (key, target) => el('label', { i18n: key, attrs: { for: target } });
+  const option = (value) => el('option', { text: value, attrs: { value } });
   const ui = {
-    builtin: el('select', { attrs: { id: 'handler-builtin' } }),
+    builtin: el('select', { attrs: { id: 'handler-builtin' } }, ...HANDLERS.map(option)),
     builtinText: el('pre', { className: 'handler-builtin-text', attrs: { id: 'handler-builtin-text', tabindex: '0' } }),
     copy: button('handlerlab.copy', 'handler-copy'),
     text: el('textarea', {
       className: 'handler-text',
       attrs: { id: 'handler-text', rows: '16', spellcheck: 'false', autocomplete: 'off', autocapitalize: 'off' },
     }),
-    deliveries: el('select', { attrs: { id: 'handler-deliveries' } }),
+    deliveries: el('select', { attrs: { id: 'handler-deliveries' } }, ...['2', '3'].map(option)),
     judge: button('handlerlab.judge', 'handler-judge', null, ''),
     judgeWorkshop: button('handlerlab.judge.workshop', 'handler-judge-workshop'),
     share: button('handlerlab.share', 'handler-share'),
@@ -123,12 +124,6 @@ export function mount(root) {
     progress: el('progress', { attrs: { id: 'handler-progress', hidden: '' } }),
     result: el('div', { className: 'handler-result', attrs: { id: 'handler-result', 'aria-live': 'polite' } }),
   };
-  for (const name of HANDLERS) {
-    ui.builtin.append(el('option', { text: name, attrs: { value: name } }));
-  }
-  for (const n of [2, 3]) {
-    ui.deliveries.append(el('option', { text: String(n), attrs: { value: String(n) } }));
-  }
   root.append(
     el('p', { i18n: 'handlerlab.intro' }),
     el('div', { className: 'handler-field' }, label('handlerlab.builtin', 'handler-builtin'), ui.builtin),
