@@ -149,6 +149,12 @@ const PANELS = [
 // options are read inside `calling`, which turns a getter that throws into
 // a rejection.
 const senderPanel = () => services.panels.sender;
+// inboxLab.burst and .burstDistinct: `n` deliveries through the burst panel's `kind`.
+const burstCall = (kind) => (event, n, options = {}) =>
+  calling(() => {
+    const { handler = 'atomic' } = options;
+    return whileBusy(() => services.panels.burst[kind](event, n, handler));
+  });
 window.inboxLab = Object.freeze({
   ...inboxLab,
   send: (event, options = {}) =>
@@ -158,16 +164,8 @@ window.inboxLab = Object.freeze({
         senderPanel().send(event, { handler, fault, loseResponse, policy: senderPanel().policyOf({ attempts, firstDelayMs }) }),
       );
     }),
-  burst: (event, n, options = {}) =>
-    calling(() => {
-      const { handler = 'atomic' } = options;
-      return whileBusy(() => services.panels.burst.burstSame(event, n, handler));
-    }),
-  burstDistinct: (event, n, options = {}) =>
-    calling(() => {
-      const { handler = 'atomic' } = options;
-      return whileBusy(() => services.panels.burst.burstDistinct(event, n, handler));
-    }),
+  burst: burstCall('burstSame'),
+  burstDistinct: burstCall('burstDistinct'),
   setFault: (fault) => senderPanel().setFault(fault),
   setHandler: (handler) => senderPanel().setHandler(handler),
   setLoseResponse: (on) => senderPanel().setLoseResponse(on),

@@ -110,7 +110,6 @@ if (STORAGE === 'opfs' && canShare()) {
   start();
 }
 
-/** The console API, the same in every tab: one call per op (ops.js), and what only the page does. */
 /**
  * Settles once this tab has started its database worker, or knows another
  * tab runs it (tabs.js): www/app.js waits for it before building the panels,
@@ -118,6 +117,7 @@ if (STORAGE === 'opfs' && canShare()) {
  */
 export const starting = db.tabs?.decided ?? Promise.resolve();
 
+/** The console API, the same in every tab: one call per op (ops.js), and what only the page does. */
 export const inboxLab = consoleApi({
   ready,
   query: (sql) => {
@@ -452,14 +452,7 @@ function markStart(start) {
 }
 
 function readyValue(storage, fallback, databaseProblem) {
-  const value = { storage };
-  if (fallback) {
-    value.fallback = fallback;
-  }
-  if (databaseProblem) {
-    value.problem = databaseProblem;
-  }
-  return value;
+  return { storage, ...(fallback && { fallback }), ...(databaseProblem && { problem: databaseProblem }) };
 }
 
 /**

@@ -22,22 +22,11 @@
 // are exclusive), so with several tabs open only the owner tab runs this
 // worker; the others forward their requests to it (tabs.js, client.js).
 //
-// When OPFS cannot be used — not a secure context, no OPFS in this browser, or
-// the browser refuses it (private windows) — the worker does not give up: it
-// opens an in-memory database instead and says why in its `ready` message
-// (`fallback`), so the page can warn that nothing will be kept.
-//
-// Test only: www/db/opfs-refused.js starts this worker in a browser whose
-// OPFS refuses to open, so the real install failure and the fallback run; no
-// page imports it, so the static build (dist/) holds no test switch.
-//
-// A stored database that cannot be used — damaged on disk, written by another
-// program or a newer inbox-lab, holding a value of the wrong type (Rust's
-// health check, src/core/health.rs) — does not stop the worker either: it is
-// `ready` with a `problem`. Until that is fixed, only "exportRaw" (keep the
-// file as it is), "salvage" (keep what is sound) and "reset" (start afresh)
-// run; every other request is answered with the problem (not retryable: the
-// same file fails the same way).
+// Neither missing OPFS (`fallback`) nor an unusable stored database
+// (`problem`, Rust's health check in src/core/health.rs) stops the worker:
+// see the `ready` announcement below. Test only: www/db/opfs-refused.js
+// starts this worker in a browser whose OPFS refuses to open; no page
+// imports it, so the static build (dist/) holds no test switch.
 //
 // Page → worker, the ops: `{id, op, args}` (www/lib/rpc.js), one per call of
 // the console API, named and with the args ops.js gives; README.md ("The
@@ -141,8 +130,7 @@
 //   {type: "busy", busy: bool}
 //       true before handling requests, false once none wait.
 //
-// Requests that arrive while the database is still opening wait, and are
-// handled, in order, once it is open.
+// Requests that arrive while the database is still opening wait for it.
 
 import init, {
   Lab,
@@ -156,14 +144,12 @@ import init, {
   overDeadline,
   readsOnlySettings,
 } from '../pkg/inbox_lab.js';
-import { asErrorObject, isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
+import { asErrorObject, heldByAnotherWorker, isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 import { Lane } from './foreign.js';
 import { OPS, handlersFor } from './ops.js';
 
-// When this worker's code began to run (its script and the wasm glue
-// fetched and evaluated), as a wall-clock time: the first of the start
-// path's steps the `ready` announcement reports.
+// When this worker's code began to run: the first step `ready` reports.
 const scriptAt = performance.timeOrigin + performance.now();
 
 const DATABASE = 'inbox-lab.sqlite3';
@@ -275,11 +261,7 @@ const LANES = {
   judge: new Lane('the judge worker'),
 };
 
-/**
- * Runs `op` in the lane of `work` ("console", "import", "judge"), with that
- * work's deadline from Rust: for an import scaled to its `size` in bytes,
- * for the judge `size` seconds (0: its whole budget).
- */
+/** Runs `op` in the lane of `work`, with its deadline from Rust for `size` (an import's bytes, the judge's seconds, 0: all). */
 function foreign(work, op, args, { size = 0, ticket, onProgress } = {}) {
   return LANES[work].run(op, args, {
     deadlineMs: deadlineMs(work, size),
@@ -426,7 +408,6 @@ const opened = open().then(
   },
 );
 
-// Requests that arrive while the database is still opening wait (`ready`).
 // Lab calls are synchronous, so requests are answered strictly one after
 // another, in arrival order; "busy" frames each run of them.
 serve(handlersFor(HANDLERS), {
@@ -487,10 +468,6 @@ function updateProblem(opened) {
     problemNow = now;
     self.postMessage({ type: 'problem', problem: now });
   }
-}
-
-function heldByAnotherWorker(thrown) {
-  return isErrorObject(thrown) && thrown.message.includes('NoModificationAllowedError');
 }
 
 function inUse(error) {

@@ -35,6 +35,16 @@ export function el(tag, { className, text, i18n, title, data, attrs } = {}, ...c
   return node;
 }
 
+/** `svg('rect', {x: 0, width: 10}, child, …)`: an SVG element, its attributes set as text. */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    node.setAttribute(key, String(value));
+  }
+  node.append(...children);
+  return node;
+}
+
 /**
  * A `type=button` button `#id` labelled with the text of `key`; a click runs
  * `onClick` (if given) while the page shows busy (whileBusy).

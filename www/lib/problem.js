@@ -97,6 +97,11 @@ export function isErrorObject(value) {
   );
 }
 
+/** Whether opening OPFS failed because another worker still holds its access handles (they are exclusive). */
+export function heldByAnotherWorker(thrown) {
+  return isErrorObject(thrown) && thrown.message.includes('NoModificationAllowedError');
+}
+
 /** A console query cancelled by the reader (inboxLab.cancel()). */
 export function queryCancelled() {
   return problem(

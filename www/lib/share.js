@@ -141,7 +141,7 @@ function parse(hash) {
 
 // ---- Experiments --------------------------------------------------------------
 
-/** The handlers a link may name (the workshop's exists only in some builds: not shared). */
+/** The built-in handlers, in the page's order: the ones a link may name (the workshop's exists only in some builds: not shared). */
 export const HANDLERS = Object.freeze(['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace']);
 
 /** The crash points of the sender's first attempt. */

@@ -48,8 +48,7 @@ onLanguageChange(() => strips.forEach((strip) => strip.redraw()));
  * burst's counts, for example).
  */
 export function resultStrip() {
-  const element = el('p', { className: 'strip', attrs: { role: 'status' } });
-  element.hidden = true;
+  const element = el('p', { className: 'strip', attrs: { role: 'status', hidden: '' } });
   let shown = null;
 
   const strip = {

@@ -20,6 +20,7 @@
 //     total_ms, events_per_s, p50_ms, p99_ms, max_ms}. It writes to the
 //     reader's database, so the panel does not use it.
 
+import { el, svg } from '../../lib/dom.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { Caller } from '../../lib/rpc.js';
 
@@ -29,7 +30,6 @@ export const SETTINGS = Object.freeze(['delete-full', 'wal-full', 'wal-normal'])
 /** Events per setting in the panel's short run. */
 export const SHORT_RUN_EVENTS = 200;
 
-const SVG = 'http://www.w3.org/2000/svg';
 
 const WORKER_URL = new URL('./benchworker.js', import.meta.url);
 
@@ -165,41 +165,25 @@ window.inboxLabBench = Object.freeze({ run, profile, burst, SETTINGS, SHORT_RUN_
 
 // ---- the panel ---------------------------------------------------------------------------------
 
-/** Fills the section `#bench` with the panel: the button, the progress, the chart and the table. */
-export function mount() {
-  const section = document.querySelector('#bench');
-  if (section !== null) {
-    panel(section);
-  }
-}
-
-function panel(root) {
-  const el = (tag, props = {}, children = []) => {
-    const node = document.createElement(tag);
-    Object.assign(node, props);
-    node.append(...children);
-    return node;
-  };
-  const title = el('h2', { id: 'bench-title' });
+/** Fills `root` (#bench) with the panel: the button, the progress, the chart and the table. */
+export function mount(root) {
+  const title = el('h2', { i18n: 'bench.title', attrs: { id: 'bench-title' } });
   const intro = el('p', { className: 'muted' });
-  const button = el('button', { type: 'button', id: 'bench-run' });
-  const progress = el('progress', { id: 'bench-progress', max: 1, value: 0, hidden: true });
-  const status = el('p', { id: 'bench-status', className: 'bench-status' });
-  status.setAttribute('role', 'status');
-  const chart = el('div', { id: 'bench-chart', className: 'bench-chart' });
-  const table = el('table', { id: 'bench-results', hidden: true });
+  const button = el('button', { i18n: 'bench.run', attrs: { type: 'button', id: 'bench-run' } });
+  const progress = el('progress', { attrs: { id: 'bench-progress', max: 1, value: 0, hidden: '' } });
+  const status = el('p', { className: 'bench-status', attrs: { id: 'bench-status', role: 'status' } });
+  const chart = el('div', { className: 'bench-chart', attrs: { id: 'bench-chart' } });
+  const table = el('table', { attrs: { id: 'bench-results', hidden: '' } });
   const note = el('p', { className: 'muted bench-note' });
-  const scroll = el('div', { className: 'table-scroll' }, [table]);
-  root.replaceChildren(title, intro, el('div', { className: 'bench-controls' }, [button, progress]), status, chart, scroll, note);
+  const scroll = el('div', { className: 'table-scroll' }, table);
+  root.replaceChildren(title, intro, el('div', { className: 'bench-controls' }, button, progress), status, chart, scroll, note);
   root.setAttribute('aria-labelledby', 'bench-title');
 
   // What is shown: 'idle', {running: {setting, done, total}}, {results}, {error}.
   let state = { idle: true };
 
   const render = () => {
-    title.textContent = t('bench.title');
     intro.textContent = t('bench.intro', { events: SHORT_RUN_EVENTS });
-    button.textContent = t('bench.run');
     progress.setAttribute('aria-label', t('bench.progress'));
     button.disabled = state.running !== undefined;
     progress.hidden = state.running === undefined;
@@ -220,7 +204,7 @@ function panel(root) {
     const results = state.results ?? [];
     chart.replaceChildren(...(results.length > 0 ? [drawChart(results)] : []));
     table.hidden = results.length === 0;
-    table.replaceChildren(...(results.length > 0 ? drawTable(results, el) : []));
+    table.replaceChildren(...(results.length > 0 ? drawTable(results) : []));
     const step = results[0]?.timer_resolution_ms;
     note.textContent = Number.isFinite(step) ? t('bench.timer', { step: formatMs(step) }) : '';
   };
@@ -245,48 +229,30 @@ function panel(root) {
   render();
 }
 
-function drawTable(results, el) {
+function drawTable(results) {
   const head = ['bench.col.setting', 'bench.col.applied', 'bench.col.p50', 'bench.col.p99', 'bench.col.duplicates', 'bench.col.p50', 'bench.col.p99'];
-  const th = (key, i) => {
-    const cell = el('th', { scope: 'col', textContent: t(key) });
-    if (i > 0) {
-      cell.className = 'number';
-    }
-    return cell;
-  };
-  const td = (text) => el('td', { className: 'number', textContent: text });
+  const th = (key, i) => el('th', { className: i > 0 ? 'number' : '', text: t(key), attrs: { scope: 'col' } });
+  const td = (text) => el('td', { className: 'number', text });
   const rows = results.map((r) =>
-    el('tr', {}, [
-      el('th', { scope: 'row', textContent: t(`bench.setting.${r.setting}`) }),
+    el(
+      'tr',
+      {},
+      el('th', { text: t(`bench.setting.${r.setting}`), attrs: { scope: 'row' } }),
       td(formatRate(r.apply.events_per_s)),
       td(formatMs(r.apply.p50_ms)),
       td(formatMs(r.apply.p99_ms)),
       td(formatRate(r.duplicate.events_per_s)),
       td(formatMs(r.duplicate.p50_ms)),
       td(formatMs(r.duplicate.p99_ms)),
-    ]),
+    ),
   );
-  return [
-    el('caption', { textContent: t('bench.caption') }),
-    el('thead', {}, [el('tr', {}, head.map(th))]),
-    el('tbody', {}, rows),
-  ];
+  return [el('caption', { text: t('bench.caption') }), el('thead', {}, el('tr', {}, ...head.map(th))), el('tbody', {}, ...rows)];
 }
 
 // Horizontal bars, two per setting (new events, duplicates), each setting's
 // name above its pair, on a log scale from 10/s to 1,000,000/s so a 500/s and
 // a 50,000/s bar both stay readable.
 function drawChart(results) {
-  const svgEl = (tag, attrs = {}, text) => {
-    const node = document.createElementNS(SVG, tag);
-    for (const [name, value] of Object.entries(attrs)) {
-      node.setAttribute(name, String(value));
-    }
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    return node;
-  };
   const WIDTH = 720;
   const LEFT = 4;
   const RIGHT = 24;
@@ -302,30 +268,30 @@ function drawChart(results) {
     const e = Math.log10(Math.max(rate, 10 ** MIN_EXP));
     return LEFT + ((Math.min(e, MAX_EXP) - MIN_EXP) / (MAX_EXP - MIN_EXP)) * (WIDTH - LEFT - RIGHT);
   };
-  const svg = svgEl('svg', { viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', class: 'bench-svg' });
-  svg.append(svgEl('title', {}, t('bench.chart')));
+  const picture = svg('svg', { viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', class: 'bench-svg' });
+  picture.append(svg('title', {}, t('bench.chart')));
   for (let e = MIN_EXP; e <= MAX_EXP; e += 1) {
     const at = x(10 ** e);
-    svg.append(svgEl('line', { x1: at, x2: at, y1: TOP - 6, y2: height - 6, class: 'bench-grid' }));
+    picture.append(svg('line', { x1: at, x2: at, y1: TOP - 6, y2: height - 6, class: 'bench-grid' }));
     const edge = e === MIN_EXP ? ' bench-tick-first' : e === MAX_EXP ? ' bench-tick-last' : '';
-    svg.append(svgEl('text', { x: at, y: TOP - 10, class: `bench-tick${edge}` }, tick(e)));
+    picture.append(svg('text', { x: at, y: TOP - 10, class: `bench-tick${edge}` }, tick(e)));
   }
   results.forEach((r, i) => {
     const y = TOP + i * GROUP;
-    svg.append(svgEl('text', { x: LEFT, y: y + NAME - 5, class: 'bench-label' }, t(`bench.setting.${r.setting}`)));
+    picture.append(svg('text', { x: LEFT, y: y + NAME - 5, class: 'bench-label' }, t(`bench.setting.${r.setting}`)));
     [
       ['bench.applied', r.apply.events_per_s, 'bench-bar-applied'],
       ['bench.duplicates', r.duplicate.events_per_s, 'bench-bar-duplicate'],
     ].forEach(([key, rate, cls], j) => {
       const top = y + NAME + j * BAR;
       const end = x(rate);
-      const bar = svgEl('rect', { x: LEFT, y: top, width: Math.max(1, end - LEFT), height: BAR - 3, class: cls });
-      bar.append(svgEl('title', {}, `${t(key)}: ${t('bench.perSecond', { value: formatRate(rate) })}`));
-      svg.append(bar);
+      const bar = svg('rect', { x: LEFT, y: top, width: Math.max(1, end - LEFT), height: BAR - 3, class: cls });
+      bar.append(svg('title', {}, `${t(key)}: ${t('bench.perSecond', { value: formatRate(rate) })}`));
+      picture.append(bar);
       // Near the right edge the label goes inside the bar's end instead.
       const inside = end > WIDTH - 200;
-      svg.append(
-        svgEl(
+      picture.append(
+        svg(
           'text',
           { x: inside ? end - 4 : end + 4, y: top + BAR - 5, class: inside ? 'bench-value-inside' : 'bench-value' },
           `${formatRate(rate)} · ${t(key)}`,
@@ -333,7 +299,7 @@ function drawChart(results) {
       );
     });
   });
-  return svg;
+  return picture;
 }
 
 function formatRate(rate) {

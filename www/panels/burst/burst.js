@@ -292,7 +292,7 @@ export function mount(root, pageServices) {
   buttons[1].addEventListener('click', () => run(burstDistinct));
   // "Cancel" lives next to the progress it stops; it stays usable while
   // the burst keeps the page busy.
-  cancelButton = el('button', { className: 'danger small', text: t('burst.cancel'), attrs: { type: 'button', id: 'burst-cancel', hidden: '' } });
+  cancelButton = el('button', { className: 'danger small', i18n: 'burst.cancel', attrs: { type: 'button', id: 'burst-cancel', hidden: '' } });
   cancelButton.addEventListener('click', () => {
     cancelled = true;
     cancelButton.disabled = true;
@@ -302,7 +302,6 @@ export function mount(root, pageServices) {
     if (shown !== null) {
       draw(shown);
     }
-    cancelButton.textContent = t('burst.cancel');
     if (!progressBox.hidden) {
       progressLabel.textContent = t('burst.progress', { done: formatNumber(progress.value), count: formatNumber(progress.max) });
     }

@@ -17,7 +17,7 @@
 // Everything is rendered with textContent (dom.js).
 
 import { randomKills, sweep } from './crashdriver.js';
-import { el } from '../../lib/dom.js';
+import { clearErrors, el, field, showFieldError } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 
@@ -115,15 +115,8 @@ const state = {
   kills: null, // {total, done, summary}
 };
 
-/** Fills the crash lab's section (`#crash-lab`) with its controls and results. */
-export function mount() {
-  const section = document.querySelector('#crash-lab');
-  if (section !== null) {
-    build(section);
-  }
-}
-
-function build(root) {
+/** Fills `root` (#crash-lab) with the lab's controls and results. */
+export function mount(root) {
   const ui = {};
   const text = (tag, key, options = {}) => el(tag, { ...options, i18n: key });
   // A fieldset of radio buttons `#crash-<name>-<value>`, the first checked.
@@ -220,8 +213,8 @@ function build(root) {
   );
   ui.table.querySelector('caption').id = 'crash-table-caption';
 
-  ui.killsTrials = el('input', { attrs: { id: 'crash-kills-trials', name: 'trials', inputmode: 'numeric', value: '50', autocomplete: 'off', 'aria-describedby': 'crash-kills-trials-error' } });
-  ui.killsError = el('p', { className: 'field-error', attrs: { id: 'crash-kills-trials-error' } });
+  const trialsField = field('crash-kills-trials', 'crashlab.kills.trials', { name: 'trials', inputmode: 'numeric', value: '50', autocomplete: 'off' });
+  ui.killsTrials = trialsField.querySelector('input');
   ui.killsRun = text('button', 'crashlab.kills.run', { attrs: { type: 'submit', id: 'crash-kills-run' } });
   ui.killsStatus = el('p', { attrs: { id: 'crash-kills-status', role: 'status' } });
   ui.killsForm = el(
@@ -232,7 +225,7 @@ function build(root) {
     el(
       'div',
       { className: 'inline-form' },
-      el('div', { className: 'field' }, text('label', 'crashlab.kills.trials', { attrs: { for: 'crash-kills-trials' } }), ui.killsTrials, ui.killsError),
+      trialsField,
       ui.killsRun,
     ),
     ui.killsStatus,
@@ -256,16 +249,12 @@ function build(root) {
   });
   ui.killsForm.addEventListener('submit', (event) => {
     event.preventDefault();
+    clearErrors(ui.killsForm);
     const trials = ui.killsTrials.value.trim();
     if (!/^[1-9][0-9]{0,3}$/.test(trials) || Number(trials) > 1000) {
-      ui.killsError.textContent = t('crashlab.kills.bad_trials');
-      ui.killsError.hidden = false;
-      ui.killsTrials.setAttribute('aria-invalid', 'true');
-      ui.killsTrials.focus();
+      showFieldError(ui.killsForm, 'trials', () => t('crashlab.kills.bad_trials'));
       return;
     }
-    ui.killsError.hidden = true;
-    ui.killsTrials.removeAttribute('aria-invalid');
     runKills(ui, Number(trials), ui.form.elements.mode.value);
   });
 

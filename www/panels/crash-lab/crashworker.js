@@ -83,7 +83,7 @@
 // Announcements (no `id`): "ack", "crashed" and "streaming" as above.
 
 import init, { CrashLab } from '../../pkg-full/inbox_lab.js';
-import { asErrorObject, invalid, isErrorObject } from '../../lib/problem.js';
+import { asErrorObject, heldByAnotherWorker, invalid } from '../../lib/problem.js';
 import { serve } from '../../lib/rpc.js';
 
 // A killed worker's OPFS access handles are released once it is really gone:
@@ -197,8 +197,4 @@ function untilCrash(work) {
     }
     throw thrown;
   }
-}
-
-function heldByAnotherWorker(thrown) {
-  return isErrorObject(thrown) && thrown.message.includes('NoModificationAllowedError');
 }

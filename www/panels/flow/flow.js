@@ -19,7 +19,7 @@
 //
 // Drawn with DOM APIs (createElementNS), never from markup strings.
 
-import { el } from '../../lib/dom.js';
+import { el, svg } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { opLabel, stateOf } from '../../lib/timeline.js';
 
@@ -40,7 +40,6 @@ register({
     ru: 'Не достигнута: транзакция {tx} ({ops}) — обработчик упал раньше.' },
 });
 
-const SVG = 'http://www.w3.org/2000/svg';
 const STEP_MS = 300;
 const ROW = 62; // the height of one group of the picture
 
@@ -208,20 +207,10 @@ function paint() {
 
 // ---- The picture --------------------------------------------------------------
 
-function svg(tag, attrs = {}, ...children) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    node.setAttribute(key, String(value));
-  }
-  node.append(...children);
-  return node;
-}
-
 /** A box with its label under `name` in `parts`; the label at the bottom when `low`, else in the middle. */
 function box(name, attrs, label, { x, y, width, height }, low = false, unreached = false, ...inside) {
   const title = svg('title');
-  const text = svg('text', { x: x + width / 2, y: low ? y + height - 6 : y + height / 2 + 5, 'text-anchor': 'middle' });
-  text.textContent = label;
+  const text = svg('text', { x: x + width / 2, y: low ? y + height - 6 : y + height / 2 + 5, 'text-anchor': 'middle' }, label);
   const group = svg('g', attrs, title, svg('rect', { x, y, width, height, rx: low ? 10 : 6 }), text, ...inside);
   parts[name] = { group, label, title, unreached };
   return group;

@@ -30,7 +30,7 @@ import { inboxLab } from '../../db/client.js';
 import { button, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
-import { decodeShare, encodeShare, isShare } from '../../lib/share.js';
+import { HANDLERS, decodeShare, encodeShare, isShare } from '../../lib/share.js';
 
 register({
   'handlerlab.title': { en: 'Write your own handler, and let the lab judge it', ru: 'Напишите свой обработчик — и пусть лаборатория его проверит' },
@@ -103,27 +103,20 @@ register({
   'handlerlab.no': { en: 'no', ru: 'нет' },
 });
 
-const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
 const LETTERS = ['A', 'B', 'C'];
 
-export function mount() {
-  const section = document.querySelector('#handler-lab');
-  if (section !== null) {
-    build(section);
-  }
-}
-
-function build(root) {
+export function mount(root) {
   const label = (key, target) => el('label', { i18n: key, attrs: { for: target } });
+  const option = (value) => el('option', { text: value, attrs: { value } });
   const ui = {
-    builtin: el('select', { attrs: { id: 'handler-builtin' } }),
+    builtin: el('select', { attrs: { id: 'handler-builtin' } }, ...HANDLERS.map(option)),
     builtinText: el('pre', { className: 'handler-builtin-text', attrs: { id: 'handler-builtin-text', tabindex: '0' } }),
     copy: button('handlerlab.copy', 'handler-copy'),
     text: el('textarea', {
       className: 'handler-text',
       attrs: { id: 'handler-text', rows: '16', spellcheck: 'false', autocomplete: 'off', autocapitalize: 'off' },
     }),
-    deliveries: el('select', { attrs: { id: 'handler-deliveries' } }),
+    deliveries: el('select', { attrs: { id: 'handler-deliveries' } }, ...['2', '3'].map(option)),
     judge: button('handlerlab.judge', 'handler-judge', null, ''),
     judgeWorkshop: button('handlerlab.judge.workshop', 'handler-judge-workshop'),
     share: button('handlerlab.share', 'handler-share'),
@@ -131,12 +124,6 @@ function build(root) {
     progress: el('progress', { attrs: { id: 'handler-progress', hidden: '' } }),
     result: el('div', { className: 'handler-result', attrs: { id: 'handler-result', 'aria-live': 'polite' } }),
   };
-  for (const name of HANDLERS) {
-    ui.builtin.append(el('option', { text: name, attrs: { value: name } }));
-  }
-  for (const n of [2, 3]) {
-    ui.deliveries.append(el('option', { text: String(n), attrs: { value: String(n) } }));
-  }
   root.append(
     el('p', { i18n: 'handlerlab.intro' }),
     el('div', { className: 'handler-field' }, label('handlerlab.builtin', 'handler-builtin'), ui.builtin),

@@ -96,22 +96,12 @@ function showStatus() {
 /** The status line's words. */
 function statusText(phase) {
   const { storage, error } = status;
-  switch (phase) {
-    case 'opening':
-      return t('status.opening');
-    case 'restarting':
-      return t('status.restarting', { message: errorMessage(error) });
-    case 'failed':
-      return t('status.failed', { message: errorMessage(error) });
-    case 'working':
-      return t('status.working');
-    case 'problem':
-      return t('status.problem');
-    default: {
-      const key = { opfs: 'status.opfs', memory: 'status.memory' }[storage];
-      return key === undefined ? t('status.other', { storage }) : t(key);
-    }
+  if (phase !== 'ready') {
+    // opening, working, problem; restarting and failed say why
+    return t(`status.${phase}`, error ? { message: errorMessage(error) } : {});
   }
+  const key = { opfs: 'status.opfs', memory: 'status.memory' }[storage];
+  return key === undefined ? t('status.other', { storage }) : t(key);
 }
 
 // Behind the disclosure: the storage stack the worker reports (Rust reads it

@@ -136,7 +136,7 @@ function build(root) {
     receiver.verify = u.verify.checked;
     render();
   });
-  u.verifyOff = el('p', { className: 'hooks-warning', attrs: { id: 'hooks-verify-off', role: 'alert' } });
+  u.verifyOff = el('p', { className: 'hooks-warning', i18n: 'hooks.verify_off', attrs: { id: 'hooks-verify-off', role: 'alert' } });
 
   u.steps = {};
   const stepRow = (name, key, action) => {
@@ -397,7 +397,6 @@ function render() {
   ui.note.hidden = state.note === null;
   ui.note.textContent = state.note === null ? '' : state.note.error ? errorNote(state.note.error) : t(state.note.key);
   ui.verifyOff.hidden = receiver.verify;
-  ui.verifyOff.textContent = t('hooks.verify_off');
 
   const { answers, id } = state.round;
   ui.roundId.textContent = t('hooks.level.event', { id });

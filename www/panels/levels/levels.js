@@ -188,6 +188,14 @@ function sendWhy(seen, send) {
   return heard.outcome === undefined ? ['levels.why.refused', { outcome: outcome(heard) }] : null;
 }
 
+/** A level's `why`: null until there is an observation of `kind`, then `reason(last, seen)` of the last one. */
+function whyLast(kind, reason) {
+  return (seen) => {
+    const last = seen.findLast((o) => o.kind === kind);
+    return last === undefined ? null : reason(last, seen);
+  };
+}
+
 /** A reason that the last observation of `kind` ran another handler than `wanted`. */
 function handlerWhy(o, wanted) {
   return o.handler === wanted ? null : ['levels.why.handler', { handler: o.handler, wanted }];
@@ -235,16 +243,12 @@ export const LEVELS = Object.freeze([
             ),
       );
     },
-    why: (seen) => {
-      const last = sends(seen).at(-1);
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('send', (last, seen) => {
       if (lastHeard(last)?.outcome === 'applied') {
         return appliedBefore(seen, last) ? ['level.1.why.again', { handler: last.handler }] : ['level.1.why.once'];
       }
       return sendWhy(seen, last);
-    },
+    }),
     showMe: (event) => [send(event), send(event)],
   },
   {
@@ -265,16 +269,12 @@ export const LEVELS = Object.freeze([
           gained(send.balance) === send.event.amount
         );
       }),
-    why: (seen) => {
-      const last = sends(seen).at(-1);
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('send', (last, seen) => {
       if (last.attempts[0]?.lost !== true) {
         return sendWhy(seen, last) ?? ['level.2.why.not_lost'];
       }
       return sendWhy(seen, last) ?? (lastHeard(last).outcome === 'applied' ? ['level.2.why.again', { handler: last.handler }] : null);
-    },
+    }),
     showMe: (event) => [send(event, { lose: true })],
   },
   {
@@ -300,11 +300,7 @@ export const LEVELS = Object.freeze([
           gained(send.balance) === send.event.amount
         );
       }),
-    why: (seen) => {
-      const last = sends(seen).at(-1);
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('send', (last, seen) => {
       const first = last.attempts[0];
       if (last.fault !== 'after_insert') {
         return ['level.3.why.no_crash'];
@@ -313,7 +309,7 @@ export const LEVELS = Object.freeze([
         return sendWhy(seen, last) ?? ['level.3.why.not_reached', { outcome: outcome(first.answer) }];
       }
       return first?.seen?.row === true ? ['level.3.why.stayed', { handler: last.handler }] : sendWhy(seen, last);
-    },
+    }),
     showMe: (event) => [send(event, { fault: 'after_insert' })],
   },
   {
@@ -329,11 +325,7 @@ export const LEVELS = Object.freeze([
           o.counts.duplicate === 19 &&
           gained(o.balance) === o.event.amount,
       ),
-    why: (seen) => {
-      const last = seen.findLast((o) => o.kind === 'burst');
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('burst', (last) => {
       const applied = last.counts.applied ?? 0;
       if (last.count !== 20) {
         return ['level.4.why.count', { count: last.count }];
@@ -342,7 +334,7 @@ export const LEVELS = Object.freeze([
         return ['levels.why.old'];
       }
       return applied > 1 ? ['level.4.why.many', { applied, count: last.count, handler: last.handler }] : null;
-    },
+    }),
     showMe: (event) => [act({ do: 'burst', event, handler: 'atomic', count: 20 })],
   },
   {
@@ -351,10 +343,7 @@ export const LEVELS = Object.freeze([
     // Rust's verdict on a race the reader stepped (not the explorer's replay).
     won: (seen) =>
       seen.some((o) => o.kind === 'race' && o.handler === 'check_then_act' && !o.replayed && o.verdict.double_credit === true),
-    why: (seen) => {
-      const last = seen.findLast((o) => o.kind === 'race');
-      return last === undefined ? null : (handlerWhy(last, 'check_then_act') ?? ['level.5.why.serial']);
-    },
+    why: whyLast('race', (last) => handlerWhy(last, 'check_then_act') ?? ['level.5.why.serial']),
     showMe: () => [(panels) => panels.raceLab.playRace('check_then_act', [0, 1])],
     unlock: (won, panels) => panels.raceLab.showExplorer(won),
   },
@@ -365,13 +354,9 @@ export const LEVELS = Object.freeze([
     // Rust's verdict on an answer the sender heard: the credit was lost.
     won: (seen) =>
       sends(seen).some((send) => send.handler === 'two_transactions' && send.attempts.some((a) => !a.lost && a.answer?.verdict?.kind === 'credit_lost')),
-    why: (seen) => {
-      const last = sends(seen).at(-1);
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('send', (last, seen) => {
       return handlerWhy(last, 'two_transactions') ?? sendWhy(seen, last) ?? (last.fault !== 'after_insert' ? ['level.6.why.no_crash'] : null);
-    },
+    }),
     showMe: (event) => [send(event, { handler: 'two_transactions', fault: 'after_insert' })],
   },
   {
@@ -390,13 +375,9 @@ export const LEVELS = Object.freeze([
           o.summary.partial === 0 &&
           o.summary.lost_acknowledged === 0,
       ),
-    why: (seen) => {
-      const last = seen.findLast((o) => o.kind === 'crash');
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('crash', (last) => {
       return last.control ? ['level.7.why.control'] : last.run === 'kills' && !(last.summary.killed_mid_stream > 0) ? ['level.7.why.missed'] : null;
-    },
+    }),
     showMe: () => [act({ do: 'crash', run: 'kills', mode: 'delete', trials: 10 })],
   },
   {
@@ -432,17 +413,13 @@ export const LEVELS = Object.freeze([
         );
       });
     },
-    why: (seen) => {
-      const last = sends(seen).at(-1);
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('send', (last, seen) => {
       const heard = lastHeard(last);
       if (heard?.outcome === 'applied') {
         return appliedBefore(seen, last) ? ['level.8.why.again', { handler: last.handler }] : ['level.8.why.applied'];
       }
       return sendWhy(seen, last) ?? (heard?.outcome === 'duplicate' ? ['level.8.why.nothing_between'] : null);
-    },
+    }),
     showMe: (event) => [send(event), send({ ...event, event_id: `${event.event_id}-other` }), send(event)],
   },
   {
@@ -467,20 +444,15 @@ export const LEVELS = Object.freeze([
             ) &&
           seen.slice(i + 1).some((later) => later.kind === 'effects' && later.verdicts.some((v) => v.eventId === crash.crashed && v.shown > 0)),
       ),
-    why: (seen) => {
-      const effects = seen.filter((o) => o.kind === 'effects');
-      const last = effects.at(-1);
-      if (last === undefined) {
-        return null;
-      }
+    why: whyLast('effects', (last, seen) => {
       if (last.strategy !== 'outbox') {
         return ['level.9.why.strategy', { strategy: last.strategy }];
       }
-      if (!effects.some((o) => o.strategy === 'outbox' && o.crashed !== null)) {
+      if (!seen.some((o) => o.kind === 'effects' && o.strategy === 'outbox' && o.crashed !== null)) {
         return ['level.9.why.no_crash'];
       }
       return last.dedup ? null : ['level.9.why.no_dedup'];
-    },
+    }),
     showMe: () =>
       [
         { control: 'dedup' },

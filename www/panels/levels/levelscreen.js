@@ -64,20 +64,11 @@ const SECTION_TEXT = { deliver: 'nav.deliver', race: 'nav.race', crash: 'nav.cra
 const EVIDENCE = { deliver: 'heard', race: 'race-lab', crash: 'crash-lab', 'scheme-ends': 'scheme-ends' };
 
 /** Reads the progress; anything but a well-formed value is a fresh start. */
-export function readProgress(storage) {
+function readProgress(storage) {
   const fresh = { won: [], playing: null };
-  let text = null;
-  try {
-    text = storage?.getItem(STORAGE_KEY) ?? null;
-  } catch {
-    return fresh;
-  }
-  if (typeof text !== 'string') {
-    return fresh;
-  }
   let value;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(storage?.getItem(STORAGE_KEY) ?? 'null'); // storage refused, or not JSON: fresh
   } catch {
     return fresh;
   }

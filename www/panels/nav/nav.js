@@ -71,7 +71,7 @@ export function mount() {
   });
   document.querySelector('.skip-link').addEventListener('click', (event) => {
     event.preventDefault(); // "#content" is not a route: the hash stays as it is
-    focusScreen(current());
+    current().querySelector('.screen-title').focus();
   });
   return { onRoute, open, current, unfold, start: () => show(location.hash) };
 }
@@ -146,9 +146,4 @@ function show(hash) {
   for (const listener of routeListeners) {
     listener({ screen: screen.dataset.screen, rest });
   }
-}
-
-function focusScreen(screen) {
-  const heading = screen.querySelector('.screen-title');
-  heading.focus();
 }

@@ -14,6 +14,7 @@
 // Text goes in through textContent only.
 
 import { SCRATCH, onStatus } from '../../db/client.js';
+import { el } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
@@ -54,8 +55,7 @@ function render() {
     const inMemory = !SCRATCH && (storage === 'memory' || fallback !== null);
     banner.hidden = !inMemory;
     if (inMemory) {
-      const title = document.createElement('strong');
-      title.textContent = t('storage.banner.title');
+      const title = el('strong', { text: t('storage.banner.title') });
       const why = fallback ? t('storage.banner.why', { reason: errorMessage(fallback) }) : t('storage.banner.requested');
       banner.replaceChildren(title, ` ${t('storage.banner.memory')} ${why}`);
       banner.dataset.reason = fallback?.code ?? 'requested';

@@ -26,7 +26,7 @@
 // where it is). Everything goes in through textContent.
 
 import { inboxLab, onStatus } from '../../db/client.js';
-import { downloadBytes, el, formatNumber, whileBusy } from '../../lib/dom.js';
+import { button, downloadBytes, el, formatNumber, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 
@@ -65,15 +65,14 @@ let notice = null;
 
 const title = el('h2', { attrs: { id: 'db-problem-title' } });
 const what = el('p', { className: 'db-problem-what' });
-const detailLabel = el('span');
 const detailCode = el('code');
 const detailMessage = el('span');
-const detail = el('p', { className: 'db-problem-detail' }, detailLabel, ' ', detailCode, ' ', detailMessage);
-const explain = el('p');
-const exportButton = el('button', { attrs: { type: 'button', id: 'db-problem-export' } });
-const resetButton = el('button', { attrs: { type: 'button', id: 'db-problem-reset' } });
-const salvageButton = el('button', { attrs: { type: 'button', id: 'db-problem-salvage' } });
-const closeButton = el('button', { attrs: { type: 'button', id: 'db-problem-close' } });
+const detail = el('p', { className: 'db-problem-detail' }, el('span', { i18n: 'recovery.detail' }), ' ', detailCode, ' ', detailMessage);
+const explain = el('p', { i18n: 'recovery.explain' });
+const exportButton = button('recovery.export', 'db-problem-export', null, '');
+const resetButton = button('recovery.reset', 'db-problem-reset', null, '');
+const salvageButton = button('recovery.salvage', 'db-problem-salvage', null, '');
+const closeButton = button('recovery.close', 'db-problem-close', null, '');
 const droppedList = el('ul', { attrs: { id: 'db-problem-dropped' } });
 const note = el('p', { className: 'db-problem-note', attrs: { id: 'db-problem-note', role: 'status' } });
 
@@ -92,27 +91,20 @@ export function mount(root, pageServices) {
   }
   const actions = el('div', { className: 'db-problem-actions' }, exportButton, salvageButton, resetButton, closeButton);
   notice.append(title, what, detail, explain, actions, note, droppedList);
-  exportButton.addEventListener('click', () => {
-    if (!working) {
-      whileBusy(exportAsIs);
-    }
-  });
-  salvageButton.addEventListener('click', () => {
-    if (!working && window.confirm(t('recovery.salvage_confirm'))) {
-      whileBusy(salvage);
-    }
-  });
+  // Salvage and reset ask first, in a native dialog (as the data panel's
+  // reset): keyboard- and screen-reader-friendly with no code of ours.
+  const ways = [[exportButton, exportAsIs, null], [salvageButton, salvage, 'recovery.salvage_confirm'], [resetButton, reset, 'recovery.confirm']];
+  for (const [way, action, confirmKey] of ways) {
+    way.addEventListener('click', () => {
+      if (!working && (confirmKey === null || window.confirm(t(confirmKey)))) {
+        whileBusy(action);
+      }
+    });
+  }
   closeButton.addEventListener('click', () => {
     salvaged = null;
     noteText = null;
     render();
-  });
-  resetButton.addEventListener('click', () => {
-    // A native dialog, as the data panel's reset: keyboard- and
-    // screen-reader-friendly with no code of ours.
-    if (!working && window.confirm(t('recovery.confirm'))) {
-      whileBusy(reset);
-    }
   });
   onStatus((status) => {
     const next = status.problem ?? null;
@@ -178,13 +170,7 @@ function render() {
     part.hidden = !shown;
   }
   title.textContent = t(open ? 'recovery.title' : 'recovery.salvaged_title');
-  explain.textContent = t('recovery.explain');
-  exportButton.textContent = t('recovery.export');
-  salvageButton.textContent = t('recovery.salvage');
-  resetButton.textContent = t('recovery.reset');
-  closeButton.textContent = t('recovery.close');
   droppedList.replaceChildren(...(open ? [] : (salvaged?.dropped ?? [])).map((row) => el('li', {}, errorMessage(row))));
-  detailLabel.textContent = t('recovery.detail');
   what.textContent = problem === null ? '' : errorMessage(problem);
   detailCode.textContent = problem === null ? '' : `${problem.kind}/${problem.code}`;
   detailMessage.textContent = problem?.message ?? '';

@@ -13,7 +13,8 @@
 // The note goes under the title, next to the tab note, in both languages.
 
 import { inboxLab } from '../../db/client.js';
-import { onLanguageChange, register, t } from '../../lib/i18n.js';
+import { el } from '../../lib/dom.js';
+import { register } from '../../lib/i18n.js';
 
 register({
   'update.note': { en: 'inbox-lab was updated since your last visit: this is the new version. Your database in this browser is untouched.',
@@ -22,8 +23,6 @@ register({
 
 /** Where the last seen build's version is kept. */
 const SEEN_KEY = 'inbox-lab-version';
-
-let note = null;
 
 export function mount() {
   const version = metaContent('inbox-lab-version');
@@ -50,19 +49,8 @@ export function mount() {
   if (seen === null || seen === version) {
     return;
   }
-  note = document.createElement('p');
-  note.id = 'update-note';
-  note.className = 'tab-note';
-  note.setAttribute('role', 'status');
-  note.dataset.from = seen;
-  note.dataset.to = version;
+  const note = el('p', { className: 'tab-note', i18n: 'update.note', data: { from: seen, to: version }, attrs: { id: 'update-note', role: 'status' } });
   document.querySelector('#tab-note')?.after(note);
-  render();
-  onLanguageChange(render);
-}
-
-function render() {
-  note.textContent = t('update.note');
 }
 
 function metaContent(name) {

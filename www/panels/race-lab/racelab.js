@@ -26,10 +26,11 @@
 // Everything the worker returns is rendered with textContent (dom.js).
 
 import { inboxLab } from '../../db/client.js';
-import { el, whileBusy } from '../../lib/dom.js';
+import { button, dataTable, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
+import { HANDLERS } from '../../lib/share.js';
 
 register({
   'racelab.title': { en: 'Race lab: deliveries interleaved one statement at a time', ru: 'Гонки: доставки вперемешку, по одному оператору' },
@@ -86,8 +87,6 @@ register({
     ru: 'ждёт блокировку записи — сделайте шаг ещё раз, чтобы повторить' },
   'racelab.result.answered': { en: 'answered “{answer}”', ru: 'ответ «{answer}»' },
   'racelab.result.failed': { en: 'failed: {kind} ({message})', ru: 'ошибка: {kind} ({message})' },
-  'racelab.answer.applied': { en: 'applied', ru: 'применено' },
-  'racelab.answer.duplicate': { en: 'duplicate', ru: 'дубликат' },
   'racelab.answer.failed': { en: 'error {kind}', ru: 'ошибка {kind}' },
   'racelab.committed': { en: 'Committed, as another connection reads it: balance {balance}, inbox rows {rows}.',
     ru: 'Зафиксировано, как видит другое соединение: баланс {balance}, строк во inbox {rows}.' },
@@ -146,7 +145,6 @@ register({
   'racelab.error': { en: 'The worker answered an error: {kind} — {message}', ru: 'Воркер ответил ошибкой: {kind} — {message}' },
 });
 
-const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
 const LETTERS = ['A', 'B', 'C'];
 // The race event (Rust: race::race_payload): shown in the final tables.
 const RACE_KEY = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
@@ -183,7 +181,6 @@ const state = {
   demo: null,
 };
 
-/** Fills the race lab's section (`#race-lab`) with its controls and results. */
 // The page's services (app.js): the tables, and the timeline's step boxes.
 let services = null;
 
@@ -225,9 +222,7 @@ function build(root) {
   );
   ui.deliveryRadios[0].checked = true;
   ui.start = el('button', { attrs: { type: 'button', id: 'race-start' } });
-  ui.explore = text('button', 'racelab.explore', 'secondary');
-  ui.explore.type = 'button';
-  ui.explore.id = 'race-explore';
+  ui.explore = button('racelab.explore', 'race-explore');
   ui.locked = el(
     'p',
     { className: 'note race-locked', attrs: { id: 'race-explore-locked' } },
@@ -273,9 +268,7 @@ function build(root) {
   ui.replayNext = el('button', { attrs: { type: 'button', id: 'race-replay-next' } });
   ui.replayNext.addEventListener('click', replayStep);
 
-  ui.demoRun = text('button', 'racelab.demo.run', 'secondary');
-  ui.demoRun.type = 'button';
-  ui.demoRun.id = 'race-demo-run';
+  ui.demoRun = button('racelab.demo.run', 'race-demo-run');
   ui.demoResult = el('div', { attrs: { id: 'race-demo-result', 'aria-live': 'polite' } });
   ui.demo = el(
     'div',
@@ -315,10 +308,7 @@ function build(root) {
   );
 
   ui.handler.addEventListener('change', () => {
-    state.handler = ui.handler.value;
-    state.race = null;
-    state.explored = null;
-    state.replay = null;
+    Object.assign(state, { handler: ui.handler.value, race: null, explored: null, replay: null });
     render(ui);
   });
   for (const radio of ui.deliveryRadios) {
@@ -328,10 +318,7 @@ function build(root) {
         // and it runs before the worker answers); it is undone if the
         // worker refuses.
         const previous = state.deliveries;
-        state.deliveries = Number(radio.value);
-        state.race = null;
-        state.explored = null;
-        state.replay = null;
+        Object.assign(state, { deliveries: Number(radio.value), race: null, explored: null, replay: null });
         run(ui, async () => {
           try {
             await inboxLab.race.reset(state.deliveries);
@@ -400,10 +387,7 @@ async function playRace(handler, order) {
   if (ui === null || state.busy) {
     return;
   }
-  if (ui.handler.value !== handler) {
-    ui.handler.value = handler;
-    ui.handler.dispatchEvent(new Event('change'));
-  }
+  chooseHandler(ui, handler);
   await run(ui, () => start(handler));
   for (const i of order) {
     await run(ui, () => step(i));
@@ -442,10 +426,7 @@ async function replayRace(handler, deliveries, order) {
       Object.assign(state, { deliveries, race: null, explored: null, replay: null });
     });
   }
-  if (ui.handler.value !== handler) {
-    ui.handler.value = handler;
-    ui.handler.dispatchEvent(new Event('change'));
-  }
+  chooseHandler(ui, handler);
   await run(ui, () => start(handler));
   for (const i of order) {
     if (state.error !== null) {
@@ -454,6 +435,14 @@ async function replayRace(handler, deliveries, order) {
     await run(ui, () => step(i));
   }
   return state.error;
+}
+
+/** Chooses `handler` in the lab's select, as the reader would. */
+function chooseHandler(ui, handler) {
+  if (ui.handler.value !== handler) {
+    ui.handler.value = handler;
+    ui.handler.dispatchEvent(new Event('change'));
+  }
 }
 
 /** Runs one action against the worker: busy while it runs, errors shown, then redrawn. */
@@ -785,22 +774,19 @@ function renderExplorer(ui) {
 }
 
 function smallTable(caption, columns, rows, id) {
-  return el(
-    'table',
-    { attrs: { id } },
-    el('caption', { text: caption }),
-    el('thead', {}, el('tr', {}, ...columns.map((name) => el('th', { text: name, attrs: { scope: 'col' } })))),
-    el('tbody', {}, ...rows.map((row) => el('tr', {}, ...row.map((value) => el('td', { className: 'number', text: value }))))),
-  );
+  const table = dataTable(columns, rows);
+  table.id = id;
+  table.prepend(el('caption', { text: caption }));
+  return table;
 }
 
 function resultText(s) {
-  const params = s.result === 'answered' ? { answer: t(`racelab.answer.${s.answer}`) } : { kind: s.kind, message: s.message };
+  const params = s.result === 'answered' ? { answer: outcomeWord(s.answer) } : { kind: s.kind, message: s.message };
   return ['ran', 'waiting', 'answered', 'failed'].includes(s.result) ? t(`racelab.result.${s.result}`, params) : String(s.result);
 }
 
 function answerText(answer) {
-  return answer.answer ? t(`racelab.answer.${answer.answer}`) : t('racelab.answer.failed', { kind: outcomeWord(answer.kind) });
+  return answer.answer ? outcomeWord(answer.answer) : t('racelab.answer.failed', { kind: outcomeWord(answer.kind) });
 }
 
 function committedText(committed) {

@@ -6,10 +6,10 @@
 // receiver heard of; this file draws its verdicts.
 
 import { el, formatNumber } from '../../lib/dom.js';
-import { outcomeWord } from '../../lib/errors.js';
+import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
-import { ACCOUNT, AMOUNT, SOURCE, act, answerOf, caseHeader, errorText, fixBox, isError, showBalance, tx } from './parts.js';
+import { ACCOUNT, AMOUNT, SOURCE, act, answerOf, caseHeader, fixBox, isError, showBalance, tx } from './parts.js';
 
 const STRATEGIES = ['send_before_commit', 'send_after_commit', 'outbox'];
 const CRASHES = ['', 'after_send_before_commit', 'after_commit_before_send'];
@@ -219,7 +219,7 @@ export function effects(db, load) {
 /** "pay-3: applied · HTTP 200", or the error with its message. */
 function answerLine(label, reply) {
   if (isError(reply)) {
-    return t('se.answer_error', { event: label, outcome: outcomeWord(reply.kind), status: reply.http_status, message: errorText(reply) });
+    return t('se.answer_error', { event: label, outcome: outcomeWord(reply.kind), status: reply.http_status, message: errorMessage(reply) });
   }
   return t('se.answer', { event: label, outcome: outcomeWord(reply.outcome), status: reply.http_status });
 }

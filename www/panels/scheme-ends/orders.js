@@ -5,9 +5,9 @@
 // the answers, newest first.
 
 import { el } from '../../lib/dom.js';
-import { outcomeWord } from '../../lib/errors.js';
+import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { t } from '../../lib/i18n.js';
-import { SOURCE, act, answerOf, caseHeader, errorText, fixBox, isError, tx } from './parts.js';
+import { SOURCE, act, answerOf, caseHeader, fixBox, isError, tx } from './parts.js';
 
 /** The business-key experiment on `db` (the database client). */
 export function orders(db) {
@@ -101,7 +101,7 @@ function logItem({ event_id, order_id, reply }) {
   const failed = isError(reply);
   const outcome = failed ? reply.kind : reply.outcome;
   const said = reply.first === undefined ? reply : { ...reply, first: outcomeWord(reply.first) };
-  const meaning = failed ? `${errorText(reply)} ${t('se.bk.m.error')}` : t(`se.bk.m.${reply.outcome}`, said);
+  const meaning = failed ? `${errorMessage(reply)} ${t('se.bk.m.error')}` : t(`se.bk.m.${reply.outcome}`, said);
   return el(
     'li',
     { className: failed ? 'se-bad' : `se-outcome-${outcome}`, data: { outcome } },

@@ -15,9 +15,6 @@ export function tx(tag, key, options = {}) {
   return el(tag, { ...options, text: t(key), data: { ...options.data, i18n: key } });
 }
 
-/** An error object as one line, in the reader's language (lib/errors.js). */
-export { errorMessage as errorText };
-
 export function isError(reply) {
   return reply !== null && typeof reply === 'object' && typeof reply.kind === 'string';
 }
@@ -39,7 +36,7 @@ export function act(note, action) {
     try {
       await action();
     } catch (error) {
-      note.textContent = isError(error) ? errorText(error) : String(error);
+      note.textContent = isError(error) ? errorMessage(error) : String(error);
     }
   });
 }

@@ -3,9 +3,10 @@
 // story counts how often it saw one event applied: twice is the hazard.
 
 import { el, formatNumber } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
-import { ACCOUNT, AMOUNT, SOURCE, act, answerOf, caseHeader, errorText, fixBox, isError, showBalance, tx } from './parts.js';
+import { ACCOUNT, AMOUNT, SOURCE, act, answerOf, caseHeader, fixBox, isError, showBalance, tx } from './parts.js';
 
 const DAY_MS = 86_400_000;
 const WINDOWS_DAYS = [1, 3, 7, 30];
@@ -191,7 +192,7 @@ function logItem(entry) {
         event_id: entry.event_id,
         outcome: reply.kind,
         status: reply.http_status,
-        message: errorText(reply),
+        message: errorMessage(reply),
       }),
     });
   }

@@ -16,10 +16,11 @@
 // Everything typed or returned is rendered with textContent (lib/dom.js).
 
 import { el, whileBusy } from '../../lib/dom.js';
+import { errorMessage } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { effects } from './effects.js';
 import { orders } from './orders.js';
-import { SOURCE, errorText, isError, nextNumber, tx } from './parts.js';
+import { SOURCE, isError, nextNumber, tx } from './parts.js';
 import { retention } from './retention.js';
 import { STRINGS } from './strings.js';
 
@@ -46,7 +47,7 @@ export function mount(root, { db, onTablesChanged, refreshTables, panels }) {
   // Where a failed load says why, under the three experiments.
   const loadNote = el('p', { className: 'field-error', attrs: { role: 'status' } });
   const showFailure = (error) => {
-    loadNote.textContent = isError(error) ? errorText(error) : String(error);
+    loadNote.textContent = isError(error) ? errorMessage(error) : String(error);
   };
 
   /**

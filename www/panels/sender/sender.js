@@ -10,6 +10,7 @@ import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { RetryPolicy, SimulatedClock, parsePolicy } from '../../lib/retry.js';
 import { EXAMPLE, eventName, eventSummary, sendEvent } from '../../lib/send.js';
+import { HANDLERS } from '../../lib/share.js';
 import { resultStrip } from '../../lib/strip.js';
 import { outcomeOf } from '../../lib/timeline.js';
 import { verdictElement } from '../../lib/verdict.js';
@@ -232,7 +233,7 @@ function showLog(record) {
   shownSend = record;
   logList.replaceChildren(...record.attempts.map(attemptItem));
   showClock();
-  const summary = summaryText(record);
+  const summary = record.summary === null ? null : eventSummary(record.summary);
   summaryLine.hidden = summary === null;
   summaryLine.textContent = summary ?? '';
 }
@@ -278,10 +279,6 @@ function decisionText(decision, answer, attempt) {
     return t('log.give_up', { attempts: attempt });
   }
   return decision.reason === 'success' ? t('log.stop_success') : t('log.stop_client_error', { status: answer.http_status });
-}
-
-function summaryText({ summary }) {
-  return summary === null ? null : eventSummary(summary);
 }
 
 // ---- The answer -------------------------------------------------------------
@@ -436,7 +433,6 @@ function deliverFromForm(event, strip = null) {
   return sendForm(strip);
 }
 
-
 async function sendForm(strip) {
   const options = formOptions();
   if (options !== null) {
@@ -449,7 +445,6 @@ function describeHandler() {
   handlerNote.textContent = t(`handler.${form.elements.handler.value}`);
 }
 
-const HANDLERS = ['atomic', 'no_dedup', 'check_then_act', 'two_transactions', 'insert_or_ignore', 'insert_or_replace'];
 const FAULTS = ['none', 'after_insert', 'after_update'];
 
 /** A group of chips: its label (`key`), then `chips`. */
@@ -550,11 +545,13 @@ export function mount(root, pageServices) {
     whileBusy(() => sendForm(deliverStrip));
   });
 
-  // "Restore the example" also clears the messages that belonged to the old values.
-  form.addEventListener('reset', () => clearErrors(form));
-
+  // "Restore the example" also clears the messages that belonged to the old
+  // values, and describes the handler once the form has its old values back.
+  form.addEventListener('reset', () => {
+    clearErrors(form);
+    setTimeout(describeHandler);
+  });
   form.elements.handler.addEventListener('change', describeHandler);
-  form.addEventListener('reset', () => setTimeout(describeHandler)); // after the form has its old values back
   describeHandler();
 
   onLanguageChange(() => {

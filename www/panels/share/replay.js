@@ -71,16 +71,11 @@ export function mount(root, services) {
     return { perform };
   }
   ui.status = el('p', { className: 'share-status', attrs: { id: 'share-status', role: 'status' } });
-  ui.error = el('p', { className: 'field-error share-error', attrs: { id: 'share-error', role: 'alert' } });
-  ui.error.hidden = true;
-  ui.scratch = el('strong', { text: t('share.scratch') });
-  ui.back = el('a', {
-    text: t('share.back'),
-    attrs: { id: 'share-back', href: `${location.pathname}${location.search}` },
-  });
-  ui.crashPool = el('p', { className: 'note', attrs: { id: 'share-crash-pool' } });
-  ui.crashPool.hidden = true;
-  ui.note = el('div', { className: 'share-note', attrs: { id: 'share-note' } }, el('p', {}, ui.scratch, ' ', ui.back), ui.crashPool, ui.status, ui.error);
+  ui.error = el('p', { className: 'field-error share-error', attrs: { id: 'share-error', role: 'alert', hidden: '' } });
+  const back = el('a', { i18n: 'share.back', attrs: { id: 'share-back', href: `${location.pathname}${location.search}` } });
+  ui.crashPool = el('p', { className: 'note', i18n: 'share.crash_pool', attrs: { id: 'share-crash-pool', hidden: '' } });
+  const scratch = el('p', {}, el('strong', { i18n: 'share.scratch' }), ' ', back);
+  ui.note = el('div', { className: 'share-note', attrs: { id: 'share-note' } }, scratch, ui.crashPool, ui.status, ui.error);
   document.querySelector('#storage-banner').after(ui.note);
   onLanguageChange(draw);
   // Busy from now until the replay is over (lib/dom.js): whoever waits for
@@ -90,9 +85,6 @@ export function mount(root, services) {
 }
 
 function draw() {
-  ui.scratch.textContent = t('share.scratch');
-  ui.back.textContent = t('share.back');
-  ui.crashPool.textContent = t('share.crash_pool');
   ui.status.textContent = said === null ? '' : t(said.key, said.params);
   ui.error.hidden = failure === null;
   if (failure !== null) {

@@ -95,7 +95,6 @@ async function load() {
 /** Step mode sets this while a transaction is open: the tables then show its uncommitted view. */
 export function showUncommitted(on) {
   view.hidden = !on;
-  view.textContent = on ? t('tables.uncommitted') : '';
   view.parentElement.classList.toggle('uncommitted', on);
 }
 
@@ -180,7 +179,8 @@ function scrollingTable(id, columns, className = 'table-scroll') {
 /** Builds the tables in `root` (#database). Returns `refresh`, `showUncommitted` and `setNote`. */
 export function mount(root) {
   const line = (id, className) => el('p', { className, attrs: { id, hidden: '' } });
-  [view, error, more] = [line('tables-view', 'badge'), line('tables-error', 'field-error'), line('inbox-more', 'note')];
+  [error, more] = [line('tables-error', 'field-error'), line('inbox-more', 'note')];
+  view = el('p', { className: 'badge', i18n: 'tables.uncommitted', attrs: { id: 'tables-view', hidden: '' } });
   accountForm = el(
     'form',
     { className: 'inline-form', attrs: { id: 'account-form', novalidate: '' } },
@@ -211,9 +211,6 @@ export function mount(root) {
     whileBusy(addAccount);
   });
   onLanguageChange(() => {
-    if (!view.hidden) {
-      view.textContent = t('tables.uncommitted');
-    }
     if (shown !== null) {
       // Redraw without counting anything as changed again.
       draw(shown.snapshot, shown.accounts, shown.inbox);
