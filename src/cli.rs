@@ -137,33 +137,7 @@ enum Command {
     },
     /// One try of the crash lab (run by `crash-lab` as a child process).
     #[command(hide = true)]
-    CrashChild {
-        #[arg(long)]
-        db: String,
-        #[arg(long)]
-        mode: String,
-        #[arg(long)]
-        events: usize,
-        #[arg(long)]
-        crash_after: Option<usize>,
-        #[arg(long, default_value = "apply")]
-        workload: String,
-        #[arg(long, default_value = "")]
-        receiver: String,
-        #[arg(long)]
-        no_dedup: bool,
-        #[arg(long, default_value = "none")]
-        control: String,
-        /// Deliver with this handler program instead of the article's.
-        #[arg(long)]
-        handler_file: Option<String>,
-        /// Deliver with the workshop's handler (feature `workshop`).
-        #[arg(long)]
-        workshop: bool,
-        /// End (exit 4) after this many milliseconds: the judge's deadline.
-        #[arg(long)]
-        deadline_ms: Option<u64>,
-    },
+    CrashChild(ChildRun),
     /// Judge a handler written in the handler language: the article's
     /// cases, a fault after every statement, every race interleaving, the
     /// crash sweep in DELETE and WAL mode. Prints one JSON line.
@@ -270,37 +244,7 @@ pub fn main() -> ExitCode {
             };
             crash_lab(&mode, &events, control, &workload, no_dedup)
         }
-        Command::CrashChild {
-            db,
-            mode,
-            events,
-            crash_after,
-            workload,
-            receiver,
-            no_dedup,
-            control,
-            handler_file,
-            workshop,
-            deadline_ms,
-        } => match crash_child(&ChildRun {
-            path: &db,
-            mode: &mode,
-            n: events,
-            crash_after,
-            workload: if workload == "dispatch" {
-                Workload::Dispatch { dedup: !no_dedup }
-            } else {
-                Workload::Apply
-            },
-            receiver: &receiver,
-            control: &control,
-            handler: match (handler_file.as_deref(), workshop) {
-                (Some(file), _) => Some(Judged::File(file)),
-                (None, true) => Some(Judged::Workshop),
-                (None, false) => None,
-            },
-            deadline: deadline_ms.map(Duration::from_millis),
-        }) {
+        Command::CrashChild(run) => match crash_child(&run) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("crash-child: {e}");
@@ -475,36 +419,62 @@ fn run_workload(
 }
 
 /// One try of the sweep, as its parent process asked for it (`crash-child`).
-struct ChildRun<'a> {
-    path: &'a str,
-    mode: &'a str,
-    n: usize,
+#[derive(clap::Args, Debug)]
+struct ChildRun {
+    #[arg(long)]
+    db: String,
+    #[arg(long)]
+    mode: String,
+    #[arg(long)]
+    events: usize,
+    #[arg(long)]
     crash_after: Option<usize>,
-    workload: Workload,
-    receiver: &'a str,
-    control: &'a str,
-    handler: Option<Judged<'a>>,
-    /// The judge's deadline, passed on: a child delivering with a slow
-    /// handler ends with its parent.
-    deadline: Option<Duration>,
+    #[arg(long, default_value = "apply")]
+    workload: String,
+    #[arg(long, default_value = "")]
+    receiver: String,
+    #[arg(long)]
+    no_dedup: bool,
+    #[arg(long, default_value = "none")]
+    control: String,
+    /// Deliver with this handler program instead of the article's.
+    #[arg(long)]
+    handler_file: Option<String>,
+    /// Deliver with the workshop's handler (feature `workshop`).
+    #[arg(long)]
+    workshop: bool,
+    /// End (exit 4) after this many milliseconds: the judge's deadline.
+    // Passed on, so that a child delivering with a slow handler ends with its parent.
+    #[arg(long)]
+    deadline_ms: Option<u64>,
 }
 
-fn crash_child(run: &ChildRun<'_>) -> Result<(), Error> {
-    if let Some(after) = run.deadline {
-        watchdog(after, String::new(), None);
+fn crash_child(run: &ChildRun) -> Result<(), Error> {
+    if let Some(ms) = run.deadline_ms {
+        watchdog(Duration::from_millis(ms), String::new(), None);
     }
     let mode: JournalMode = run.mode.parse().map_err(Error::storage)?;
     let control: crash::Control = run.control.parse().map_err(Error::storage)?;
-    let handler = run.handler.map(Judged::contender).transpose()?;
+    let workload = if run.workload == "dispatch" {
+        Workload::Dispatch {
+            dedup: !run.no_dedup,
+        }
+    } else {
+        Workload::Apply
+    };
+    let handler = (run.handler_file.as_deref().map(Judged::File))
+        .or(run.workshop.then_some(Judged::Workshop))
+        .map(Judged::contender)
+        .transpose()?;
     iolog::install()?;
-    let conn = open_counted(run.path, mode, control.write_vfs())?;
+    let conn = open_counted(&run.db, mode, control.write_vfs())?;
     iolog::arm(run.crash_after, die);
     let mut out = std::io::stdout().lock();
     run_workload(
         &conn,
-        run.workload,
-        run.n,
-        run.receiver,
+        workload,
+        run.events,
+        &run.receiver,
         handler.as_ref(),
         |i| {
             // The sender hears "200" only once this line is out of the process.

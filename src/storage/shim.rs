@@ -428,39 +428,28 @@ unsafe extern "C" fn x_open<S: Shim>(
     rc
 }
 
-unsafe extern "C" fn x_delete<S: Shim>(
-    vfs: *mut ffi::sqlite3_vfs,
-    name: *const c_char,
-    sync_dir: c_int,
-) -> c_int {
-    let layer = layer_of::<S>(vfs);
-    layer
-        .shim
-        .around(Call::whole(FileKind::of_name(name), Op::Delete), || {
-            (*layer.real)
-                .xDelete
-                .map_or(ffi::SQLITE_IOERR_DELETE, |delete| {
-                    delete(layer.real, name, sync_dir)
-                })
-        })
+/// The VFS methods on a file known only by its name (deleting it, asking
+/// about it): each goes [`Shim::around`] the VFS underneath, with the
+/// [`FileKind`] the name says, and answers `$missing` when it lacks the
+/// method.
+macro_rules! by_name {
+    ($($name:ident => $method:ident($($arg:ident: $ty:ty),*), $op:ident, or $missing:expr;)*) => {$(
+        unsafe extern "C" fn $name<S: Shim>(
+            vfs: *mut ffi::sqlite3_vfs,
+            name: *const c_char,
+            $($arg: $ty),*
+        ) -> c_int {
+            let layer = layer_of::<S>(vfs);
+            layer.shim.around(Call::whole(FileKind::of_name(name), Op::$op), || {
+                (*layer.real).$method.map_or($missing, |method| method(layer.real, name, $($arg),*))
+            })
+        }
+    )*};
 }
 
-unsafe extern "C" fn x_access<S: Shim>(
-    vfs: *mut ffi::sqlite3_vfs,
-    name: *const c_char,
-    flags: c_int,
-    out: *mut c_int,
-) -> c_int {
-    let layer = layer_of::<S>(vfs);
-    layer
-        .shim
-        .around(Call::whole(FileKind::of_name(name), Op::Access), || {
-            (*layer.real)
-                .xAccess
-                .map_or(ffi::SQLITE_IOERR_ACCESS, |access| {
-                    access(layer.real, name, flags, out)
-                })
-        })
+by_name! {
+    x_delete => xDelete(sync_dir: c_int), Delete, or ffi::SQLITE_IOERR_DELETE;
+    x_access => xAccess(flags: c_int, out: *mut c_int), Access, or ffi::SQLITE_IOERR_ACCESS;
 }
 
 // Questions about the platform: straight through.

@@ -190,10 +190,7 @@ impl Lab {
     /// file not retryable), or `null` when it is open and healthy.
     #[wasm_bindgen(getter)]
     pub fn problem(&self) -> JsValue {
-        match &self.problem {
-            Some(err) => JsValue::from(err.clone()),
-            None => JsValue::NULL,
-        }
+        self.problem.clone().map_or(JsValue::NULL, JsValue::from)
     }
 
     /// How long the two steps of opening took, in ms: `{opfs_ms, check_ms}`
@@ -371,10 +368,7 @@ impl Lab {
     pub fn step_next(&mut self) -> Result<JsValue, JsValue> {
         self.conn()?; // the database's problem, if it has one
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        let mut delivery = self
-            .stepping
-            .take()
-            .ok_or_else(|| JsValue::from(Error::storage("no delivery is being stepped")))?;
+        let mut delivery = self.stepping.take().ok_or_else(not_stepping)?;
         let ran = delivery.next_step();
         let result = match delivery.step(conn) {
             // This worker holds the only connection, so nothing else can
@@ -424,11 +418,7 @@ impl Lab {
     pub fn step_throw(&mut self) -> Result<(), JsValue> {
         self.conn()?; // the database's problem, if it has one
         let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        let Some(mut delivery) = self.stepping.take() else {
-            return Err(JsValue::from(Error::storage(
-                "no delivery is being stepped",
-            )));
-        };
+        let mut delivery = self.stepping.take().ok_or_else(not_stepping)?;
         let crash = delivery.throw(conn)?;
         let heard = Heard::of::<()>(&Err(crash.clone()), |()| Answer::Applied);
         let verdict = self.referee.judge(
@@ -570,10 +560,7 @@ impl Lab {
         let removed = self.remove_database(&self.name);
         self.open_database();
         removed?;
-        match &self.problem {
-            Some(err) => Err(JsValue::from(err.clone())),
-            None => Ok(()),
-        }
+        self.problem.clone().map_or(Ok(()), |err| Err(err.into()))
     }
 
     /// "Keep what is sound", for a stored database that cannot be used: its
@@ -765,6 +752,11 @@ impl Lab {
         self.writer()?;
         self.conn_mut()
     }
+}
+
+/// Step mode's refusal when no delivery was started.
+fn not_stepping() -> Error {
+    Error::storage("no delivery is being stepped")
 }
 
 /// One step as shown to readers.
