@@ -84,25 +84,7 @@ enum Command {
         accounts: Vec<String>,
     },
     /// Deliver one event; prints one JSON line.
-    #[command(group(ArgGroup::new("fault").args(["fail_after_insert", "fail_after_update"])))]
-    Apply {
-        #[arg(long, value_name = "PATH")]
-        db: String,
-        #[arg(long, allow_hyphen_values = true)]
-        source: String,
-        #[arg(long, allow_hyphen_values = true)]
-        event_id: String,
-        #[arg(long, value_name = "ID", allow_hyphen_values = true)]
-        account: String,
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
-        amount: String,
-        /// Fail after the INSERT, before the credit (rolls back).
-        #[arg(long)]
-        fail_after_insert: bool,
-        /// Fail after the credit, just before COMMIT (rolls back).
-        #[arg(long)]
-        fail_after_update: bool,
-    },
+    Apply(ApplyArgs),
     /// Print both tables as JSON.
     Show {
         #[arg(long, value_name = "PATH")]
@@ -111,30 +93,7 @@ enum Command {
     /// Crash a child process at every storage operation of one apply (or a
     /// burst), recover, and check each outcome is atomic. Prints a table on
     /// stderr and one JSON summary line; exit 1 on any partial or lost.
-    CrashLab {
-        #[arg(long, default_value = "delete")]
-        mode: String,
-        /// Events applied one after another by each try (a burst when > 1).
-        #[arg(long, default_value = "1", allow_hyphen_values = true)]
-        events: String,
-        /// Recover with the broken lock check (sahpool before 0.3): the sweep
-        /// must then find partial commits; exit 0 only if it does.
-        #[arg(long)]
-        control: bool,
-        /// Write through the broken write coalescing, which lets a commit
-        /// return with its last bytes held back: the sweep must then find
-        /// acknowledged events lost (in WAL mode); exit 0 only if it does.
-        #[arg(long, conflicts_with = "control")]
-        control_coalescing: bool,
-        /// `apply` (the handler's commit) or `dispatch` (the outbox
-        /// dispatcher sending pending notifications to a receiver).
-        #[arg(long, default_value = "apply")]
-        workload: String,
-        /// Dispatch to a receiver without its own dedup: a crash after
-        /// sending and before marking then shows a notification twice.
-        #[arg(long)]
-        no_dedup: bool,
-    },
+    CrashLab(CrashLabArgs),
     /// One try of the crash lab (run by `crash-lab` as a child process).
     #[command(hide = true)]
     CrashChild(ChildRun),
@@ -177,6 +136,55 @@ enum Command {
     },
 }
 
+/// `inbox-lab apply`'s options.
+#[derive(clap::Args, Debug)]
+#[command(group(ArgGroup::new("fault").args(["fail_after_insert", "fail_after_update"])))]
+struct ApplyArgs {
+    #[arg(long, value_name = "PATH")]
+    db: String,
+    #[arg(long, allow_hyphen_values = true)]
+    source: String,
+    #[arg(long, allow_hyphen_values = true)]
+    event_id: String,
+    #[arg(long, value_name = "ID", allow_hyphen_values = true)]
+    account: String,
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    amount: String,
+    /// Fail after the INSERT, before the credit (rolls back).
+    #[arg(long)]
+    fail_after_insert: bool,
+    /// Fail after the credit, just before COMMIT (rolls back).
+    #[arg(long)]
+    fail_after_update: bool,
+}
+
+/// `inbox-lab crash-lab`'s options.
+#[derive(clap::Args, Debug)]
+struct CrashLabArgs {
+    #[arg(long, default_value = "delete")]
+    mode: String,
+    /// Events applied one after another by each try (a burst when > 1).
+    #[arg(long, default_value = "1", allow_hyphen_values = true)]
+    events: String,
+    /// Recover with the broken lock check (sahpool before 0.3): the sweep
+    /// must then find partial commits; exit 0 only if it does.
+    #[arg(long)]
+    control: bool,
+    /// Write through the broken write coalescing, which lets a commit
+    /// return with its last bytes held back: the sweep must then find
+    /// acknowledged events lost (in WAL mode); exit 0 only if it does.
+    #[arg(long, conflicts_with = "control")]
+    control_coalescing: bool,
+    /// `apply` (the handler's commit) or `dispatch` (the outbox
+    /// dispatcher sending pending notifications to a receiver).
+    #[arg(long, default_value = "apply")]
+    workload: String,
+    /// Dispatch to a receiver without its own dedup: a crash after
+    /// sending and before marking then shows a notification twice.
+    #[arg(long)]
+    no_dedup: bool,
+}
+
 /// Runs the command line; the binary's `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse(); // usage errors exit 2 here
@@ -185,19 +193,7 @@ pub fn main() -> ExitCode {
         Command::Init { db, accounts } => {
             print_result(init(&db, &accounts).map(|()| serde_json::json!({ "ok": true })))
         }
-        Command::Apply {
-            db,
-            source,
-            event_id,
-            account,
-            amount,
-            fail_after_insert,
-            fail_after_update,
-        } => {
-            let fault = (fail_after_insert.then_some(Fault::AfterInsert))
-                .or(fail_after_update.then_some(Fault::AfterUpdate));
-            print_result(apply_one(&db, &source, &event_id, &account, &amount, fault))
-        }
+        Command::Apply(args) => print_result(apply_one(&args)),
         Command::Show { db } => print_result(show(&db)),
         Command::Probe(args) => probe::main(args),
         Command::Race {
@@ -227,23 +223,7 @@ pub fn main() -> ExitCode {
                 (None, None) => ExitCode::from(2),
             }
         }
-        Command::CrashLab {
-            mode,
-            events,
-            control,
-            control_coalescing,
-            workload,
-            no_dedup,
-        } => {
-            let control = if control {
-                crash::Control::BrokenLock
-            } else if control_coalescing {
-                crash::Control::HoldsCommits
-            } else {
-                crash::Control::None
-            };
-            crash_lab(&mode, &events, control, &workload, no_dedup)
-        }
+        Command::CrashLab(args) => crash_lab(&args),
         Command::CrashChild(run) => match crash_child(&run) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -294,17 +274,12 @@ fn init(path: &str, accounts: &[String]) -> Result<(), Error> {
     schema::init(&mut conn, &ids)
 }
 
-fn apply_one(
-    path: &str,
-    source: &str,
-    event_id: &str,
-    account: &str,
-    amount: &str,
-    fault: Option<Fault>,
-) -> Result<Outcome, Error> {
+fn apply_one(args: &ApplyArgs) -> Result<Outcome, Error> {
+    let fault = (args.fail_after_insert.then_some(Fault::AfterInsert))
+        .or(args.fail_after_update.then_some(Fault::AfterUpdate));
     // Validate before touching the database: bad input writes nothing.
-    let event = Event::from_text(source, event_id, account, amount)?;
-    let conn = db::open(path, Mode::Existing, DEFAULT_BUSY_TIMEOUT)?;
+    let event = Event::from_text(&args.source, &args.event_id, &args.account, &args.amount)?;
+    let conn = db::open(&args.db, Mode::Existing, DEFAULT_BUSY_TIMEOUT)?;
     apply(&conn, &event, fault)
 }
 
@@ -638,23 +613,27 @@ fn crash_sweep(
     Ok((rows, summary))
 }
 
-fn crash_lab(
-    mode: &str,
-    events: &str,
-    control: crash::Control,
-    workload: &str,
-    no_dedup: bool,
-) -> ExitCode {
+fn crash_lab(args: &CrashLabArgs) -> ExitCode {
+    let control = if args.control {
+        crash::Control::BrokenLock
+    } else if args.control_coalescing {
+        crash::Control::HoldsCommits
+    } else {
+        crash::Control::None
+    };
     let run = || -> Result<(Vec<crash::Row>, crash::Summary), Error> {
-        let mode: JournalMode = mode
+        let mode: JournalMode = args
+            .mode
             .parse()
             .map_err(|reason: String| Error::invalid(Field::EVENT, reason))?;
-        let n = parse_integer(Field::EVENT, events)?;
+        let n = parse_integer(Field::EVENT, &args.events)?;
         let n = usize::try_from(n)
             .map_err(|_| Error::invalid(Field::EVENT, "events must be positive"))?;
-        let workload = match workload {
+        let workload = match args.workload.as_str() {
             "apply" => Workload::Apply,
-            "dispatch" => Workload::Dispatch { dedup: !no_dedup },
+            "dispatch" => Workload::Dispatch {
+                dedup: !args.no_dedup,
+            },
             other => {
                 return Err(Error::invalid(
                     Field::EVENT,
