@@ -358,9 +358,7 @@ function scheduleOf(value) {
 }
 
 function race() {
-  if (raceLab === null) {
-    raceLab = new RaceLab(2);
-  }
+  raceLab ??= new RaceLab(2);
   return raceLab;
 }
 
@@ -394,13 +392,7 @@ const opened = open().then(
     problemNow = lab.problem;
     const at = { script: scriptAt, wasm: wasmAt, opened: performance.timeOrigin + performance.now() };
     const ready = { type: 'ready', storage: lab.storage, stack: lab.stack, start: { at, ...lab.startTimes } };
-    if (fallback) {
-      ready.fallback = fallback;
-    }
-    if (problemNow !== null) {
-      ready.problem = problemNow;
-    }
-    self.postMessage(ready);
+    self.postMessage({ ...ready, ...(fallback && { fallback }), ...(problemNow !== null && { problem: problemNow }) });
   },
   (thrown) => {
     failure = asErrorObject(thrown, 'open_failed', 'cannot open the database');
@@ -412,15 +404,7 @@ const opened = open().then(
 // another, in arrival order; "busy" frames each run of them.
 serve(handlersFor(HANDLERS), {
   ready: opened,
-  refuse: (request) => {
-    if (failure !== null) {
-      return failure;
-    }
-    if (problemNow !== null && !WITH_PROBLEM.has(request.op)) {
-      return problemNow;
-    }
-    return null;
-  },
+  refuse: (request) => failure ?? (problemNow !== null && !WITH_PROBLEM.has(request.op) ? problemNow : null),
   asError: crashed,
   onBusy: (busy) => self.postMessage({ type: 'busy', busy }),
   background: (op) => OPS[op]?.background === true,

@@ -92,6 +92,13 @@ export function disclose(node) {
   }
 }
 
+/** Redraws `node` with `children`; the focus, if it was inside, goes back to the element of the same id. */
+export function replaceKeepingFocus(node, children, focusOptions) {
+  const focused = node.contains(document.activeElement) ? document.activeElement.id : '';
+  node.replaceChildren(...children);
+  document.getElementById(focused)?.focus(focusOptions);
+}
+
 /** A number written the reader's way: 10,000 or 10 000. */
 export function formatNumber(n) {
   return typeof n === 'number' ? n.toLocaleString(currentLanguage()) : String(n);

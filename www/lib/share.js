@@ -93,20 +93,15 @@ export function decodeShare(hash, fields, optional = []) {
   }
   const parsed = read.parsed;
   const state = {};
-  for (const name of fields) {
+  for (const name of [...fields, ...optional]) {
     const value = Object.hasOwn(parsed, name) ? parsed[name] : undefined;
+    if (value === undefined && !fields.includes(name)) {
+      continue; // an optional field left out
+    }
     if (typeof value !== 'string') {
       return { error: 'share.field', field: name };
     }
     state[name] = value;
-  }
-  for (const name of optional) {
-    if (Object.hasOwn(parsed, name)) {
-      if (typeof parsed[name] !== 'string') {
-        return { error: 'share.field', field: name };
-      }
-      state[name] = parsed[name];
-    }
   }
   return { state };
 }
@@ -256,6 +251,10 @@ function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+function flag(value, field) {
+  return typeof value === 'boolean' ? value : shape(field);
+}
+
 function integer(value, field, min, max) {
   return Number.isInteger(value) && value >= min && value <= max ? value : shape(field);
 }
@@ -324,12 +323,10 @@ function sendOf(value, field) {
   if (value.fault !== null && !FAULTS.includes(value.fault)) {
     refuse('share.fault', { name: String(value.fault).slice(0, 40) });
   }
-  if (typeof value.lose !== 'boolean') {
-    shape(`${field}.lose`);
-  }
+  const lose = flag(value.lose, `${field}.lose`);
   const attempts = integer(value.attempts, `${field}.attempts`, 1, LIMITS.attempts);
   const delay = integer(value.delay, `${field}.delay`, 0, LIMITS.delayMs);
-  return { event, handler, fault: value.fault, lose: value.lose, attempts, delay };
+  return { event, handler, fault: value.fault, lose, attempts, delay };
 }
 
 function raceOf(value) {
@@ -386,14 +383,12 @@ function named(value, names, field) {
 
 function effectsOf(value, field) {
   const control = named(value.control, NAMES.effects, `${field}.control`);
-  if (typeof value.dedup !== 'boolean') {
-    shape(`${field}.dedup`);
-  }
+  const dedup = flag(value.dedup, `${field}.dedup`);
   const strategy = named(value.strategy, NAMES.strategy, `${field}.strategy`);
   if (value.crash !== null) {
     named(value.crash, NAMES.crash, `${field}.crash`);
   }
-  return { do: 'effects', control, strategy, crash: value.crash, dedup: value.dedup };
+  return { do: 'effects', control, strategy, crash: value.crash, dedup };
 }
 
 function retentionOf(value, field) {
@@ -402,10 +397,7 @@ function retentionOf(value, field) {
     const days = named(value.days, control === 'advance' ? NAMES.advanceDays : NAMES.windowDays, `${field}.days`);
     return { do: 'retention', control, days };
   }
-  if (typeof value.next !== 'boolean') {
-    shape(`${field}.next`);
-  }
-  return { do: 'retention', control: 'deliver', next: value.next };
+  return { do: 'retention', control: 'deliver', next: flag(value.next, `${field}.next`) };
 }
 
 function crashOf(value, field) {
@@ -413,10 +405,7 @@ function crashOf(value, field) {
   const mode = named(value.mode, NAMES.mode, `${field}.mode`);
   if (run === 'sweep') {
     const events = named(value.events, NAMES.events, `${field}.events`);
-    if (typeof value.control !== 'boolean') {
-      shape(`${field}.control`);
-    }
-    return { do: 'crash', run: 'sweep', mode, events, control: value.control };
+    return { do: 'crash', run: 'sweep', mode, events, control: flag(value.control, `${field}.control`) };
   }
   if (Number.isInteger(value.trials) && value.trials > LIMITS.kills) {
     tooMany(value.trials, LIMITS.kills);

@@ -196,6 +196,22 @@ function whyLast(kind, reason) {
   };
 }
 
+/** Whether a send's first attempt passed `first(attempt, send)`, a retry then heard `heard`, judged correct, crediting the amount once. */
+function retried(seen, heard, first) {
+  return sends(seen).some((send) => {
+    const [attempt, ...retries] = send.attempts;
+    const last = lastHeard(send);
+    return (
+      attempt !== undefined &&
+      first(attempt, send) &&
+      retries.length > 0 &&
+      last?.outcome === heard &&
+      last.verdict?.kind === 'correct' &&
+      gained(send.balance) === send.event.amount
+    );
+  });
+}
+
 /** A reason that the last observation of `kind` ran another handler than `wanted`. */
 function handlerWhy(o, wanted) {
   return o.handler === wanted ? null : ['levels.why.handler', { handler: o.handler, wanted }];
@@ -256,19 +272,7 @@ export const LEVELS = Object.freeze([
     section: 'deliver',
     // The first answer was "applied" and lost; a retry heard "duplicate";
     // Rust's verdict on it is correct; the balance grew by the amount once.
-    won: (seen) =>
-      sends(seen).some((send) => {
-        const [first, ...retries] = send.attempts;
-        const heard = lastHeard(send);
-        return (
-          first?.lost === true &&
-          first.answer?.outcome === 'applied' &&
-          retries.length > 0 &&
-          heard?.outcome === 'duplicate' &&
-          heard.verdict?.kind === 'correct' &&
-          gained(send.balance) === send.event.amount
-        );
-      }),
+    won: (seen) => retried(seen, 'duplicate', (first) => first.lost === true && first.answer?.outcome === 'applied'),
     why: whyLast('send', (last, seen) => {
       if (last.attempts[0]?.lost !== true) {
         return sendWhy(seen, last) ?? ['level.2.why.not_lost'];
@@ -284,22 +288,16 @@ export const LEVELS = Object.freeze([
     // tables then found no inbox row and the balance as before; a retry
     // applied it, correct, crediting the amount once.
     won: (seen) =>
-      sends(seen).some((send) => {
-        const [first, ...retries] = send.attempts;
-        const heard = lastHeard(send);
-        return (
+      retried(
+        seen,
+        'applied',
+        (first, send) =>
           send.fault === 'after_insert' &&
-          first !== undefined &&
           first.answer?.outcome === undefined &&
           first.seen !== null &&
           first.seen.row === false &&
-          first.seen.balance === send.balance.before &&
-          retries.length > 0 &&
-          heard?.outcome === 'applied' &&
-          heard.verdict?.kind === 'correct' &&
-          gained(send.balance) === send.event.amount
-        );
-      }),
+          first.seen.balance === send.balance.before,
+      ),
     why: whyLast('send', (last, seen) => {
       const first = last.attempts[0];
       if (last.fault !== 'after_insert') {

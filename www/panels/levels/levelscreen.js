@@ -19,7 +19,7 @@
 // reads nor writes it: what such a page shows won, its replay won.
 
 import { SCRATCH } from '../../db/client.js';
-import { el, whileBusy } from '../../lib/dom.js';
+import { el, replaceKeepingFocus, whileBusy } from '../../lib/dom.js';
 import { outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { onObserved } from '../../lib/observed.js';
@@ -296,11 +296,7 @@ function drawDetail() {
       ),
     );
   }
-  const focused = ui.detail.contains(document.activeElement) ? document.activeElement.id : '';
-  ui.detail.replaceChildren(...children);
-  if (focused) {
-    document.getElementById(focused)?.focus();
-  }
+  replaceKeepingFocus(ui.detail, children);
 }
 
 // While a level is being played, a line under the section list, in view
@@ -330,9 +326,7 @@ function drawBar() {
       parts.push(next, ' ');
     }
   }
-  const focused = ui.bar.contains(document.activeElement) ? document.activeElement.id : '';
-  ui.bar.replaceChildren(...parts, el('a', { text: t('levels.bar.open'), attrs: { href: `#/levels/${level.id}` } }));
-  document.getElementById(focused)?.focus({ preventScroll: true });
+  replaceKeepingFocus(ui.bar, [...parts, el('a', { text: t('levels.bar.open'), attrs: { href: `#/levels/${level.id}` } })], { preventScroll: true });
   // What the browser scrolls into view stops below the bar too (levels.css).
   document.documentElement.style.setProperty('--level-bar-height', `${ui.bar.offsetHeight}px`);
 }

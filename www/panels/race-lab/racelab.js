@@ -26,7 +26,7 @@
 // Everything the worker returns is rendered with textContent (dom.js).
 
 import { inboxLab } from '../../db/client.js';
-import { button, dataTable, el, whileBusy } from '../../lib/dom.js';
+import { button, dataTable, el, replaceKeepingFocus, whileBusy } from '../../lib/dom.js';
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
@@ -407,9 +407,11 @@ async function playRace(handler, order) {
  */
 function sharedRace() {
   const race = state.race;
-  if (race === null || race.stopped || race.log.length === 0) {
-    return null;
-  }
+  return race === null || race.stopped || race.log.length === 0 ? null : raceSteps(race);
+}
+
+/** A race as its presses: `{handler, deliveries, order}`, the delivery each press advanced. */
+function raceSteps(race) {
   return { handler: race.handler, deliveries: race.next.length, order: race.log.map((r) => r.delivery) };
 }
 
@@ -511,13 +513,7 @@ async function step(i) {
   }
   if (reply.verdict) {
     race.verdict = reply.verdict;
-    observe('race', {
-      handler: race.handler,
-      deliveries: race.next.length,
-      order: race.log.map((r) => r.delivery),
-      verdict: reply.verdict,
-      replayed: state.replay !== null,
-    });
+    observe('race', { ...raceSteps(race), verdict: reply.verdict, replayed: state.replay !== null });
   }
 }
 
@@ -618,16 +614,14 @@ function render(ui) {
     }
   });
 
-  if (race === null || race.committed === 'start') {
-    ui.committed.textContent = t('racelab.committed.start');
-    ui.committed.dataset.locked = 'false';
-  } else if (race.committed === null) {
-    ui.committed.textContent = t('racelab.committed.locked');
-    ui.committed.dataset.locked = 'true';
-  } else {
-    ui.committed.textContent = t('racelab.committed', { balance: race.committed.balance, rows: race.committed.inbox_rows });
-    ui.committed.dataset.locked = 'false';
-  }
+  const committed = race === null ? 'start' : race.committed;
+  ui.committed.dataset.locked = String(committed === null);
+  ui.committed.textContent =
+    committed === 'start'
+      ? t('racelab.committed.start')
+      : committed === null
+        ? t('racelab.committed.locked')
+        : t('racelab.committed', { balance: committed.balance, rows: committed.inbox_rows });
 
   ui.log.replaceChildren(
     ...(race === null || race.log.length === 0
@@ -766,11 +760,7 @@ function renderExplorer(ui) {
       );
     }
   }
-  const focused = ui.explorer.contains(document.activeElement) ? document.activeElement.id : null;
-  ui.explorer.replaceChildren(...children);
-  if (focused) {
-    document.getElementById(focused)?.focus();
-  }
+  replaceKeepingFocus(ui.explorer, children);
 }
 
 function smallTable(caption, columns, rows, id) {
