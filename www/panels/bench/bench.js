@@ -238,12 +238,7 @@ function drawTable(results) {
       'tr',
       {},
       el('th', { text: t(`bench.setting.${r.setting}`), attrs: { scope: 'row' } }),
-      td(formatRate(r.apply.events_per_s)),
-      td(formatMs(r.apply.p50_ms)),
-      td(formatMs(r.apply.p99_ms)),
-      td(formatRate(r.duplicate.events_per_s)),
-      td(formatMs(r.duplicate.p50_ms)),
-      td(formatMs(r.duplicate.p99_ms)),
+      ...[r.apply, r.duplicate].flatMap((pass) => [td(formatRate(pass.events_per_s)), td(formatMs(pass.p50_ms)), td(formatMs(pass.p99_ms))]),
     ),
   );
   return [el('caption', { text: t('bench.caption') }), el('thead', {}, el('tr', {}, ...head.map(th))), el('tbody', {}, ...rows)];

@@ -229,11 +229,8 @@ function setNote(key, params = {}) {
 }
 
 function draw() {
-  const ran = steps.map((step) => ({
-    step: step.op,
-    statements: step.statements,
-    state: killed?.ran ?? stateOf(step),
-  }));
+  const stateNow = (step) => killed?.ran ?? stateOf(step);
+  const ran = steps.map((step) => ({ step: step.op, statements: step.statements, state: stateNow(step) }));
   const ahead = upcoming === null ? [] : [{ ...upcoming, state: 'next' }];
   const died = killed?.at ? [{ ...killed.at, state: killed.state }] : [];
   // The Rust of the step that runs next, marked in src/core/apply.rs.
@@ -242,7 +239,7 @@ function draw() {
   // a stepped delivery runs: after it, the picture is the last delivery's.
   if (session !== null) {
     panels.flow.show([
-      ...steps.map((step) => ({ ...step, state: killed?.ran ?? stateOf(step) })),
+      ...steps.map((step) => ({ ...step, state: stateNow(step) })),
       ...(killed?.at ? [{ op: 'kill', state: killed.state }] : []),
     ]);
   }
