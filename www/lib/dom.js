@@ -202,6 +202,11 @@ export function clearErrors(form) {
   }
 }
 
+/** A table's head: one `<th scope=col>` per column, each column `{text | i18n, className}` as `el` takes them. */
+export function tableHead(columns) {
+  return el('thead', {}, el('tr', {}, ...columns.map((column) => el('th', { ...column, attrs: { scope: 'col' } }))));
+}
+
 /** A table of plain values; null shows as a muted NULL. */
 export function dataTable(columns, rows) {
   const head = el('tr', {}, ...columns.map((name) => el('th', { text: name, attrs: { scope: 'col' } })));

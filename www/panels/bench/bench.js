@@ -20,7 +20,7 @@
 //     total_ms, events_per_s, p50_ms, p99_ms, max_ms}. It writes to the
 //     reader's database, so the panel does not use it.
 
-import { el, svg } from '../../lib/dom.js';
+import { el, svg, tableHead } from '../../lib/dom.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { Caller } from '../../lib/rpc.js';
 
@@ -231,7 +231,6 @@ export function mount(root) {
 
 function drawTable(results) {
   const head = ['bench.col.setting', 'bench.col.applied', 'bench.col.p50', 'bench.col.p99', 'bench.col.duplicates', 'bench.col.p50', 'bench.col.p99'];
-  const th = (key, i) => el('th', { className: i > 0 ? 'number' : '', text: t(key), attrs: { scope: 'col' } });
   const td = (text) => el('td', { className: 'number', text });
   const rows = results.map((r) =>
     el(
@@ -241,7 +240,7 @@ function drawTable(results) {
       ...[r.apply, r.duplicate].flatMap((pass) => [td(formatRate(pass.events_per_s)), td(formatMs(pass.p50_ms)), td(formatMs(pass.p99_ms))]),
     ),
   );
-  return [el('caption', { text: t('bench.caption') }), el('thead', {}, el('tr', {}, ...head.map(th))), el('tbody', {}, ...rows)];
+  return [el('caption', { text: t('bench.caption') }), tableHead(head.map((key, i) => ({ className: i > 0 ? 'number' : '', text: t(key) }))), el('tbody', {}, ...rows)];
 }
 
 // Horizontal bars, two per setting (new events, duplicates), each setting's

@@ -17,7 +17,7 @@
 // Everything is rendered with textContent (dom.js).
 
 import { randomKills, sweep } from './crashdriver.js';
-import { clearErrors, el, field, showFieldError } from '../../lib/dom.js';
+import { clearErrors, el, field, showFieldError, tableHead } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 
@@ -183,17 +183,7 @@ export function mount(root) {
     'table',
     { attrs: { id: 'crash-table' } },
     text('caption', 'crashlab.table'),
-    el(
-      'thead',
-      {},
-      el(
-        'tr',
-        {},
-        ...columns.map((c) =>
-          text('th', `crashlab.col.${c}`, { className: ['k', 'offset', 'len', 'committed', 'acks'].includes(c) ? 'number' : '', attrs: { scope: 'col' } }),
-        ),
-      ),
-    ),
+    tableHead(columns.map((c) => ({ i18n: `crashlab.col.${c}`, className: ['k', 'offset', 'len', 'committed', 'acks'].includes(c) ? 'number' : '' }))),
     ui.tbody,
   );
   ui.results = el(

@@ -10,7 +10,7 @@
 
 import { inboxLab } from '../../db/client.js';
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
-import { button, el } from '../../lib/dom.js';
+import { button, el, tableHead } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { receiver, relayStatus, requests, start, subscribe } from './relay.js';
 
@@ -182,17 +182,7 @@ function build(root) {
       el(
         'table',
         { className: 'hooks-log' },
-        el(
-          'thead',
-          {},
-          el(
-            'tr',
-            {},
-            ...['time', 'source', 'id', 'status', 'verdict'].map((c) =>
-              el('th', { attrs: { scope: 'col' }, i18n: `hooks.log.${c}` }),
-            ),
-          ),
-        ),
+        tableHead(['time', 'source', 'id', 'status', 'verdict'].map((c) => ({ i18n: `hooks.log.${c}` }))),
         u.log,
       ),
     ),

@@ -5,7 +5,7 @@
 // Rust's story (src/labs/scheme_ends/story.rs) judges every event this
 // receiver heard of; this file draws its verdicts.
 
-import { el, formatNumber } from '../../lib/dom.js';
+import { el, formatNumber, tableHead } from '../../lib/dom.js';
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
@@ -282,18 +282,7 @@ function build(nodes, radios) {
     'table',
     { attrs: { id: 'se-outbox' } },
     tx('caption', 'se.fx.outbox'),
-    el(
-      'thead',
-      {},
-      el(
-        'tr',
-        {},
-        el('th', { text: 'message_id', className: 'number', attrs: { scope: 'col' } }),
-        el('th', { text: 'event_id', attrs: { scope: 'col' } }),
-        el('th', { text: 'amount', className: 'number', attrs: { scope: 'col' } }),
-        el('th', { text: 'sent_at', attrs: { scope: 'col' } }),
-      ),
-    ),
+    tableHead([{ text: 'message_id', className: 'number' }, { text: 'event_id' }, { text: 'amount', className: 'number' }, { text: 'sent_at' }]),
     nodes.outbox,
   );
   nodes.dispatcher.append(
