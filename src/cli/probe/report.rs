@@ -46,12 +46,13 @@ pub(crate) struct Judged {
 }
 
 impl Judged {
+    /// `played` and the balances read around it; `None` for a skipped scenario.
     pub fn new(
         scenario: &Scenario,
-        played: Played,
+        verdict: Verdict,
+        played: Option<Played>,
         balance_before: Option<i64>,
         balance_after: Option<i64>,
-        verdict: Verdict,
     ) -> Judged {
         Judged {
             name: scenario.name,
@@ -59,22 +60,8 @@ impl Judged {
             verdict,
             balance_before,
             balance_after,
-            expected_change: Some(played.expected),
-            deliveries: played.deliveries,
-        }
-    }
-
-    pub(crate) fn skipped(scenario: &Scenario, why: &str) -> Judged {
-        Judged {
-            name: scenario.name,
-            title: scenario.title,
-            verdict: Verdict::Skipped {
-                why: why.to_owned(),
-            },
-            balance_before: None,
-            balance_after: None,
-            expected_change: None,
-            deliveries: Vec::new(),
+            expected_change: played.as_ref().map(|p| p.expected),
+            deliveries: played.map(|p| p.deliveries).unwrap_or_default(),
         }
     }
 }
