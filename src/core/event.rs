@@ -403,11 +403,6 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
 /// characters in `source` and `event_id` (stored rows are held to it too,
 /// through [`Event::new`]).
 ///
-/// * [`InvalidCode::ControlChar`]: a control character (C0, DEL, C1) or an
-///   explicit bidirectional control ([`is_bidi_control`]);
-/// * [`InvalidCode::InvisibleChar`]: any other default-ignorable code point
-///   ([`is_default_ignorable`]).
-///
 /// Both are refused rather than shown escaped because a key is read by
 /// people: a key holding U+202E displays its bytes in reverse, and one
 /// holding U+200B or U+3164 looks like the key without it, so two different

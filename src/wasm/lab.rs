@@ -750,7 +750,7 @@ fn not_stepping() -> Error {
 #[derive(Serialize)]
 struct StepInfo {
     step: Step,
-    statements: &'static [&'static str],
+    statements: crate::core::trace::Statements,
 }
 
 /// Step mode's answer: the step that just ran, the next one, and the

@@ -174,17 +174,15 @@ pub fn print(run: &Run, json: bool) {
         );
     }
     for j in &run.scenarios {
-        let word = match &j.verdict {
-            Verdict::Correct => "ok",
-            Verdict::AnswersOnly => "ok (answers)",
-            Verdict::Skipped { .. } => "skipped",
-            Verdict::Broken { .. } => "BROKEN",
+        let (word, detail) = match &j.verdict {
+            Verdict::Correct => ("ok", None),
+            Verdict::AnswersOnly => ("ok (answers)", None),
+            Verdict::Skipped { why } => ("skipped", Some(why.clone())),
+            Verdict::Broken { kind, why } => ("BROKEN", Some(format!("{kind}: {why}"))),
         };
         println!("  {word:<13} {:<24} {}", j.name, j.title);
-        match &j.verdict {
-            Verdict::Broken { kind, why } => println!("  {:<13} {kind}: {why}", ""),
-            Verdict::Skipped { why } => println!("  {:<13} {why}", ""),
-            _ => {}
+        if let Some(detail) = detail {
+            println!("  {:<13} {detail}", "");
         }
     }
     println!("{}", run.summary());
