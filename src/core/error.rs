@@ -135,7 +135,8 @@ pub enum Error {
 /// assert_eq!(r.params()["bytes"], "300");
 /// assert_eq!(r.to_string(), "is 300 bytes of UTF-8; at most 255 are allowed");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{text}")]
 pub struct Reason {
     code: &'static str,
     params: Params,
@@ -165,12 +166,6 @@ impl Reason {
 
     pub fn params(&self) -> &Params {
         &self.params
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
     }
 }
 

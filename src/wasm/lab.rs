@@ -269,7 +269,7 @@ impl Lab {
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
         let (answer, steps, verdict) = self.deliver_judged(&event, &fault, &handler);
-        let answer = answer.map_err(JsValue::from).and_then(|a| a.to_js());
+        let answer = answer.map_err(JsValue::from).and_then(|a| to_value(&a));
         with_steps(answer, &steps, Some(&verdict))
     }
 
@@ -783,7 +783,10 @@ struct Batch {
     verdicts: std::collections::BTreeMap<&'static str, u32>,
 }
 
-/// A delivery's answer before it becomes a JavaScript value.
+/// A delivery's answer before it becomes a JavaScript value (as the
+/// variant's own, untagged).
+#[derive(Serialize)]
+#[serde(untagged)]
 enum Answered {
     Atomic(Outcome),
     Mistake(MistakeAnswer),
@@ -795,13 +798,6 @@ impl Answered {
         match self {
             Answered::Atomic(outcome) => outcome.kind(),
             Answered::Mistake(answer) => answer.outcome.as_str(),
-        }
-    }
-
-    fn to_js(&self) -> Result<JsValue, JsValue> {
-        match self {
-            Answered::Atomic(outcome) => to_value(outcome),
-            Answered::Mistake(answer) => to_value(answer),
         }
     }
 }
