@@ -393,6 +393,16 @@ fn run_workload(
     }
 }
 
+/// The workload named `name`: `apply`, or `dispatch` (to a receiver
+/// deduplicating unless `no_dedup`).
+fn workload(name: &str, no_dedup: bool) -> Option<Workload> {
+    match name {
+        "apply" => Some(Workload::Apply),
+        "dispatch" => Some(Workload::Dispatch { dedup: !no_dedup }),
+        _ => None,
+    }
+}
+
 /// One try of the sweep, as its parent process asked for it (`crash-child`).
 #[derive(clap::Args, Debug)]
 struct ChildRun {
@@ -430,13 +440,7 @@ fn crash_child(run: &ChildRun) -> Result<(), Error> {
     }
     let mode: JournalMode = run.mode.parse().map_err(Error::storage)?;
     let control: crash::Control = run.control.parse().map_err(Error::storage)?;
-    let workload = if run.workload == "dispatch" {
-        Workload::Dispatch {
-            dedup: !run.no_dedup,
-        }
-    } else {
-        Workload::Apply
-    };
+    let workload = workload(&run.workload, run.no_dedup).unwrap_or(Workload::Apply);
     let handler = (run.handler_file.as_deref().map(Judged::File))
         .or(run.workshop.then_some(Judged::Workshop))
         .map(Judged::contender)
@@ -468,11 +472,19 @@ enum Judged<'a> {
 }
 
 impl Judged<'_> {
+    /// The handler, a file read and parsed again by each child.
     fn contender(self) -> Result<Contender, Error> {
-        match self {
-            Judged::File(path) => read_handler(path),
-            Judged::Workshop => handlers::workshop::contender(),
-        }
+        let Judged::File(path) = self else {
+            return handlers::workshop::contender();
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::invalid(handlers::HANDLER, format!("cannot read {path}: {e}")))?;
+        let program =
+            handlers::parse(&text).map_err(|e| Error::invalid(handlers::HANDLER, e.to_string()))?;
+        Ok(Contender::Script {
+            name: path.to_owned(),
+            program,
+        })
     }
 }
 
@@ -629,18 +641,15 @@ fn crash_lab(args: &CrashLabArgs) -> ExitCode {
         let n = parse_integer(Field::EVENT, &args.events)?;
         let n = usize::try_from(n)
             .map_err(|_| Error::invalid(Field::EVENT, "events must be positive"))?;
-        let workload = match args.workload.as_str() {
-            "apply" => Workload::Apply,
-            "dispatch" => Workload::Dispatch {
-                dedup: !args.no_dedup,
-            },
-            other => {
-                return Err(Error::invalid(
-                    Field::EVENT,
-                    format!("unknown workload {other:?}: expected apply or dispatch"),
-                ))
-            }
-        };
+        let workload = workload(&args.workload, args.no_dedup).ok_or_else(|| {
+            Error::invalid(
+                Field::EVENT,
+                format!(
+                    "unknown workload {:?}: expected apply or dispatch",
+                    args.workload
+                ),
+            )
+        })?;
         crash_sweep(mode, n, control, workload, None)
     };
     match run() {
@@ -666,18 +675,6 @@ fn crash_lab(args: &CrashLabArgs) -> ExitCode {
         }
         Err(e) => print_result(Err::<(), _>(e)),
     }
-}
-
-/// Reads and parses a handler file (the crash sweep's children).
-fn read_handler(path: &str) -> Result<Contender, Error> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::invalid(handlers::HANDLER, format!("cannot read {path}: {e}")))?;
-    let program =
-        handlers::parse(&text).map_err(|e| Error::invalid(handlers::HANDLER, e.to_string()))?;
-    Ok(Contender::Script {
-        name: path.to_owned(),
-        program,
-    })
 }
 
 /// `inbox-lab judge --handler FILE` (its exit codes: the module doc). The

@@ -32,7 +32,7 @@ use crate::core::event::Event;
 use crate::core::fault::Fault;
 use crate::core::outcome::{Outcome, Receipt};
 use crate::core::schema::{MAX_BALANCE, MAX_RECEIPT};
-use crate::core::trace::Trace;
+use crate::core::trace::{Statements, Trace};
 
 crate::core::named::named! {
     /// One step of the apply transaction, in the order they run.
@@ -74,7 +74,7 @@ impl Step {
     }
 
     /// The SQL statements this step runs, as shown to readers.
-    pub fn statements(self) -> &'static [&'static str] {
+    pub fn statements(self) -> Statements {
         match self {
             Step::Begin => &[SQL_BEGIN],
             Step::Insert => &[SQL_INSERT],

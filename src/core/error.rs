@@ -135,7 +135,8 @@ pub enum Error {
 /// assert_eq!(r.params()["bytes"], "300");
 /// assert_eq!(r.to_string(), "is 300 bytes of UTF-8; at most 255 are allowed");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{text}")]
 pub struct Reason {
     code: &'static str,
     params: Params,
@@ -165,12 +166,6 @@ impl Reason {
 
     pub fn params(&self) -> &Params {
         &self.params
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
     }
 }
 
@@ -491,9 +486,8 @@ impl Error {
 
     /// The values the message mentions, by name.
     pub fn params(&self) -> Params {
-        let mut p = Params::new();
         match self {
-            Error::InvalidInput { reason, .. } => p.clone_from(&reason.params),
+            Error::InvalidInput { reason, .. } => reason.params.clone(),
             Error::PayloadConflict {
                 event_source,
                 event_id,
@@ -501,46 +495,43 @@ impl Error {
                 stored_amount,
                 account_id,
                 amount,
-            } => {
-                p.insert("event_source", format!("{event_source:?}"));
-                p.insert("event_id", format!("{event_id:?}"));
-                p.insert("stored_account_id", stored_account_id.to_string());
-                p.insert("stored_amount", stored_amount.to_string());
-                p.insert("account_id", account_id.to_string());
-                p.insert("amount", amount.to_string());
-            }
+            } => Params::from([
+                ("event_source", format!("{event_source:?}")),
+                ("event_id", format!("{event_id:?}")),
+                ("stored_account_id", stored_account_id.to_string()),
+                ("stored_amount", stored_amount.to_string()),
+                ("account_id", account_id.to_string()),
+                ("amount", amount.to_string()),
+            ]),
             Error::NoStoredResult {
                 event_source,
                 event_id,
-            } => {
-                p.insert("event_source", format!("{event_source:?}"));
-                p.insert("event_id", format!("{event_id:?}"));
-            }
+            } => Params::from([
+                ("event_source", format!("{event_source:?}")),
+                ("event_id", format!("{event_id:?}")),
+            ]),
             Error::UnknownAccount { account_id } => {
-                p.insert("account_id", account_id.to_string());
+                Params::from([("account_id", account_id.to_string())])
             }
             Error::BalanceLimit {
                 account_id,
                 balance,
                 amount,
                 limit,
-            } => {
-                p.insert("account_id", account_id.to_string());
-                p.insert("balance", balance.to_string());
-                p.insert("amount", amount.to_string());
-                p.insert("limit", limit.to_string());
-            }
-            Error::Busy => {}
-            Error::SimulatedCrash { point } => {
-                p.insert("fault", point.to_string());
-            }
-            Error::Storage { code, message } => {
-                if *code != StorageCode::Full {
-                    p.insert("detail", message.clone());
-                }
-            }
+            } => Params::from([
+                ("account_id", account_id.to_string()),
+                ("balance", balance.to_string()),
+                ("amount", amount.to_string()),
+                ("limit", limit.to_string()),
+            ]),
+            Error::Busy
+            | Error::Storage {
+                code: StorageCode::Full,
+                ..
+            } => Params::new(),
+            Error::SimulatedCrash { point } => Params::from([("fault", point.to_string())]),
+            Error::Storage { message, .. } => Params::from([("detail", message.clone())]),
         }
-        p
     }
 
     /// Shorthand for [`Error::InvalidInput`] with only an English sentence

@@ -255,12 +255,12 @@ const FIELDS: [&str; 4] = ["source", "event_id", "account_id", "amount"];
 /// ([`Event::from_json_payload`]).
 const PAYLOAD_FIELDS: [&str; 2] = ["account_id", "amount"];
 
+/// A parsed JSON object.
+type Object = serde_json::Map<String, serde_json::Value>;
+
 /// Parses JSON text that must be an object with no repeated key and no key
 /// outside `allowed` (absent ones are the caller's to report).
-fn json_object(
-    text: &str,
-    allowed: &[&str],
-) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+fn json_object(text: &str, allowed: &[&str]) -> Result<Object, Error> {
     use serde_json::Value;
     let value: Value = serde_json::from_str(text).map_err(|e| {
         Error::refused(
@@ -295,10 +295,7 @@ fn json_object(
 }
 
 /// A key field of a parsed object: present, a string, and valid.
-fn text_field(
-    map: &serde_json::Map<String, serde_json::Value>,
-    field: Field,
-) -> Result<&str, Error> {
+fn text_field(map: &Object, field: Field) -> Result<&str, Error> {
     use serde_json::Value;
     match map.get(field.as_str()) {
         None => Err(missing(field)),
@@ -312,7 +309,7 @@ fn text_field(
 }
 
 /// A number field of a parsed object: present, a plain JSON integer, in range.
-fn int_field(map: &serde_json::Map<String, serde_json::Value>, field: Field) -> Result<i64, Error> {
+fn int_field(map: &Object, field: Field) -> Result<i64, Error> {
     use serde_json::Value;
     let n = match map.get(field.as_str()) {
         None => return Err(missing(field)),
@@ -405,11 +402,6 @@ fn check_key(field: Field, value: &str) -> Result<(), Error> {
 /// Why `c` may not be part of a key, if it may not: the one rule for
 /// characters in `source` and `event_id` (stored rows are held to it too,
 /// through [`Event::new`]).
-///
-/// * [`InvalidCode::ControlChar`]: a control character (C0, DEL, C1) or an
-///   explicit bidirectional control ([`is_bidi_control`]);
-/// * [`InvalidCode::InvisibleChar`]: any other default-ignorable code point
-///   ([`is_default_ignorable`]).
 ///
 /// Both are refused rather than shown escaped because a key is read by
 /// people: a key holding U+202E displays its bytes in reverse, and one
@@ -589,18 +581,12 @@ crate::core::named::named! {
 
 impl ValueType {
     /// How an English sentence says it: `null`, `a boolean`, `an array`.
-    fn english(self) -> &'static str {
+    fn english(self) -> String {
         match self {
-            ValueType::Null => "null",
-            ValueType::Undefined => "undefined",
-            ValueType::Boolean => "a boolean",
-            ValueType::Number => "a number",
-            ValueType::BigInt => "a BigInt",
-            ValueType::String => "a string",
-            ValueType::Symbol => "a symbol",
-            ValueType::Function => "a function",
-            ValueType::Array => "an array",
-            ValueType::Object => "an object",
+            ValueType::Null | ValueType::Undefined => self.to_string(),
+            ValueType::BigInt => "a BigInt".to_owned(),
+            ValueType::Array | ValueType::Object => format!("an {self}"),
+            _ => format!("a {self}"),
         }
     }
 

@@ -249,17 +249,17 @@ pub fn add_account(conn: &Connection, account_id: i64) -> Result<bool, Error> {
 /// # Errors
 /// As [`migrate`] and [`add_account`]; on error nothing is written.
 pub fn init(conn: &mut Connection, accounts: &[i64]) -> Result<(), Error> {
-    let ids: Vec<i64> = if accounts.is_empty() {
-        vec![1]
+    let ids = if accounts.is_empty() {
+        &[1][..]
     } else {
-        accounts.to_vec()
+        accounts
     };
-    for &id in &ids {
+    for &id in ids {
         check_account_id(id)?;
     }
     migrate(conn)?;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    for id in ids {
+    for &id in ids {
         add_account(&tx, id)?;
     }
     tx.commit()?;

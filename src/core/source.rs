@@ -17,14 +17,7 @@ pub const APPLY_PATH: &str = "src/core/apply.rs";
 pub const APPLY_SOURCE: &str = include_str!("apply.rs");
 
 /// Every step of the transaction, in the order they run.
-pub const STEPS: [Step; 6] = [
-    Step::Begin,
-    Step::Insert,
-    Step::ReadStored,
-    Step::Credit,
-    Step::StoreReceipt,
-    Step::Commit,
-];
+pub const STEPS: [Step; 6] = Step::ALL;
 
 /// The lines of [`APPLY_SOURCE`] (1-based, first and last included) of the
 /// arm of `Delivery::run` that runs `step`; `None` if the file no longer

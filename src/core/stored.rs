@@ -95,11 +95,9 @@ impl OnBadRow<'_> {
     }
 }
 
-/// Reads every row of inbox-lab's tables at `version` from `conn`, checking
-/// the stored type and range of every cell ([`crate::core::schema`]'s
-/// ranges), the rules of [`Event`] for keys, that receipts are complete and
-/// not above the counter, that no key or receipt number is stored twice, and
-/// that each outbox message belongs to an event of the inbox.
+/// Reads every row of inbox-lab's tables at `version` from `conn`, with the
+/// checks the module documentation lists (cells in [`crate::core::schema`]'s
+/// ranges, keys by the rules of [`Event`]).
 ///
 /// # Errors
 /// The [`Reason`] naming the first row at fault (with [`OnBadRow::Refuse`]),

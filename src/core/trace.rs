@@ -45,6 +45,9 @@ pub enum Effect {
     Crashed,
 }
 
+/// The SQL a step runs, as shown to readers.
+pub type Statements = &'static [&'static str];
+
 /// One step that ran.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Ran {
@@ -52,7 +55,7 @@ pub struct Ran {
     /// for a fault point firing, `rollback` for the ROLLBACK after a failure).
     pub op: &'static str,
     /// The SQL the step ran, as shown to readers (none for `crash`).
-    pub statements: &'static [&'static str],
+    pub statements: Statements,
     /// Rows its statements changed (0 for a read, or for an INSERT that
     /// found the key already there).
     pub rows: usize,
@@ -67,7 +70,7 @@ pub struct Ran {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Unreached {
     pub op: &'static str,
-    pub statements: &'static [&'static str],
+    pub statements: Statements,
     pub tx: Option<u32>,
 }
 
@@ -95,7 +98,7 @@ impl Trace {
 
     /// A statement ran inside the open transaction: [`Effect::Open`] until
     /// it ends.
-    pub fn ran(&mut self, op: &'static str, statements: &'static [&'static str], rows: usize) {
+    pub fn ran(&mut self, op: &'static str, statements: Statements, rows: usize) {
         if self.open.is_none() {
             let last = self.steps.iter().filter_map(|s| s.tx).max();
             self.open = Some(last.unwrap_or(0) + 1);
@@ -104,18 +107,13 @@ impl Trace {
     }
 
     /// A statement ran on its own, in autocommit mode: kept at once.
-    pub fn autocommitted(
-        &mut self,
-        op: &'static str,
-        statements: &'static [&'static str],
-        rows: usize,
-    ) {
+    pub fn autocommitted(&mut self, op: &'static str, statements: Statements, rows: usize) {
         self.open = None;
         self.push(op, statements, rows, Effect::Kept);
     }
 
     /// `COMMIT` ran (recorded as `op`): every open step is kept.
-    pub fn committed(&mut self, op: &'static str, statements: &'static [&'static str]) {
+    pub fn committed(&mut self, op: &'static str, statements: Statements) {
         self.push(op, statements, 0, Effect::Kept);
         self.settle(Effect::Kept);
     }
@@ -123,7 +121,7 @@ impl Trace {
     /// A statement went wrong: it is recorded as [`Effect::Failed`] with the
     /// rows it had changed so far (its transaction, if one is open, is
     /// ended by `Trace::rolled_back`).
-    pub fn failed(&mut self, op: &'static str, statements: &'static [&'static str], rows: usize) {
+    pub fn failed(&mut self, op: &'static str, statements: Statements, rows: usize) {
         self.push(op, statements, rows, Effect::Failed);
     }
 
@@ -137,10 +135,7 @@ impl Trace {
     /// is given the transaction it would have run in: the one open at the
     /// crash until its `commit` or `rollback`, a new number from a `begin`
     /// on, none in between.
-    pub fn not_reached(
-        &mut self,
-        ahead: impl IntoIterator<Item = (&'static str, &'static [&'static str])>,
-    ) {
+    pub fn not_reached(&mut self, ahead: impl IntoIterator<Item = (&'static str, Statements)>) {
         let mut open = self.open;
         let mut last = self.steps.iter().filter_map(|s| s.tx).max().unwrap_or(0);
         for (op, statements) in ahead {
@@ -215,13 +210,7 @@ impl Trace {
         }
     }
 
-    fn push(
-        &mut self,
-        op: &'static str,
-        statements: &'static [&'static str],
-        rows: usize,
-        effect: Effect,
-    ) {
+    fn push(&mut self, op: &'static str, statements: Statements, rows: usize, effect: Effect) {
         self.steps.push(Ran {
             op,
             statements,

@@ -217,26 +217,16 @@ impl File {
     unsafe fn methods(&self) -> &ffi::sqlite3_io_methods {
         &*(*self.real).pMethods
     }
-
-    /// The call descriptor of an operation on this file.
-    fn call(&self, op: Op, offset: i64, len: i64) -> Call {
-        Call {
-            file: self.kind,
-            op,
-            offset,
-            len,
-        }
-    }
 }
 
 impl Call {
-    /// A call on a file as a whole (no offset, no length).
-    fn whole(file: FileKind, op: Op) -> Call {
+    /// `offset` and `len` are 0 for a call on the file as a whole.
+    fn new(file: FileKind, op: Op, offset: i64, len: i64) -> Call {
         Call {
             file,
             op,
-            offset: 0,
-            len: 0,
+            offset,
+            len,
         }
     }
 }
@@ -417,7 +407,7 @@ unsafe extern "C" fn x_open<S: Shim>(
         shim: (&layer.shim as *const S).cast(),
         kind,
     });
-    let rc = layer.shim.around(Call::whole(kind, Op::Open), || {
+    let rc = layer.shim.around(Call::new(kind, Op::Open, 0, 0), || {
         (*layer.real).xOpen.map_or(ffi::SQLITE_CANTOPEN, |open| {
             open(layer.real, name, real, flags, out_flags)
         })
@@ -440,7 +430,7 @@ macro_rules! by_name {
             $($arg: $ty),*
         ) -> c_int {
             let layer = layer_of::<S>(vfs);
-            layer.shim.around(Call::whole(FileKind::of_name(name), Op::$op), || {
+            layer.shim.around(Call::new(FileKind::of_name(name), Op::$op, 0, 0), || {
                 (*layer.real).$method.map_or($missing, |method| method(layer.real, name, $($arg),*))
             })
         }
@@ -510,7 +500,7 @@ macro_rules! forward {
     ($($name:ident => $method:ident($($arg:ident: $ty:ty),*), $op:ident($offset:expr, $len:expr), or $missing:expr;)*) => {$(
         unsafe extern "C" fn $name<S: Shim>(file: *mut ffi::sqlite3_file, $($arg: $ty),*) -> c_int {
             let (f, shim) = open_file::<S>(file);
-            shim.around(f.call(Op::$op, $offset, $len), || {
+            shim.around(Call::new(f.kind, Op::$op, $offset, $len), || {
                 f.methods().$method.map_or($missing, |method| method(f.real, $($arg),*))
             })
         }
@@ -536,7 +526,7 @@ unsafe extern "C" fn x_write<S: Shim>(
     off: ffi::sqlite3_int64,
 ) -> c_int {
     let (f, shim) = open_file::<S>(file);
-    shim.around(f.call(Op::Write, off, i64::from(amt)), || {
+    shim.around(Call::new(f.kind, Op::Write, off, i64::from(amt)), || {
         let bytes = match usize::try_from(amt) {
             Ok(0) => &[][..],
             // SAFETY: SQLite passes `amt` readable bytes at `buf`.
@@ -553,7 +543,7 @@ unsafe extern "C" fn x_check_reserved_lock<S: Shim>(
 ) -> c_int {
     let (f, shim) = open_file::<S>(file);
     // SAFETY: SQLite passes a valid `int` to answer in.
-    shim.around(f.call(Op::CheckReservedLock, 0, 0), || {
+    shim.around(Call::new(f.kind, Op::CheckReservedLock, 0, 0), || {
         shim.check_reserved_lock(f, &mut *out)
     })
 }

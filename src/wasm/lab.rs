@@ -123,15 +123,12 @@ impl Lab {
     }
 
     /// Like [`Lab::open`], with a choice of journal on OPFS: `"wal"` (the
-    /// default: a write-ahead log with exclusive locking — this worker's
-    /// connection is the only one the OPFS pool allows anyway — and
-    /// `synchronous=FULL`, so every commit is flushed before it is answered,
-    /// with one flush per commit) or `"delete"` (the page's
-    /// `?journal=delete`: a rollback journal, created, flushed and deleted by
-    /// every commit — three flushes, about four times slower here). The crash
-    /// lab proves both (its sweeps and random kills run in DELETE and WAL
-    /// mode on the same write-coalescing stack). In memory the journal is
-    /// memdb's own, whatever is asked. Throws for any other value.
+    /// default: exclusive locking — the OPFS pool allows only this worker's
+    /// connection anyway — and `synchronous=FULL`: one flush per commit,
+    /// before it is answered) or `"delete"` (`?journal=delete`: a rollback
+    /// journal, three flushes per commit, about four times slower here). The
+    /// crash lab proves both, on the same write-coalescing stack. In memory
+    /// the journal is memdb's own. Throws for any other value.
     #[wasm_bindgen(js_name = openWithJournal)]
     pub async fn open_with_journal(
         name: String,
@@ -272,7 +269,7 @@ impl Lab {
         handler: JsValue,
     ) -> Result<JsValue, JsValue> {
         let (answer, steps, verdict) = self.deliver_judged(&event, &fault, &handler);
-        let answer = answer.map_err(JsValue::from).and_then(|a| a.to_js());
+        let answer = answer.map_err(JsValue::from).and_then(|a| to_value(&a));
         with_steps(answer, &steps, Some(&verdict))
     }
 
@@ -301,16 +298,13 @@ impl Lab {
         )
     }
 
-    /// Delivers every event of `events` (an array of at most
-    /// `MAX_BATCH` events) by `handler`, one after another, each in its own
-    /// transaction — exactly what as many [`Lab::deliver`] calls would do,
-    /// each judged by the referee — and answers what they came to, counted
-    /// here: `{delivered, outcomes, verdicts}`, `outcomes` by what the sender
-    /// heard (`applied`, `duplicate`, or the error's kind), `verdicts` by
-    /// verdict kind (`correct`, `credited_twice`, ...). The page's "N
-    /// different events" sends its events this way, a batch per request,
-    /// so the worker's time goes to the commits rather than to one message
-    /// per event. Throws (running nothing) if `events` is not such an array.
+    /// Delivers each of `events` (at most `MAX_BATCH`) by `handler` as that
+    /// many [`Lab::deliver`] calls would, each judged, and counts what they
+    /// came to: `{delivered, outcomes, verdicts}`, `outcomes` by what the
+    /// sender heard (`applied`, `duplicate`, or the error's kind), `verdicts`
+    /// by kind. The page's "N different events" sends a batch per request, so
+    /// the worker's time goes to the commits, not to one message per event.
+    /// Throws (running nothing) if `events` is not such an array.
     #[wasm_bindgen(js_name = deliverMany)]
     pub fn deliver_many(&mut self, events: JsValue, handler: JsValue) -> Result<JsValue, JsValue> {
         if !js_sys::Array::is_array(&events) {
@@ -355,7 +349,7 @@ impl Lab {
         let conn = self.writer()?;
         self.stepping_before = self.referee.look(conn, &event).ok();
         let delivery = Delivery::new(event, fault);
-        let answer = StepAnswer::from_next(delivery.next_step());
+        let answer = StepAnswer::new(None, delivery.next_step(), None);
         self.stepping = Some(delivery);
         with_steps(to_value(&answer), &Trace::default(), None)
     }
@@ -392,19 +386,12 @@ impl Lab {
                 self.stepping_before.take(),
             )
         });
-        let answer = match result {
-            Ok(Progress::Next(step)) => to_value(&StepAnswer {
-                ran,
-                next: Some(StepInfo::of(step)),
-                outcome: None,
-            }),
-            Ok(Progress::Done(outcome)) => to_value(&StepAnswer {
-                ran,
-                next: None,
-                outcome: Some(outcome),
-            }),
-            Err(err) => Err(err.into()),
-        };
+        let answer = result
+            .map_err(JsValue::from)
+            .and_then(|progress| match progress {
+                Progress::Next(step) => to_value(&StepAnswer::new(ran, Some(step), None)),
+                Progress::Done(outcome) => to_value(&StepAnswer::new(ran, None, Some(outcome))),
+            });
         if delivery.next_step().is_some() {
             self.stepping = Some(delivery);
         }
@@ -763,16 +750,7 @@ fn not_stepping() -> Error {
 #[derive(Serialize)]
 struct StepInfo {
     step: Step,
-    statements: &'static [&'static str],
-}
-
-impl StepInfo {
-    fn of(step: Step) -> Self {
-        StepInfo {
-            step,
-            statements: step.statements(),
-        }
-    }
+    statements: crate::core::trace::Statements,
 }
 
 /// Step mode's answer: the step that just ran, the next one, and the
@@ -785,12 +763,12 @@ struct StepAnswer {
 }
 
 impl StepAnswer {
-    fn from_next(next: Option<Step>) -> Self {
-        StepAnswer {
-            ran: None,
-            next: next.map(StepInfo::of),
-            outcome: None,
-        }
+    fn new(ran: Option<Step>, next: Option<Step>, outcome: Option<Outcome>) -> Self {
+        let next = next.map(|step| StepInfo {
+            step,
+            statements: step.statements(),
+        });
+        StepAnswer { ran, next, outcome }
     }
 }
 
@@ -805,7 +783,10 @@ struct Batch {
     verdicts: std::collections::BTreeMap<&'static str, u32>,
 }
 
-/// A delivery's answer before it becomes a JavaScript value.
+/// A delivery's answer before it becomes a JavaScript value (as the
+/// variant's own, untagged).
+#[derive(Serialize)]
+#[serde(untagged)]
 enum Answered {
     Atomic(Outcome),
     Mistake(MistakeAnswer),
@@ -817,13 +798,6 @@ impl Answered {
         match self {
             Answered::Atomic(outcome) => outcome.kind(),
             Answered::Mistake(answer) => answer.outcome.as_str(),
-        }
-    }
-
-    fn to_js(&self) -> Result<JsValue, JsValue> {
-        match self {
-            Answered::Atomic(outcome) => to_value(outcome),
-            Answered::Mistake(answer) => to_value(answer),
         }
     }
 }

@@ -92,7 +92,7 @@ pub fn handler_names() -> Vec<String> {
 struct RaceStep {
     #[serde(flatten)]
     log: lab::StepLog,
-    next: Option<&'static [&'static str]>,
+    next: Option<crate::core::trace::Statements>,
     verdict: Option<lab::Verdict>,
 }
 

@@ -46,12 +46,13 @@ pub(crate) struct Judged {
 }
 
 impl Judged {
+    /// `played` and the balances read around it; `None` for a skipped scenario.
     pub fn new(
         scenario: &Scenario,
-        played: Played,
+        verdict: Verdict,
+        played: Option<Played>,
         balance_before: Option<i64>,
         balance_after: Option<i64>,
-        verdict: Verdict,
     ) -> Judged {
         Judged {
             name: scenario.name,
@@ -59,22 +60,8 @@ impl Judged {
             verdict,
             balance_before,
             balance_after,
-            expected_change: Some(played.expected),
-            deliveries: played.deliveries,
-        }
-    }
-
-    pub(crate) fn skipped(scenario: &Scenario, why: &str) -> Judged {
-        Judged {
-            name: scenario.name,
-            title: scenario.title,
-            verdict: Verdict::Skipped {
-                why: why.to_owned(),
-            },
-            balance_before: None,
-            balance_after: None,
-            expected_change: None,
-            deliveries: Vec::new(),
+            expected_change: played.as_ref().map(|p| p.expected),
+            deliveries: played.map(|p| p.deliveries).unwrap_or_default(),
         }
     }
 }
@@ -187,17 +174,15 @@ pub fn print(run: &Run, json: bool) {
         );
     }
     for j in &run.scenarios {
-        let word = match &j.verdict {
-            Verdict::Correct => "ok",
-            Verdict::AnswersOnly => "ok (answers)",
-            Verdict::Skipped { .. } => "skipped",
-            Verdict::Broken { .. } => "BROKEN",
+        let (word, detail) = match &j.verdict {
+            Verdict::Correct => ("ok", None),
+            Verdict::AnswersOnly => ("ok (answers)", None),
+            Verdict::Skipped { why } => ("skipped", Some(why.clone())),
+            Verdict::Broken { kind, why } => ("BROKEN", Some(format!("{kind}: {why}"))),
         };
         println!("  {word:<13} {:<24} {}", j.name, j.title);
-        match &j.verdict {
-            Verdict::Broken { kind, why } => println!("  {:<13} {kind}: {why}", ""),
-            Verdict::Skipped { why } => println!("  {:<13} {why}", ""),
-            _ => {}
+        if let Some(detail) = detail {
+            println!("  {:<13} {detail}", "");
         }
     }
     println!("{}", run.summary());

@@ -66,6 +66,15 @@ pub(crate) struct Played {
     pub expected: i64,
 }
 
+impl Played {
+    fn new(deliveries: Vec<Delivery>, expected: i64) -> Played {
+        Played {
+            deliveries,
+            expected,
+        }
+    }
+}
+
 /// Every scenario, in the order they run.
 const SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -228,10 +237,10 @@ impl Events<'_> {
 
 fn new_event(ev: &Events<'_>) -> Played {
     let (msg, amount) = ev.genuine();
-    Played {
-        deliveries: vec![ev.sender.deliver("the event", &msg, Expect::Accepted)],
-        expected: amount,
-    }
+    Played::new(
+        vec![ev.sender.deliver("the event", &msg, Expect::Accepted)],
+        amount,
+    )
 }
 
 fn same_again(ev: &Events<'_>) -> Played {
@@ -240,10 +249,7 @@ fn same_again(ev: &Events<'_>) -> Played {
     let again = ev
         .sender
         .deliver("the same event again", &fresh_stamp(&msg), Expect::Accepted);
-    Played {
-        deliveries: vec![first, again],
-        expected: amount,
-    }
+    Played::new(vec![first, again], amount)
 }
 
 fn concurrent(ev: &Events<'_>) -> Played {
@@ -262,10 +268,7 @@ fn concurrent(ev: &Events<'_>) -> Played {
             .collect();
         joined(handles)
     });
-    Played {
-        deliveries,
-        expected: amount,
-    }
+    Played::new(deliveries, amount)
 }
 
 fn lost_response(ev: &Events<'_>) -> Played {
@@ -275,10 +278,7 @@ fn lost_response(ev: &Events<'_>) -> Played {
     let retry = ev
         .sender
         .deliver("the retry", &fresh_stamp(&msg), Expect::Accepted);
-    Played {
-        deliveries: vec![lost, retry],
-        expected: amount,
-    }
+    Played::new(vec![lost, retry], amount)
 }
 
 fn retry_while_running(ev: &Events<'_>) -> Played {
@@ -290,10 +290,7 @@ fn retry_while_running(ev: &Events<'_>) -> Played {
         let second = s.spawn(move || ev.sender.deliver("the retry", &retry, Expect::Accepted));
         joined(vec![first, second])
     });
-    Played {
-        deliveries,
-        expected: amount,
-    }
+    Played::new(deliveries, amount)
 }
 
 fn other_payload(ev: &Events<'_>) -> Played {
@@ -304,10 +301,7 @@ fn other_payload(ev: &Events<'_>) -> Played {
     let conflict = ev
         .sender
         .deliver("its id with another amount", &other, Expect::Settled);
-    Played {
-        deliveries: vec![first, conflict],
-        expected: amount,
-    }
+    Played::new(vec![first, conflict], amount)
 }
 
 fn forged_first(ev: &Events<'_>) -> Played {
@@ -323,10 +317,7 @@ fn forged_first(ev: &Events<'_>) -> Played {
     let genuine = ev
         .sender
         .deliver("the genuine event", &msg, Expect::Accepted);
-    Played {
-        deliveries: vec![forged, genuine],
-        expected: amount,
-    }
+    Played::new(vec![forged, genuine], amount)
 }
 
 fn stale_and_future(ev: &Events<'_>) -> Played {
@@ -344,10 +335,7 @@ fn stale_and_future(ev: &Events<'_>) -> Played {
         ev.sender.deliver(what, &skewed, Expect::Refused)
     })
     .collect();
-    Played {
-        deliveries,
-        expected: 0,
-    }
+    Played::new(deliveries, 0)
 }
 
 fn id_stripped_or_changed(ev: &Events<'_>) -> Played {
@@ -369,10 +357,7 @@ fn id_stripped_or_changed(ev: &Events<'_>) -> Played {
     let changed = ev
         .sender
         .deliver("a new event with the same body", &changed, Expect::Accepted);
-    Played {
-        deliveries: vec![first, stripped, changed],
-        expected: 2 * amount,
-    }
+    Played::new(vec![first, stripped, changed], 2 * amount)
 }
 
 fn interleaved(ev: &Events<'_>) -> Played {
@@ -392,10 +377,7 @@ fn interleaved(ev: &Events<'_>) -> Played {
             .collect();
         joined(handles)
     });
-    Played {
-        deliveries,
-        expected: events.iter().map(|(_, amount)| amount).sum(),
-    }
+    Played::new(deliveries, events.iter().map(|(_, amount)| amount).sum())
 }
 
 /// The same message with the timestamp of now, as a provider's retry has.
@@ -437,9 +419,13 @@ pub(crate) fn run_all(sender: &Sender, mut state: State) -> Run {
     for (i, scenario) in SCENARIOS.iter().enumerate() {
         super::report::progress(i, SCENARIOS.len(), scenario);
         if scenario.needs_signing && !sender.signed() {
-            run.push(Judged::skipped(
+            let why = "needs --secret (requests are unsigned)".to_owned();
+            run.push(Judged::new(
                 scenario,
-                "needs --secret (requests are unsigned)",
+                Verdict::Skipped { why },
+                None,
+                None,
+                None,
             ));
             continue;
         }
@@ -469,7 +455,7 @@ pub(crate) fn run_all(sender: &Sender, mut state: State) -> Run {
         let verdict = judge(scenario, &played, before.zip(after));
         // A receiver that does not answer would only time out again.
         let silent = matches!(&verdict, Verdict::Broken { kind, .. } if kind == NO_ANSWER);
-        run.push(Judged::new(scenario, played, before, after, verdict));
+        run.push(Judged::new(scenario, verdict, Some(played), before, after));
         if silent {
             break;
         }
