@@ -13,9 +13,6 @@
 //! * a **wrong answer**: the answers are not exactly one `applied` and the
 //!   rest `duplicate`, or a `duplicate` was answered while the credit was not
 //!   yet committed (a sender would stop retrying on a promise not kept).
-//!
-//! Invariant: for [`Handler::Atomic`] every schedule is correct; the tests
-//! and `inbox-lab race` hold the lab to that.
 
 use rusqlite::Connection;
 use serde::Serialize;
