@@ -605,15 +605,6 @@ impl Checker {
     /// authorizer.
     fn statement(&self, sql: &str, line: usize, column: usize) -> Result<Statement, ParseError> {
         let params = scan_params(sql, line, column)?;
-        Ok(Statement {
-            line,
-            kind: self.check(sql, line, column)?,
-            shown: intern(sql),
-            params,
-        })
-    }
-
-    fn check(&self, sql: &str, line: usize, column: usize) -> Result<Kind, ParseError> {
         *self.denied.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let prepared = self.conn.prepare(sql);
         let denied = self
@@ -636,7 +627,7 @@ impl Checker {
             .next()
             .unwrap_or("")
             .to_ascii_uppercase();
-        Ok(match first.as_str() {
+        let kind = match first.as_str() {
             "BEGIN" => Kind::Begin,
             "COMMIT" | "END" => Kind::Commit,
             "ROLLBACK" => Kind::Rollback,
@@ -645,6 +636,12 @@ impl Checker {
             "UPDATE" => Kind::Update,
             "DELETE" => Kind::Delete,
             other => return Err(refused(line, column, None, other.to_owned())),
+        };
+        Ok(Statement {
+            line,
+            kind,
+            shown: intern(sql),
+            params,
         })
     }
 }

@@ -110,7 +110,7 @@ const MAX_CELL_CHARS: usize = 10_000;
 const MAX_RESULT_BYTES: usize = 4 << 20;
 
 /// A query's result, ready to show as a table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct QueryResult {
     pub columns: Vec<String>,
     /// Values as JSON: null, numbers, text; integers beyond ±2^53-1 and
@@ -257,10 +257,8 @@ fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult
     let mut truncated_values = Vec::new();
     // And the result's own frame: its keys, brackets, `truncated`.
     let frame = json_bytes(&QueryResult {
-        columns: Vec::new(),
-        rows: Vec::new(),
         truncated: true,
-        truncated_values: Vec::new(),
+        ..QueryResult::default()
     });
     let mut used = frame + names;
     let mut cursor = stmt.query([]).map_err(|e| refusal(e, log, Stage::Run))?;
