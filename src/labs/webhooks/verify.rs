@@ -123,8 +123,8 @@ pub fn verify<S: AsRef<str>>(
         .filter(|(_, (source, _))| source.as_ref() == request.source)
         .map(|(at, (source, secret))| (at, source.as_ref(), secret))
         .collect();
+    let quoted = format!("{:?}", request.source);
     if candidates.is_empty() {
-        let quoted = format!("{:?}", request.source);
         return Err(Refusal::Unauthorized {
             reason: Reason::new(
                 AuthCode::UnknownSource,
@@ -140,19 +140,17 @@ pub fn verify<S: AsRef<str>>(
             .any(|tag| matches(secret, id, timestamp_text, request.body, tag))
             .then_some((at, source))
     }) else {
-        let quoted = format!("{:?}", request.source);
+        let (tags, keys) = (signatures.len(), candidates.len());
         return Err(Refusal::Unauthorized {
             reason: Reason::new(
                 AuthCode::SignatureMismatch,
                 format!(
-                    "none of the {} v1 signatures matches any of the {} secrets of the source \
-                     {quoted}",
-                    signatures.len(),
-                    candidates.len()
+                    "none of the {tags} v1 signatures matches any of the {keys} secrets of the \
+                     source {quoted}"
                 ),
             )
-            .with("signatures", signatures.len())
-            .with("secrets", candidates.len())
+            .with("signatures", tags)
+            .with("secrets", keys)
             .with("source", quoted),
         });
     };
