@@ -1,14 +1,13 @@
 //! The verdict on a recovered database: integrity ok, every event entirely
-//! there or entirely absent, nothing acknowledged lost.
-//!
-//! Invariant: the checks only read. A try's verdict never depends on how
-//! the database was written, only on what survived.
+//! there or entirely absent, nothing acknowledged lost (the lab's invariant
+//! is in [`super`]).
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::core::error::Error;
 use crate::core::tables;
+use crate::labs::scheme_ends::outbox;
 use crate::Event;
 
 /// What a recovered database looked like.
@@ -113,11 +112,11 @@ impl Delivered {
 /// Storage errors.
 pub fn classify_dispatch(
     conn: &Connection,
-    receiver: &crate::labs::scheme_ends::outbox::Receiver,
+    receiver: &outbox::Receiver,
     messages: usize,
 ) -> Result<Delivered, Error> {
     let integrity = integrity(conn)?;
-    crate::labs::scheme_ends::outbox::dispatch_all(conn, receiver)?;
+    outbox::dispatch_all(conn, receiver)?;
     let shown = receiver.shown()?;
     let counts = (1..=messages)
         .map(|id| {

@@ -14,7 +14,6 @@
 //!
 //! Invariant: the checks only read. A try's verdict never depends on how
 //! the database was written, only on what survived.
-
 //!
 //! Four parts: [`workload`](mod@workload) (what runs under the crash
 //! point), [`classify`](mod@classify) (the verdict on what survived),

@@ -112,20 +112,17 @@ pub fn check(conn: &Connection, acknowledged: &[usize]) -> Result<StreamCheck, E
     let mut running = 0i64;
     for row in &rows {
         running = running.saturating_add(row.amount);
-        match &row.receipt {
-            Some(receipt) if receipt.balance_after == running => {}
-            Some(receipt) => {
+        let id = &row.event_id;
+        match row.receipt.as_ref().map(|r| r.balance_after) {
+            Some(after) if after == running => {}
+            Some(after) => {
                 partial.push(format!(
-                    "{}: receipt says balance {}, running sum {running}",
-                    row.event_id, receipt.balance_after
+                    "{id}: receipt says balance {after}, running sum {running}"
                 ));
                 break;
             }
             None => {
-                partial.push(format!(
-                    "{}: no receipt, running sum {running}",
-                    row.event_id
-                ));
+                partial.push(format!("{id}: no receipt, running sum {running}"));
                 break;
             }
         }

@@ -454,14 +454,8 @@ impl Parser {
             return Err(ParseError::new(ScriptCode::TooManyStatements, line, col0)
                 .with("max", MAX_STATEMENTS));
         }
-        let params = scan_params(sql, line, col0)?;
-        let kind = checker.check(sql, line, col0)?;
-        self.statements.push(Arc::new(Statement {
-            line,
-            kind,
-            shown: intern(sql),
-            params,
-        }));
+        self.statements
+            .push(Arc::new(checker.statement(sql, line, col0)?));
         self.code.push(Instr::Sql(self.statements.len() - 1));
         Ok(())
     }
@@ -557,16 +551,8 @@ pub(super) fn check_statement(sql: &'static str) -> Result<Arc<Statement>, Strin
     let text = |e: ParseError| e.text(super::message::Lang::En);
     let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
     let known = checked.entry(sql).or_insert_with(|| {
-        let params = scan_params(sql, 0, 1).map_err(text)?;
-        let kind = Checker::new()
-            .and_then(|c| c.check(sql, 0, 1))
-            .map_err(text)?;
-        Ok(Arc::new(Statement {
-            line: 0,
-            kind,
-            shown: intern(sql),
-            params,
-        }))
+        let checked = Checker::new().and_then(|c| c.statement(sql, 0, 1));
+        checked.map(Arc::new).map_err(text)
     });
     known.clone()
 }
@@ -615,7 +601,10 @@ impl Checker {
         Ok(Checker { conn, denied })
     }
 
-    fn check(&self, sql: &str, line: usize, column: usize) -> Result<Kind, ParseError> {
+    /// One SQL line checked: its parameters known, then prepared under the
+    /// authorizer.
+    fn statement(&self, sql: &str, line: usize, column: usize) -> Result<Statement, ParseError> {
+        let params = scan_params(sql, line, column)?;
         *self.denied.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let prepared = self.conn.prepare(sql);
         let denied = self
@@ -623,29 +612,22 @@ impl Checker {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        match prepared {
-            Ok(_) => {}
-            Err(rusqlite::Error::MultipleStatement) => {
-                return Err(ParseError::new(
-                    ScriptCode::MultipleStatements,
-                    line,
-                    column,
-                ))
-            }
-            Err(e) => {
-                return Err(match denied {
-                    Some((action, what)) => refused(line, column, action, what),
-                    None => ParseError::new(ScriptCode::Sql, line, column)
-                        .with("message", sqlite_message(&e)),
-                })
-            }
+        if let Err(e) = prepared {
+            return Err(match (e, denied) {
+                (rusqlite::Error::MultipleStatement, _) => {
+                    ParseError::new(ScriptCode::MultipleStatements, line, column)
+                }
+                (_, Some((action, what))) => refused(line, column, action, what),
+                (e, None) => ParseError::new(ScriptCode::Sql, line, column)
+                    .with("message", sqlite_message(&e)),
+            });
         }
         let first = sql
             .split(|c: char| !c.is_ascii_alphabetic())
             .next()
             .unwrap_or("")
             .to_ascii_uppercase();
-        Ok(match first.as_str() {
+        let kind = match first.as_str() {
             "BEGIN" => Kind::Begin,
             "COMMIT" | "END" => Kind::Commit,
             "ROLLBACK" => Kind::Rollback,
@@ -654,6 +636,12 @@ impl Checker {
             "UPDATE" => Kind::Update,
             "DELETE" => Kind::Delete,
             other => return Err(refused(line, column, None, other.to_owned())),
+        };
+        Ok(Statement {
+            line,
+            kind,
+            shown: intern(sql),
+            params,
         })
     }
 }
@@ -817,10 +805,8 @@ impl Tokens {
     }
 
     fn end(&self) -> Result<(), ParseError> {
-        match self.peek() {
-            None => Ok(()),
-            Some(_) => Err(self.expected("end_of_line")),
-        }
+        self.peek()
+            .map_or(Ok(()), |_| Err(self.expected("end_of_line")))
     }
 
     fn answer(&mut self) -> Result<AnswerKind, ParseError> {

@@ -122,20 +122,15 @@ impl Script {
     /// [`Error::InvalidInput`] if its first step is not a statement that
     /// passes the checks (a handler answers only after running one).
     pub(crate) fn rust(handler: &'static dyn StepHandler, event: Event) -> Result<Script, Error> {
-        let ahead = match ahead(handler, 0, &Last::default(), &event) {
-            sql @ Ahead::Sql(..) => sql,
-            Ahead::Answer(..) => {
-                return Err(Error::invalid(
-                    crate::labs::handlers::HANDLER,
-                    format!(
-                        "{}: step 0 answers before any statement ran",
-                        handler.name()
-                    ),
-                ))
+        let name = handler.name();
+        let why = match ahead(handler, 0, &Last::default(), &event) {
+            ahead @ Ahead::Sql(..) => {
+                return Ok(Script::start(Source::Rust { handler, ahead }, event))
             }
-            Ahead::Refused(why) => return Err(Error::invalid(crate::labs::handlers::HANDLER, why)),
+            Ahead::Answer(..) => format!("{name}: step 0 answers before any statement ran"),
+            Ahead::Refused(why) => why,
         };
-        Ok(Script::start(Source::Rust { handler, ahead }, event))
+        Err(Error::invalid(super::HANDLER, why))
     }
 
     pub fn trace(&self) -> &Trace {
@@ -554,13 +549,12 @@ fn atom(atom: &Atom, last: &Last, event: &Event) -> bool {
 }
 
 fn compare(op: CmpOp, ord: std::cmp::Ordering) -> bool {
-    use std::cmp::Ordering::*;
     match op {
-        CmpOp::Eq => ord == Equal,
-        CmpOp::Ne => ord != Equal,
-        CmpOp::Lt => ord == Less,
-        CmpOp::Le => ord != Greater,
-        CmpOp::Gt => ord == Greater,
-        CmpOp::Ge => ord != Less,
+        CmpOp::Eq => ord.is_eq(),
+        CmpOp::Ne => ord.is_ne(),
+        CmpOp::Lt => ord.is_lt(),
+        CmpOp::Le => ord.is_le(),
+        CmpOp::Gt => ord.is_gt(),
+        CmpOp::Ge => ord.is_ge(),
     }
 }

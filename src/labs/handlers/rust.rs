@@ -10,12 +10,10 @@
 //! judge can kill it there, and a lock it cannot have keeps the same
 //! statement next — exactly as for the built-ins and handler texts.
 //!
-//! Invariants (the same as a text's): every statement passes the text's
-//! checks before it runs (named parameters `:source`, `:event_id`,
-//! `:account_id`, `:amount` only; one statement; only the lab's tables;
-//! prepared by SQLite under the authorizer), and a refused one ends the
-//! delivery with the reason; nothing is added implicitly (no `BEGIN`, no
-//! `COMMIT`); answering with the transaction open is a failure.
+//! Invariants: a text's (the runner's and the parser's): every statement
+//! passes a text line's checks before it runs, and a refused one ends the
+//! delivery with the reason; nothing is added implicitly; answering with
+//! the transaction open is a failure.
 
 use std::fmt;
 

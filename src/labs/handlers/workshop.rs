@@ -36,8 +36,6 @@ pub fn handler() -> Option<&'static dyn StepHandler> {
     }
 }
 
-/// The handler behind `name`, if it is the workshop's and this build has
-/// it.
 /// The workshop's handler to judge, or the `invalid_input` refusal (field
 /// `handler`) saying [`MISSING`].
 ///
@@ -49,6 +47,8 @@ pub fn contender() -> Result<super::Contender, crate::Error> {
         .ok_or_else(|| crate::Error::invalid(super::HANDLER, MISSING))
 }
 
+/// The handler behind `name`, if it is the workshop's and this build has
+/// it.
 pub fn named(name: &str) -> Option<&'static dyn StepHandler> {
     (name == NAME).then(handler).flatten()
 }

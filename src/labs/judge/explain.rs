@@ -101,15 +101,10 @@ fn failed(e: &Error) -> Said {
 /// How an event is named: `event "evt-1" from "provider-a" (account 1,
 /// amount 500)`.
 pub(super) fn shown(e: &Payload) -> Said {
+    let (id, source, account, amount) = (&e.event_id, &e.source, e.account_id, e.amount);
     said(
-        format!(
-            "event {:?} from {:?} (account {}, amount {})",
-            e.event_id, e.source, e.account_id, e.amount
-        ),
-        format!(
-            "событие {:?} от {:?} (счёт {}, сумма {})",
-            e.event_id, e.source, e.account_id, e.amount
-        ),
+        format!("event {id:?} from {source:?} (account {account}, amount {amount})"),
+        format!("событие {id:?} от {source:?} (счёт {account}, сумма {amount})"),
     )
 }
 
@@ -199,9 +194,6 @@ pub(super) fn deliver(
 
 /// The race `schedule` of `event` replayed on `arena`, step by step, and
 /// why it is wrong: the first wrong answer or failure, then how it ended.
-///
-/// # Errors
-/// Storage errors of the arena.
 pub(super) fn race(
     arena: &Arena,
     contender: &Contender,

@@ -13,9 +13,6 @@
 //! * a **wrong answer**: the answers are not exactly one `applied` and the
 //!   rest `duplicate`, or a `duplicate` was answered while the credit was not
 //!   yet committed (a sender would stop retrying on a promise not kept).
-//!
-//! Invariant: for [`Handler::Atomic`] every schedule is correct; the tests
-//! and `inbox-lab race` hold the lab to that.
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -58,7 +55,7 @@ impl Arena {
     ) -> Result<Arena, Error> {
         if !(1..=MAX_DELIVERIES).contains(&deliveries) {
             return Err(Error::invalid(
-                crate::Field::EVENT,
+                Field::EVENT,
                 format!("deliveries must be between 1 and {MAX_DELIVERIES}"),
             ));
         }
@@ -276,14 +273,11 @@ impl Race {
     /// errors from the observer.
     pub fn step(&mut self, arena: &Arena, i: usize) -> Result<StepLog, Error> {
         let (Some(run), Some(conn)) = (self.runs.get_mut(i), arena.conns.get(i)) else {
-            return Err(Error::invalid(
-                crate::Field::EVENT,
-                format!("no delivery {i}"),
-            ));
+            return Err(Error::invalid(Field::EVENT, format!("no delivery {i}")));
         };
         let Some(statements) = run.next_statements() else {
             return Err(Error::invalid(
-                crate::Field::EVENT,
+                Field::EVENT,
                 format!("delivery {i} has finished"),
             ));
         };

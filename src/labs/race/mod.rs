@@ -3,7 +3,7 @@
 //! connections ([`Race`], [`explore`]).
 //!
 //! Invariant: for the atomic handler (the core's [`crate::core::apply()`])
-//! every schedule is correct.
+//! every schedule is correct; the tests and `inbox-lab race` hold it to that.
 
 mod explorer;
 

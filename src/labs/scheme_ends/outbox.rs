@@ -122,31 +122,24 @@ impl Receiver {
         let mut stmt = self
             .conn
             .prepare("SELECT message_id, account_id, amount FROM shown ORDER BY seq")?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(Notification {
-                    message_id: r.get(0)?,
-                    account_id: r.get(1)?,
-                    amount: r.get(2)?,
-                })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(rows)
+        let rows = stmt.query_map([], |r| {
+            Ok(Notification {
+                message_id: r.get(0)?,
+                account_id: r.get(1)?,
+                amount: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// How many times each message arrived, shown or not: `(message_id,
     /// times)`, in the order they first arrived.
-    ///
-    /// # Errors
-    /// Storage errors.
     pub(crate) fn arrivals(&self) -> Result<Vec<(String, u32)>, Error> {
         let mut stmt = self
             .conn
             .prepare("SELECT message_id, times FROM receiver_inbox ORDER BY rowid")?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(rows)
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Forgets everything (the lab's reset).
@@ -264,12 +257,10 @@ pub fn deliver(
             // AUTOINCREMENT counts on past 2^53-1 (an imported sequence may
             // sit at it): an id the page could not read back is refused.
             if !schema::MESSAGE_ID.contains(&conn.last_insert_rowid()) {
+                let end = schema::MESSAGE_ID.end();
                 let exhausted = Error::storage_with(
                     StorageCode::Unusable,
-                    format!(
-                        "outbox message ids are exhausted (the outbox's sequence is at {})",
-                        schema::MESSAGE_ID.end()
-                    ),
+                    format!("outbox message ids are exhausted (the outbox's sequence is at {end})"),
                 );
                 return Err(rollback(conn, &mut delivery, exhausted));
             }
@@ -396,17 +387,15 @@ pub fn rows(conn: &Connection) -> Result<Vec<OutboxRow>, Error> {
     let mut stmt = conn.prepare(
         "SELECT message_id, source, event_id, account_id, amount, sent_at FROM outbox ORDER BY message_id",
     )?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok(OutboxRow {
-                message_id: r.get(0)?,
-                source: r.get(1)?,
-                event_id: r.get(2)?,
-                account_id: r.get(3)?,
-                amount: r.get(4)?,
-                sent_at: r.get(5)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+    let rows = stmt.query_map([], |r| {
+        Ok(OutboxRow {
+            message_id: r.get(0)?,
+            source: r.get(1)?,
+            event_id: r.get(2)?,
+            account_id: r.get(3)?,
+            amount: r.get(4)?,
+            sent_at: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -67,13 +67,10 @@ pub fn received_at(conn: &Connection, source: &str, event_id: &str) -> Result<Op
 /// largest time (nothing changes); storage errors.
 pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
     if ms < 0 {
-        return Err(Error::refused(
-            CLOCK,
-            Reason::new(
-                RetentionCode::ClockBackwards,
-                "the clock only moves forward",
-            ),
-        ));
+        return Err(refuse(Reason::new(
+            RetentionCode::ClockBackwards,
+            "the clock only moves forward",
+        )));
     }
     let max = *schema::TIME.end();
     let moved: Option<i64> = conn
@@ -87,8 +84,7 @@ pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
         Some(now) => Ok(now),
         None => {
             let now = self::now(conn)?;
-            Err(Error::refused(
-                CLOCK,
+            Err(refuse(
                 Reason::new(
                     RetentionCode::ClockLimit,
                     format!("the clock is at {now} ms and cannot move {ms} ms more: its largest time is {max} ms"),
@@ -113,13 +109,10 @@ pub fn advance(conn: &Connection, ms: i64) -> Result<i64, Error> {
 /// storage errors (rows of finished batches stay deleted).
 pub fn purge(conn: &Connection, keep_ms: i64, batch: usize) -> Result<usize, Error> {
     if keep_ms < 0 || batch == 0 {
-        return Err(Error::refused(
-            CLOCK,
-            Reason::new(
-                RetentionCode::BadWindow,
-                "the window must be ≥ 0 and the batch ≥ 1",
-            ),
-        ));
+        return Err(refuse(Reason::new(
+            RetentionCode::BadWindow,
+            "the window must be ≥ 0 and the batch ≥ 1",
+        )));
     }
     let batch = i64::try_from(batch).unwrap_or(i64::MAX);
     let mut total = 0;
@@ -140,4 +133,8 @@ pub fn purge(conn: &Connection, keep_ms: i64, batch: usize) -> Result<usize, Err
             return Ok(total);
         }
     }
+}
+
+fn refuse(reason: Reason) -> Error {
+    Error::refused(CLOCK, reason)
 }

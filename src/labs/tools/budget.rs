@@ -111,14 +111,12 @@ pub struct Exceeded {
     pub elapsed: Duration,
 }
 
-/// Runs `f` on `conn` under `budget`.
-///
-/// Returns `Err(Exceeded)` if the budget interrupted it (whatever `f`
-/// returned then is the interruption, so it is dropped), else `f`'s own
-/// result.
+/// Runs `f` on `conn` under `budget`: `f`'s own result, if the budget did
+/// not interrupt it.
 ///
 /// # Errors
-/// `Err(Exceeded)` as above; `Ok(Err(_))` is `f`'s error, and a
+/// `Err(Exceeded)` if it did (whatever `f` returned then is the
+/// interruption, so it is dropped); `Ok(Err(_))` is `f`'s error, or a
 /// `rusqlite::Error` from installing or removing the limits.
 pub fn within<T, E>(
     conn: &mut Connection,

@@ -29,17 +29,10 @@
 //! returns — column names, numbers and nulls too, as their JSON — counted
 //! against `MAX_RESULT_BYTES`. A value cut short is listed in
 //! [`QueryResult::truncated_values`], so nothing is ever shown shorter (or
-//! empty) without saying so. The refusals:
-//! * the budget ran out: `query_budget` (the worker is single-threaded;
-//!   without a budget `WITH RECURSIVE` could hold it, and every delivery
-//!   queued behind it, forever);
-//! * a value over `SQLITE_LIMIT_LENGTH` (`SELECT randomblob(3e8)`):
-//!   `value_too_big`, at once, instead of a 300 MB allocation;
-//! * more memory than SQLite's hard heap limit in the browser
-//!   ([`crate::labs::tools::budget::HEAP_LIMIT_BYTES`]): `query_memory`;
-//! * column names that alone pass `MAX_RESULT_BYTES`
-//!   (`SELECT 1 AS "xxxx…"`, many times): `result_too_big`, before any row
-//!   is read.
+//! empty) without saying so. What it refuses, and why, is [`ConsoleCode`]:
+//! `value_too_big` (`SELECT randomblob(3e8)`) at once instead of a 300 MB
+//! allocation, `result_too_big` (`SELECT 1 AS "xxxx…"`, many times) before
+//! any row is read.
 //!
 //! Invariant: on the page, a console query never runs where the database
 //! is. It runs in a worker of its own on a copy ([`query_copy`]: the bytes
@@ -87,7 +80,7 @@ crate::core::error::code_enum! {
         /// console allows (`SQLITE_LIMIT_LENGTH`). Params: `max` (bytes).
         ValueTooBig => "value_too_big",
         /// A console query needed more memory than SQLite may use in the
-        /// worker (its hard heap limit). Params: `mib`.
+        /// worker (its hard heap limit, [`budget::HEAP_LIMIT_BYTES`]). Params: `mib`.
         QueryMemory => "query_memory",
         /// A `PRAGMA` the console does not run: not on its list of pragmas
         /// that only read. Params: `name`.
@@ -117,7 +110,7 @@ const MAX_CELL_CHARS: usize = 10_000;
 const MAX_RESULT_BYTES: usize = 4 << 20;
 
 /// A query's result, ready to show as a table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct QueryResult {
     pub columns: Vec<String>,
     /// Values as JSON: null, numbers, text; integers beyond ±2^53-1 and
@@ -264,10 +257,8 @@ fn run(conn: &Connection, sql: &str, log: &Mutex<AuthLog>) -> Result<QueryResult
     let mut truncated_values = Vec::new();
     // And the result's own frame: its keys, brackets, `truncated`.
     let frame = json_bytes(&QueryResult {
-        columns: Vec::new(),
-        rows: Vec::new(),
         truncated: true,
-        truncated_values: Vec::new(),
+        ..QueryResult::default()
     });
     let mut used = frame + names;
     let mut cursor = stmt.query([]).map_err(|e| refusal(e, log, Stage::Run))?;

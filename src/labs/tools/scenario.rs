@@ -90,30 +90,23 @@ pub fn run(
     };
     let event = |id: &str, amount: i64| Event::new("provider-a", id, 1, amount);
 
-    let evt1 = event("evt-1", 500)?;
-    check(
-        "evt-1 first delivery",
-        "applied",
-        answer(&apply(conn, &evt1, None)),
-    );
-    check(
-        "evt-1 repeat",
-        "duplicate",
-        answer(&apply(conn, &evt1, None)),
-    );
-    let evt1_700 = event("evt-1", 700)?;
-    check(
-        "evt-1 with amount 700",
-        "payload_conflict",
-        answer(&apply(conn, &evt1_700, None)),
-    );
-    let evt2 = event("evt-2", 500)?;
-    check(
-        "evt-2 failing after INSERT",
-        "simulated_crash",
-        answer(&apply(conn, &evt2, Some(Fault::AfterInsert))),
-    );
-    check("evt-2 retry", "applied", answer(&apply(conn, &evt2, None)));
+    let (evt1, evt2) = (event("evt-1", 500)?, event("evt-2", 500)?);
+    let (evt1_700, crash) = (event("evt-1", 700)?, Some(Fault::AfterInsert));
+    let deliveries = [
+        ("evt-1 first delivery", "applied", &evt1, None),
+        ("evt-1 repeat", "duplicate", &evt1, None),
+        ("evt-1 with amount 700", "payload_conflict", &evt1_700, None),
+        (
+            "evt-2 failing after INSERT",
+            "simulated_crash",
+            &evt2,
+            crash,
+        ),
+        ("evt-2 retry", "applied", &evt2, None),
+    ];
+    for (name, expected, e, fault) in deliveries {
+        check(name, expected, answer(&apply(conn, e, fault)));
+    }
 
     let results = burst(&event("evt-3", 500)?);
     let count = |kind: &str| results.iter().filter(|r| answer(r) == kind).count();

@@ -197,32 +197,30 @@ fn rebuild(
     bytes: &[u8],
     mut dropped: Option<&mut Vec<Reason>>,
 ) -> Result<(Connection, ImportReport), Error> {
-    if bytes.len() > MAX_IMPORT_BYTES {
+    let size = bytes.len();
+    if size > MAX_IMPORT_BYTES {
         return Err(refuse(
             Reason::new(
                 ImportCode::FileTooBig,
-                format!(
-                    "the file is {} bytes; at most {MAX_IMPORT_BYTES} are accepted",
-                    bytes.len()
-                ),
+                format!("the file is {size} bytes; at most {MAX_IMPORT_BYTES} are accepted"),
             )
-            .with("bytes", bytes.len())
+            .with("bytes", size)
             .with("max", MAX_IMPORT_BYTES),
         ));
     }
-    if bytes.len() < 100 || !bytes.starts_with(HEADER) {
+    if size < 100 || !bytes.starts_with(HEADER) {
         return Err(refuse(Reason::new(
             ImportCode::NotSqlite,
             "not a SQLite database: the file does not start with the SQLite header",
         )));
     }
     let mut foreign = open_foreign(&standalone(bytes))?;
-    let read = budget::within(&mut foreign, Budget::import(bytes.len()), |conn| {
+    let read = budget::within(&mut foreign, Budget::import(size), |conn| {
         read_file(conn, dropped.as_deref_mut())
     });
     let (rows, ignored, version) = match read {
         Ok(result) => result?,
-        Err(_) => return Err(over_budget(bytes.len())),
+        Err(_) => return Err(over_budget(size)),
     };
     drop(foreign);
     let fresh = write_fresh(&rows, dropped)?;
@@ -326,17 +324,15 @@ fn read_file(
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(unreadable)?;
-    if !(1..=schema::VERSION).contains(&version) {
+    let max = schema::VERSION;
+    if !(1..=max).contains(&version) {
         return Err(refuse(
             Reason::new(
                 ImportCode::UnsupportedVersion,
-                format!(
-                    "schema version {version} is not one this build reads (1 to {})",
-                    schema::VERSION
-                ),
+                format!("schema version {version} is not one this build reads (1 to {max})"),
             )
             .with("version", version)
-            .with("max", schema::VERSION),
+            .with("max", max),
         ));
     }
     let tables = tables_of(version);

@@ -89,29 +89,23 @@ impl Secret {
     /// [`SecretCode::KeyTooShort`] (under `Secret::MIN_BYTES`),
     /// [`SecretCode::KeyTooLong`] (over `Secret::MAX_BYTES`).
     pub fn from_bytes(key: &[u8]) -> Result<Secret, Error> {
-        let bytes = key.len();
+        let (bytes, min, max) = (key.len(), Secret::MIN_BYTES, Secret::MAX_BYTES);
         let reason = if key.is_empty() {
             Reason::new(SecretCode::EmptyKey, "the key is empty")
-        } else if bytes < Secret::MIN_BYTES {
+        } else if bytes < min {
             Reason::new(
                 SecretCode::KeyTooShort,
-                format!(
-                    "the key is {bytes} bytes; at least {} are required",
-                    Secret::MIN_BYTES
-                ),
+                format!("the key is {bytes} bytes; at least {min} are required"),
             )
             .with("bytes", bytes)
-            .with("min", Secret::MIN_BYTES)
-        } else if bytes > Secret::MAX_BYTES {
+            .with("min", min)
+        } else if bytes > max {
             Reason::new(
                 SecretCode::KeyTooLong,
-                format!(
-                    "the key is {bytes} bytes; at most {} are allowed",
-                    Secret::MAX_BYTES
-                ),
+                format!("the key is {bytes} bytes; at most {max} are allowed"),
             )
             .with("bytes", bytes)
-            .with("max", Secret::MAX_BYTES)
+            .with("max", max)
         } else {
             return Ok(Secret { key: key.to_vec() });
         };

@@ -88,12 +88,11 @@ pub(super) fn v1_signatures(header: &str) -> Result<Vec<Vec<u8>>, Refusal> {
     let mut signatures = Vec::new();
     let mut versions = Vec::new();
     let mut entries = 0usize;
-    for (n, entry) in header.split(' ').filter(|e| !e.is_empty()).enumerate() {
+    for (n, entry) in (1..).zip(header.split(' ').filter(|e| !e.is_empty())) {
         entries += 1;
         let Some((version, encoded)) = entry.split_once(',') else {
             return Err(malformed(format!(
-                "entry {} has no comma (expected \"v1,<base64>\")",
-                n + 1
+                "entry {n} has no comma (expected \"v1,<base64>\")"
             )));
         };
         if version != VERSION {
@@ -104,8 +103,7 @@ pub(super) fn v1_signatures(header: &str) -> Result<Vec<Vec<u8>>, Refusal> {
             Ok(tag) => signatures.push(tag),
             Err(e) => {
                 return Err(malformed(format!(
-                    "the signature of entry {} is not base64 ({e})",
-                    n + 1
+                    "the signature of entry {n} is not base64 ({e})"
                 )))
             }
         }

@@ -98,15 +98,10 @@ pub fn verify<S: AsRef<str>>(
     now_secs: i64,
     tolerance_secs: u64,
 ) -> Result<Verified, Refusal> {
-    // 1. Size, before reading anything.
-    check_size(request)?;
-
-    // 2. Header syntax: the key rules for the source and the id, a
-    //    canonical timestamp, a well-formed signature header.
-    check_keys(request.source, request.id)?;
-    let Some(id) = request.id else {
-        return Err(invalid(event::missing(WEBHOOK_ID), |f| f));
-    };
+    // 1. Size, before reading anything. 2. Header syntax: the key rules for
+    //    the source and the id, a canonical timestamp, a well-formed
+    //    signature header.
+    let id = checked_id(request)?;
     let Some(timestamp_text) = request.timestamp else {
         return Err(invalid(event::missing(WEBHOOK_TIMESTAMP), |f| f));
     };
@@ -128,8 +123,8 @@ pub fn verify<S: AsRef<str>>(
         .filter(|(_, (source, _))| source.as_ref() == request.source)
         .map(|(at, (source, secret))| (at, source.as_ref(), secret))
         .collect();
+    let quoted = format!("{:?}", request.source);
     if candidates.is_empty() {
-        let quoted = format!("{:?}", request.source);
         return Err(Refusal::Unauthorized {
             reason: Reason::new(
                 AuthCode::UnknownSource,
@@ -145,19 +140,17 @@ pub fn verify<S: AsRef<str>>(
             .any(|tag| matches(secret, id, timestamp_text, request.body, tag))
             .then_some((at, source))
     }) else {
-        let quoted = format!("{:?}", request.source);
+        let (tags, keys) = (signatures.len(), candidates.len());
         return Err(Refusal::Unauthorized {
             reason: Reason::new(
                 AuthCode::SignatureMismatch,
                 format!(
-                    "none of the {} v1 signatures matches any of the {} secrets of the source \
-                     {quoted}",
-                    signatures.len(),
-                    candidates.len()
+                    "none of the {tags} v1 signatures matches any of the {keys} secrets of the \
+                     source {quoted}"
                 ),
             )
-            .with("signatures", signatures.len())
-            .with("secrets", candidates.len())
+            .with("signatures", tags)
+            .with("secrets", keys)
             .with("source", quoted),
         });
     };
@@ -182,11 +175,22 @@ fn rename(field: Field) -> Field {
     }
 }
 
-/// The event's key rules, on the URL's source and the `webhook-id` (when
-/// present): checked with placeholder numbers, which always pass.
-fn check_keys(source: &str, id: Option<&str>) -> Result<(), Refusal> {
-    let result: Result<Event, Error> = Event::new(source, id.unwrap_or("-"), 1, 1);
-    result.map(|_| ()).map_err(|e| invalid(e, rename))
+/// The first checks of every reading, and the `webhook-id` they leave: the
+/// body size limit (413, before anything is read), then the event's key
+/// rules on the URL's source and the id (when present; checked with
+/// placeholder numbers, which always pass), then the id's presence.
+fn checked_id<'a>(request: &Request<'a>) -> Result<&'a str, Refusal> {
+    if request.body.len() > MAX_BODY_BYTES {
+        return Err(Refusal::TooLarge {
+            bytes: request.body.len(),
+            max: MAX_BODY_BYTES,
+        });
+    }
+    let keys: Result<Event, Error> = Event::new(request.source, request.id.unwrap_or("-"), 1, 1);
+    keys.map_err(|e| invalid(e, rename))?;
+    request
+        .id
+        .ok_or_else(|| invalid(event::missing(WEBHOOK_ID), |f| f))
 }
 
 /// A canonical, non-negative base-10 integer: the text that was signed is
@@ -244,23 +248,7 @@ fn check_window(timestamp: i64, now: i64, tolerance: u64) -> Result<(), Refusal>
 /// # Errors
 /// A [`Refusal`]: 413 or 400, never 401.
 pub fn read_unsigned(request: &Request<'_>) -> Result<Event, Refusal> {
-    check_size(request)?;
-    check_keys(request.source, request.id)?;
-    let Some(id) = request.id else {
-        return Err(invalid(event::missing(WEBHOOK_ID), |f| f));
-    };
-    read_event(request.source, id, request.body)
-}
-
-/// The body size limit (413), the first check of all.
-fn check_size(request: &Request<'_>) -> Result<(), Refusal> {
-    if request.body.len() > MAX_BODY_BYTES {
-        return Err(Refusal::TooLarge {
-            bytes: request.body.len(),
-            max: MAX_BODY_BYTES,
-        });
-    }
-    Ok(())
+    read_event(request.source, checked_id(request)?, request.body)
 }
 
 /// The body as the payload half of an event, as strictly as
