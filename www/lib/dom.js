@@ -142,6 +142,28 @@ export async function whileBusy(action) {
 }
 
 /**
+ * Runs `action` unless `state.busy`: `state.busy` meanwhile, a throw kept as
+ * `state.error`, and `redraw()` before and after. For a panel's experiment
+ * that must not overlap itself; wrap it in whileBusy to make the page wait too.
+ */
+export async function exclusive(state, redraw, action) {
+  if (state.busy) {
+    return;
+  }
+  state.busy = true;
+  state.error = null;
+  redraw();
+  try {
+    await action();
+  } catch (error) {
+    state.error = error;
+  } finally {
+    state.busy = false;
+    redraw();
+  }
+}
+
+/**
  * Saves `bytes` as a file called `name`: a download is a link to the bytes,
  * clicked; the URL is freed once the browser has taken them.
  */

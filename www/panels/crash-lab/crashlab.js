@@ -17,7 +17,7 @@
 // Everything is rendered with textContent (dom.js).
 
 import { randomKills, sweep } from './crashdriver.js';
-import { clearErrors, el, field, showFieldError, tableHead } from '../../lib/dom.js';
+import { clearErrors, el, exclusive, field, showFieldError, tableHead } from '../../lib/dom.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
 
@@ -182,7 +182,7 @@ export function mount(root) {
   ui.table = el(
     'table',
     { attrs: { id: 'crash-table' } },
-    text('caption', 'crashlab.table'),
+    text('caption', 'crashlab.table', { attrs: { id: 'crash-table-caption' } }),
     tableHead(columns.map((c) => ({ i18n: `crashlab.col.${c}`, className: ['k', 'offset', 'len', 'committed', 'acks'].includes(c) ? 'number' : '' }))),
     ui.tbody,
   );
@@ -201,7 +201,6 @@ export function mount(root) {
     text('p', 'crashlab.stack', { className: 'note' }),
     el('div', { className: 'table-scroll crash-table-scroll', attrs: { tabindex: '0', role: 'region', 'aria-labelledby': 'crash-table-caption' } }, ui.table),
   );
-  ui.table.querySelector('caption').id = 'crash-table-caption';
 
   const trialsField = field('crash-kills-trials', 'crashlab.kills.trials', { name: 'trials', inputmode: 'numeric', value: '50', autocomplete: 'off' });
   ui.killsTrials = trialsField.querySelector('input');
@@ -212,12 +211,7 @@ export function mount(root) {
     { className: 'crash-kills', attrs: { id: 'crash-kills-form', novalidate: '' } },
     text('h3', 'crashlab.kills.title'),
     text('p', 'crashlab.kills.note', { className: 'note' }),
-    el(
-      'div',
-      { className: 'inline-form' },
-      trialsField,
-      ui.killsRun,
-    ),
+    el('div', { className: 'inline-form' }, trialsField, ui.killsRun),
     ui.killsStatus,
   );
 
@@ -252,27 +246,10 @@ export function mount(root) {
   render(ui);
 }
 
-/** Runs one experiment, `work`, unless one is running: busy meanwhile, its error shown, then redrawn. */
-async function exclusive(ui, start, work) {
-  if (state.busy) {
-    return;
-  }
-  state.busy = true;
-  state.error = null;
-  start();
-  render(ui);
-  try {
-    await work();
-  } catch (error) {
-    state.error = error;
-  } finally {
-    state.busy = false;
-    render(ui);
-  }
-}
-
 function runSweep(ui, options) {
-  return exclusive(ui, () => (state.sweep = { ...options, log: null, rows: [], summary: null }), async () => {
+  return exclusive(state, () => render(ui), async () => {
+    state.sweep = { ...options, log: null, rows: [], summary: null };
+    render(ui);
     const result = await sweep({
       ...options,
       onPlan: (log) => {
@@ -290,7 +267,9 @@ function runSweep(ui, options) {
 }
 
 function runKills(ui, trials, mode) {
-  return exclusive(ui, () => (state.kills = { total: trials, done: 0, mode, summary: null }), async () => {
+  return exclusive(state, () => render(ui), async () => {
+    state.kills = { total: trials, done: 0, mode, summary: null };
+    render(ui);
     state.kills.summary = await randomKills({
       trials,
       mode,

@@ -293,14 +293,19 @@ async function forge() {
   });
 }
 
+/** The round's genuine request, signed with the provider's secret as of `timestamp`. */
+async function signed(source, timestamp) {
+  const request = { id: state.round.id, timestamp, body: bodyOf(GENUINE_AMOUNT) };
+  request.signature = await inboxLab.hooks.sign(source, request.id, request.timestamp, request.body);
+  return request;
+}
+
 async function genuine() {
   const source = ui.source.value;
   await step('genuine', async () => {
     await inboxLab.hooks.secret(source); // the provider and the receiver share it
-    const request = { id: state.round.id, timestamp: nowSecs(), body: bodyOf(GENUINE_AMOUNT) };
-    request.signature = await inboxLab.hooks.sign(source, request.id, request.timestamp, request.body);
-    state.round.captured = request; // what someone on the wire could copy
-    return post(source, request);
+    state.round.captured = await signed(source, nowSecs()); // what someone on the wire could copy
+    return post(source, state.round.captured);
   });
 }
 
@@ -311,12 +316,8 @@ async function replay() {
 
 async function stale() {
   const source = ui.source.value;
-  await step('stale', async () => {
-    // A request captured 6 minutes ago: signed then, replayed now.
-    const request = { id: state.round.id, timestamp: nowSecs() - 6 * 60, body: bodyOf(GENUINE_AMOUNT) };
-    request.signature = await inboxLab.hooks.sign(source, request.id, request.timestamp, request.body);
-    return post(source, request);
-  });
+  // A request captured 6 minutes ago: signed then, replayed now.
+  await step('stale', async () => post(source, await signed(source, nowSecs() - 6 * 60)));
 }
 
 /** The level's verdict, from the answers the server really gave. */
@@ -413,11 +414,9 @@ function render() {
           el(
             'tr',
             { data: { status: r.status } },
-            el('td', { text: r.at.slice(11, 19) }),
-            el('td', { text: r.source }),
-            el('td', { text: r.webhook_id ?? '—' }),
-            el('td', { text: r.status }),
-            el('td', { text: `${what(r.body)}${r.verify ? '' : ` · ${t('hooks.log.unchecked')}`}` }),
+            ...[r.at.slice(11, 19), r.source, r.webhook_id ?? '—', r.status, `${what(r.body)}${r.verify ? '' : ` · ${t('hooks.log.unchecked')}`}`].map(
+              (text) => el('td', { text }),
+            ),
           ),
         )),
   );

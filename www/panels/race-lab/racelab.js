@@ -3,16 +3,9 @@
 //
 // The connections live in the database worker (Rust `RaceLab`, over SQLite's
 // `memdb` VFS, which gives real locks between connections in one worker);
-// this module only calls `inboxLab.race` (client.js) and draws the answers
-// (and `inboxLab.judge.handlers()` once: a build with the workshop's handler in
-// Rust, `cargo xtask workshop`, lists it as "workshop"):
-//
-//   race.reset(2 | 3)   fresh connections
-//   race.start(handler) → the first statement of each delivery
-//   race.step(i)        → {delivery, statements, result, answer?, kind?, message?,
-//                          committed, next, verdict}
-//   race.explore(handler) → {interleavings, double_credits, lost_credits,
-//                            wrong_answers, failing_schedule}
+// this module only calls `inboxLab.race` (client.js; the answers' shapes are
+// in www/db/worker.js) and draws the answers (and `inboxLab.judge.handlers()`
+// once: a build with the workshop's handler in Rust lists it as "workshop").
 //
 // What to watch: with `atomic`, the second BEGIN IMMEDIATE has to wait for the
 // write lock, so the deliveries cannot interleave inside the transaction, and
@@ -26,7 +19,7 @@
 // Everything the worker returns is rendered with textContent (dom.js).
 
 import { inboxLab } from '../../db/client.js';
-import { button, dataTable, el, replaceKeepingFocus, whileBusy } from '../../lib/dom.js';
+import { button, dataTable, el, exclusive, replaceKeepingFocus, whileBusy } from '../../lib/dom.js';
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
@@ -449,22 +442,7 @@ function chooseHandler(ui, handler) {
 
 /** Runs one action against the worker: busy while it runs, errors shown, then redrawn. */
 function run(ui, action) {
-  if (state.busy) {
-    return Promise.resolve();
-  }
-  state.busy = true;
-  state.error = null;
-  render(ui);
-  return whileBusy(async () => {
-    try {
-      await action();
-    } catch (error) {
-      state.error = error;
-    } finally {
-      state.busy = false;
-      render(ui);
-    }
-  });
+  return whileBusy(() => exclusive(state, () => render(ui), action));
 }
 
 // A finished delivery's button is disabled; a keyboard user continues on
