@@ -216,6 +216,9 @@ describe('data and the SQL console', { timeout: 240_000 }, () => {
     await fillSender(page, EXAMPLE);
     await pressDeliver(page);
     assert.deepEqual((await shownTables(page)).accounts, [['1', '500']], 'the delivery right after is applied');
+    // The tables are redrawn while the send is still the page's action (the line says
+    // "Working…" until it ends): read the line once the page is idle.
+    await idle(page);
     assert.equal(await page.textContent('#status'), 'Saved in your browser; survives a reload.');
   });
 

@@ -662,16 +662,15 @@ fn named_in(file: &std::path::Path, names: &[&str]) -> bool {
         .is_some_and(|n| names.contains(&n))
 }
 
-/// How many e2e files run at once (`INBOX_LAB_E2E_WORKERS`, else 5). The pages mostly wait — on
-/// timers, storage, worker restarts — so browsers on 2 cores leave them idle: with 3 at once the
-/// layer used about half of the machine's CPU time (`time` of the layer: 475 CPU-seconds in
-/// 908 s of wall on 2 cores).
+/// How many e2e files run at once (`INBOX_LAB_E2E_WORKERS`, else 3: on 2 cores the pages wait
+/// on timers and storage often enough that a third browser keeps both busy; five at once made
+/// each file about twice as slow and the layer no faster).
 fn e2e_workers() -> usize {
     std::env::var("INBOX_LAB_E2E_WORKERS")
         .ok()
         .and_then(|n| n.parse().ok())
         .filter(|&n| n > 0)
-        .unwrap_or(5)
+        .unwrap_or(3)
 }
 
 struct E2eJob {
