@@ -51,10 +51,13 @@ async function post(headers, payload) {
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: json };
 }
 
-/** Runs `inbox-lab probe … --json` (built by cargo if needed): `{status, doc}`. */
+/** The native `inbox-lab`: the one `cargo xtask test` built (INBOX_LAB_BIN), else `cargo run`'s. */
+const INBOX_LAB = process.env.INBOX_LAB_BIN ? [process.env.INBOX_LAB_BIN] : ['cargo', 'run', '--quiet', '--bin', 'inbox-lab', '--'];
+
+/** Runs `inbox-lab probe … --json`: `{status, doc}`. */
 function probe(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn('cargo', ['run', '--quiet', '--bin', 'inbox-lab', '--', 'probe', ...args, '--json'], {
+    const child = spawn(INBOX_LAB[0], [...INBOX_LAB.slice(1), 'probe', ...args, '--json'], {
       cwd: fileURLToPath(new URL('../../', import.meta.url)),
       stdio: ['ignore', 'pipe', 'inherit'],
     });

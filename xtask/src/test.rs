@@ -531,10 +531,19 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
         bail!("tests/e2e/node_modules is missing: run `cargo xtask setup`");
     }
 
-    // The native `inbox-lab`, whose `probe` hooks.test.mjs runs (`cargo run`) against the lab:
-    // built here, after the native layer, whose tests run its `--features workshop` build.
-    util::run(util::cargo().args(["build", "--package", MAIN_PACKAGE, "--bin", "inbox-lab"]))
-        .context("building inbox-lab for the end-to-end tests")?;
+    // The native `inbox-lab`, whose `probe` hooks.test.mjs runs against the lab
+    // (`INBOX_LAB_BIN`): the native layer's build (`--features workshop`), so after that layer
+    // there is nothing to compile.
+    util::run(util::cargo().args([
+        "build",
+        "--package",
+        MAIN_PACKAGE,
+        "--features",
+        "workshop",
+        "--bin",
+        "inbox-lab",
+    ]))
+    .context("building inbox-lab for the end-to-end tests")?;
     site.ready()?;
     let dist = root.join(dist::DIST_DIR);
     let switches = test_switches_in(&dist)?;
@@ -614,25 +623,20 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
 
 /// The e2e files that run a second time on a static host (`python3 -m http.server`, the page
 /// under [`STATIC_SUB_PATH`]), because what they test is what differs there:
-/// * `page`: the page, its wasm and its database worker load from relative URLs under a sub-path;
 /// * `offline`: the service worker's scope is the sub-path, and a host without the relay
 ///   (the Signed webhooks panel says so);
 /// * `share-links`: a share link and its "back" link are built from the page's own address
 ///   (the other share tests, `share.test.mjs`, replay and refuse links the same on any host);
-/// * `bench`, `console-editor`: the benchmark's worker and wasm (`pkg-bench`), the editor's
-///   lazily loaded chunk and the console's own worker, each from its own relative URL.
+/// * `bench`: the benchmark's worker and wasm (`pkg-bench`), from their own relative URLs.
 ///
-/// The rest is the same on any host: no COOP/COEP on either (sahpool needs none), the
-/// `<meta>` CSP holds on both (a violation is a console error, which fails every file), and
-/// OPFS, tabs and workers belong to the origin, not to the server. The engines layer also runs
-/// the core path and the console's editor from this static host, in three engines.
-pub const ON_STATIC_HOST: &[&str] = &[
-    "page.test.mjs",
-    "offline.test.mjs",
-    "share-links.test.mjs",
-    "bench.test.mjs",
-    "console-editor.test.mjs",
-];
+/// The page, its start module and its database worker loading from relative URLs under the
+/// sub-path, and the full module's guest worker with the console's lazily loaded editor, are the
+/// engines layer's subject: it runs the core path and a console query from this static host in
+/// Chromium, Firefox and WebKit, so `page.test.mjs` and `console-editor.test.mjs` run once, here
+/// on the project's server. The rest is the same on any host: no COOP/COEP on either (sahpool
+/// needs none), the `<meta>` CSP holds on both (a violation is a console error, which fails
+/// every file), and OPFS, tabs and workers belong to the origin, not to the server.
+pub const ON_STATIC_HOST: &[&str] = &["offline.test.mjs", "share-links.test.mjs", "bench.test.mjs"];
 
 /// Run after the others, alone: it checks that deliveries are answered while slow foreign work
 /// runs to its deadline, which other files' browsers on the same cores would blur.
@@ -748,6 +752,7 @@ fn node_test_file(job: &E2eJob, url: &str, dist: &std::path::Path) -> E2eDone {
     let mut cmd = node_test(url);
     cmd.arg(job.file.strip_prefix(&root).unwrap_or(&job.file))
         .env("INBOX_LAB_DIST", dist)
+        .env("INBOX_LAB_BIN", native_bin())
         .stdin(std::process::Stdio::null());
     let result = cmd
         .output()
@@ -780,6 +785,13 @@ fn node_test_file(job: &E2eJob, url: &str, dist: &std::path::Path) -> E2eDone {
         seconds,
         failure,
     }
+}
+
+/// The native `inbox-lab` that [`e2e`] builds, where Cargo puts it.
+fn native_bin() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| util::root().join("target"), PathBuf::from)
+        .join("debug/inbox-lab")
 }
 
 /// `node --test` against the page at `url`, reporting in TAP on stdout ([`tap_counts`]).
