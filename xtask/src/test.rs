@@ -16,6 +16,8 @@ const MAIN_PACKAGE: &str = "inbox-lab";
 const XTASK_PACKAGE: &str = "xtask";
 /// The benchmark (bench/), a crate of its own on top of the main one.
 const BENCH_PACKAGE: &str = "inbox-lab-bench";
+/// The native layer's build of the main crate, which the e2e layer's `inbox-lab` reuses.
+const NATIVE_FEATURES: [&str; 2] = ["--features", "workshop"];
 /// Seconds wasm-bindgen-test-runner waits for the browser tests, unless the caller set it.
 const BROWSER_TEST_TIMEOUT_SECS: &str = "600";
 
@@ -427,7 +429,7 @@ fn native() -> Result<Outcome> {
     // Plain `cargo test` (not --all-targets, which would leave out the doc tests), with the
     // workshop's handler in Rust (the starter as shipped is judged), then the benchmark's crate
     // (its settings and shims have unit tests).
-    let main = cargo_test(MAIN_PACKAGE, &["--features", "workshop"])?;
+    let main = cargo_test(MAIN_PACKAGE, &NATIVE_FEATURES)?;
     let bench = cargo_test(BENCH_PACKAGE, &[])?;
     let xtask = cargo_test(XTASK_PACKAGE, &[])?;
     if main == 0 {
@@ -532,18 +534,11 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
     }
 
     // The native `inbox-lab`, whose `probe` hooks.test.mjs runs against the lab
-    // (`INBOX_LAB_BIN`): the native layer's build (`--features workshop`), so after that layer
-    // there is nothing to compile.
-    util::run(util::cargo().args([
-        "build",
-        "--package",
-        MAIN_PACKAGE,
-        "--features",
-        "workshop",
-        "--bin",
-        "inbox-lab",
-    ]))
-    .context("building inbox-lab for the end-to-end tests")?;
+    // (`INBOX_LAB_BIN`): the native layer's build (NATIVE_FEATURES), so after that layer there
+    // is nothing to compile.
+    let build = ["build", "--package", MAIN_PACKAGE, "--bin", "inbox-lab"];
+    util::run(util::cargo().args(build).args(NATIVE_FEATURES))
+        .context("building inbox-lab for the end-to-end tests")?;
     site.ready()?;
     let dist = root.join(dist::DIST_DIR);
     let switches = test_switches_in(&dist)?;
