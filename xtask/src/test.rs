@@ -112,38 +112,34 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
         let mut native_run = None;
         for layer in layers.iter().copied() {
             say(format!("==== layer: {} ====", layer.name()));
-            let mut started = Instant::now();
-            let result = match layer {
-                Lint => lint(&mut site),
+            let (result, seconds) = match layer {
+                Lint => timed(|| lint(&mut site)),
                 Native if native_beside => {
-                    native_run = Some((Instant::now(), scope.spawn(|| native(false))));
+                    native_run = Some(scope.spawn(|| timed(|| native(false))));
                     continue;
                 }
-                Native => native(true),
+                Native => timed(|| native(true)),
                 Browser => {
                     if both_browsers {
-                        let beside = scope.spawn(|| browser(WasmBrowser::Firefox, false));
-                        firefox = Some((Instant::now(), beside));
+                        let run = || timed(|| browser(WasmBrowser::Firefox, false));
+                        firefox = Some(scope.spawn(run));
                     }
-                    browser(WasmBrowser::Chrome, true)
+                    timed(|| browser(WasmBrowser::Chrome, true))
                 }
                 Firefox => match firefox.take() {
-                    Some((began, beside)) => {
-                        started = began;
-                        join_beside(Firefox, beside)
-                    }
-                    None => browser(WasmBrowser::Firefox, true),
+                    Some(beside) => join_beside(Firefox, beside),
+                    None => timed(|| browser(WasmBrowser::Firefox, true)),
                 },
-                E2e => e2e(e2e_only.as_deref(), &mut site),
-                Engines => engines(&mut site),
+                E2e => timed(|| e2e(e2e_only.as_deref(), &mut site)),
+                Engines => timed(|| engines(&mut site)),
             };
             report(layer, &result);
-            rows.push((layer, result, started.elapsed().as_secs_f64()));
+            rows.push((layer, result, seconds));
             if Some(layer) == last_browser {
-                if let Some((began, beside)) = native_run.take() {
-                    let result = join_beside(Native, beside);
+                if let Some(beside) = native_run.take() {
+                    let (result, seconds) = join_beside(Native, beside);
                     report(Native, &result);
-                    rows.push((Native, result, began.elapsed().as_secs_f64()));
+                    rows.push((Native, result, seconds));
                 }
             }
         }
@@ -162,18 +158,24 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
     Ok(())
 }
 
+/// A layer's result and the seconds it took.
+type Timed = (Result<Outcome>, f64);
+
+fn timed(layer: impl FnOnce() -> Result<Outcome>) -> Timed {
+    let started = Instant::now();
+    let result = layer();
+    (result, started.elapsed().as_secs_f64())
+}
+
 /// Waits for a layer run in a thread beside the others.
-fn join_beside(
-    layer: Layer,
-    beside: std::thread::ScopedJoinHandle<'_, Result<Outcome>>,
-) -> Result<Outcome> {
+fn join_beside(layer: Layer, beside: std::thread::ScopedJoinHandle<'_, Timed>) -> Timed {
     let name = layer.name();
     say(format!(
         "{name}: waiting for the run started beside the browser layer"
     ));
     beside
         .join()
-        .unwrap_or_else(|_| Err(anyhow!("the {name} run panicked")))
+        .unwrap_or_else(|_| (Err(anyhow!("the {name} run panicked")), 0.0))
 }
 
 /// Says how a layer ended.
