@@ -92,54 +92,50 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
 
     // The site the e2e and engine layers serve builds while the layers before them run.
     let mut site = Site::start(layers.iter().any(|l| matches!(l, E2e | Engines)))?;
-    // Firefox's wasm tests run beside Chromium's when both layers run: the same test binary
-    // (built once), two browsers, one core each; its output is printed when it ends.
+    // Runs started beside the browser layer, each printing its output when it ends, and joined
+    // right after that layer (or the firefox layer, without it), so before the e2e layer, whose
+    // isolation checks time deliveries:
+    // * Firefox's wasm tests, when both browser layers run: the same test binary (built once),
+    //   two browsers, one core each;
+    // * the native tests: measured alone they keep the two cores about half busy (120 s wall,
+    //   124 core-seconds), and Cargo holds no lock while tests run, so wasm-pack's build goes on.
     let both_browsers = layers.contains(&Browser) && layers.contains(&Firefox);
-    // The native tests run beside the browser layers: measured alone they keep the two cores
-    // about half busy (120 s wall, 124 core-seconds), and Cargo holds no lock while tests run,
-    // so wasm-pack's build goes on meanwhile. They end before the e2e layer starts, whose
-    // isolation checks time deliveries. Their output is printed when they end.
-    let last_browser = layers
-        .iter()
-        .rev()
-        .find(|l| matches!(l, Browser | Firefox))
-        .copied();
-    let native_beside = layers.contains(&Native) && last_browser.is_some();
+    let any_browser = layers.iter().any(|l| matches!(l, Browser | Firefox));
     let began = Instant::now();
     let mut rows = Vec::new();
     std::thread::scope(|scope| {
-        let mut firefox = None;
-        let mut native_run = None;
+        let mut beside = Vec::new();
         for layer in layers.iter().copied() {
+            if layer == Firefox && both_browsers {
+                continue; // started beside the browser layer
+            }
             say(format!("==== layer: {} ====", layer.name()));
             let (result, seconds) = match layer {
                 Lint => timed(|| lint(&mut site)),
-                Native if native_beside => {
-                    native_run = Some(scope.spawn(|| timed(|| native(false))));
+                Native if any_browser => {
+                    beside.push((Native, scope.spawn(|| timed(|| native(false)))));
                     continue;
                 }
                 Native => timed(|| native(true)),
                 Browser => {
                     if both_browsers {
+                        say("==== layer: firefox, beside the browser layer ====");
                         let run = || timed(|| browser(WasmBrowser::Firefox, false));
-                        firefox = Some(scope.spawn(run));
+                        beside.push((Firefox, scope.spawn(run)));
                     }
                     timed(|| browser(WasmBrowser::Chrome, true))
                 }
-                Firefox => match firefox.take() {
-                    Some(beside) => join_beside(Firefox, beside),
-                    None => timed(|| browser(WasmBrowser::Firefox, true)),
-                },
+                Firefox => timed(|| browser(WasmBrowser::Firefox, true)),
                 E2e => timed(|| e2e(e2e_only.as_deref(), &mut site)),
                 Engines => timed(|| engines(&mut site)),
             };
             report(layer, &result);
             rows.push((layer, result, seconds));
-            if Some(layer) == last_browser {
-                if let Some(beside) = native_run.take() {
-                    let (result, seconds) = join_beside(Native, beside);
-                    report(Native, &result);
-                    rows.push((Native, result, seconds));
+            if matches!(layer, Browser | Firefox) {
+                for (layer, run) in beside.drain(..) {
+                    let (result, seconds) = join_beside(layer, run);
+                    report(layer, &result);
+                    rows.push((layer, result, seconds));
                 }
             }
         }
@@ -608,6 +604,7 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
             on_static,
         })
         .collect();
+    std::fs::create_dir_all(root.join(E2E_TAP)).with_context(|| format!("creating {E2E_TAP}"))?;
     let workers = e2e_workers();
     say(format!(
         "e2e: {} files on the project's server, {} again on `python3 -m http.server` at {}; \
@@ -680,6 +677,9 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
 /// needs none), the `<meta>` CSP holds on both (a violation is a console error, which fails
 /// every file), and OPFS, tabs and workers belong to the origin, not to the server.
 pub const ON_STATIC_HOST: &[&str] = &["offline.test.mjs", "share-links.test.mjs", "bench.test.mjs"];
+
+/// Where each e2e file's TAP output stays, as `<host>-<file>.tap`.
+const E2E_TAP: &str = "target/e2e-tap";
 
 /// Run after the others, alone: it checks that deliveries are answered while slow foreign work
 /// runs to its deadline, which other files' browsers on the same cores would blur.
@@ -809,10 +809,8 @@ fn node_test_file(job: &E2eJob, url: &str, dist: &std::path::Path) -> E2eDone {
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             ));
-            // Kept for reading each test's `duration_ms` afterwards.
-            let tap = root.join("target/e2e-tap");
-            let _ = std::fs::create_dir_all(&tap);
-            let _ = std::fs::write(tap.join(format!("{host}-{name}.tap")), &text);
+            // Kept for reading each test's `duration_ms` afterwards (best effort).
+            let _ = std::fs::write(root.join(E2E_TAP).join(format!("{host}-{name}.tap")), &text);
             let counts = tap_counts(&text);
             let failure = tap_failure(out.status, &counts);
             if failure.is_some() {
