@@ -8,7 +8,7 @@ use crate::util::{self, run_tee, say};
 use crate::{build, deps, dist, doc_paths, serve, size};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// The package the layers test (the root crate).
@@ -468,14 +468,76 @@ fn core_alone() -> Result<()> {
 
 // ---- native -----------------------------------------------------------------------------------
 
-/// `live`: its output streams as it runs (else it is printed when each `cargo test` ends).
+/// The native tests of the three crates: the main one with the workshop's handler in Rust (the
+/// starter as shipped is judged), the benchmark's (its settings and shims have unit tests) and
+/// xtask's. Their test binaries are built first (`cargo test --no-run`), then run
+/// [`NATIVE_AT_ONCE`] at a time beside the doc tests: one `cargo test` runs its binaries one
+/// after another, and most of them keep one core busy (the crash sweeps and probes wait for
+/// child processes). Each run's output is printed when it ends; `live` also shows the builds'.
 fn native(live: bool) -> Result<Outcome> {
-    // Plain `cargo test` (not --all-targets, which would leave out the doc tests), with the
-    // workshop's handler in Rust (the starter as shipped is judged), then the benchmark's crate
-    // (its settings and shims have unit tests).
-    let main = cargo_test(MAIN_PACKAGE, &NATIVE_FEATURES, live)?;
-    let bench = cargo_test(BENCH_PACKAGE, &[], live)?;
-    let xtask = cargo_test(XTASK_PACKAGE, &[], live)?;
+    let crates: [(&'static str, &[&str]); 2] =
+        [(MAIN_PACKAGE, &NATIVE_FEATURES), (BENCH_PACKAGE, &[])];
+    // A job: commands one thread runs in order. Each test binary of the main crate and the
+    // benchmark is one; the doc tests are one job of their own, because each `cargo test --doc`
+    // may rebuild the main crate's rlib with its crate's features, under a name without a hash
+    // (the crate is also a cdylib), which a doc test of the other crate linking at the same
+    // moment would read half written. xtask's tests run last, alone: one of them rebuilds the
+    // `inbox-lab` binary with a broken workshop handler, which the main crate's tests run.
+    let mut jobs = Vec::new();
+    let mut docs = Vec::new();
+    for (package, extra) in crates {
+        jobs.extend(
+            test_binaries(package, extra, live)?
+                .into_iter()
+                .map(|run| vec![run]),
+        );
+        let mut doc = util::cargo();
+        doc.args(["test", "--package", package, "--doc"])
+            .args(extra);
+        docs.push((package, doc));
+    }
+    jobs.insert(0, docs);
+    let last = test_binaries(XTASK_PACKAGE, &[], live)?;
+    let queue = std::sync::Mutex::new(jobs.into_iter().rev().collect::<Vec<_>>());
+    let done = std::sync::Mutex::new(Vec::new());
+    let run = |job: Vec<(&'static str, Command)>| {
+        for (package, mut cmd) in job {
+            let result = run_libtest(&mut cmd, false);
+            if let Ok(mut done) = done.lock() {
+                done.push((package, result));
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..NATIVE_AT_ONCE {
+            scope.spawn(|| {
+                while let Some(job) = queue.lock().ok().and_then(|mut q| q.pop()) {
+                    run(job);
+                }
+            });
+        }
+    });
+    run(last);
+    let done = done
+        .into_inner()
+        .map_err(|_| anyhow!("a native test run panicked"))?;
+    let mut passed = std::collections::BTreeMap::<&str, u64>::new();
+    let mut failed = Vec::new();
+    for (package, result) in done {
+        match result {
+            Ok(counts) => *passed.entry(package).or_default() += counts.passed,
+            Err(e) => failed.push(format!("{e:#}")),
+        }
+    }
+    if !failed.is_empty() {
+        bail!("{}", failed.join("; "));
+    }
+    let count = |package| passed.get(package).copied().unwrap_or(0);
+    let (main, bench, xtask) = (
+        count(MAIN_PACKAGE),
+        count(BENCH_PACKAGE),
+        count(XTASK_PACKAGE),
+    );
     if main == 0 {
         bail!("`cargo test --package {MAIN_PACKAGE}` ran 0 tests");
     }
@@ -483,15 +545,70 @@ fn native(live: bool) -> Result<Outcome> {
         passed: main + bench + xtask,
         note: format!(
             "{MAIN_PACKAGE} --features workshop {main} (unit, integration, doc), \
-             {BENCH_PACKAGE} {bench}, xtask {xtask}"
+             {BENCH_PACKAGE} {bench}, xtask {xtask}; {NATIVE_AT_ONCE} test binaries at once"
         ),
     })
 }
 
-fn cargo_test(package: &str, extra: &[&str], live: bool) -> Result<u64> {
-    let mut cmd = util::cargo();
-    cmd.args(["test", "--package", package]).args(extra);
-    Ok(run_libtest(&mut cmd, live)?.passed)
+/// Native test binaries run at once (each also runs its tests on threads of its own).
+const NATIVE_AT_ONCE: usize = 2;
+
+/// Builds `package`'s test binaries (`cargo test --no-run`) and returns a command for each, run
+/// as `cargo test` runs it: from the package's folder.
+fn test_binaries<'a>(
+    package: &'a str,
+    extra: &[&str],
+    live: bool,
+) -> Result<Vec<(&'a str, Command)>> {
+    let mut build = util::cargo();
+    build
+        .args(["test", "--package", package, "--no-run"])
+        .args(extra)
+        .arg("--message-format=json-render-diagnostics");
+    say(format!("$ {}", util::show(&build)));
+    // Cargo's messages on stderr: shown as they come when `live`, else after the build.
+    let stderr = if live {
+        Stdio::inherit()
+    } else {
+        Stdio::piped()
+    };
+    let out = build
+        .stdin(Stdio::null())
+        .stderr(stderr)
+        .output()
+        .with_context(|| format!("could not start `{}`", util::show(&build)))?;
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        bail!("`{}` failed ({})", util::show(&build), out.status);
+    }
+    let mut runs = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let test_artifact =
+            message["reason"] == "compiler-artifact" && message["profile"]["test"] == true;
+        let (Some(exe), Some(manifest)) = (
+            message["executable"].as_str(),
+            message["manifest_path"].as_str(),
+        ) else {
+            continue;
+        };
+        if !test_artifact {
+            continue;
+        }
+        let mut cmd = Command::new(exe);
+        cmd.current_dir(
+            std::path::Path::new(manifest)
+                .parent()
+                .unwrap_or(&util::root()),
+        );
+        runs.push((package, cmd));
+    }
+    if runs.is_empty() {
+        bail!("`{}` built no test binary", util::show(&build));
+    }
+    Ok(runs)
 }
 
 /// Runs a command that prints libtest summaries (`cargo test`, `wasm-pack test`) and
