@@ -23,6 +23,7 @@
 import { el, svg, tableHead } from '../../lib/dom.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
 import { Caller } from '../../lib/rpc.js';
+import { summary } from './timing.js';
 
 /** The settings, in the order they are run and shown. */
 export const SETTINGS = Object.freeze(['delete-full', 'wal-full', 'wal-normal']);
@@ -147,18 +148,8 @@ export async function burst(n = 1000) {
   if (applied !== 1 || duplicates !== n - 1 || seqs.size !== 1) {
     throw new Error(`burst of ${n}: ${applied} applied, ${duplicates} duplicates, ${seqs.size} receipts`);
   }
-  latencies.sort();
-  const rank = (p) => latencies[Math.min(n, Math.max(1, Math.ceil((p / 100) * n))) - 1];
-  return {
-    events: n,
-    applied,
-    duplicates,
-    total_ms: totalMs,
-    events_per_s: (n * 1000) / totalMs,
-    p50_ms: rank(50),
-    p99_ms: rank(99),
-    max_ms: latencies[n - 1],
-  };
+  const { events, ...timing } = summary(latencies, totalMs);
+  return { events, applied, duplicates, ...timing };
 }
 
 window.inboxLabBench = Object.freeze({ run, profile, burst, SETTINGS, SHORT_RUN_EVENTS });

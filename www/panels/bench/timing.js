@@ -26,7 +26,7 @@ export function timed(deliver, n, expected, progress, fail) {
 }
 
 // Nearest-rank percentiles, as `inbox_lab_bench`'s `Summary::of` computes them natively.
-function summary(latencies, totalMs) {
+export function summary(latencies, totalMs) {
   const sorted = Float64Array.from(latencies).sort();
   const rank = (p) =>
     sorted.length === 0 ? 0 : sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1];

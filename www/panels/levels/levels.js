@@ -77,8 +77,6 @@ register({
     ru: 'в итоге отправитель не услышал ответа — доставьте снова.' },
   'levels.why.handler': { en: 'that ran {handler}; this level is about {wanted}.', ru: 'работал {handler}, а этот уровень — про {wanted}.' },
   'levels.why.refused': { en: 'the answer was “{outcome}”, not what the goal asks for.', ru: 'ответ был «{outcome}», а цель требует другого.' },
-  'levels.why.other': { en: 'what ran does not meet the goal yet — compare it with the goal, step by step.',
-    ru: 'то, что выполнилось, пока не соответствует цели — сравните его с целью шаг за шагом.' },
   'level.1.why.once': { en: 'one “applied” — now deliver the same event again.', ru: 'одно «применено» — теперь доставьте то же событие ещё раз.' },
   'level.1.why.again': { en: 'the same event was applied a second time: {handler} does not recognise an event it has seen — use atomic.',
     ru: 'то же событие применено второй раз: {handler} не узнаёт уже виденное событие — возьмите atomic.' },

@@ -77,7 +77,6 @@ register({
   'answer.receipt_text': { en: '#{seq}, balance after: {balance}', ru: '№{seq}, баланс после: {balance}' },
   'answer.no_receipt': { en: 'none: this handler keeps no receipt', ru: 'нет: этот обработчик квитанций не хранит' },
   'answer.no_answer': { en: 'no answer', ru: 'ответа нет' },
-  'answer.lost': { en: 'The response was lost on the way back.', ru: 'Ответ потерялся на обратном пути.' },
   'meaning.applied': { en: 'First delivery of this (source, event_id): the inbox row, the credit and the receipt were committed in one transaction.',
     ru: 'Первая доставка этой пары (source, event_id): строка inbox, зачисление и квитанция зафиксированы одной транзакцией.' },
   'meaning.duplicate': { en: 'Already applied with the same payload, so nothing changed. The receipt is the one stored by the first application; a 200 tells the sender to stop retrying.',

@@ -23,7 +23,6 @@ import { LIMITS, orderText, sendState } from '../../lib/share.js';
 import { shareControl } from '../../lib/share-control.js';
 
 register({
-  'share.button': { en: 'Share', ru: 'Поделиться' },
   'share.button.timeline': { en: 'Share these deliveries', ru: 'Поделиться этими доставками' },
   'share.button.race': { en: 'Share this race', ru: 'Поделиться этой гонкой' },
   'share.button.step': { en: 'Share this crash point', ru: 'Поделиться этой точкой сбоя' },
