@@ -725,17 +725,12 @@ fn e2e(only: Option<&[String]>, site: &mut Site) -> Result<Outcome> {
     let workers = e2e_workers();
     say(format!(
         "e2e: {} files on the project's server, {} again on `python3 -m http.server` at {}; \
-         {workers} at once, then {} alone",
+         {workers} at once",
         files.len(),
         jobs.len() - files.len(),
         host.url,
-        RUN_ALONE.join(", ")
     ));
-    let (alone, shared): (Vec<E2eJob>, Vec<E2eJob>) = jobs
-        .into_iter()
-        .partition(|job| named_in(&job.file, RUN_ALONE));
-    let mut done = run_e2e_jobs(shared, workers, &host.url, &dist)?;
-    done.extend(run_e2e_jobs(alone, 1, &host.url, &dist)?);
+    let mut done = run_e2e_jobs(jobs, workers, &host.url, &dist)?;
     drop(host);
 
     done.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
@@ -798,13 +793,12 @@ pub const ON_STATIC_HOST: &[&str] = &["offline.test.mjs", "share-links.test.mjs"
 /// Where each e2e file's TAP output stays, as `<host>-<file>.tap`.
 const E2E_TAP: &str = "target/e2e-tap";
 
-/// Run after the others, alone: it checks that deliveries are answered while slow foreign work
-/// runs to its deadline, which other files' browsers on the same cores would blur.
-const RUN_ALONE: &[&str] = &["isolation.test.mjs"];
-
 /// Started first, so that no worker is left running a long file while the others idle (a name
-/// missing here only costs time).
+/// missing here only costs time). `isolation` leads: most of its time is foreign work waiting
+/// for its deadline, which the others' browsers fill; its claim is causal (each delivery is
+/// answered before the foreign work ends), so it holds on busy cores too.
 const LONGEST_FIRST: &[&str] = &[
+    "isolation.test.mjs",
     "crashlab.test.mjs",
     "share.test.mjs",
     "navigation.test.mjs",
