@@ -498,29 +498,20 @@ fn native(live: bool) -> Result<Outcome> {
     }
     jobs.insert(0, docs);
     let last = test_binaries(XTASK_PACKAGE, &[], live)?;
-    let queue = std::sync::Mutex::new(jobs.into_iter().rev().collect::<Vec<_>>());
-    let done = std::sync::Mutex::new(Vec::new());
-    let run = |job: Vec<(&'static str, Command)>| {
-        for (package, mut cmd) in job {
-            let result = run_libtest(&mut cmd, false);
-            if let Ok(mut done) = done.lock() {
-                done.push((package, result));
+    let run = |next: &dyn Fn() -> Option<Vec<(&'static str, Command)>>| {
+        let mut done = Vec::new();
+        while let Some(job) = next() {
+            for (package, mut cmd) in job {
+                done.push((package, run_libtest(&mut cmd, false)));
             }
         }
+        done
     };
-    std::thread::scope(|scope| {
-        for _ in 0..NATIVE_AT_ONCE {
-            scope.spawn(|| {
-                while let Some(job) = queue.lock().ok().and_then(|mut q| q.pop()) {
-                    run(job);
-                }
-            });
-        }
-    });
-    run(last);
-    let done = done
-        .into_inner()
-        .map_err(|_| anyhow!("a native test run panicked"))?;
+    let mut done: Vec<_> = in_parallel(jobs, NATIVE_AT_ONCE, run)?
+        .into_iter()
+        .flatten()
+        .collect();
+    done.extend(in_parallel(vec![last], 1, run)?.into_iter().flatten());
     let mut passed = std::collections::BTreeMap::<&str, u64>::new();
     let mut failed = Vec::new();
     for (package, result) in done {
@@ -859,37 +850,44 @@ fn run_e2e_jobs(
             .position(|n| named_in(&job.file, &[n]))
             .unwrap_or(LONGEST_FIRST.len())
     };
-    jobs.sort_by_key(|job| std::cmp::Reverse(rank(job)));
-    let queue = std::sync::Mutex::new(jobs);
+    jobs.sort_by_key(|job| rank(job));
     let root = util::root();
+    let per_worker = in_parallel(jobs, workers, |next| -> Result<Vec<E2eDone>> {
+        let server = serve::start(dist, Some(&root), "127.0.0.1", 0, false)?;
+        let own_url = server.reader_url();
+        let mut done = Vec::new();
+        while let Some(job) = next() {
+            let url = if job.on_static { static_url } else { &own_url };
+            done.push(node_test_file(&job, url, dist));
+        }
+        server.stop();
+        Ok(done)
+    })?;
+    let mut all = Vec::new();
+    for done in per_worker {
+        all.extend(done?);
+    }
+    Ok(all)
+}
+
+/// Runs `worker` on `workers` threads and returns what each returned. A worker's `next()` hands
+/// it the next of `jobs`, in their order, until none is left; the queue is locked only while one
+/// is taken, not while it runs.
+fn in_parallel<J: Send, R: Send>(
+    jobs: Vec<J>,
+    workers: usize,
+    worker: impl Fn(&dyn Fn() -> Option<J>) -> R + Sync,
+) -> Result<Vec<R>> {
+    let queue = std::sync::Mutex::new(jobs.into_iter().rev().collect::<Vec<_>>());
+    let next = || queue.lock().ok().and_then(|mut jobs| jobs.pop());
     std::thread::scope(|scope| {
         let threads: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| -> Result<Vec<E2eDone>> {
-                    let server = serve::start(dist, Some(&root), "127.0.0.1", 0, false)?;
-                    let own_url = server.reader_url();
-                    let mut done = Vec::new();
-                    loop {
-                        // Taken in a statement of its own, so that the queue is not locked
-                        // while the file runs.
-                        let next = queue
-                            .lock()
-                            .map_err(|_| anyhow!("an e2e worker panicked"))?
-                            .pop();
-                        let Some(job) = next else { break };
-                        let url = if job.on_static { static_url } else { &own_url };
-                        done.push(node_test_file(&job, url, dist));
-                    }
-                    server.stop();
-                    Ok(done)
-                })
-            })
+            .map(|_| scope.spawn(|| worker(&next)))
             .collect();
-        let mut all = Vec::new();
-        for t in threads {
-            all.extend(t.join().map_err(|_| anyhow!("an e2e worker panicked"))??);
-        }
-        Ok(all)
+        threads
+            .into_iter()
+            .map(|t| t.join().map_err(|_| anyhow!("a worker thread panicked")))
+            .collect()
     })
 }
 
