@@ -93,12 +93,11 @@ pub fn run(only: &[Layer], changed: bool) -> Result<()> {
     // The site the e2e and engine layers serve builds while the layers before them run.
     let mut site = Site::start(layers.iter().any(|l| matches!(l, E2e | Engines)))?;
     // Runs started beside the browser layer, each printing its output when it ends, and joined
-    // right after that layer (or the firefox layer, without it), so before the e2e layer, whose
-    // isolation checks time deliveries:
+    // right after that layer (or the firefox layer, without it), so before the e2e layer:
     // * Firefox's wasm tests, when both browser layers run: the same test binary (built once),
     //   two browsers, one core each;
-    // * the native tests: measured alone they keep the two cores about half busy (120 s wall,
-    //   124 core-seconds), and Cargo holds no lock while tests run, so wasm-pack's build goes on.
+    // * the native tests: many of them wait for child processes, and Cargo holds no lock while
+    //   test binaries run, so wasm-pack's build goes on.
     let both_browsers = layers.contains(&Browser) && layers.contains(&Firefox);
     let any_browser = layers.iter().any(|l| matches!(l, Browser | Firefox));
     let began = Instant::now();
