@@ -496,21 +496,17 @@ fn native(live: bool) -> Result<Outcome> {
         docs.push((package, doc));
     }
     jobs.insert(0, docs);
-    let last = test_binaries(XTASK_PACKAGE, &[], live)?;
-    let run = |next: &dyn Fn() -> Option<Vec<(&'static str, Command)>>| {
-        let mut done = Vec::new();
-        while let Some(job) = next() {
-            for (package, mut cmd) in job {
-                done.push((package, run_libtest(&mut cmd, false)));
-            }
-        }
-        done
+    let xtask_job = test_binaries(XTASK_PACKAGE, &[], live)?;
+    let run = |job: Vec<(&'static str, Command)>| -> Vec<_> {
+        (job.into_iter())
+            .map(|(package, mut cmd)| (package, run_libtest(&mut cmd, false)))
+            .collect()
     };
-    let mut done: Vec<_> = in_parallel(jobs, NATIVE_AT_ONCE, run)?
-        .into_iter()
-        .flatten()
-        .collect();
-    done.extend(in_parallel(vec![last], 1, run)?.into_iter().flatten());
+    let per_worker = in_parallel(jobs, NATIVE_AT_ONCE, |next| {
+        std::iter::from_fn(next).flat_map(run).collect::<Vec<_>>()
+    })?;
+    let mut done: Vec<_> = per_worker.into_iter().flatten().collect();
+    done.extend(run(xtask_job));
     let mut passed = std::collections::BTreeMap::<&str, u64>::new();
     let mut failed = Vec::new();
     for (package, result) in done {
@@ -576,17 +572,15 @@ fn test_binaries<'a>(
         let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
-        let test_artifact =
-            message["reason"] == "compiler-artifact" && message["profile"]["test"] == true;
+        if message["reason"] != "compiler-artifact" || message["profile"]["test"] != true {
+            continue;
+        }
         let (Some(exe), Some(manifest)) = (
             message["executable"].as_str(),
             message["manifest_path"].as_str(),
         ) else {
             continue;
         };
-        if !test_artifact {
-            continue;
-        }
         let mut cmd = Command::new(exe);
         cmd.current_dir(
             std::path::Path::new(manifest)
@@ -849,7 +843,7 @@ fn run_e2e_jobs(
             .position(|n| named_in(&job.file, &[n]))
             .unwrap_or(LONGEST_FIRST.len())
     };
-    jobs.sort_by_key(|job| rank(job));
+    jobs.sort_by_key(rank);
     let root = util::root();
     let per_worker = in_parallel(jobs, workers, |next| -> Result<Vec<E2eDone>> {
         let server = serve::start(dist, Some(&root), "127.0.0.1", 0, false)?;

@@ -1,7 +1,8 @@
 // The measuring both benchmark workers share: this page's (benchworker.js) and the official
 // build's peer (bench/official-worker.mjs, which `cargo xtask bench` serves as
 // /www/official/worker.mjs beside this folder). One loop, one percentile rule, one tally check,
-// so the two engines are timed and judged alike.
+// so the two engines are timed and judged alike; the panel's burst (bench.js) reports its
+// percentiles by the same rule.
 
 const PROGRESS_STEPS = 50;
 
