@@ -184,15 +184,11 @@ window.inboxLab = Object.freeze({
 
 // ---- Mount --------------------------------------------------------------------
 
-// db/client.js starts the database worker once this tab holds the tabs' lock
-// (`starting`: the lock is granted asynchronously, or another tab holds it). A
-// module worker's script is fetched from this thread, so building every panel
-// first (one long task) would hold that fetch back; one turn of the event loop
-// after the start lets it go out, and the panels are built while the worker
-// loads its wasm and opens the database. `window.inboxLab` is set above,
-// before this wait: a script that awaits `inboxLab.ready` finds it.
+// db/client.js starts the database worker once this tab holds the tabs' lock;
+// the panels are built once its script runs (`starting`), while it loads its
+// wasm and opens the database. `window.inboxLab` is set above, before this
+// wait: a script that awaits `inboxLab.ready` finds it.
 await starting;
-await new Promise((resolve) => setTimeout(resolve, 0));
 for (const [name, panel, id] of PANELS) {
   services.panels[name] = panel.mount(id && document.getElementById(id), services) ?? {};
 }

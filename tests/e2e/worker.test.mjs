@@ -13,7 +13,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
   let page;
   usePage({ open: null }, (opened) => (page = opened));
 
-  test('answers every request once, in order, after announcing ready — even requests sent before it was open', async () => {
+  test('announces that its script runs, then answers every request once, in order, after announcing ready — even requests sent before it was open', async () => {
     await openPage(page, '?storage=memory');
     const requests = [
       { id: 1, op: 'tables' },
@@ -28,8 +28,10 @@ describe('the database worker', { timeout: 180_000 }, () => {
     ];
     const messages = await talkToWorker(page, 'memory', requests);
 
-    const { start, ...ready } = messages[0];
-    assert.deepEqual([ready, messages[1]], [
+    // "started" first, before its wasm loads: the page builds its panels then.
+    assert.deepEqual(messages[0], { type: 'started' });
+    const { start, ...ready } = messages[1];
+    assert.deepEqual([ready, messages[2]], [
       // `stack`: the storage stack as SQLite reports it (memdb keeps its journal in memory).
       { type: 'ready', storage: 'memory', stack: { vfs: 'memdb', journal_mode: 'memory', synchronous: 'full' } },
       { type: 'busy', busy: true },
@@ -39,7 +41,7 @@ describe('the database worker', { timeout: 180_000 }, () => {
     assert.equal(start.opfs_ms, 0);
     assert.ok(start.check_ms >= 0 && start.check_ms <= start.at.opened - start.at.wasm + 1, JSON.stringify(start));
     assert.deepEqual(messages.at(-1), { type: 'busy', busy: false });
-    const replies = messages.slice(2, -1);
+    const replies = messages.slice(3, -1);
     assert.deepEqual(
       replies.map((reply) => reply.id),
       [1, 'two', 3, 4, 5, 6, 7, 8, undefined],
@@ -67,11 +69,34 @@ describe('the database worker', { timeout: 180_000 }, () => {
   test('announces fatal when it cannot open the database, and answers requests with that error', async () => {
     await openPage(page, '?storage=memory');
     const messages = await talkToWorker(page, 'floppy', [{ id: 1, op: 'tables' }]);
-    const [fatal, , reply] = messages;
+    const [started, fatal, , reply] = messages;
+    assert.deepEqual(started, { type: 'started' });
     assert.equal(fatal.type, 'fatal');
     assert.equal(fatal.error.kind, 'storage');
     assert.match(fatal.error.message, /unknown storage "floppy"/);
     assert.deepEqual(reply, { id: 1, ok: false, error: fatal.error });
+  });
+
+  test('the page builds its panels once its worker runs its script, not before (at most 500 ms after starting it)', async () => {
+    // Building every panel is one long task, and a module worker's script is handed over
+    // through the page's thread: built first, they held the worker back (www/db/client.js).
+    for (const throttle of [1, 4]) {
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
+      try {
+        await openPage(page);
+        const marks = await page.evaluate(() =>
+          Object.fromEntries(
+            ['page', 'worker', 'panels'].map((name) => [name, performance.getEntriesByName(`inbox-lab:${name}`)[0]?.startTime]),
+          ),
+        );
+        assert.ok(marks.page <= marks.worker, JSON.stringify(marks));
+        assert.ok(marks.worker <= marks.panels || marks.panels - marks.page >= 500, `CPU ${throttle}×: ${JSON.stringify(marks)}`);
+      } finally {
+        await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+        await cdp.detach();
+      }
+    }
   });
 
   test('a worker that cannot even start fails the page clearly: ready rejects, calls reject at once', async () => {

@@ -47,6 +47,8 @@ import { OPS } from './ops.js';
 import { TAB_ID, Tabs, canShare } from './tabs.js';
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
+// The longest the panels wait for this tab's worker to run its script (`starting`).
+const RUNNING_MS = 500;
 
 const settings = new URLSearchParams(window.location.search);
 /**
@@ -81,6 +83,9 @@ const db = {
   dirty: false,
   status: { phase: 'opening', storage: STORAGE, stack: null, busy: false, error: null, fallback: null, problem: null, waiting: null, role: 'alone' },
   settleReady: null,
+  // Settles at this tab's worker's first announcement ("started": its script
+  // runs) or when it fails to load; null while this tab runs no worker.
+  running: null,
   listeners: { status: new Set(), changes: new Set(), judge: new Set() },
 };
 
@@ -111,11 +116,16 @@ if (STORAGE === 'opfs' && canShare()) {
 }
 
 /**
- * Settles once this tab has started its database worker, or knows another
- * tab runs it (tabs.js): www/app.js waits for it before building the panels,
- * so the worker loads its wasm while they are built.
+ * Settles once this tab's database worker runs its script, or this tab knows
+ * another tab runs it (tabs.js); at the latest after RUNNING_MS. www/app.js
+ * waits for it before building the panels: a module worker's script is
+ * fetched and handed over through the page's thread, so one long task of
+ * building them would hold the worker back (with the CPU throttled 4×, its
+ * script began 180 ms after it was started, 40 ms with this wait).
  */
-export const starting = db.tabs?.decided ?? Promise.resolve();
+export const starting = (db.tabs?.decided ?? Promise.resolve()).then(() =>
+  Promise.race([db.running, new Promise((resolve) => setTimeout(resolve, RUNNING_MS))]),
+);
 
 /** The console API, the same in every tab: one call per op (ops.js), and what only the page does. */
 export const inboxLab = consoleApi({
@@ -296,11 +306,14 @@ function start() {
     url.searchParams.set('journal', JOURNAL);
   }
   let opened = false;
+  let running;
+  db.running = new Promise((resolve) => (running = resolve));
   // A worker that stops on its own (an uncaught error, a script that failed
   // to load): before the database was ever opened, starting again would most
   // likely fail the same way, so only a worker that had been working is
   // replaced.
   const onError = (error) => {
+    running();
     if (opened) {
       restart(error);
     } else {
@@ -311,6 +324,7 @@ function start() {
     }
   };
   const onAnnouncement = (data) => {
+    running();
     if (data.type === 'ready') {
       opened = true;
       const fallback = missing ?? data.fallback ?? null;

@@ -127,13 +127,18 @@ export class Tabs {
         this.#decide();
       });
     // Held by another tab: this one follows, and need not wait for the lock;
-    // nor longer than DECIDE_MS when the query saw the lock free but another
-    // tab's request was granted before this one's.
-    setTimeout(() => this.#decide(), DECIDE_MS);
+    // nor longer than DECIDE_MS after the query saw the lock free, when
+    // another tab's request was granted before this one's. Counted from the
+    // query's answer, not from here: on a slow CPU the page's code runs on
+    // for longer than that, and a timer started here would fire before the
+    // grant could arrive (the panels built first, the worker started after
+    // them).
     navigator.locks.query().then(
       ({ held = [] }) => {
         if (held.some((lock) => lock.name === LOCK_NAME)) {
           this.#decide();
+        } else {
+          setTimeout(() => this.#decide(), DECIDE_MS);
         }
       },
       () => this.#decide(),

@@ -98,6 +98,9 @@
 //
 // Worker → page, announcements (no `id`):
 //
+//   {type: "started"}
+//       this worker's script runs (its wasm not loaded yet): the page waits
+//       for it before building its panels (www/db/client.js, `starting`).
 //   {type: "ready", storage, stack, start, fallback?, problem?}
 //       the database is open; `storage` "opfs" or "memory"; `stack` {vfs,
 //       journal_mode, synchronous} as SQLite reports them (null while the
@@ -149,8 +152,10 @@ import { serve } from '../lib/rpc.js';
 import { Lane } from './foreign.js';
 import { OPS, handlersFor } from './ops.js';
 
-// When this worker's code began to run: the first step `ready` reports.
+// When this worker's code began to run: the first step `ready` reports. The
+// page builds its panels once it hears this (`started`).
 const scriptAt = performance.timeOrigin + performance.now();
+self.postMessage({ type: 'started' });
 
 const DATABASE = 'inbox-lab.sqlite3';
 const settings = new URL(self.location.href).searchParams;
