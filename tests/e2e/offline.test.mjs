@@ -10,13 +10,13 @@
 // * a host of plain files (no webhook relay): the Signed webhooks panel says
 //   why real webhooks are not available and hides what needs them;
 // * a new deployment: the site is built again with other markup (so another
-//   version, another sw.js) into the folder a server serves; the next load
-//   shows the new build, tells the reader so in their language, and the
-//   database is untouched.
+//   version, another sw.js) into another folder, which the server then serves
+//   instead; the next load shows the new build, tells the reader so in their
+//   language, and the database is untouched.
 //
 // The second test serves a copy of dist/ itself (node:http, plain files, the
-// caching of a static host that sends none), because it must replace the
-// files under the page's feet: INBOX_LAB_DIST names the built dist/
+// caching of a static host that sends none), because it must switch to another
+// build under the page's feet: INBOX_LAB_DIST names the built dist/
 // (`cargo xtask test` sets it).
 
 import assert from 'node:assert/strict';
@@ -95,7 +95,11 @@ const TYPES = {
   '.json': 'application/json',
 };
 
-/** A plain static server of `dir` on a free port: files only, no caching headers. */
+/**
+ * A plain static server of `dir` on a free port: files only, no caching headers.
+ * `deploy(other)` serves another directory from the next request on, as a host
+ * switches to a new deployment at once (no moment without files).
+ */
 async function serveDirectory(dir) {
   const server = createServer(async (request, response) => {
     const path = decodeURIComponent(new URL(request.url, 'http://x').pathname);
@@ -112,7 +116,13 @@ async function serveDirectory(dir) {
     }
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/`,
+    deploy: (other) => {
+      dir = other;
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /** Builds the site again, into `out`, from the source with `index.html` changed by `edit`. */
@@ -136,6 +146,7 @@ describe('a new deployment', { timeout: 240_000 }, () => {
   test('is picked up on the next load, the reader is told (EN and RU), the database is untouched', async () => {
     assert.ok(process.env.INBOX_LAB_DIST, 'INBOX_LAB_DIST must name the built dist/ (cargo xtask test sets it)');
     const site = await mkdtemp(join(tmpdir(), 'inbox-lab-site-'));
+    const next = await mkdtemp(join(tmpdir(), 'inbox-lab-site-next-'));
     await cp(process.env.INBOX_LAB_DIST, site, { recursive: true });
     const server = await serveDirectory(site);
     const browser = await launch();
@@ -154,9 +165,10 @@ describe('a new deployment', { timeout: 240_000 }, () => {
       await reloadPage(page);
       assert.equal(await page.$('#update-note'), null, 'no note for the same build');
 
-      // The new deployment: other markup, so another version and another sw.js.
-      await rm(site, { recursive: true, force: true });
-      await rebuild(site, (html) => html.replace('<h1>inbox-lab</h1>', '<h1>inbox-lab</h1><!-- redeployed -->'));
+      // The new deployment: other markup, so another version and another sw.js, built beside
+      // the old one and then served in its place (the browser may ask for sw.js at any time).
+      await rebuild(next, (html) => html.replace('<h1>inbox-lab</h1>', '<h1>inbox-lab</h1><!-- redeployed -->'));
+      server.deploy(next);
 
       await reloadPage(page);
       const second = await version();
@@ -176,6 +188,7 @@ describe('a new deployment', { timeout: 240_000 }, () => {
       await browser.close();
       await server.close();
       await rm(site, { recursive: true, force: true });
+      await rm(next, { recursive: true, force: true });
     }
   });
 });
