@@ -58,8 +58,8 @@ const REPLY_TIMEOUT_MS = 60_000;
 // How many requests of other tabs the owner remembers, to run none twice.
 const SERVED_MEMORY = 1000;
 
-// The longest the page waits to learn whether this tab starts the worker
-// (Tabs.decided) before it builds its panels anyway.
+// Once the lock query saw the lock free, the longest the page waits for this
+// tab's request to be granted (Tabs.decided) before it builds its panels anyway.
 const DECIDE_MS = 100;
 
 /** This tab's id: unique enough for the tabs of one browser profile. */
