@@ -84,6 +84,10 @@ describe('the database worker', { timeout: 180_000 }, () => {
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
       try {
+        // From a blank page, as a reader arrives: the page before is gone, and with it its
+        // hold on the tabs' lock (a tab that finds the lock held builds its panels at once,
+        // as a follower, and starts no worker then).
+        await page.goto('about:blank');
         await openPage(page);
         const marks = await page.evaluate(() =>
           Object.fromEntries(
