@@ -706,6 +706,56 @@ fn receipts_number_events_in_order_and_keep_the_first_result() {
     );
 }
 
+/// What the page draws: the rows written last, newest first, at most `limit`
+/// of them, with every account and the inbox's full count — also after a
+/// row is replaced (a new rowid) and inside an open transaction.
+#[test]
+fn newest_reads_the_rows_written_last_and_counts_them_all() {
+    let lab = Lab::new(&[1, 2]);
+    let conn = lab.open();
+    // Keys that sort differently from the order they are written in.
+    for id in ["c", "a", "d", "b"] {
+        apply(&conn, &event("p", id, 1, 1), None).expect("deliver");
+    }
+    apply(&conn, &event("p", "a", 1, 1), None).expect("a duplicate writes no row");
+    let ids = |view: &tables::Newest| {
+        view.inbox
+            .iter()
+            .map(|row| row.event_id.clone())
+            .collect::<Vec<_>>()
+    };
+    let view = tables::newest(&conn, 3).expect("newest");
+    assert_eq!(ids(&view), ["b", "d", "a"]);
+    assert_eq!(view.inbox_total, 4);
+    assert_eq!(view.accounts, snapshot(&conn).accounts);
+    assert_eq!(
+        view.inbox[0].receipt,
+        Some(Receipt {
+            seq: 4,
+            balance_after: 4
+        })
+    );
+    // A mistaken handler's `INSERT OR REPLACE` deletes the row and writes a new one: on top.
+    conn.execute(
+        "INSERT OR REPLACE INTO inbox(source, event_id, account_id, amount) VALUES ('p', 'c', 2, 9)",
+        [],
+    )
+    .expect("replace");
+    let view = tables::newest(&conn, 10).expect("newest");
+    assert_eq!(ids(&view), ["c", "b", "d", "a"]);
+    assert_eq!(view.inbox[0].receipt, None);
+    // Inside a transaction it reads what that transaction sees.
+    conn.execute_batch("BEGIN; DELETE FROM inbox WHERE event_id = 'b';")
+        .expect("delete in a transaction");
+    let view = tables::newest(&conn, 10).expect("newest");
+    assert_eq!(
+        (ids(&view), view.inbox_total),
+        (vec!["c".to_owned(), "d".into(), "a".into()], 3)
+    );
+    conn.execute_batch("ROLLBACK").expect("rollback");
+    assert_eq!(tables::newest(&conn, 0).expect("newest").inbox, []);
+}
+
 // ---- the transaction, step by step -------------------------------------------------------------
 
 /// The steps a new event and a duplicate run, in order, and the SQL the page

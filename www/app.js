@@ -32,7 +32,7 @@
 //                 with a legend of its boxes
 //   flow/         the picture sender → handler → each transaction the last delivery ran
 //                 (and what ran outside any), lit by its steps
-//   tables/       accounts and inbox, changed rows on top (changes.js)
+//   tables/       accounts and the newest inbox rows, changed ones marked (changes.js)
 //   data/         export, import, reset (on the tools screen)
 //   burst/        many deliveries at once, with a progress bar
 //   stepper/      one delivery statement by statement; kill the worker
@@ -96,10 +96,15 @@ import * as workshop from './panels/workshop/workshop.js';
 // What every panel gets: the database client, the table refresher, the
 // timeline, the texts, and `panels`, every mounted panel's actions by name —
 // the only way one panel drives another (levels, share links, step mode).
+// `refreshTables()` redraws the tables panel and resolves to what it drew:
+// every account and the newest inbox rows. `readTables()` redraws it too and
+// resolves to both tables whole (null: unreadable, the panel says why), for
+// a verdict about any row.
 const services = {
   db: inboxLab,
   onTablesChanged,
   refreshTables: () => services.panels.tables.refresh(),
+  readTables: async () => (await Promise.all([inboxLab.tables().catch(() => null), services.refreshTables()]))[0],
   timeline: new Timeline(),
   t,
   panels: {},

@@ -502,6 +502,16 @@ impl Lab {
         to_value(&tables::snapshot(conn)?)
     }
 
+    /// What the tables panel draws: every account, the `limit` inbox rows
+    /// written last (newest first), and `inbox_total`.
+    #[wasm_bindgen(js_name = newestTables)]
+    pub fn newest_tables(&self, limit: JsValue) -> Result<JsValue, JsValue> {
+        const NEWEST: Field = Field::new("newest");
+        let limit = u32::try_from(number_from_js(NEWEST, &limit)?)
+            .map_err(|_| Error::invalid(NEWEST, "must be a count of rows, 0 or more"))?;
+        to_value(&tables::newest(self.conn()?, limit)?)
+    }
+
     /// Creates an account at balance 0; returns whether it was new.
     #[wasm_bindgen(js_name = addAccount)]
     pub fn add_account(&self, account_id: JsValue) -> Result<bool, JsValue> {

@@ -290,6 +290,27 @@ async fn lab_facade_answers_and_errors() {
     let inbox: js_sys::Array = get(&t, "inbox").dyn_into().expect("array");
     assert_eq!(inbox.length(), 1, "only evt-1 was committed");
 
+    // What the tables panel reads: the rows written last, and the full count.
+    let ev3 = js_sys::JSON::parse(
+        r#"{"source":"provider-a","event_id":"evt-0","account_id":1,"amount":1}"#,
+    )
+    .expect("json");
+    lab.deliver(ev3, JsValue::UNDEFINED, JsValue::UNDEFINED)
+        .expect("deliver evt-0");
+    let newest = lab.newest_tables(JsValue::from(1)).expect("newest");
+    let inbox: js_sys::Array = get(&newest, "inbox").dyn_into().expect("array");
+    assert_eq!(inbox.length(), 1);
+    assert_eq!(text(&inbox.get(0), "event_id").as_deref(), Some("evt-0"));
+    assert_eq!(get(&newest, "inbox_total").as_f64(), Some(2.0));
+    for bad in [
+        JsValue::from(-1),
+        JsValue::from_str("5"),
+        JsValue::UNDEFINED,
+    ] {
+        let err = lab.newest_tables(bad).expect_err("not a count");
+        assert_eq!(get(&err, "field").as_string().as_deref(), Some("newest"));
+    }
+
     lab.reset().expect("reset");
     let t = lab.tables().expect("tables");
     let accounts: js_sys::Array = get(&t, "accounts").dyn_into().expect("array");

@@ -185,13 +185,15 @@ describe('a burst of 10,000 different events (in-memory storage)', { timeout: 30
     // The tables are live: the accounts table showed balances between the start and the end.
     const between = new Set(result.balances.map((b) => Number(String(b).replaceAll(',', ''))).filter((b) => b > 0 && b < 30_000));
     assert.ok(between.size >= 1, `the accounts table was redrawn during the burst: ${[...new Set(result.balances)].join(' ')}`);
-    // A frozen page draws nothing for seconds. On an idle machine the gaps
-    // stay near a frame (16 ms); a test machine busy with builds stretches
-    // some to a few hundred ms, hence the generous bound.
-    assert.ok(result.longestFrameGap < 1000, `the longest gap between frames was ${Math.round(result.longestFrameGap)} ms`);
+    // A page that ran the burst on its own thread would draw nothing until
+    // it ended. Here the page only sends batches and redraws the newest rows:
+    // on an idle machine the gaps stay within a few frames (50–100 ms); three
+    // browsers on two cores (the e2e layer) once stretched one to 1,083 ms
+    // while the burst took 14 s, hence the generous bound.
+    assert.ok(result.longestFrameGap < 2000, `the longest gap between frames was ${Math.round(result.longestFrameGap)} ms`);
     const [entry] = await shownTimeline(page);
     assert.match(entry.head, /burst of 10,000 different events/);
-    assert.equal(await page.textContent('#inbox-more'), 'Showing the 200 most recently changed rows of 10,000. The SQL console shows the rest.');
+    assert.equal(await page.textContent('#inbox-more'), 'Showing the 200 rows written last of 10,000. The SQL console shows the rest.');
     assert.equal(await page.$$eval('#inbox tbody tr', (trs) => trs.length), 200);
     // On record in the test output.
     console.log(`# 10,000 distinct events: ${result.summary} Wall clock ${seconds.toFixed(1)} s, longest frame gap ${Math.round(result.longestFrameGap)} ms.`);

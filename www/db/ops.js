@@ -28,7 +28,7 @@ export const OPS = {
   checkDelivery: { args: ['event'], ...DELIVERY, reads: true },
   deliverMany: { args: ['events'], options: ['handler'], strict: true },
   deliverJson: { args: ['text'], options: ['fault'], strict: true },
-  tables: READ,
+  tables: { options: ['newest'], strict: true, ...READ },
   reset: {},
   exportRaw: READ,
   salvage: {},

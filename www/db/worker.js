@@ -184,7 +184,7 @@ const HANDLERS = {
   deliverJson: (args) => lab.deliverJson(args?.text, args?.fault),
   // Rust's `undefined` arrives as undefined; the protocol says null.
   checkDelivery: (args) => checkDelivery(args?.event, args?.handler, args?.fault) ?? null,
-  tables: () => lab.tables(),
+  tables: (args) => (args?.newest === undefined ? lab.tables() : lab.newestTables(args.newest)),
   reset: () => replacing(() => lab.reset()),
   exportRaw: () => lab.exportRaw(),
   salvage: () => replacing(() => lab.salvage()),

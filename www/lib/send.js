@@ -42,7 +42,7 @@ export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', 
  * `{answer, steps}` (`answer` null: no answer at all; `steps` what ran, as
  * in the timeline).
  *
- * `services`: `db` (the database client), `timeline`, `refreshTables`;
+ * `services`: `db` (the database client), `timeline`, `readTables` (app.js);
  * `clock`: the page's sender clock. `onChange(record, heard)` is called as
  * the send's record `{event, attempts, summary}` grows, last with what the
  * sender finally heard (`summary`: `{event, before, after, verdict}`, the
@@ -52,7 +52,7 @@ export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', 
  * {account, before, after}}`.
  */
 export async function sendEvent(
-  { db, timeline, refreshTables },
+  { db, timeline, readTables },
   clock,
   event,
   { handler = 'atomic', fault = null, loseResponse = false, policy, firstAttempt },
@@ -96,7 +96,7 @@ export async function sendEvent(
       });
       // An answer the sender cannot trust: look at what really happened.
       const doubtful = lost || result.answer.http_status >= 500;
-      const seen = doubtful ? await look(refreshTables, event) : null;
+      const seen = doubtful ? await look(readTables, event) : null;
       return lost
         ? { lost: true, answer: result.answer, seen }
         : { status: result.answer.http_status, answer: result.answer, seen };
@@ -107,7 +107,7 @@ export async function sendEvent(
     },
   });
 
-  const tablesAfter = await refreshTables();
+  const tablesAfter = await readTables();
   const after = balanceIn(tablesAfter, event.account_id);
   // The event's credits are the last verdict's: Rust counts every delivery of it.
   record.summary = { event, before, after, verdict: attempts.at(-1).heard.answer?.verdict };
@@ -131,8 +131,8 @@ export async function sendEvent(
   };
 }
 
-async function look(refreshTables, event) {
-  const tables = await refreshTables();
+async function look(readTables, event) {
+  const tables = await readTables();
   if (tables === null) {
     return null;
   }
@@ -144,7 +144,7 @@ async function look(refreshTables, event) {
 
 async function balanceOf(db, accountId) {
   try {
-    return balanceIn(await db.tables(), accountId);
+    return balanceIn(await db.tables({ newest: 0 }), accountId);
   } catch {
     return null; // not readable right now: the summary then says nothing about it
   }

@@ -523,11 +523,11 @@ async function demo() {
       (error) => error,
     );
   const balance = (tables) => tables?.accounts.find((a) => a.id === 1)?.balance ?? '—';
-  const before = balance(await inboxLab.tables());
+  const before = balance(await inboxLab.tables({ newest: 0 }));
   const first = await deliver(DEMO_FIRST, 'insert_or_ignore');
   const ignore = await deliver(DEMO_OTHER, 'insert_or_ignore');
   const atomic = await deliver(DEMO_OTHER, 'atomic');
-  const tables = (await services.refreshTables()) ?? (await inboxLab.tables());
+  const tables = (await services.readTables()) ?? (await inboxLab.tables());
   const row = tables.inbox.find((r) => r.source === key.source && r.event_id === key.event_id) ?? null;
   state.demo = { key, first, ignore, atomic, row, before, after: balance(tables) };
 }

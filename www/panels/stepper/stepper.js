@@ -97,7 +97,7 @@ async function start() {
     return;
   }
   const event = panels.sender.formEvent();
-  const before = await services.refreshTables();
+  const before = await services.readTables();
   let settle;
   const attempt = new Promise((resolve) => {
     settle = resolve;
@@ -180,7 +180,7 @@ async function kill() {
   upcoming = null;
   draw();
   await services.db.killWorker();
-  const after = await services.refreshTables();
+  const after = await services.readTables();
   const same = JSON.stringify(after) === JSON.stringify(session.before);
   setNote(same ? 'step.killed_same' : 'step.killed_changed');
   // What ran is undone only if the reopened tables say so.

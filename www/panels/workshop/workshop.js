@@ -214,7 +214,7 @@ function verdictNode(id) {
 }
 
 async function check(id) {
-  const tables = await services.refreshTables();
+  const tables = await services.readTables();
   if (tables === null) {
     return; // the tables panel already says why
   }
