@@ -55,15 +55,9 @@ impl Tables {
 /// Storage errors (including a database without the inbox-lab schema).
 pub fn snapshot(conn: &Connection) -> Result<Tables, Error> {
     in_one_read(conn, |conn| {
-        // CAST to BLOB: order by the UTF-8 bytes, whatever the collation.
-        let inbox = inbox_rows(
-            conn,
-            "ORDER BY CAST(source AS BLOB), CAST(event_id AS BLOB)",
-            u32::MAX,
-        )?;
         Ok(Tables {
             accounts: accounts(conn)?,
-            inbox,
+            inbox: inbox_rows(conn, INBOX_BY_KEY, u32::MAX)?,
         })
     })
 }
@@ -92,7 +86,7 @@ pub fn newest(conn: &Connection, limit: u32) -> Result<Newest, Error> {
     in_one_read(conn, |conn| {
         Ok(Newest {
             accounts: accounts(conn)?,
-            inbox: inbox_rows(conn, "ORDER BY rowid DESC", limit)?,
+            inbox: inbox_rows(conn, INBOX_NEWEST, limit)?,
             inbox_total: conn.query_row("SELECT count(*) FROM inbox", [], |r| r.get(0))?,
         })
     })
@@ -130,13 +124,16 @@ fn accounts(conn: &Connection) -> Result<Vec<AccountRow>, Error> {
     Ok(rows)
 }
 
-/// The inbox's rows in `order` (an `ORDER BY` clause), at most `limit`.
-fn inbox_rows(conn: &Connection, order: &str, limit: u32) -> Result<Vec<InboxRow>, Error> {
+// CAST to BLOB: order by the UTF-8 bytes, whatever the collation.
+const INBOX_BY_KEY: &str = "SELECT source, event_id, account_id, amount, receipt_seq, balance_after
+     FROM inbox ORDER BY CAST(source AS BLOB), CAST(event_id AS BLOB) LIMIT ?1";
+const INBOX_NEWEST: &str = "SELECT source, event_id, account_id, amount, receipt_seq, balance_after
+     FROM inbox ORDER BY rowid DESC LIMIT ?1";
+
+/// The inbox's rows as `sql` (one of the two above) orders them, at most `limit`.
+fn inbox_rows(conn: &Connection, sql: &str, limit: u32) -> Result<Vec<InboxRow>, Error> {
     let rows = conn
-        .prepare_cached(&format!(
-            "SELECT source, event_id, account_id, amount, receipt_seq, balance_after
-             FROM inbox {order} LIMIT ?1"
-        ))?
+        .prepare_cached(sql)?
         .query_map([limit], |r| {
             Ok(InboxRow {
                 source: r.get(0)?,
