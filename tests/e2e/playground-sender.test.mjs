@@ -274,15 +274,26 @@ describe('the sender', { timeout: 240_000 }, () => {
     await pressDeliver(page);
     await fillSender(page, { source: 'aa-first', event_id: 'e1' });
     await pressDeliver(page);
+    // The rows already drawn are kept and moved, not built again.
+    await page.evaluate(() => (window.drawnBefore = [...document.querySelectorAll('#inbox tbody tr')]));
     await fillSender(page, { source: 'mm-middle', event_id: 'e1' });
     await pressDeliver(page);
-    const rows = await page.$$eval('#inbox tbody tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.className]));
+    const rows = await page.$$eval('#inbox tbody tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.className, window.drawnBefore.includes(tr)]));
     assert.deepEqual(rows, [
-      ['mm-middle', 'current'],
-      ['aa-first', ''],
-      ['zz-last', ''],
+      ['mm-middle', 'current', false],
+      ['aa-first', '', true],
+      ['zz-last', '', true],
     ]);
     const accounts = await page.$$eval('#accounts tbody tr', (trs) => trs.map((tr) => tr.className));
     assert.deepEqual(accounts, ['current'], 'the credited account is highlighted too');
+    // A row a mistaken handler wrote has no receipt, and says why in the reader's language —
+    // also when the language changes after it was drawn.
+    await fillSender(page, { source: 'nd', event_id: 'e1', handler: 'insert_or_ignore' });
+    await pressDeliver(page);
+    const receiptCell = () => page.$eval('#inbox tbody tr:first-child td:nth-child(5)', (td) => [td.textContent, td.title]);
+    assert.deepEqual(await receiptCell(), ['—', 'No receipt: written by a mistaken handler']);
+    await page.evaluate(() => window.inboxLab.setLanguage('ru'));
+    assert.deepEqual(await receiptCell(), ['—', 'Квитанции нет: строку записал ошибочный обработчик']);
+    await page.evaluate(() => window.inboxLab.setLanguage('en'));
   });
 });

@@ -125,9 +125,17 @@ function draw(snapshot, accounts, inbox) {
   }
 }
 
+// The rows each table drew last, by selector: key → {text, tr}. A redraw
+// builds only the rows that are new or whose cells changed, and moves the
+// others (one delivery into a 200-row inbox: one row built, not 200).
+const drawn = new Map();
+
 function drawRows(selector, rows, changed, keyOf, cells) {
   const table = document.querySelector(selector);
   const columns = table.tHead.rows[0].cells;
+  const before = drawn.get(selector) ?? new Map();
+  const now = new Map();
+  drawn.set(selector, now);
   if (rows.length === 0) {
     const td = el('td', { className: 'muted', text: t('tables.empty') });
     td.colSpan = columns.length;
@@ -136,13 +144,22 @@ function drawRows(selector, rows, changed, keyOf, cells) {
   }
   table.tBodies[0].replaceChildren(
     ...rows.map((row) => {
-      const tds = cells(row).map((value, i) =>
-        value === null
-          ? el('td', { className: `${columns[i].className} muted`, text: t('tables.no_receipt'), title: t('tables.no_receipt_title') })
-          : el('td', { className: columns[i].className, text: value }),
-      );
+      const key = keyOf(row);
+      const values = cells(row);
+      const text = JSON.stringify(values);
+      let entry = before.get(key);
+      if (entry?.text !== text) {
+        const tds = values.map((value, i) =>
+          value === null
+            ? el('td', { className: `${columns[i].className} muted`, text: t('tables.no_receipt'), title: t('tables.no_receipt_title') })
+            : el('td', { className: columns[i].className, text: value }),
+        );
+        entry = { text, tr: el('tr', {}, ...tds) };
+      }
       // "current" marks a row the last refresh found new or changed.
-      return el('tr', { className: changed.has(keyOf(row)) ? 'current' : '' }, ...tds);
+      entry.tr.className = changed.has(key) ? 'current' : '';
+      now.set(key, entry);
+      return entry.tr;
     }),
   );
 }
@@ -212,6 +229,7 @@ export function mount(root) {
     whileBusy(addAccount);
   });
   onLanguageChange(() => {
+    drawn.clear(); // a row without a receipt says so in the reader's language
     if (shown !== null) {
       // Redraw without counting anything as changed again.
       draw(shown.snapshot, shown.accounts, shown.inbox);
