@@ -18,11 +18,12 @@ export function accountKey(row) {
 
 /**
  * Remembers the rows of one table as last drawn. `update(rows)` takes a new
- * snapshot and returns the keys of the latest change — the rows that differ
- * from the previous snapshot, or, if none does, those of the change before
- * (a refresh that finds nothing new keeps the highlight where it was). The
- * first snapshot marks nothing as changed (nothing happened yet; the page
- * just opened).
+ * snapshot and returns `{fresh, changed}`, sets of keys: `fresh`, the rows
+ * that are new or differ from the previous snapshot (every row, the first
+ * time: the page just opened); `changed`, the latest change to highlight —
+ * the fresh rows, or, if there are none, those of the change before (a
+ * refresh that finds nothing new keeps the highlight where it was). The
+ * first snapshot highlights nothing (nothing happened yet).
  */
 export class ChangeTracker {
   #keyOf;
@@ -36,13 +37,11 @@ export class ChangeTracker {
 
   update(rows) {
     const serialized = new Map(rows.map((row) => [this.#keyOf(row), JSON.stringify(row)]));
-    if (this.#previous !== null) {
-      const fresh = new Set([...serialized].filter(([key, text]) => this.#previous.get(key) !== text).map(([key]) => key));
-      if (fresh.size > 0) {
-        this.#latest = fresh;
-      }
+    const fresh = new Set([...serialized].filter(([key, text]) => this.#previous?.get(key) !== text).map(([key]) => key));
+    if (this.#previous !== null && fresh.size > 0) {
+      this.#latest = fresh;
     }
     this.#previous = serialized;
-    return new Set([...this.#latest].filter((key) => serialized.has(key)));
+    return { fresh, changed: new Set([...this.#latest].filter((key) => serialized.has(key))) };
   }
 }

@@ -105,7 +105,7 @@ export function setNote(text) {
   note.textContent = text === null ? '' : text();
 }
 
-/** Draws `snapshot`'s rows, marking those whose keys are in `accounts` and `inbox` as changed. */
+/** Draws `snapshot`'s rows; `accounts` and `inbox`: what each table's tracker found (`changes.js`). */
 function draw(snapshot, accounts, inbox) {
   shown = { snapshot, accounts, inbox };
   drawRows('#accounts', snapshot.accounts, accounts, accountKey, (a) => [a.id, a.balance]);
@@ -119,18 +119,18 @@ function draw(snapshot, accounts, inbox) {
   ]);
   more.hidden = snapshot.inbox_total <= snapshot.inbox.length;
   more.textContent = t('tables.more', { shown: formatNumber(snapshot.inbox.length), total: formatNumber(snapshot.inbox_total) });
-  // Newest first means the change is at the top: bring the top into view.
-  if (inbox.size > 0) {
+  // Newest first means a new row is at the top: bring the top into view.
+  if (inbox.fresh.size > 0) {
     document.querySelector('.inbox-scroll').scrollTop = 0;
   }
 }
 
-// The rows each table drew last, by selector: key → {text, tr}. A redraw
-// builds only the rows that are new or whose cells changed, and moves the
-// others (one delivery into a 200-row inbox: one row built, not 200).
+// The rows each table drew last, by selector: key → tr. A redraw builds only
+// the rows the tracker found fresh (new or changed) and moves the others: one
+// delivery into a 200-row inbox builds one row, not 200.
 const drawn = new Map();
 
-function drawRows(selector, rows, changed, keyOf, cells) {
+function drawRows(selector, rows, { fresh, changed }, keyOf, cells) {
   const table = document.querySelector(selector);
   const columns = table.tHead.rows[0].cells;
   const before = drawn.get(selector) ?? new Map();
@@ -145,21 +145,19 @@ function drawRows(selector, rows, changed, keyOf, cells) {
   table.tBodies[0].replaceChildren(
     ...rows.map((row) => {
       const key = keyOf(row);
-      const values = cells(row);
-      const text = JSON.stringify(values);
-      let entry = before.get(key);
-      if (entry?.text !== text) {
-        const tds = values.map((value, i) =>
+      let tr = fresh.has(key) ? undefined : before.get(key);
+      if (tr === undefined) {
+        const tds = cells(row).map((value, i) =>
           value === null
             ? el('td', { className: `${columns[i].className} muted`, text: t('tables.no_receipt'), title: t('tables.no_receipt_title') })
             : el('td', { className: columns[i].className, text: value }),
         );
-        entry = { text, tr: el('tr', {}, ...tds) };
+        tr = el('tr', {}, ...tds);
       }
-      // "current" marks a row the last refresh found new or changed.
-      entry.tr.className = changed.has(key) ? 'current' : '';
-      now.set(key, entry);
-      return entry.tr;
+      // "current" marks the rows of the latest change.
+      tr.className = changed.has(key) ? 'current' : '';
+      now.set(key, tr);
+      return tr;
     }),
   );
 }
