@@ -53,6 +53,7 @@ commands:
 ";
 
 fn main() -> ExitCode {
+    util::started();
     match run(std::env::args().skip(1).collect()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -7,9 +7,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 
-/// Prints a progress or status line on stderr, prefixed so it stands out from tool output.
+/// When this xtask began (set by [`started`], else by the first [`say`]).
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Notes the time xtask began: every [`say`] line shows the seconds since, so a run's log says
+/// where its time went (`xtask 83.2s: $ cargo clippy …`).
+pub fn started() {
+    STARTED.get_or_init(std::time::Instant::now);
+}
+
+/// Prints a progress or status line on stderr, prefixed so it stands out from tool output, with
+/// the seconds since xtask began.
 pub fn say(msg: impl std::fmt::Display) {
-    eprintln!("xtask: {msg}");
+    let seconds = STARTED
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64();
+    eprintln!("xtask {seconds:.1}s: {msg}");
 }
 
 /// The repository root (the directory holding the root `Cargo.toml`).
