@@ -99,11 +99,13 @@ import * as workshop from './panels/workshop/workshop.js';
 // `refreshTables()` redraws the tables panel and resolves to what it drew:
 // every account and the newest inbox rows. `readTables()` redraws it too and
 // resolves to both tables whole (null: unreadable, the panel says why), for
-// a verdict about any row.
+// a verdict about any row. `beginChange()` tells the tables panel a send
+// begins: what it changes is highlighted, and nothing if it changes nothing.
 const services = {
   db: inboxLab,
   onTablesChanged,
   refreshTables: () => services.panels.tables.refresh(),
+  beginChange: () => services.panels.tables.beginChange(),
   readTables: async () => (await Promise.all([inboxLab.tables().catch(() => null), services.refreshTables()]))[0],
   timeline: new Timeline(),
   t,

@@ -60,6 +60,7 @@ describe('the page', { timeout: 180_000 }, () => {
     const again = await deliver(page, EXAMPLE);
     assert.deepEqual(again, { outcome: 'duplicate', 'HTTP status': '200', receipt: '#1, balance after: 500' });
     assert.deepEqual(await shownTables(page), AFTER_EXAMPLE);
+    assert.equal(await highlighted(page), 0, 'a send that changed nothing points out no row (not the rows of the change before it)');
   });
 
   test('the same key with another amount is a payload_conflict (422) and nothing changes', async () => {
@@ -70,6 +71,7 @@ describe('the page', { timeout: 180_000 }, () => {
     assert.equal(conflict.retryable, 'no: fix the request');
     assert.match(conflict.message, /amount 500.*amount 700/);
     assert.deepEqual(await shownTables(page), AFTER_EXAMPLE);
+    assert.equal(await highlighted(page), 0);
   });
 
   for (const fault of ['after_insert', 'after_update']) {
@@ -255,6 +257,11 @@ async function deliver(page, fields) {
 /** The answer box as `{outcome, 'HTTP status', retryable?, message?, receipt?}`. */
 function shownAnswer(page) {
   return page.$$eval('#answer dd', (dds) => Object.fromEntries(dds.map((dd) => [dd.dataset.term, dd.textContent])));
+}
+
+/** How many rows of the two tables are pointed out as changed by the last send. */
+function highlighted(page) {
+  return page.$$eval('#accounts tbody tr.current, #inbox tbody tr.current', (rows) => rows.length);
 }
 
 async function addAccount(page, id) {

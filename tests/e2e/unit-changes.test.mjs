@@ -33,6 +33,16 @@ describe('changes', () => {
     assert.deepEqual(keys(tracker.update([])), { fresh: [], changed: [] }, 'unless the row is gone');
   });
 
+  test('after forget() (a send begins), a refresh that finds nothing new highlights nothing; the next change is highlighted', () => {
+    const tracker = new ChangeTracker(accountKey);
+    tracker.update([{ id: 1, balance: 0 }, { id: 2, balance: 0 }]);
+    tracker.update([{ id: 1, balance: 500 }, { id: 2, balance: 0 }]);
+    tracker.forget();
+    assert.deepEqual(keys(tracker.update([{ id: 1, balance: 500 }, { id: 2, balance: 0 }])), { fresh: [], changed: [] });
+    tracker.forget();
+    assert.deepEqual(keys(tracker.update([{ id: 1, balance: 500 }, { id: 2, balance: 7 }])), { fresh: ['2'], changed: ['2'] });
+  });
+
   test('rows that disappear (reset, import) and come back are fresh again', () => {
     const tracker = new ChangeTracker(inboxKey);
     tracker.update([]);

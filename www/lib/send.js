@@ -42,7 +42,8 @@ export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', 
  * `{answer, steps}` (`answer` null: no answer at all; `steps` what ran, as
  * in the timeline).
  *
- * `services`: `db` (the database client), `timeline`, `readTables` (app.js);
+ * `services`: `db` (the database client), `timeline`, `readTables`,
+ * `beginChange` (app.js);
  * `clock`: the page's sender clock. `onChange(record, heard)` is called as
  * the send's record `{event, attempts, summary}` grows, last with what the
  * sender finally heard (`summary`: `{event, before, after, verdict}`, the
@@ -52,12 +53,13 @@ export const EXAMPLE = Object.freeze({ source: 'provider-a', event_id: 'evt-1', 
  * {account, before, after}}`.
  */
 export async function sendEvent(
-  { db, timeline, readTables },
+  { db, timeline, readTables, beginChange },
   clock,
   event,
   { handler = 'atomic', fault = null, loseResponse = false, policy, firstAttempt },
   onChange,
 ) {
+  beginChange(); // the tables then highlight what this send changes, if anything
   const record = { event, attempts: [], summary: null };
   onChange(record);
   const before = await balanceOf(db, event.account_id);

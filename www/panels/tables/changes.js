@@ -22,8 +22,10 @@ export function accountKey(row) {
  * that are new or differ from the previous snapshot (every row, the first
  * time: the page just opened); `changed`, the latest change to highlight —
  * the fresh rows, or, if there are none, those of the change before (a
- * refresh that finds nothing new keeps the highlight where it was). The
- * first snapshot highlights nothing (nothing happened yet).
+ * refresh that finds nothing new keeps the highlight where it was, until
+ * `forget()`: a new send begins, and a send that changes nothing leaves
+ * nothing highlighted). The first snapshot highlights nothing (nothing
+ * happened yet).
  */
 export class ChangeTracker {
   #keyOf;
@@ -33,6 +35,11 @@ export class ChangeTracker {
 
   constructor(keyOf) {
     this.#keyOf = keyOf;
+  }
+
+  /** Drops the highlight: the next change is highlighted, and none if nothing changes. */
+  forget() {
+    this.#latest = new Set();
   }
 
   update(rows) {

@@ -93,6 +93,16 @@ async function load() {
   }
 }
 
+/**
+ * A send begins (lib/send.js): from here on, the rows it changes are the
+ * ones highlighted — and none, if it changes nothing (a duplicate, a
+ * refusal), rather than the rows of the change before it.
+ */
+export function beginChange() {
+  accountsTracker.forget();
+  inboxTracker.forget();
+}
+
 /** Step mode sets this while a transaction is open: the tables then show its uncommitted view. */
 export function showUncommitted(on) {
   view.hidden = !on;
@@ -192,7 +202,7 @@ function scrollingTable(id, columns, className = 'table-scroll') {
   );
 }
 
-/** Builds the tables in `root` (#database). Returns `refresh`, `showUncommitted` and `setNote`. */
+/** Builds the tables in `root` (#database). Returns `refresh`, `beginChange`, `showUncommitted` and `setNote`. */
 export function mount(root) {
   const line = (id, className) => el('p', { className, attrs: { id, hidden: '' } });
   [error, more] = [line('tables-error', 'field-error'), line('inbox-more', 'note')];
@@ -239,5 +249,5 @@ export function mount(root) {
       error.textContent = t('tables.cannot_read', { message: errorMessage(lastError) });
     }
   });
-  return { refresh, showUncommitted, setNote };
+  return { refresh, beginChange, showUncommitted, setNote };
 }
