@@ -22,7 +22,9 @@ mod version1;
 use std::time::Duration;
 
 use inbox_lab::core::db::{self, Mode};
-use inbox_lab::wasm::{check_delivery, event_from_js, install_opfs, judge_handler, Lab, RaceLab};
+use inbox_lab::wasm::{
+    check_delivery, event_from_js, install_opfs, judge_handler, Lab, RaceLab, POOL_CAPACITY,
+};
 use inbox_lab::{
     apply, core::schema, core::tables, labs::tools::scenario, Error, Event, Fault, Field, Outcome,
 };
@@ -51,6 +53,19 @@ async fn remove(name: &str) {
     for suffix in ["", "-journal", "-wal"] {
         pool.remove(&format!("{name}{suffix}")).expect("remove");
     }
+}
+
+/// A pool an earlier build left larger (it held 16 slots) gives its unused
+/// slots back when the page installs it: each slot is a slower start.
+#[test]
+async fn a_larger_pool_gives_back_its_spare_slots() {
+    let pool = install_opfs().await.expect("OPFS pool");
+    let before = pool.capacity();
+    assert!(before >= POOL_CAPACITY, "{before} slots");
+    pool.add_capacity(6).await.expect("add slots");
+    assert_eq!(pool.capacity(), before + 6);
+    let pool = install_opfs().await.expect("the pool, installed again");
+    assert_eq!(pool.capacity(), before);
 }
 
 fn event(source: &str, id: &str, account: i64, amount: i64) -> Event {
