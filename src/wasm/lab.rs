@@ -52,7 +52,8 @@ pub async fn install_opfs() -> Result<OpfsSAHPoolUtil, Error> {
     let pool = install_pool(&cfg).await?;
     // A pool an earlier build left larger (16 slots) gives back its unused
     // slots once. Best effort: a slot not removed now is only a slower start.
-    if let Some(spare) = pool.capacity().checked_sub(POOL_CAPACITY) {
+    let spare = pool.capacity().saturating_sub(POOL_CAPACITY);
+    if spare > 0 {
         let _ = pool.reduce_capacity(spare).await;
     }
     crate::storage::coalesce::install(true)?;
