@@ -16,6 +16,8 @@ use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 
 use super::*;
+use crate::apply;
+use crate::core::db::Mode;
 use crate::core::{schema, tables};
 use crate::labs::crash::{self, stream, JournalMode};
 use crate::storage::iolog::{self, IoOp};

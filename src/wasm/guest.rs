@@ -6,6 +6,7 @@
 //! the full module (feature `full`): the database worker does none of it.
 
 use super::*;
+use crate::core::db::Mode;
 use crate::labs::handlers::workshop;
 use crate::labs::handlers::{self, Contender};
 use crate::labs::race::{self as lab, Arena, Race};

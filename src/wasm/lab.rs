@@ -23,7 +23,7 @@ use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 use super::*;
 use crate::labs::crash::JournalMode;
 use crate::labs::handlers::Answer;
-use crate::labs::tools::{console, scenario, transfer};
+use crate::labs::tools::{console, transfer};
 use crate::labs::verdicts::{outcome_answer, Heard, Referee, Seen, Verdict};
 use crate::{apply_traced, core::schema, core::tables, Delivery, Outcome, Progress, Step, Trace};
 
@@ -476,6 +476,7 @@ impl Lab {
 
     /// Runs the article's scenario on a fresh scratch database next to the
     /// reader's (which it leaves alone); returns `{summary, passed, checks}`.
+    #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = runScenario)]
     pub fn run_scenario(&self) -> Result<JsValue, JsValue> {
         let name = format!("{}.scenario", self.name);
@@ -488,11 +489,12 @@ impl Lab {
         remove()?;
         let path = self.sibling_path(&name);
         let report = (|| {
-            let mut conn = db::open(&path, Mode::Create, BUSY_TIMEOUT)?;
+            use crate::labs::tools::scenario;
+            let mut conn = db::open(&path, db::Mode::Create, BUSY_TIMEOUT)?;
             schema::init(&mut conn, &[1])?;
             scenario::run(&conn, |e| {
                 (0..scenario::BURST)
-                    .map(|_| apply(&conn, e, None))
+                    .map(|_| crate::apply(&conn, e, None))
                     .collect()
             })
         })()?;
@@ -509,6 +511,13 @@ impl Lab {
     pub fn tables(&self) -> Result<JsValue, JsValue> {
         let conn = self.conn()?;
         to_value(&tables::snapshot(conn)?)
+    }
+
+    /// The outbox rows: `[{message_id, source, event_id, account_id, amount,
+    /// sent_at}]` (here, not with the rest of "where the scheme ends" in the
+    /// full module: the page reads them at start to number its events).
+    pub fn outbox(&self) -> Result<JsValue, JsValue> {
+        to_value(&crate::labs::scheme_ends::outbox::rows(self.conn()?)?)
     }
 
     /// What the tables panel draws: every account, the `limit` inbox rows
@@ -593,6 +602,24 @@ impl Lab {
         self.stepping = None;
         self.conn = None;
         self.hooks = None;
+    }
+
+    /// Hands the database over to the page's other module (the worker
+    /// reopens it from `www/pkg-full/` the first time an op needs that
+    /// module): closes it and, on OPFS, pauses the pool, which releases its
+    /// files for the other module's pool. Refused (`busy`, nothing closed)
+    /// while a stepped delivery holds its transaction: closing would roll it
+    /// back under the reader's eyes.
+    pub fn release(&mut self) -> Result<(), JsValue> {
+        if self.stepping.is_some() {
+            return Err(Error::Busy.into());
+        }
+        self.close();
+        if let Storage::Opfs(pool) = &self.storage {
+            pool.pause()
+                .map_err(|e| Error::storage(format!("cannot release the OPFS pool: {e}")))?;
+        }
+        Ok(())
     }
 }
 
@@ -694,6 +721,13 @@ impl Lab {
         if handler == Handler::Atomic {
             let (outcome, steps, verdict) = self.atomic(&event, fault);
             return (outcome.map(Answered::Atomic), steps, verdict);
+        }
+        if !cfg!(feature = "full") {
+            // The start module runs the article's handler only: the worker
+            // hands the database to the full module before any other
+            // (www/db/worker.js), so this is never reached from the page.
+            let refused = Error::invalid(HANDLER, "the mistaken handlers run in the full module");
+            return (Err(refused), Trace::default(), Verdict::refused(handler));
         }
         let (answer, steps, verdict) = self.judged(
             handler,
@@ -830,9 +864,10 @@ struct MistakeAnswer {
     handler: Handler,
 }
 
+#[cfg(feature = "full")]
 #[derive(Serialize)]
 struct ScenarioAnswer {
     summary: String,
     passed: bool,
-    checks: Vec<scenario::Check>,
+    checks: Vec<crate::labs::tools::scenario::Check>,
 }

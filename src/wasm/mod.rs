@@ -16,6 +16,12 @@
 //! * The signed-webhook calls on [`Lab`] (`hooks.rs`): secrets, and
 //!   receiving what the server relays.
 //!
+//! The page's start module (the crate without `full`) leaves out `crash.rs`,
+//! `guest.rs`, `race.rs`, `scheme_ends.rs`, `hooks.rs`, the workshop's
+//! scenario and the mistaken handlers' runs; `www/db/worker.js` hands the
+//! database to the full module ([`Lab::release`]) before the first op that
+//! needs them.
+//!
 //! Invariant: it converts and decides nothing. JavaScript values come in
 //! with their JavaScript types checked (strings must be valid UTF-16,
 //! numbers integral JS numbers) and are validated by the core ([`Event`]);
@@ -31,9 +37,12 @@ mod crash;
 mod foreign;
 #[cfg(feature = "full")]
 mod guest;
+#[cfg(feature = "full")]
 mod hooks;
 mod lab;
+#[cfg(feature = "full")]
 mod race;
+#[cfg(feature = "full")]
 mod scheme_ends;
 
 #[cfg(feature = "full")]
@@ -44,7 +53,9 @@ pub use guest::{
     judge_handler, judge_workshop, query_copy, rebuild_import, replay_handler, replay_workshop,
 };
 pub use lab::{install_opfs, Lab, POOL_CAPACITY, POOL_DIRECTORY};
-pub use race::{builtin_handler, handler_names, RaceLab};
+#[cfg(feature = "full")]
+pub use race::RaceLab;
+#[cfg(feature = "full")]
 pub use scheme_ends::Notifier;
 
 use rusqlite::Connection;
@@ -52,12 +63,12 @@ use serde::Serialize;
 use sqlite_wasm_vfs::sahpool::{OpfsSAHPoolCfg, OpfsSAHPoolUtil};
 use wasm_bindgen::prelude::*;
 
-use crate::core::db::{self, Mode};
+use crate::core::db;
 use crate::core::error::StorageCode;
 use crate::core::event::{self as rules, integer_from_js_number, Field, ValueType};
 use crate::labs::handlers::{Handler, Payload, HANDLER};
 use crate::labs::verdicts::Verdict;
-use crate::{apply, Error, Event, Fault, Trace};
+use crate::{Error, Event, Fault, Trace};
 
 /// The browser has no other connection to wait for inside one worker; a
 /// short timeout turns any lock conflict into a prompt `busy` answer.
@@ -87,6 +98,26 @@ pub fn apply_source() -> Result<JsValue, JsValue> {
         })
         .collect();
     to_value(&serde_json::json!({ "path": APPLY_PATH, "text": APPLY_SOURCE, "steps": steps }))
+}
+
+/// The handlers a race can be started with: the six built-ins, then
+/// `"workshop"` when this build has the workshop's handler.
+#[wasm_bindgen(js_name = handlerNames)]
+pub fn handler_names() -> Vec<String> {
+    use crate::labs::handlers::workshop;
+    Handler::ALL
+        .iter()
+        .map(|h| h.as_str().to_owned())
+        .chain(workshop::handler().map(|_| workshop::NAME.to_owned()))
+        .collect()
+}
+
+/// The text of a built-in handler (`atomic`, `check_then_act`, …), to show
+/// read-only and copy.
+#[wasm_bindgen(js_name = builtinHandler)]
+pub fn builtin_handler(name: JsValue) -> Result<JsValue, JsValue> {
+    let handler = handler_from_js(&name)?;
+    Ok(JsValue::from_str(crate::labs::handlers::builtin(handler)))
 }
 
 /// What a call on a closed database answers.

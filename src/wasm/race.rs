@@ -2,7 +2,8 @@
 //! one shared `memdb` database in the worker.
 
 use super::*;
-use crate::labs::handlers::{self, workshop, Contender};
+use crate::core::db::Mode;
+use crate::labs::handlers::{workshop, Contender};
 use crate::labs::race::{self as lab, Arena, Race};
 
 /// The race lab in the browser: several real connections to one shared
@@ -77,29 +78,10 @@ fn contender_from_js(value: &JsValue) -> Result<Contender, Error> {
     Ok(Contender::Builtin(handler_from_js(value)?))
 }
 
-/// The handlers a race can be started with: the six built-ins, then
-/// `"workshop"` when this build has the workshop's handler.
-#[wasm_bindgen(js_name = handlerNames)]
-pub fn handler_names() -> Vec<String> {
-    Handler::ALL
-        .iter()
-        .map(|h| h.as_str().to_owned())
-        .chain(workshop::handler().map(|_| workshop::NAME.to_owned()))
-        .collect()
-}
-
 #[derive(Serialize)]
 struct RaceStep {
     #[serde(flatten)]
     log: lab::StepLog,
     next: Option<crate::core::trace::Statements>,
     verdict: Option<lab::Verdict>,
-}
-
-/// The text of a built-in handler (`atomic`, `check_then_act`, …), to show
-/// read-only and copy.
-#[wasm_bindgen(js_name = builtinHandler)]
-pub fn builtin_handler(name: JsValue) -> Result<JsValue, JsValue> {
-    let handler = handler_from_js(&name)?;
-    Ok(JsValue::from_str(handlers::builtin(handler)))
 }

@@ -126,12 +126,6 @@ struct Activated {
 
 #[wasm_bindgen]
 impl Lab {
-    /// The outbox rows: `[{message_id, source, event_id, account_id, amount,
-    /// sent_at}]`.
-    pub fn outbox(&self) -> Result<JsValue, JsValue> {
-        to_value(&outbox::rows(self.conn()?)?)
-    }
-
     /// "Activate order O" for event (source, event_id): `{outcome:
     /// "activated" | "already_active" | "duplicate", ..., http_status}`.
     ///

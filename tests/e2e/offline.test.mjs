@@ -6,7 +6,9 @@
 //   the cache, the database from OPFS; a delivery goes through and the
 //   tables show it, next to what was delivered before going offline; and a
 //   console query, which loads the lazily loaded full module (www/pkg-full/,
-//   never fetched by the page's start path) in a worker of its own, answers;
+//   never fetched by the page's start path) in a worker of its own, answers,
+//   and so does the race lab, for which the database worker hands its
+//   database over to that module;
 // * a host of plain files (no webhook relay): the Signed webhooks panel says
 //   why real webhooks are not available and hides what needs them;
 // * a new deployment: the site is built again with other markup (so another
@@ -77,6 +79,11 @@ describe('the built site offline', { timeout: 180_000 }, () => {
         window.inboxLab.query('SELECT event_id FROM inbox ORDER BY event_id').catch((error) => ({ error })),
       );
       assert.deepEqual(queried.rows, [['evt-offline'], ['evt-online']], `the lazily loaded module answered offline: ${JSON.stringify(queried)}`);
+      // The database worker hands its database to the full module (its glue a chunk of its own) offline too.
+      const raced = await page.evaluate(() => window.inboxLab.race.explore('atomic').then((r) => r.double_credits, (error) => ({ error })));
+      assert.equal(raced, 0, `the race lab ran in the full module offline: ${JSON.stringify(raced)}`);
+      const held = await page.evaluate(() => window.inboxLab.tables());
+      assert.deepEqual(held.inbox.map((row) => row.event_id).sort(), ['evt-offline', 'evt-online'], 'handed over with its rows');
       assertNoProblems(problems);
     } finally {
       await page.context().setOffline(false);

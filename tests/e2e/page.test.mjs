@@ -189,6 +189,27 @@ describe('the page', { timeout: 180_000 }, () => {
     assert.equal(before.inbox.length, 2);
   });
 
+  test('the first op the start module leaves out hands the database to the full module: refused while a stepped delivery is open, and nothing delivered is lost', async () => {
+    // A fresh worker (beforeEach reloaded the page) runs the start module: the race lab is not in it.
+    await deliver(page, EXAMPLE);
+    const raced = () => page.evaluate(() => window.inboxLab.race.explore('atomic').then((r) => r.double_credits, (e) => e.kind));
+    const stepped = { source: 'provider-b', event_id: 'evt-1', account_id: 1, amount: 500 };
+    await page.evaluate((event) => window.inboxLab.step.start(event), stepped);
+    assert.equal(await raced(), 'busy', 'closing the database would roll the stepped delivery back: refused');
+    await page.evaluate(() => window.inboxLab.step.throw().catch(() => null));
+    assert.equal(await raced(), 0, 'handed over: the race lab runs');
+    await deliver(page, { ...EXAMPLE, source: 'provider-c' });
+    const mistaken = await page.evaluate((event) => window.inboxLab.deliver(event, { handler: 'no_dedup' }).then((r) => r.verdict.kind), stepped);
+    assert.equal(mistaken, 'correct', 'a first delivery by a mistaken handler credits once');
+    const held = () => page.evaluate(() => window.inboxLab.tables());
+    const before = await held();
+    assert.deepEqual(before.accounts, [{ id: 1, balance: 1500 }]);
+    // no_dedup credits without an inbox row (its mistake); the stepped delivery was rolled back.
+    assert.deepEqual(before.inbox.map((row) => row.source).sort(), ['provider-a', 'provider-c']);
+    await reloadPage(page);
+    assert.deepEqual(await held(), before, 'what both modules committed is in OPFS');
+  });
+
   test('works from the keyboard alone, with a visible focus', async () => {
     // From the amount field on (the full order is in playground-layout.test.mjs).
     await reveal(page, '#amount');

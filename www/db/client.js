@@ -81,6 +81,8 @@ const db = {
   stopped: null,
   // Whether writes were answered since the worker last said it is idle.
   dirty: false,
+  // Whether the database was ready before: a later "ready" is a reopening.
+  wasReady: false,
   status: { phase: 'opening', storage: STORAGE, stack: null, busy: false, error: null, fallback: null, problem: null, waiting: null, role: 'alone' },
   settleReady: null,
   // Settles at this tab's worker's first announcement ("started": its script
@@ -419,10 +421,14 @@ function setStatus(change) {
   for (const listener of db.listeners.status) {
     listener(db.status);
   }
-  // The database was (re)opened — at start, after a crash or a kill, by a
-  // new owner tab: what it holds may differ from what was shown.
+  // The database was reopened — after a crash or a kill, by a new owner tab:
+  // what it holds may differ from what was shown. (Its first opening is not a
+  // change: every panel reads what it shows once `ready` settles.)
   if (db.status.phase === 'ready' && before !== 'ready') {
-    tablesChanged(db.tabs?.role === 'owner');
+    if (db.wasReady) {
+      tablesChanged(db.tabs?.role === 'owner');
+    }
+    db.wasReady = true;
   }
 }
 

@@ -19,9 +19,14 @@
 //   background  the requests after it do not wait for its reply: foreign work,
 //               run in a worker of its own (foreign.js)
 //   tab         answered by the tab that runs the worker, not by the worker
+//   full        run by the page's full module (www/pkg-full/), which the worker
+//               loads and hands the database to the first time such an op
+//               comes (worker.js, `handOver`); so does a delivery by a mistaken
+//               handler. The rest runs in the start module (www/pkg/).
 
 const DELIVERY = { options: ['fault', 'handler'], strict: true };
 const READ = { reads: true, repeatable: true };
+const FULL = { full: true };
 
 export const OPS = {
   deliver: { args: ['event'], ...DELIVERY },
@@ -39,38 +44,38 @@ export const OPS = {
   exportDatabase: READ,
   importDatabase: { args: ['bytes'], background: true },
   applySource: READ,
-  runScenario: { reads: true },
+  runScenario: { reads: true, ...FULL },
   'step.start': { args: ['event'], options: ['fault'] },
   'step.next': {},
   'step.throw': {},
-  'race.reset': { args: ['deliveries'], reads: true },
-  'race.start': { args: ['handler'], reads: true },
-  'race.step': { args: ['delivery'], reads: true },
-  'race.explore': { args: ['handler'], reads: true },
+  'race.reset': { args: ['deliveries'], reads: true, ...FULL },
+  'race.start': { args: ['handler'], reads: true, ...FULL },
+  'race.step': { args: ['delivery'], reads: true, ...FULL },
+  'race.explore': { args: ['handler'], reads: true, ...FULL },
   'judge.run': { args: ['text', 'deliveries'], options: ['seconds', 'seed'], reads: true, background: true },
   'judge.runWorkshop': { args: ['deliveries'], options: ['seconds', 'seed'], reads: true, background: true },
   'judge.replay': { args: ['text', 'deliveries', 'schedule', 'seed'], reads: true, background: true },
   'judge.replayWorkshop': { args: ['deliveries', 'schedule', 'seed'], reads: true, background: true },
   'judge.builtin': { args: ['name'], reads: true },
   'judge.handlers': { reads: true },
-  'scheme.deliver': { args: ['event'], options: ['strategy', 'crash'] },
-  'scheme.dispatchOne': { options: ['crash'] },
-  'scheme.dispatch': { options: ['crash'] },
-  'scheme.redeliver': { args: ['event'] },
-  'scheme.effects': { reads: true },
-  'scheme.receivedAt': { args: ['source', 'event_id'], reads: true },
-  'scheme.resetReceiver': { options: ['dedup'] },
-  'scheme.shown': { reads: true },
+  'scheme.deliver': { args: ['event'], options: ['strategy', 'crash'], ...FULL },
+  'scheme.dispatchOne': { options: ['crash'], ...FULL },
+  'scheme.dispatch': { options: ['crash'], ...FULL },
+  'scheme.redeliver': { args: ['event'], ...FULL },
+  'scheme.effects': { reads: true, ...FULL },
+  'scheme.receivedAt': { args: ['source', 'event_id'], reads: true, ...FULL },
+  'scheme.resetReceiver': { options: ['dedup'], ...FULL },
+  'scheme.shown': { reads: true, ...FULL },
   'scheme.outbox': { reads: true },
-  'scheme.activate': { args: ['source', 'event_id', 'order_id'] },
-  'scheme.clock': { reads: true },
-  'scheme.advanceClock': { args: ['ms'] },
-  'scheme.purge': { args: ['keep_ms'] },
-  'hooks.secret': { args: ['source'] },
-  'hooks.rotate': { args: ['source'] },
-  'hooks.sign': { args: ['source', 'id', 'timestamp', 'body'] },
-  'hooks.receive': { args: ['relayed'], options: ['verify'] },
-  'hooks.forget': {},
+  'scheme.activate': { args: ['source', 'event_id', 'order_id'], ...FULL },
+  'scheme.clock': { reads: true, ...FULL },
+  'scheme.advanceClock': { args: ['ms'], ...FULL },
+  'scheme.purge': { args: ['keep_ms'], ...FULL },
+  'hooks.secret': { args: ['source'], ...FULL },
+  'hooks.rotate': { args: ['source'], ...FULL },
+  'hooks.sign': { args: ['source', 'id', 'timestamp', 'body'], ...FULL },
+  'hooks.receive': { args: ['relayed'], options: ['verify'], ...FULL },
+  'hooks.forget': { ...FULL },
 };
 
 /**

@@ -135,18 +135,7 @@
 //
 // Requests that arrive while the database is still opening wait for it.
 
-import init, {
-  Lab,
-  Notifier,
-  RaceLab,
-  applySource,
-  builtinHandler,
-  checkDelivery,
-  deadlineMs,
-  handlerNames,
-  overDeadline,
-  readsOnlySettings,
-} from '../pkg/inbox_lab.js';
+import * as start from '../pkg/inbox_lab.js';
 import { asErrorObject, heldByAnotherWorker, isErrorObject, opfsMissing, problem, queryCancelled } from '../lib/problem.js';
 import { serve } from '../lib/rpc.js';
 import { Lane } from './foreign.js';
@@ -183,7 +172,7 @@ const HANDLERS = {
   deliverMany: (args) => lab.deliverMany(args?.events, args?.handler),
   deliverJson: (args) => lab.deliverJson(args?.text, args?.fault),
   // Rust's `undefined` arrives as undefined; the protocol says null.
-  checkDelivery: (args) => checkDelivery(args?.event, args?.handler, args?.fault) ?? null,
+  checkDelivery: (args) => start.checkDelivery(args?.event, args?.handler, args?.fault) ?? null,
   tables: (args) => (args?.newest === undefined ? lab.tables() : lab.newestTables(args.newest)),
   reset: () => replacing(() => lab.reset()),
   exportRaw: () => lab.exportRaw(),
@@ -191,7 +180,7 @@ const HANDLERS = {
   addAccount: (args) => lab.addAccount(args?.account_id),
   query: (args) => {
     const sql = String(args?.sql ?? '');
-    if (readsOnlySettings(sql)) {
+    if (start.readsOnlySettings(sql)) {
       return lab.query(sql);
     }
     return foreign('console', 'query', { copy: lab.snapshot(), sql }, { ticket: args?.ticket });
@@ -204,18 +193,19 @@ const HANDLERS = {
   importDatabase: async (args) => {
     const file = bytesOf(args?.bytes);
     const rebuilt = await foreign('import', 'rebuild', { file }, { size: file.length });
+    await handing; // a hand-over begun meanwhile: adopt into the database where it is now
     lab.adopt(rebuilt.bytes);
     forgetNotifier();
     return rebuilt.report;
   },
   runScenario: () => lab.runScenario(),
-  applySource: () => applySource(),
+  applySource: () => start.applySource(),
   'step.start': (args) => lab.stepStart(args?.event, args?.fault),
   'step.next': () => lab.stepNext(),
   'step.throw': () => lab.stepThrow(),
   'race.reset': (args) => {
     raceLab?.free();
-    raceLab = new RaceLab(args?.deliveries);
+    raceLab = new wasm.RaceLab(args?.deliveries);
   },
   'race.start': (args) => race().start(args?.handler),
   'race.step': (args) => race().step(deliveryIndex(args?.delivery)),
@@ -224,8 +214,8 @@ const HANDLERS = {
   'judge.runWorkshop': (args) => judge(args, true),
   'judge.replay': (args) => replay(args, false),
   'judge.replayWorkshop': (args) => replay(args, true),
-  'judge.builtin': (args) => builtinHandler(args?.name),
-  'judge.handlers': () => handlerNames(),
+  'judge.builtin': (args) => start.builtinHandler(args?.name),
+  'judge.handlers': () => start.handlerNames(),
   'scheme.deliver': (args) => notifier().deliver(lab, args?.event, args?.strategy, args?.crash),
   // Rust's `None` arrives as undefined; the protocol says null.
   'scheme.dispatchOne': (args) => notifier().dispatchOne(lab, args?.crash) ?? null,
@@ -234,7 +224,7 @@ const HANDLERS = {
   'scheme.effects': () => ({ receiver: receiverName, ...notifier().effects(lab) }),
   'scheme.receivedAt': (args) => lab.receivedAt(args?.source, args?.event_id) ?? null,
   'scheme.resetReceiver': (args) => {
-    const fresh = new Notifier(args?.dedup); // throws (and keeps the old one) if dedup is not a boolean
+    const fresh = new wasm.Notifier(args?.dedup); // throws (and keeps the old one) if dedup is not a boolean
     forgetNotifier();
     notifierInstance = fresh;
     receiverName = nameReceiver();
@@ -269,8 +259,8 @@ const LANES = {
 /** Runs `op` in the lane of `work`, with its deadline from Rust for `size` (an import's bytes, the judge's seconds, 0: all). */
 function foreign(work, op, args, { size = 0, ticket, onProgress } = {}) {
   return LANES[work].run(op, args, {
-    deadlineMs: deadlineMs(work, size),
-    overDeadline: (progress) => overDeadline(work, size, progress?.check ?? 'cases'),
+    deadlineMs: start.deadlineMs(work, size),
+    overDeadline: (progress) => start.overDeadline(work, size, progress?.check ?? 'cases'),
     onProgress,
     ticket,
   });
@@ -321,7 +311,7 @@ let receiversMade = 0;
 
 function notifier() {
   if (notifierInstance === null) {
-    notifierInstance = new Notifier(notifierDedup);
+    notifierInstance = new wasm.Notifier(notifierDedup);
     receiverName = nameReceiver();
   }
   return notifierInstance;
@@ -363,7 +353,7 @@ function scheduleOf(value) {
 }
 
 function race() {
-  raceLab ??= new RaceLab(2);
+  raceLab ??= new wasm.RaceLab(2);
   return raceLab;
 }
 
@@ -407,7 +397,7 @@ const opened = open().then(
 
 // Lab calls are synchronous, so requests are answered strictly one after
 // another, in arrival order; "busy" frames each run of them.
-serve(handlersFor(HANDLERS), {
+serve(handlersFor(inTheirModule(HANDLERS)), {
   ready: opened,
   refuse: (request) => failure ?? (problemNow !== null && !WITH_PROBLEM.has(request.op) ? problemNow : null),
   asError: crashed,
@@ -420,8 +410,9 @@ serve(handlersFor(HANDLERS), {
 // (it becomes `lab.problem`); any other storage error is fatal: falling back
 // to memory would hide the reader's data.
 async function open() {
-  await init();
+  await start.default();
   const wasmAt = performance.timeOrigin + performance.now();
+  const { Lab } = start;
   if (storage !== 'opfs') {
     return { opened: await Lab.open(DATABASE, storage), wasmAt };
   }
@@ -446,6 +437,59 @@ async function open() {
       }
     }
   }
+}
+
+// The page's wasm is two modules of one crate (Cargo.toml, `full`): the
+// database opens in the start module (www/pkg/: the core, deliveries by the
+// article's handler, step mode, the tables, export and import), and the first
+// op the start module cannot run (ops.js's `full`, or a delivery by a mistaken
+// handler) loads the full module and hands the database over to it: closed and
+// its OPFS pool paused in the start module (Lab.release: refused with `busy`
+// while a stepped delivery is open), then opened in the full one — in memory,
+// its bytes carried over. Every op from then on, of either kind, runs there.
+let wasm = start;
+// The hand-over under way or done (a promise), or null.
+let handing = null;
+
+function inTheirModule(handlers) {
+  const needsFull = (op, args) =>
+    OPS[op]?.full === true || (!OPS[op]?.reads && OPS[op]?.options?.includes('handler') && (args?.handler ?? 'atomic') !== 'atomic');
+  const wrapped = Object.entries(handlers).map(([op, run]) => [
+    op,
+    (args, context) => (wasm === start && needsFull(op, args) ? handOver().then(() => run(args, context)) : run(args, context)),
+  ]);
+  return Object.fromEntries(wrapped);
+}
+
+function handOver() {
+  handing ??= reopenInFull().catch((thrown) => {
+    handing = null;
+    throw thrown;
+  });
+  return handing;
+}
+
+async function reopenInFull() {
+  const full = await import('../pkg-full/inbox_lab.js');
+  await full.default();
+  const { storage: where } = lab;
+  const bytes = where === 'memory' ? lab.snapshot() : null;
+  lab.release(); // throws `busy`, closing nothing, while a stepped delivery is open
+  let reopened;
+  try {
+    reopened = await (where === 'opfs' ? full.Lab.openWithJournal(DATABASE, 'opfs', journal) : full.Lab.open(DATABASE, 'memory'));
+    if (bytes !== null) {
+      reopened.adopt(bytes);
+    }
+  } catch (thrown) {
+    // Closed here, not open there: no op can run. Every commit was done before
+    // the release, so the page restarts this worker (`crashed`) and loses nothing.
+    throw crashed(new Error(`the database could not be handed to the full module: ${thrown?.message ?? thrown}`));
+  }
+  lab.free();
+  lab = reopened;
+  wasm = full;
+  updateProblem(lab);
 }
 
 // After a request that can change it: tell the page when the database's

@@ -100,16 +100,17 @@ async function bundle(entry) {
   return result.outputFiles[0].contents;
 }
 
-// The page: one bundle, split where the page imports a module lazily
-// (`import('./x.js')`): that module and what only it needs become a chunk of
-// their own, fetched when first used (the SQL console's editor with
-// CodeMirror: www/panels/console/editor.js). Each chunk is written as
+// The page, or the database worker: one bundle, split where it imports a
+// module lazily (`import('./x.js')`): that module and what only it needs
+// become a chunk of their own, fetched when first used (the SQL console's
+// editor with CodeMirror: www/panels/console/editor.js; the worker's full
+// module: www/db/worker.js, `handOver`). Each chunk is written as
 // esbuild names it, <name>-<hash of its content>.js, beside the bundle that
 // imports it by that relative name. The npm packages bundled (MIT: their
 // notices must travel with them) get their licence texts in one file,
 // assets/licenses-<hash>.txt, which each chunk holding them names in its
 // first line. Returns the entry bundle's bytes.
-async function bundlePage(entry) {
+async function bundleSplit(entry) {
   const result = await esbuild.build({
     ...BUNDLE_OPTIONS,
     entryPoints: [entry],
@@ -119,7 +120,8 @@ async function bundlePage(entry) {
     chunkNames: '[name]-[hash]',
     metafile: true,
   });
-  const licenses = await emit('licenses', 'txt', new TextEncoder().encode(await licenceTexts(result.metafile)));
+  const bundled = Object.values(result.metafile.outputs).some((output) => packagesIn(output).length > 0);
+  const licenses = bundled ? await emit('licenses', 'txt', new TextEncoder().encode(await licenceTexts(result.metafile))) : null;
   let page = null;
   for (const file of result.outputFiles) {
     const name = basename(file.path);
@@ -131,7 +133,10 @@ async function bundlePage(entry) {
       page = bytes;
     } else {
       await writeFile(join(OUT, ASSETS, name), bytes);
-      assets.push(`${ASSETS}/${name}`);
+      // Two bundles may share a chunk (esbuild's helpers): the same name, the same bytes, cached once.
+      if (!assets.includes(`${ASSETS}/${name}`)) {
+        assets.push(`${ASSETS}/${name}`);
+      }
     }
   }
   return page;
@@ -186,9 +191,10 @@ async function main() {
   // (The database worker's foreign-work worker first: the database worker names it.)
   for (const source of ['db/guest.js', 'db/worker.js', 'panels/crash-lab/crashworker.js', 'panels/bench/benchworker.js']) {
     const path = join(WWW, source);
-    built.set(path, await emit(basename(source, '.js'), 'js', await bundle(path)));
+    const bytes = source === 'db/worker.js' ? await bundleSplit(path) : await bundle(path);
+    built.set(path, await emit(basename(source, '.js'), 'js', bytes));
   }
-  const app = await emit('app', 'js', await bundlePage(join(WWW, 'app.js')));
+  const app = await emit('app', 'js', await bundleSplit(join(WWW, 'app.js')));
 
   // 4. One stylesheet.
   const css = await esbuild.build({

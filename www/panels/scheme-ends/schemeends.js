@@ -89,9 +89,21 @@ export function mount(root, { db, onTablesChanged, refreshTables, panels }) {
     }
   });
   showExperiment(EXPERIMENTS[0]);
+  // What the experiments show is read when their screen is first shown (an
+  // action reloads it too: a level or a share replay may drive them unseen).
+  // It comes from the page's full module (db/worker.js), which the page's
+  // start does not load.
+  let shown = false;
   panels.nav.onRoute(({ screen, rest }) => {
-    if (screen === 'scheme-ends' && EXPERIMENTS.includes(rest)) {
+    if (screen !== 'scheme-ends') {
+      return;
+    }
+    if (EXPERIMENTS.includes(rest)) {
       showExperiment(rest);
+    }
+    if (!shown) {
+      shown = true;
+      whileBusy(() => numbered.then((open) => open && load()).catch(showFailure));
     }
   });
   root.append(
@@ -112,30 +124,26 @@ export function mount(root, { db, onTablesChanged, refreshTables, panels }) {
     kept.render();
   });
 
-  whileBusy(() =>
-    db.ready.then(
-      async () => {
-        try {
-          // Continue numbering after the events an earlier visit left in the database.
-          const [tables, outbox] = await Promise.all([db.tables(), db.scheme.outbox()]);
-          const ids = [...tables.inbox.filter((row) => row.source === SOURCE), ...outbox].map((row) => row.event_id);
-          effect.resume(nextNumber(ids, 'pay'));
-          kept.resume(nextNumber(ids, 'ret'));
-          await load();
-        } catch (error) {
-          showFailure(error);
-        }
-      },
-      () => {
-        // The status line already says why the database cannot be used.
-      },
-    ),
+  // Continue numbering after the events an earlier visit left in the database.
+  const numbered = db.ready.then(
+    async () => {
+      const [tables, outbox] = await Promise.all([db.tables(), db.scheme.outbox()]);
+      const ids = [...tables.inbox.filter((row) => row.source === SOURCE), ...outbox].map((row) => row.event_id);
+      effect.resume(nextNumber(ids, 'pay'));
+      kept.resume(nextNumber(ids, 'ret'));
+      return true;
+    },
+    // The status line already says why the database cannot be used.
+    () => false,
   );
+  whileBusy(() => numbered.catch(showFailure));
 
   let settleTimer = 0;
   onTablesChanged(() => {
     clearTimeout(settleTimer);
-    settleTimer = setTimeout(() => load().catch(showFailure), SETTLE_MS);
+    if (shown) {
+      settleTimer = setTimeout(() => load().catch(showFailure), SETTLE_MS);
+    }
   });
 
   return { effects: effect.actions, orders: order.actions, retention: kept.actions };
