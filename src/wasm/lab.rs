@@ -16,6 +16,7 @@
 //! the file, start afresh). Only installing OPFS itself can still
 //! make `open` fail; the worker then falls back to memory.
 
+#[cfg(feature = "full")]
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
@@ -23,7 +24,7 @@ use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 use super::*;
 use crate::labs::crash::JournalMode;
 use crate::labs::handlers::Answer;
-use crate::labs::tools::{console, transfer};
+use crate::labs::tools::transfer;
 use crate::labs::verdicts::{outcome_answer, Heard, Referee, Seen, Verdict};
 use crate::{apply_traced, core::schema, core::tables, Delivery, Outcome, Progress, Step, Trace};
 
@@ -286,6 +287,7 @@ impl Lab {
     /// `text` goes through [`Event::from_json`], so a missing or extra field,
     /// `"500"` or `5e2` is refused with the field at fault. Answers like
     /// [`Lab::deliver`].
+    #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = deliverJson)]
     pub fn deliver_json(&mut self, text: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
         let read = || -> Result<_, Error> {
@@ -428,13 +430,14 @@ impl Lab {
         with_steps(Err(crash.into()), delivery.trace(), Some(&verdict)).map(|_| ())
     }
 
+    #[cfg(feature = "full")]
     /// Runs one read-only SQL statement: `{columns, rows, truncated}`. The
     /// page runs only settings pragmas here ([`super::reads_only_settings`]);
     /// every other query runs on a copy ([`Lab::snapshot`]) in a worker of
     /// its own.
     pub fn query(&mut self, sql: String) -> Result<JsValue, JsValue> {
         let conn = self.conn_mut()?;
-        to_value(&console::query(conn, &sql)?)
+        to_value(&crate::labs::tools::console::query(conn, &sql)?)
     }
 
     /// The database as this connection sees it, as bytes: what a console
@@ -446,6 +449,7 @@ impl Lab {
         transfer::export(conn).map_err(JsValue::from)
     }
 
+    #[cfg(feature = "full")]
     /// The last, short step of an import: replaces the database with
     /// `rebuilt`, the bytes [`super::rebuild_import`] made of the file in
     /// the import worker (one write transaction).
@@ -456,12 +460,14 @@ impl Lab {
         Ok(())
     }
 
+    #[cfg(feature = "full")]
     /// The database as the bytes of a `.sqlite3` file.
     pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
         let conn = self.writer_mut()?;
         transfer::export(conn).map_err(JsValue::from)
     }
 
+    #[cfg(feature = "full")]
     /// Replaces the database with the rows of `bytes`, rebuilt in a fresh
     /// inbox-lab database (the file's own schema is never adopted); returns
     /// `{accounts, inbox, outbox, orders, version, ignored}`. A file that
@@ -544,6 +550,7 @@ impl Lab {
     /// open it); in memory there is no file, so it is the open database's
     /// `serialize` (nothing to export if it could not be created). With a
     /// healthy database open, this is what [`Lab::export`] gives.
+    #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = exportRaw)]
     pub fn export_raw(&mut self) -> Result<Vec<u8>, JsValue> {
         if self.conn.is_some() {
@@ -578,6 +585,7 @@ impl Lab {
         self.problem.clone().map_or(Ok(()), |err| Err(err.into()))
     }
 
+    #[cfg(feature = "full")]
     /// "Keep what is sound", for a stored database that cannot be used: its
     /// file is read as an import reads one ([`transfer::salvage`]: rows read
     /// from the tables, never through an index, each checked), except that a
@@ -788,6 +796,7 @@ impl Lab {
         self.conn()
     }
 
+    #[cfg(feature = "full")]
     fn writer_mut(&mut self) -> Result<&mut Connection, Error> {
         self.writer()?;
         self.conn_mut()

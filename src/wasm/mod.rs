@@ -17,7 +17,8 @@
 //!   receiving what the server relays.
 //!
 //! The page's start module (the crate without `full`) leaves out `crash.rs`,
-//! `guest.rs`, `race.rs`, `scheme_ends.rs`, `hooks.rs`, the workshop's
+//! `guest.rs`, `race.rs`, `scheme_ends.rs`, `hooks.rs`, and on [`Lab`] the
+//! console, export, import and salvage, a pasted JSON event, the workshop's
 //! scenario and the mistaken handlers' runs; `www/db/worker.js` hands the
 //! database to the full module ([`Lab::release`]) before the first op that
 //! needs them.
@@ -77,6 +78,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 /// Every `[kind, code]` pair an error report can carry, the labs' included
 /// (see [`crate::labs::error_codes`]), so the page's tests can check that each has an
 /// English and a Russian text.
+#[cfg(feature = "full")]
 #[wasm_bindgen(js_name = errorCodes)]
 pub fn error_codes() -> Result<JsValue, JsValue> {
     let types: Vec<&str> = ValueType::ALL.iter().map(|t| t.as_str()).collect();
@@ -86,6 +88,7 @@ pub fn error_codes() -> Result<JsValue, JsValue> {
 /// The Rust step mode shows (`crate::core::source`): `{path, text, steps:
 /// [{step, first, last}]}`, the lines 1-based and inclusive, one entry per
 /// step whose lines were found.
+#[cfg(feature = "full")]
 #[wasm_bindgen(js_name = applySource)]
 pub fn apply_source() -> Result<JsValue, JsValue> {
     use crate::core::source::{step_lines, APPLY_PATH, APPLY_SOURCE, STEPS};

@@ -3,7 +3,7 @@
 // The page registers each module's dictionary as it loads (www/lib/i18n.js), so
 // the test loads the page and reads `keys()`. Then:
 // * both languages have exactly the same keys;
-// * every error Rust can report (`errorCodes()` from the wasm module, i.e.
+// * every error Rust can report (`errorCodes()` from the full wasm module, i.e.
 //   src/core/error.rs `codes()`) and every error made in JavaScript
 //   (`LOCAL_CODES`, www/lib/problem.js) has a text `error.<kind>.<code>`, and
 //   every value type a wrong_type error can name has `error.type.<type>`;
@@ -30,7 +30,7 @@ describe('every message exists in English and Russian', { timeout: 120_000 }, ()
       const at = (path) => new URL(path, window.location.href).href;
       const i18n = window.inboxLab.texts;
       const { LOCAL_CODES } = await import(at('www/lib/problem.js'));
-      const wasm = await import(at('www/pkg/inbox_lab.js'));
+      const wasm = await import(at('www/pkg-full/inbox_lab.js'));
       await wasm.default();
       const rust = wasm.errorCodes();
       const dictionaries = {};

@@ -193,13 +193,13 @@ const HANDLERS = {
   importDatabase: async (args) => {
     const file = bytesOf(args?.bytes);
     const rebuilt = await foreign('import', 'rebuild', { file }, { size: file.length });
-    await handing; // a hand-over begun meanwhile: adopt into the database where it is now
     lab.adopt(rebuilt.bytes);
     forgetNotifier();
     return rebuilt.report;
   },
   runScenario: () => lab.runScenario(),
-  applySource: () => start.applySource(),
+  // The source text only: the full module answers it without the database moving.
+  applySource: () => loadFull().then((full) => full.applySource()),
   'step.start': (args) => lab.stepStart(args?.event, args?.fault),
   'step.next': () => lab.stepNext(),
   'step.throw': () => lab.stepThrow(),
@@ -441,12 +441,14 @@ async function open() {
 
 // The page's wasm is two modules of one crate (Cargo.toml, `full`): the
 // database opens in the start module (www/pkg/: the core, deliveries by the
-// article's handler, step mode, the tables, export and import), and the first
-// op the start module cannot run (ops.js's `full`, or a delivery by a mistaken
-// handler) loads the full module and hands the database over to it: closed and
-// its OPFS pool paused in the start module (Lab.release: refused with `busy`
-// while a stepped delivery is open), then opened in the full one — in memory,
-// its bytes carried over. Every op from then on, of either kind, runs there.
+// article's handler, step mode, the tables), and the first op the start
+// module cannot run (ops.js's `full`, or a delivery by a mistaken handler)
+// loads the full module and hands the database over to it: closed and its
+// OPFS pool paused in the start module (Lab.release: refused with `busy` while
+// a stepped delivery is open), then opened in the full one — in memory, its
+// bytes carried over. Every op from then on runs there; an op that arrives
+// while the hand-over is under way (after a background op began it) waits for
+// it to end.
 let wasm = start;
 // The hand-over under way or done (a promise), or null.
 let handing = null;
@@ -456,7 +458,18 @@ function inTheirModule(handlers) {
     OPS[op]?.full === true || (!OPS[op]?.reads && OPS[op]?.options?.includes('handler') && (args?.handler ?? 'atomic') !== 'atomic');
   const wrapped = Object.entries(handlers).map(([op, run]) => [
     op,
-    (args, context) => (wasm === start && needsFull(op, args) ? handOver().then(() => run(args, context)) : run(args, context)),
+    (args, context) => {
+      if (wasm === start && needsFull(op, args)) {
+        return handOver().then(() => run(args, context));
+      }
+      if (wasm === start && handing !== null) {
+        return handing.then(
+          () => run(args, context),
+          () => run(args, context),
+        );
+      }
+      return run(args, context);
+    },
   ]);
   return Object.fromEntries(wrapped);
 }
@@ -469,9 +482,23 @@ function handOver() {
   return handing;
 }
 
+// The full module, loaded and instantiated once (the database stays where it is).
+let fullModule = null;
+function loadFull() {
+  if (fullModule === null) {
+    fullModule = import('../pkg-full/inbox_lab.js').then(async (full) => {
+      await full.default();
+      return full;
+    });
+    fullModule.catch(() => {
+      fullModule = null; // a failed fetch may be tried again
+    });
+  }
+  return fullModule;
+}
+
 async function reopenInFull() {
-  const full = await import('../pkg-full/inbox_lab.js');
-  await full.default();
+  const full = await loadFull();
   const { storage: where } = lab;
   const bytes = where === 'memory' ? lab.snapshot() : null;
   lab.release(); // throws `busy`, closing nothing, while a stepped delivery is open
