@@ -22,7 +22,7 @@
 //   full        run by the page's full module (www/pkg-full/), which the worker
 //               loads and hands the database to the first time such an op
 //               comes (worker.js, `handOver`); so does a delivery by a mistaken
-//               handler. The rest runs in the start module (www/pkg/).
+//               handler. Until then every op runs in the start module (www/pkg/).
 
 const DELIVERY = { options: ['fault', 'handler'], strict: true };
 const READ = { reads: true, repeatable: true };
