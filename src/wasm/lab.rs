@@ -25,8 +25,8 @@ use super::*;
 use crate::labs::crash::JournalMode;
 use crate::labs::handlers::Answer;
 use crate::labs::tools::transfer;
-use crate::labs::verdicts::{outcome_answer, Heard, Referee, Seen, Verdict};
-use crate::{apply_traced, core::schema, core::tables, Delivery, Outcome, Progress, Step, Trace};
+use crate::labs::verdicts::{outcome_answer, Referee, Seen, Verdict};
+use crate::{apply_traced, core::schema, core::tables, Delivery, Outcome, Trace};
 
 /// Slots in the OPFS pool. Each database takes one for itself and one for
 /// its journal or WAL: the reader's, the webhooks' secrets and the workshop's
@@ -85,20 +85,19 @@ enum Storage {
 pub struct Lab {
     name: String,
     storage: Storage,
-    conn: Option<Connection>,
+    pub(super) conn: Option<Connection>,
     /// Why the stored database cannot be used, when it cannot: then `conn`
     /// is `None` and every database call answers this error. Only
     /// [`Lab::export_raw`], [`Lab::salvage`] and [`Lab::reset`] work (the
     /// last two clear it).
     problem: Option<Error>,
-    /// A delivery run one statement at a time (step mode). While it is
-    /// unfinished its transaction is open and holds the write lock.
-    stepping: Option<Delivery>,
-    /// The tables as the stepped delivery's event saw them before it began
-    /// (`None` if they could not be read), for its verdict.
-    stepping_before: Option<Seen>,
+    /// A delivery run one statement at a time (step mode, `step.rs`), and
+    /// the tables as its event saw them before it began (`None` if they
+    /// could not be read), for its verdict. While it is unfinished its
+    /// transaction is open and holds the write lock.
+    pub(super) stepping: Option<(Delivery, Option<Seen>)>,
     /// Judges every delivery ([`Referee`]); forgets with the database.
-    referee: Referee,
+    pub(super) referee: Referee,
     /// The signed-webhook secrets' own database (`hooks.rs`), opened on
     /// first use; never replaced by import or reset.
     pub(super) hooks: Option<Connection>,
@@ -174,7 +173,6 @@ impl Lab {
             conn: None,
             problem: None,
             stepping: None,
-            stepping_before: None,
             referee: Referee::default(),
             hooks: None,
             journal,
@@ -351,90 +349,11 @@ impl Lab {
         to_value(&batch)
     }
 
-    /// Step mode: starts a delivery without running anything. Returns the
-    /// first step, `{next: {step, statements}, outcome: null, steps: []}`.
-    #[wasm_bindgen(js_name = stepStart)]
-    pub fn step_start(&mut self, event: JsValue, fault: JsValue) -> Result<JsValue, JsValue> {
-        let event = event_from_js(&event)?;
-        let fault = fault_from_js(&fault)?;
-        let conn = self.writer()?;
-        self.stepping_before = self.referee.look(conn, &event).ok();
-        let delivery = Delivery::new(event, fault);
-        let answer = StepAnswer::new(None, delivery.next_step(), None);
-        self.stepping = Some(delivery);
-        with_steps(to_value(&answer), &Trace::default(), None)
-    }
-
-    /// Step mode: runs the next statement. Returns `{ran, next, outcome,
-    /// steps}` (`steps`: every step so far with its effect, `open` until the
-    /// transaction ends); throws the delivery's error, with its `steps` (its
-    /// transaction already rolled back).
-    #[wasm_bindgen(js_name = stepNext)]
-    pub fn step_next(&mut self) -> Result<JsValue, JsValue> {
-        self.conn()?; // the database's problem, if it has one
-        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        let mut delivery = self.stepping.take().ok_or_else(not_stepping)?;
-        let ran = delivery.next_step();
-        let result = match delivery.step(conn) {
-            // This worker holds the only connection, so nothing else can
-            // hold the lock; if something did, end the delivery cleanly.
-            Err(Error::Busy) => Err(delivery.give_up(conn, Error::Busy)),
-            other => other,
-        };
-        let steps = delivery.trace().clone();
-        // Finished (answered or failed): judged like any delivery.
-        let verdict = (delivery.next_step().is_none()).then(|| {
-            let heard = Heard::of(&result, |progress| match progress {
-                Progress::Done(outcome) => outcome_answer(outcome),
-                Progress::Next(_) => Answer::Applied, // unreachable: finished
-            });
-            self.referee.judge(
-                conn,
-                Handler::Atomic,
-                delivery.event(),
-                heard,
-                &steps,
-                self.stepping_before.take(),
-            )
-        });
-        let answer = result
-            .map_err(JsValue::from)
-            .and_then(|progress| match progress {
-                Progress::Next(step) => to_value(&StepAnswer::new(ran, Some(step), None)),
-                Progress::Done(outcome) => to_value(&StepAnswer::new(ran, None, Some(outcome))),
-            });
-        if delivery.next_step().is_some() {
-            self.stepping = Some(delivery);
-        }
-        with_steps(answer, &steps, verdict.as_ref())
-    }
-
-    /// Step mode: "throw" — the handler fails here; the open transaction is
-    /// rolled back. Throws the resulting `simulated_crash` error object, with
-    /// the delivery's `steps`.
-    #[wasm_bindgen(js_name = stepThrow)]
-    pub fn step_throw(&mut self) -> Result<(), JsValue> {
-        self.conn()?; // the database's problem, if it has one
-        let conn = self.conn.as_ref().ok_or_else(|| JsValue::from(closed()))?;
-        let mut delivery = self.stepping.take().ok_or_else(not_stepping)?;
-        let crash = delivery.throw(conn)?;
-        let heard = Heard::of::<()>(&Err(crash.clone()), |()| Answer::Applied);
-        let verdict = self.referee.judge(
-            conn,
-            Handler::Atomic,
-            delivery.event(),
-            heard,
-            delivery.trace(),
-            self.stepping_before.take(),
-        );
-        with_steps(Err(crash.into()), delivery.trace(), Some(&verdict)).map(|_| ())
-    }
-
-    #[cfg(feature = "full")]
     /// Runs one read-only SQL statement: `{columns, rows, truncated}`. The
     /// page runs only settings pragmas here ([`super::reads_only_settings`]);
     /// every other query runs on a copy ([`Lab::snapshot`]) in a worker of
     /// its own.
+    #[cfg(feature = "full")]
     pub fn query(&mut self, sql: String) -> Result<JsValue, JsValue> {
         let conn = self.conn_mut()?;
         to_value(&crate::labs::tools::console::query(conn, &sql)?)
@@ -449,10 +368,10 @@ impl Lab {
         transfer::export(conn).map_err(JsValue::from)
     }
 
-    #[cfg(feature = "full")]
     /// The last, short step of an import: replaces the database with
     /// `rebuilt`, the bytes [`super::rebuild_import`] made of the file in
     /// the import worker (one write transaction).
+    #[cfg(feature = "full")]
     pub fn adopt(&mut self, rebuilt: Vec<u8>) -> Result<(), JsValue> {
         let conn = self.writer_mut()?;
         transfer::adopt(conn, &rebuilt)?;
@@ -460,19 +379,19 @@ impl Lab {
         Ok(())
     }
 
-    #[cfg(feature = "full")]
     /// The database as the bytes of a `.sqlite3` file.
+    #[cfg(feature = "full")]
     pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
         let conn = self.writer_mut()?;
         transfer::export(conn).map_err(JsValue::from)
     }
 
-    #[cfg(feature = "full")]
     /// Replaces the database with the rows of `bytes`, rebuilt in a fresh
     /// inbox-lab database (the file's own schema is never adopted); returns
     /// `{accounts, inbox, outbox, orders, version, ignored}`. A file that
     /// is not an intact inbox-lab database throws (field `file`) and
     /// changes nothing.
+    #[cfg(feature = "full")]
     pub fn import(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
         let conn = self.writer_mut()?;
         let imported = transfer::import(conn, &bytes)?;
@@ -585,7 +504,6 @@ impl Lab {
         self.problem.clone().map_or(Ok(()), |err| Err(err.into()))
     }
 
-    #[cfg(feature = "full")]
     /// "Keep what is sound", for a stored database that cannot be used: its
     /// file is read as an import reads one ([`transfer::salvage`]: rows read
     /// from the tables, never through an index, each checked), except that a
@@ -595,6 +513,7 @@ impl Lab {
     /// [error object, …]}` — each row left out as the refusal an import would
     /// have answered for it. Throws (changing nothing) when nothing can be
     /// kept; export the file as is first to keep every byte.
+    #[cfg(feature = "full")]
     pub fn salvage(&mut self) -> Result<JsValue, JsValue> {
         let bytes = self.export_raw()?;
         let (fresh, salvaged) = transfer::salvage(&bytes)?;
@@ -615,13 +534,10 @@ impl Lab {
     /// Hands the database over to the page's other module (the worker
     /// reopens it from `www/pkg-full/` the first time an op needs that
     /// module): closes it and, on OPFS, pauses the pool, which releases its
-    /// files for the other module's pool. Refused (`busy`, nothing closed)
-    /// while a stepped delivery holds its transaction: closing would roll it
-    /// back under the reader's eyes.
+    /// files for the other module's pool. Between ops no transaction is open
+    /// (step mode, whose transaction stays open between ops, runs in the
+    /// full module), so closing rolls nothing back.
     pub fn release(&mut self) -> Result<(), JsValue> {
-        if self.stepping.is_some() {
-            return Err(Error::Busy.into());
-        }
         self.close();
         if let Storage::Opfs(pool) = &self.storage {
             pool.pause()
@@ -800,37 +716,6 @@ impl Lab {
     fn writer_mut(&mut self) -> Result<&mut Connection, Error> {
         self.writer()?;
         self.conn_mut()
-    }
-}
-
-/// Step mode's refusal when no delivery was started.
-fn not_stepping() -> Error {
-    Error::storage("no delivery is being stepped")
-}
-
-/// One step as shown to readers.
-#[derive(Serialize)]
-struct StepInfo {
-    step: Step,
-    statements: crate::core::trace::Statements,
-}
-
-/// Step mode's answer: the step that just ran, the next one, and the
-/// outcome once committed.
-#[derive(Serialize)]
-struct StepAnswer {
-    ran: Option<Step>,
-    next: Option<StepInfo>,
-    outcome: Option<Outcome>,
-}
-
-impl StepAnswer {
-    fn new(ran: Option<Step>, next: Option<Step>, outcome: Option<Outcome>) -> Self {
-        let next = next.map(|step| StepInfo {
-            step,
-            statements: step.statements(),
-        });
-        StepAnswer { ran, next, outcome }
     }
 }
 

@@ -17,9 +17,9 @@
 //!   receiving what the server relays.
 //!
 //! The page's start module (the crate without `full`) leaves out `crash.rs`,
-//! `guest.rs`, `race.rs`, `scheme_ends.rs`, `hooks.rs`, and on [`Lab`] the
-//! console, export, import and salvage, a pasted JSON event, the workshop's
-//! scenario and the mistaken handlers' runs; `www/db/worker.js` hands the
+//! `guest.rs`, `race.rs`, `scheme_ends.rs`, `hooks.rs`, `step.rs`, and on
+//! [`Lab`] the console, export, import and salvage, a pasted JSON event, the
+//! workshop's scenario and the mistaken handlers' runs; `www/db/worker.js` hands the
 //! database to the full module ([`Lab::release`]) before the first op that
 //! needs them.
 //!
@@ -45,6 +45,8 @@ mod lab;
 mod race;
 #[cfg(feature = "full")]
 mod scheme_ends;
+#[cfg(feature = "full")]
+mod step;
 
 #[cfg(feature = "full")]
 pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};

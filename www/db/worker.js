@@ -441,12 +441,11 @@ async function open() {
 
 // The page's wasm is two modules of one crate (Cargo.toml, `full`): the
 // database opens in the start module (www/pkg/: the core, deliveries by the
-// article's handler, step mode, the tables), and the first op the start
-// module cannot run (ops.js's `full`, or a delivery by a mistaken handler)
-// loads the full module and hands the database over to it: closed and its
-// OPFS pool paused in the start module (Lab.release: refused with `busy` while
-// a stepped delivery is open), then opened in the full one — in memory, its
-// bytes carried over. Every op from then on runs there; an op that arrives
+// article's handler, the tables), and the first op the start module cannot
+// run (ops.js's `full`, or a delivery by a mistaken handler) loads the full
+// module and hands the database over to it: closed and its OPFS pool paused
+// in the start module (Lab.release), then opened in the full one — in memory,
+// its bytes carried over. Every op from then on runs there; an op that arrives
 // while the hand-over is under way (after a background op began it) waits for
 // it to end.
 let wasm = start;
@@ -501,7 +500,7 @@ async function reopenInFull() {
   const full = await loadFull();
   const { storage: where } = lab;
   const bytes = where === 'memory' ? lab.snapshot() : null;
-  lab.release(); // throws `busy`, closing nothing, while a stepped delivery is open
+  lab.release();
   let reopened;
   try {
     reopened = await (where === 'opfs' ? full.Lab.openWithJournal(DATABASE, 'opfs', journal) : full.Lab.open(DATABASE, 'memory'));
