@@ -31,30 +31,27 @@ pub const OFFICIAL_PACKAGE: &str = "@sqlite.org/sqlite-wasm";
 pub const OFFICIAL_VERSION: &str = "3.54.1-build1";
 
 /// What to run; the defaults are the README's figures.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
+    /// Distinct events per run.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
     pub events: u32,
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
+    /// Page loads per start path.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub loads: u32,
+    /// Concurrent deliveries of one event.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub burst: u32,
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     pub profile_events: u32,
+    /// Use the wasm modules that are there.
+    #[arg(long = "no-build", action = clap::ArgAction::SetFalse)]
     pub build: bool,
     /// Print the tables of an earlier run's JSON instead of running anything.
+    #[arg(long)]
     pub report: Option<PathBuf>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            events: 2000,
-            rounds: 3,
-            loads: 5,
-            burst: 1000,
-            profile_events: 500,
-            build: true,
-            report: None,
-        }
-    }
 }
 
 pub fn run(options: &Options) -> Result<()> {

@@ -26,14 +26,21 @@ use serde_json::Value;
 /// The node script that drives the panel (in `tests/e2e/`, next to playwright-core).
 const SCRIPT: &str = "tests/e2e/crashlab-sweep.mjs";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
-    /// `delete` and/or `wal`; empty means both (only `delete` with `--control`).
+    /// `delete` and/or `wal` (repeatable); none means both (only `delete` with `--control`).
+    #[arg(long = "mode")]
     pub modes: Vec<String>,
     /// 1 (one apply) or 3 (a burst).
+    #[arg(long, default_value_t = 1)]
     pub events: u32,
+    /// The control run: a stack without the guarantee, whose partials must be found.
+    #[arg(long)]
     pub control: bool,
+    /// Use the dist/ that is there.
+    #[arg(long = "no-build", action = clap::ArgAction::SetFalse)]
     pub build: bool,
+    #[arg(long)]
     pub dev: bool,
 }
 

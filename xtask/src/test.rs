@@ -21,7 +21,7 @@ const NATIVE_FEATURES: [&str; 2] = ["--features", "workshop"];
 /// Seconds wasm-bindgen-test-runner waits for the browser tests, unless the caller set it.
 const BROWSER_TEST_TIMEOUT_SECS: &str = "600";
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 pub enum Layer {
     Lint,
     Native,
@@ -38,17 +38,6 @@ impl Layer {
 
     pub fn name(self) -> &'static str {
         ["lint", "native", "browser", "firefox", "e2e", "engines"][self as usize]
-    }
-
-    pub fn parse(s: &str) -> Result<Layer> {
-        Layer::ALL
-            .into_iter()
-            .find(|l| l.name() == s)
-            .with_context(|| {
-                format!(
-                    "unknown layer {s:?}: expected lint, native, browser, firefox, e2e or engines"
-                )
-            })
     }
 }
 
@@ -1323,13 +1312,5 @@ ok 1 - /repo/tests/e2e/empty.test.mjs
             .map(|f| f.rsplit(['/', '\\']).next().unwrap())
             .collect();
         assert_eq!(names, ["m.wasm: testPlant", "w.js: simulate"]);
-    }
-
-    #[test]
-    fn parses_layers() {
-        assert_eq!(Layer::parse("e2e").ok(), Some(Layer::E2e));
-        assert_eq!(Layer::parse("firefox").ok(), Some(Layer::Firefox));
-        assert_eq!(Layer::parse("engines").ok(), Some(Layer::Engines));
-        assert!(Layer::parse("unit").is_err());
     }
 }

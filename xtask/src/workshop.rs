@@ -24,13 +24,21 @@ pub const HANDLER_ENV: &str = "INBOX_LAB_WORKSHOP";
 /// The starter a participant edits.
 pub const STARTER: &str = "workshop/handler.rs";
 
+#[derive(clap::Args)]
 pub struct Options {
+    /// The handler to judge (default: workshop/handler.rs).
+    #[arg(long)]
     pub handler: Option<PathBuf>,
+    /// 2 or 3 concurrent deliveries.
+    #[arg(long)]
     pub deliveries: Option<String>,
+    /// Judge only: exit 0 correct, 1 broken, serve nothing.
+    #[arg(long)]
     pub judge_only: bool,
+    #[arg(long)]
     pub dev: bool,
-    pub host: String,
-    pub port: u16,
+    #[command(flatten)]
+    pub address: crate::Address,
 }
 
 /// What the judge said.
@@ -63,7 +71,13 @@ pub fn run(options: &Options) -> Result<()> {
     }
     let dist = util::root().join(dist::DIST_DIR);
     dist::assemble(&util::root(), &dist)?;
-    let server = serve::start(&dist, None, &options.host, options.port, true)?;
+    let server = serve::start(
+        &dist,
+        None,
+        &options.address.host,
+        options.address.port,
+        true,
+    )?;
     println!(
         "Serving inbox-lab with the workshop's handler at {} (the race lab and \"Write your own handler\" list it as \"workshop\")",
         server.reader_url()
