@@ -170,7 +170,7 @@ export const NAMES = Object.freeze({
 });
 
 /** The race lab's deliveries, by letter: "A" is delivery 0. */
-const LETTERS = 'ABC';
+export const LETTERS = Object.freeze(['A', 'B', 'C']);
 
 /**
  * Where a share link leads: {screen, rest} — the screen its state is replayed

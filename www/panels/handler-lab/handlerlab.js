@@ -30,7 +30,7 @@ import { inboxLab } from '../../db/client.js';
 import { button, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
-import { HANDLERS, decodeShare, encodeShare, isShare } from '../../lib/share.js';
+import { HANDLERS, LETTERS, decodeShare, encodeShare, isShare, orderText } from '../../lib/share.js';
 
 register({
   'handlerlab.title': { en: 'Write your own handler, and let the lab judge it', ru: 'Напишите свой обработчик — и пусть лаборатория его проверит' },
@@ -102,8 +102,6 @@ register({
   'handlerlab.yes': { en: 'yes', ru: 'да' },
   'handlerlab.no': { en: 'no', ru: 'нет' },
 });
-
-const LETTERS = ['A', 'B', 'C'];
 
 export function mount(root) {
   const label = (key, target) => el('label', { i18n: key, attrs: { for: target } });
@@ -194,7 +192,7 @@ export function mount(root) {
     // The first failing race schedule travels too, when the judge found one
     // for exactly this text.
     const failure = last?.source.text === ui.text.value ? last.answer.report?.first_failure : null;
-    const race = failure?.check === 'race' ? `${failure.deliveries}:${failure.schedule.map((i) => LETTERS[i]).join('')}` : null;
+    const race = failure?.check === 'race' ? `${failure.deliveries}:${orderText(failure.schedule)}` : null;
     const made = encodeShare(race === null ? { handler: ui.text.value } : { handler: ui.text.value, race });
     if (made.error) {
       ui.status.textContent = t(made.error);

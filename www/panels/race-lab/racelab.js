@@ -23,7 +23,7 @@ import { button, dataTable, el, exclusive, replaceKeepingFocus, whileBusy } from
 import { errorMessage, outcomeWord } from '../../lib/errors.js';
 import { onLanguageChange, register, t } from '../../lib/i18n.js';
 import { observe } from '../../lib/observed.js';
-import { HANDLERS } from '../../lib/share.js';
+import { HANDLERS, LETTERS } from '../../lib/share.js';
 
 register({
   'racelab.title': { en: 'Race lab: deliveries interleaved one statement at a time', ru: 'Гонки: доставки вперемешку, по одному оператору' },
@@ -138,7 +138,6 @@ register({
   'racelab.error': { en: 'The worker answered an error: {kind} — {message}', ru: 'Воркер ответил ошибкой: {kind} — {message}' },
 });
 
-const LETTERS = ['A', 'B', 'C'];
 // The race event (Rust: race::race_payload): shown in the final tables.
 const RACE_KEY = { source: 'provider-a', event_id: 'evt-1', account_id: 1, amount: 500 };
 // The INSERT OR IGNORE demonstration delivers to the page's own database:

@@ -200,19 +200,6 @@ export function effects(db, load) {
     resume: (next) => {
       state.next = next;
     },
-    // The controls, for the levels and share replay: each as its button does it.
-    actions: {
-      chooseStrategy,
-      chooseCrash: (crash) => {
-        nodes.crash.value = crash ?? '';
-        if (nodes.crash.value !== (crash ?? '')) {
-          throw new Error(`the crash point ${crash} cannot be chosen with ${state.strategy}`);
-        }
-      },
-      deliver: () => act(nodes.error, deliver),
-      dispatch: (crash = false) => act(nodes.error, () => dispatch(crash)),
-      setDedup: (dedup) => act(nodes.error, () => setDedup(dedup)),
-    },
   };
 }
 

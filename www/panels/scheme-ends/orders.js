@@ -42,12 +42,6 @@ export function orders(db) {
     render();
   }
 
-  /** Fills the form for `which` event ("first", "second") and submits it, as its chip and Activate do. */
-  function submitAs(which) {
-    fill(which);
-    return act(nodes.error, activate);
-  }
-
   function render() {
     nodes.log.replaceChildren(...state.log.map(logItem));
   }
@@ -94,7 +88,7 @@ export function orders(db) {
     nodes.log,
     fixBox('se.bk.fix'),
   );
-  return { node, render, actions: { activate: submitAs, nextOrder } };
+  return { node, render };
 }
 
 function logItem({ event_id, order_id, reply }) {

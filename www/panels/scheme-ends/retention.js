@@ -156,13 +156,6 @@ export function retention(db, load) {
     resume: (next) => {
       state.next = next;
     },
-    // The controls, for the levels and share replay: each as its button does it.
-    actions: {
-      advance: (days) => act(nodes.note, () => advance(days)),
-      deliver: () => act(nodes.note, deliver),
-      nextEvent: () => act(nodes.note, nextEvent),
-      purge: (days) => act(nodes.note, () => purge(days)),
-    },
   };
 }
 

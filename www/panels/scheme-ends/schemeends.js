@@ -146,5 +146,4 @@ export function mount(root, { db, onTablesChanged, refreshTables, panels }) {
     }
   });
 
-  return { effects: effect.actions, orders: order.actions, retention: kept.actions };
 }
