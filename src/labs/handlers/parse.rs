@@ -189,8 +189,20 @@ impl Program {
     /// put to the test with that value.
     pub fn literals(&self) -> Literals {
         let mut found = Literals::default();
-        for s in &self.statements {
-            scan_literals(s.sql(), &mut found);
+        // The string literals (`'it''s'` is `it's`) and whole numbers
+        // (decimal or `0x` hex) of each statement.
+        for (_, token) in self.statements.iter().flat_map(|s| tokens(s.sql())) {
+            match token {
+                Token::Text(text) => found.texts.push(text),
+                Token::Number(word) => {
+                    let hex = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X"));
+                    found.ints.extend(match hex {
+                        Some(h) => i64::from_str_radix(h, 16).ok(),
+                        None => word.parse().ok(),
+                    });
+                }
+                Token::Param(_) => {}
+            }
         }
         for instr in &self.code {
             let Instr::Unless(cond, _) = instr else {
@@ -218,16 +230,32 @@ pub struct Literals {
     pub ints: Vec<i64>,
 }
 
-/// Adds the string literals (`'it''s'` is `it's`) and the whole numbers
-/// (decimal or `0x` hex) of one SQL statement to `found`; quoted names and
-/// a trailing `--` comment are skipped.
-fn scan_literals(sql: &str, found: &mut Literals) {
+/// What [`tokens`] finds in a statement: a string literal's text, a word
+/// that starts with a digit, a parameter as written (`:name`, `@x`, `?1`).
+enum Token {
+    Text(String),
+    Number(String),
+    Param(String),
+}
+
+/// The literals and parameters of one SQL statement, each with the index of
+/// its first character; quoted names (`"…"`, `` `…` ``, `[…]`), the names
+/// between them and a trailing `--` comment yield none.
+fn tokens(sql: &str) -> Vec<(usize, Token)> {
     let chars: Vec<char> = sql.chars().collect();
+    let end_of = |mut i: usize, part: fn(char) -> bool| {
+        while i < chars.len() && (part(chars[i]) || chars[i] == '_') {
+            i += 1;
+        }
+        i
+    };
+    let mut found = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         match c {
             '\'' => {
+                let start = i;
                 let mut text = String::new();
                 i += 1;
                 while i < chars.len() {
@@ -241,7 +269,7 @@ fn scan_literals(sql: &str, found: &mut Literals) {
                         i += 1;
                     }
                 }
-                found.texts.push(text);
+                found.push((start, Token::Text(text)));
             }
             '"' | '`' | '[' => {
                 let close = if c == '[' { ']' } else { c };
@@ -251,32 +279,28 @@ fn scan_literals(sql: &str, found: &mut Literals) {
                 }
             }
             '-' if chars.get(i + 1) == Some(&'-') => break,
-            _ if c.is_ascii_digit() => {
-                let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
-                let word: String = chars[start..i].iter().collect();
-                let hex = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X"));
-                let n = match hex {
-                    Some(h) => i64::from_str_radix(h, 16).ok(),
-                    None => word.parse().ok(),
-                };
-                found.ints.extend(n);
+            ':' | '@' | '$' | '?' => {
+                let end = end_of(i + 1, char::is_alphanumeric);
+                found.push((i, Token::Param(chars[i..end].iter().collect())));
+                i = end;
                 continue;
             }
-            _ if c.is_alphanumeric() || c == '_' || c == ':' || c == '$' || c == '@' => {
-                // A name (or a parameter): digits inside it are not numbers.
-                i += 1;
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
+            _ if c.is_ascii_digit() => {
+                let end = end_of(i, |c| c.is_ascii_alphanumeric());
+                found.push((i, Token::Number(chars[i..end].iter().collect())));
+                i = end;
+                continue;
+            }
+            _ if c.is_alphanumeric() || c == '_' => {
+                // A name: digits inside it are not numbers.
+                i = end_of(i + 1, char::is_alphanumeric);
                 continue;
             }
             _ => {}
         }
         i += 1;
     }
+    found
 }
 
 /// Parses and checks a handler text.
@@ -492,49 +516,26 @@ impl Parser {
 /// The named parameters of a statement, in order of first appearance (as
 /// SQLite numbers them), outside string literals and quoted names.
 fn scan_params(sql: &str, line: usize, col0: usize) -> Result<Vec<Param>, ParseError> {
-    let chars: Vec<char> = sql.chars().collect();
     let mut out: Vec<Param> = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\'' | '"' | '`' => {
-                i += 1;
-                while i < chars.len() && chars[i] != c {
-                    i += 1;
-                }
-            }
-            '-' if chars.get(i + 1) == Some(&'-') => break,
-            ':' | '@' | '$' | '?' => {
-                let start = i;
-                i += 1;
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
-                let token: String = chars[start..i].iter().collect();
-                let column = col0 + start;
-                if c == '?' {
-                    return Err(
-                        ParseError::new(ScriptCode::PositionalParameter, line, column)
-                            .with("found", token),
-                    );
-                }
-                match (c, token[1..].parse::<Param>()) {
-                    (':', Ok(p)) => {
-                        if !out.contains(&p) {
-                            out.push(p);
-                        }
-                    }
-                    _ => {
-                        return Err(ParseError::new(ScriptCode::UnknownParameter, line, column)
-                            .with("name", token))
-                    }
-                }
-                continue;
-            }
-            _ => {}
+    for (start, token) in tokens(sql) {
+        let Token::Param(token) = token else {
+            continue;
+        };
+        let column = col0 + start;
+        if token.starts_with('?') {
+            return Err(
+                ParseError::new(ScriptCode::PositionalParameter, line, column).with("found", token),
+            );
         }
-        i += 1;
+        match token.strip_prefix(':').map(str::parse::<Param>) {
+            Some(Ok(p)) if !out.contains(&p) => out.push(p),
+            Some(Ok(_)) => {}
+            _ => {
+                return Err(
+                    ParseError::new(ScriptCode::UnknownParameter, line, column).with("name", token)
+                )
+            }
+        }
     }
     Ok(out)
 }
