@@ -150,10 +150,19 @@ mod tests {
             (address.host.as_str(), address.port, dev, build),
             ("0.0.0.0", 0, true, false)
         );
-        let Ok(Command::Test { only, .. }) = parse("xtask test --only lint --only=e2e") else {
+        let Ok(Command::Serve { address, build, .. }) = parse("xtask serve") else {
+            panic!("serve did not parse");
+        };
+        assert_eq!(
+            (address.host.as_str(), address.port, build),
+            ("127.0.0.1", 8080, true)
+        );
+        let layers = "xtask test --only lint --only=e2e --only firefox --only engines --only native --only browser";
+        let Ok(Command::Test { only, .. }) = parse(layers) else {
             panic!("test did not parse");
         };
-        assert_eq!(only, [test::Layer::Lint, test::Layer::E2e]);
+        use test::Layer::{Browser, E2e, Engines, Firefox, Lint, Native};
+        assert_eq!(only, [Lint, E2e, Firefox, Engines, Native, Browser]);
         let Ok(Command::Bench(options)) = parse("xtask bench --events 300") else {
             panic!("bench did not parse");
         };
