@@ -95,22 +95,17 @@ const BUNDLE_OPTIONS = {
   nodePaths: [NODE_MODULES],
 };
 
-async function bundle(entry) {
-  const result = await esbuild.build({ ...BUNDLE_OPTIONS, entryPoints: [entry] });
-  return result.outputFiles[0].contents;
-}
-
-// The page, or the database worker: one bundle, split where it imports a
-// module lazily (`import('./x.js')`): that module and what only it needs
-// become a chunk of their own, fetched when first used (the SQL console's
-// editor with CodeMirror: www/panels/console/editor.js; the worker's full
-// module: www/db/worker.js, `handOver`). Each chunk is written as
-// esbuild names it, <name>-<hash of its content>.js, beside the bundle that
-// imports it by that relative name. The npm packages bundled (MIT: their
-// notices must travel with them) get their licence texts in one file,
+// The page, or a worker: one bundle, split where it imports a module lazily
+// (`import('./x.js')`): that module and what only it needs become a chunk of
+// their own, fetched when first used (the SQL console's editor with
+// CodeMirror: www/panels/console/editor.js; the database worker's full
+// module: www/db/worker.js, `handOver`). Each chunk is written as esbuild
+// names it, <name>-<hash of its content>.js, beside the bundle that imports
+// it by that relative name. The npm packages bundled (MIT: their notices must
+// travel with them) get their licence texts in one file,
 // assets/licenses-<hash>.txt, which each chunk holding them names in its
 // first line. Returns the entry bundle's bytes.
-async function bundleSplit(entry) {
+async function bundle(entry) {
   const result = await esbuild.build({
     ...BUNDLE_OPTIONS,
     entryPoints: [entry],
@@ -191,10 +186,9 @@ async function main() {
   // (The database worker's foreign-work worker first: the database worker names it.)
   for (const source of ['db/guest.js', 'db/worker.js', 'panels/crash-lab/crashworker.js', 'panels/bench/benchworker.js']) {
     const path = join(WWW, source);
-    const bytes = source === 'db/worker.js' ? await bundleSplit(path) : await bundle(path);
-    built.set(path, await emit(basename(source, '.js'), 'js', bytes));
+    built.set(path, await emit(basename(source, '.js'), 'js', await bundle(path)));
   }
-  const app = await emit('app', 'js', await bundleSplit(join(WWW, 'app.js')));
+  const app = await emit('app', 'js', await bundle(join(WWW, 'app.js')));
 
   // 4. One stylesheet.
   const css = await esbuild.build({

@@ -145,5 +145,4 @@ export function mount(root, { db, onTablesChanged, refreshTables, panels }) {
       settleTimer = setTimeout(() => load().catch(showFailure), SETTLE_MS);
     }
   });
-
 }
