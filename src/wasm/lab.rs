@@ -16,8 +16,6 @@
 //! the file, start afresh). Only installing OPFS itself can still
 //! make `open` fail; the worker then falls back to memory.
 
-#[cfg(feature = "full")]
-use sqlite_wasm_rs::vfs::transfer::DbTransfer;
 use sqlite_wasm_rs::vfs::VfsFilesManager;
 use sqlite_wasm_vfs::sahpool::OpfsSAHPoolCfgBuilder;
 
@@ -75,7 +73,7 @@ struct Stack {
 }
 
 /// Where the database lives.
-enum Storage {
+pub(super) enum Storage {
     Opfs(OpfsSAHPoolUtil),
     Memory,
 }
@@ -83,8 +81,8 @@ enum Storage {
 /// One open inbox-lab database, owned by the worker.
 #[wasm_bindgen]
 pub struct Lab {
-    name: String,
-    storage: Storage,
+    pub(super) name: String,
+    pub(super) storage: Storage,
     pub(super) conn: Option<Connection>,
     /// Why the stored database cannot be used, when it cannot: then `conn`
     /// is `None` and every database call answers this error. Only
@@ -349,16 +347,6 @@ impl Lab {
         to_value(&batch)
     }
 
-    /// Runs one read-only SQL statement: `{columns, rows, truncated}`. The
-    /// page runs only settings pragmas here ([`super::reads_only_settings`]);
-    /// every other query runs on a copy ([`Lab::snapshot`]) in a worker of
-    /// its own.
-    #[cfg(feature = "full")]
-    pub fn query(&mut self, sql: String) -> Result<JsValue, JsValue> {
-        let conn = self.conn_mut()?;
-        to_value(&crate::labs::tools::console::query(conn, &sql)?)
-    }
-
     /// The database as this connection sees it, as bytes: what a console
     /// query runs on ([`super::query_copy`]). Unlike [`Lab::export`] it does
     /// not wait for a stepped delivery: its open transaction is seen, as the
@@ -366,69 +354,6 @@ impl Lab {
     pub fn snapshot(&mut self) -> Result<Vec<u8>, JsValue> {
         let conn = self.conn_mut()?;
         transfer::export(conn).map_err(JsValue::from)
-    }
-
-    /// The last, short step of an import: replaces the database with
-    /// `rebuilt`, the bytes [`super::rebuild_import`] made of the file in
-    /// the import worker (one write transaction).
-    #[cfg(feature = "full")]
-    pub fn adopt(&mut self, rebuilt: Vec<u8>) -> Result<(), JsValue> {
-        let conn = self.writer_mut()?;
-        transfer::adopt(conn, &rebuilt)?;
-        self.referee.forget(); // another database: credits it never watched
-        Ok(())
-    }
-
-    /// The database as the bytes of a `.sqlite3` file.
-    #[cfg(feature = "full")]
-    pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
-        let conn = self.writer_mut()?;
-        transfer::export(conn).map_err(JsValue::from)
-    }
-
-    /// Replaces the database with the rows of `bytes`, rebuilt in a fresh
-    /// inbox-lab database (the file's own schema is never adopted); returns
-    /// `{accounts, inbox, outbox, orders, version, ignored}`. A file that
-    /// is not an intact inbox-lab database throws (field `file`) and
-    /// changes nothing.
-    #[cfg(feature = "full")]
-    pub fn import(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
-        let conn = self.writer_mut()?;
-        let imported = transfer::import(conn, &bytes)?;
-        self.referee.forget(); // another database: credits it never watched
-        to_value(&imported)
-    }
-
-    /// Runs the article's scenario on a fresh scratch database next to the
-    /// reader's (which it leaves alone); returns `{summary, passed, checks}`.
-    #[cfg(feature = "full")]
-    #[wasm_bindgen(js_name = runScenario)]
-    pub fn run_scenario(&self) -> Result<JsValue, JsValue> {
-        let name = format!("{}.scenario", self.name);
-        let remove = || match &self.storage {
-            Storage::Opfs(pool) => pool
-                .remove(&name)
-                .map_err(|e| Error::storage(e.to_string())),
-            Storage::Memory => Ok(false),
-        };
-        remove()?;
-        let path = self.sibling_path(&name);
-        let report = (|| {
-            use crate::labs::tools::scenario;
-            let mut conn = db::open(&path, db::Mode::Create, BUSY_TIMEOUT)?;
-            schema::init(&mut conn, &[1])?;
-            scenario::run(&conn, |e| {
-                (0..scenario::BURST)
-                    .map(|_| crate::apply(&conn, e, None))
-                    .collect()
-            })
-        })()?;
-        remove()?;
-        to_value(&ScenarioAnswer {
-            summary: report.summary(),
-            passed: report.passed(),
-            checks: report.checks,
-        })
     }
 
     /// Both tables: `{accounts: [{id, balance}], inbox: [{source, event_id,
@@ -463,31 +388,6 @@ impl Lab {
         schema::add_account(conn, id).map_err(JsValue::from)
     }
 
-    /// The stored database file exactly as it is, byte for byte: "export as
-    /// is", the way to keep a database the page cannot use before resetting
-    /// it. On OPFS the file is read from the pool untouched (SQLite does not
-    /// open it); in memory there is no file, so it is the open database's
-    /// `serialize` (nothing to export if it could not be created). With a
-    /// healthy database open, this is what [`Lab::export`] gives.
-    #[cfg(feature = "full")]
-    #[wasm_bindgen(js_name = exportRaw)]
-    pub fn export_raw(&mut self) -> Result<Vec<u8>, JsValue> {
-        if self.conn.is_some() {
-            return self.export();
-        }
-        match &self.storage {
-            Storage::Opfs(pool) => pool.export_db(&self.name).map_err(|e| {
-                JsValue::from(Error::storage(format!(
-                    "cannot read the stored database file {:?}: {e}",
-                    self.name
-                )))
-            }),
-            Storage::Memory => Err(JsValue::from(Error::storage(
-                "there is no stored database to export: it is in memory and could not be created",
-            ))),
-        }
-    }
-
     /// Throws the database away and starts a fresh one holding account 1 at
     /// balance 0. Deleting the file and its journal or WAL (rather than its
     /// rows) also recovers from a database that is damaged or not
@@ -502,25 +402,6 @@ impl Lab {
         self.open_database();
         removed?;
         self.problem.clone().map_or(Ok(()), |err| Err(err.into()))
-    }
-
-    /// "Keep what is sound", for a stored database that cannot be used: its
-    /// file is read as an import reads one ([`transfer::salvage`]: rows read
-    /// from the tables, never through an index, each checked), except that a
-    /// row that fails is left out and listed instead of refusing the file;
-    /// then the database is reset and the rebuilt rows copied in. Returns
-    /// `{kept: {accounts, inbox, outbox, orders, version, ignored}, dropped:
-    /// [error object, …]}` — each row left out as the refusal an import would
-    /// have answered for it. Throws (changing nothing) when nothing can be
-    /// kept; export the file as is first to keep every byte.
-    #[cfg(feature = "full")]
-    pub fn salvage(&mut self) -> Result<JsValue, JsValue> {
-        let bytes = self.export_raw()?;
-        let (fresh, salvaged) = transfer::salvage(&bytes)?;
-        self.reset()?;
-        let conn = self.conn_mut()?;
-        transfer::copy_over(&fresh, conn)?;
-        to_value(&salvaged)
     }
 
     /// Closes the database (the worker does this before it is terminated on
@@ -615,7 +496,7 @@ impl Lab {
         }
     }
 
-    fn conn_mut(&mut self) -> Result<&mut Connection, Error> {
+    pub(super) fn conn_mut(&mut self) -> Result<&mut Connection, Error> {
         self.conn()?;
         self.conn.as_mut().ok_or_else(closed)
     }
@@ -711,12 +592,6 @@ impl Lab {
         }
         self.conn()
     }
-
-    #[cfg(feature = "full")]
-    fn writer_mut(&mut self) -> Result<&mut Connection, Error> {
-        self.writer()?;
-        self.conn_mut()
-    }
 }
 
 /// The most events one [`Lab::deliver_many`] call takes.
@@ -756,12 +631,4 @@ struct MistakeAnswer {
     http_status: u16,
     receipt: Option<crate::Receipt>,
     handler: Handler,
-}
-
-#[cfg(feature = "full")]
-#[derive(Serialize)]
-struct ScenarioAnswer {
-    summary: String,
-    passed: bool,
-    checks: Vec<crate::labs::tools::scenario::Check>,
 }

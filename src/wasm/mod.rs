@@ -4,8 +4,9 @@
 //! has its file:
 //!
 //! * [`Lab`] (`lab.rs`) — the reader's database, for `www/db/worker.js`: open
-//!   on OPFS or in memory, deliver with any handler, step mode, tables,
-//!   console, export and import, the article's scenario.
+//!   on OPFS or in memory, deliver with any handler, tables; step mode
+//!   (`step.rs`); the console, export, import, salvage and the article's
+//!   scenario (`tools.rs`).
 //! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections, and
 //!   [`judge_handler`], the judge of a handler text (no crash sweep here).
 //! * Foreign work (`foreign.rs`), for `www/db/guest.js`: a console query
@@ -17,11 +18,10 @@
 //!   receiving what the server relays.
 //!
 //! The page's start module (the crate without `full`) leaves out `crash.rs`,
-//! `guest.rs`, `race.rs`, `scheme_ends.rs`, `hooks.rs`, `step.rs`, and on
-//! [`Lab`] the console, export, import and salvage, a pasted JSON event, the
-//! workshop's scenario and the mistaken handlers' runs; `www/db/worker.js` hands the
-//! database to the full module ([`Lab::release`]) before the first op that
-//! needs them.
+//! `guest.rs`, `race.rs`, `scheme_ends.rs`, `hooks.rs`, `step.rs`,
+//! `tools.rs`, and on [`Lab`] a pasted JSON event and the mistaken handlers'
+//! runs; `www/db/worker.js` hands the database to the full module
+//! ([`Lab::release`]) before the first op that needs them.
 //!
 //! Invariant: it converts and decides nothing. JavaScript values come in
 //! with their JavaScript types checked (strings must be valid UTF-16,
@@ -47,6 +47,8 @@ mod race;
 mod scheme_ends;
 #[cfg(feature = "full")]
 mod step;
+#[cfg(feature = "full")]
+mod tools;
 
 #[cfg(feature = "full")]
 pub use crash::{CrashLab, CRASH_POOL_DIRECTORY, CRASH_VFS_NAME};
