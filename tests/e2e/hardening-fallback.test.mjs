@@ -160,7 +160,7 @@ describe('a browser without OPFS (getDirectory missing)', { timeout: 120_000 }, 
   test('opens in memory with the banner: no_opfs', async () => {
     const ready = await openPage(browser.page);
     assert.equal(ready.storage, 'memory');
-    assert.equal(ready.fallback.code, 'no_opfs');
+    assert.deepEqual([ready.fallback.code, ready.fallback.retryable], ['no_opfs', false]);
     const shown = await banner(browser.page);
     assert.deepEqual([shown.shown, shown.reason], [true, 'no_opfs']);
     assert.match(shown.text, /Nothing will be kept\..*no origin private file system/);
@@ -185,7 +185,7 @@ describe('an insecure origin (http, not localhost)', { timeout: 120_000 }, () =>
     assert.equal(await page.evaluate(() => window.isSecureContext), false);
     const ready = await page.evaluate(() => window.inboxLab.ready);
     assert.equal(ready.storage, 'memory');
-    assert.equal(ready.fallback.code, 'insecure_context');
+    assert.deepEqual([ready.fallback.code, ready.fallback.retryable], ['insecure_context', false]);
     await page.waitForSelector('main[aria-busy="false"]', { state: 'attached' });
     const shown = await banner(page);
     assert.deepEqual([shown.shown, shown.reason], [true, 'insecure_context']);

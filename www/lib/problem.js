@@ -21,6 +21,8 @@ const STATUS = {
   busy: [503, true],
   storage: [500, true],
 };
+// Storage codes that no retry on this page, in this browser, can change.
+const FINAL = new Set(['insecure_context', 'no_opfs']);
 
 /**
  * Every `[kind, code]` made in JavaScript. Rust's own list comes from
@@ -56,7 +58,7 @@ export const LOCAL_CODES = Object.freeze([
  */
 export function problem(kind, code, message, params = {}, field = undefined) {
   const [http_status, retryable] = STATUS[kind];
-  const error = { kind, code, message, http_status, retryable, params };
+  const error = { kind, code, message, http_status, retryable: retryable && !FINAL.has(code), params };
   if (field !== undefined) {
     error.field = field;
   }

@@ -1,8 +1,9 @@
 // The one request/answer shape between the page and its workers.
 //
-// Three workers answer the page, and all three speak this shape: the database
-// worker (www/db/worker.js), the crash lab's (www/panels/crash-lab/crashworker.js)
-// and the bench's (www/panels/bench/benchworker.js). Each documents its own
+// Every worker speaks this shape: the database worker (www/db/worker.js), the
+// guest lanes it hands foreign work to (www/db/foreign.js, www/db/guest.js), the
+// crash lab's (www/panels/crash-lab/crashworker.js) and the bench's
+// (www/panels/bench/benchworker.js). Each documents its own
 // ops at its top; what a message looks like is said here, once. (The tab
 // that holds the database answers the other tabs' requests in this shape
 // too: www/db/tabs.js.)
