@@ -17,7 +17,7 @@
 //!     per-connection setup (`PRAGMA foreign_keys = ON`).
 //!   * [`core::apply`](mod@crate::core::apply) — **start here for the idea**: the transaction that
 //!     makes a delivery idempotent, written as steps so the page can run it
-//!     one statement at a time.
+//!     one step (one statement; the receipt's two) at a time.
 //!   * [`core::source`] — `apply.rs` itself, embedded at build time, and
 //!     the lines of each step in it (step mode shows them as they run).
 //!   * [`core::trace`] — what a delivery did: every step it ran and what

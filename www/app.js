@@ -1,5 +1,5 @@
 // The page's one entry module and composition root: it mounts every panel,
-// in page order, and adds the console API. It holds no rules of its own:
+// in `PANELS` order, and adds the console API. It holds no rules of its own:
 // everything the page shows comes from the database worker through `inboxLab`
 // (db/client.js), the same API the browser console gets.
 //
@@ -45,7 +45,8 @@
 //   race-lab/     deliveries interleaved statement by statement on real connections
 //   handler-lab/  write your own handler; the judge's verdict, its first failure replayed, a share link
 //   share/        "Share" next to the timeline, the race lab, step mode and a won level
-//                 (sharing.js); a page opened by a share link replays it on a scratch
+//                 (sharing.js; a won level's is levelscreen.js's, through
+//                 lib/share-control.js); a page opened by a share link replays it on a scratch
 //                 database (replay.js; the format is lib/share.js)
 //   crash-lab/    a worker killed at every storage operation of a commit
 //                 (crashdriver.js starts and kills crashworker.js)
@@ -91,7 +92,7 @@ import * as tables from './panels/tables/tables.js';
 import * as timeline from './panels/timeline/timeline.js';
 import * as workshop from './panels/workshop/workshop.js';
 
-// ---- The panels, in page order ------------------------------------------------
+// ---- The panels, in mounting order (what another panel drives comes first) ------------------------------------------------
 
 // What every panel gets: the database client, the table refresher, the
 // timeline, the texts, and `panels`, every mounted panel's actions by name —
@@ -149,7 +150,7 @@ const PANELS = [
 // screen can also be done, and scripted, from the browser console. Every call
 // is described once, in README.md ("The console API").
 //
-// The built site (dist/) bundles every module into one file, so these are
+// The built site (dist/) bundles the page's modules into one file (lazy chunks aside), so these are
 // also how a test reaches the page's own instances of them.
 // client.js's object is frozen; this one is a frozen superset of it. Like
 // client.js's calls, these answer every mistake with a rejected promise:

@@ -22,7 +22,8 @@
 //! * A lock timeout is [`Error::Busy`], never a duplicate.
 //!
 //! The transaction is written as a small state machine, [`Delivery`], so the
-//! page can run it one statement at a time (step mode); [`apply`] simply runs
+//! page can run it one step at a time (step mode: one statement each, the
+//! receipt's two); [`apply`] simply runs
 //! every step.
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};

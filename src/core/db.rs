@@ -1,11 +1,12 @@
-//! Opening a database: one function for the CLI, the tests and the worker.
+//! Opening a database: [`open`]/[`open_with`] for the CLI and the tests,
+//! [`open_checked`] (through `open_with`) for the worker.
 //!
 //! Invariant: every connection the crate hands out has been through
 //! [`schema::prepare`] (foreign keys on, busy timeout set), and — when
 //! opened with [`Mode::Create`] — migrated to the current schema.
 //!
 //! In the browser the same call opens a file in OPFS, because the worker
-//! installs the OPFS pool as SQLite's default VFS first (`wasm::install_opfs`).
+//! installs the OPFS pool, and write coalescing over it, as SQLite's default VFS first (`wasm::install_opfs`).
 
 use std::time::Duration;
 

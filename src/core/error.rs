@@ -116,7 +116,7 @@ pub enum Error {
 
     /// SQLite or the storage under it failed (disk full, I/O error, not an
     /// inbox-lab database, ...). `code` says which, `message` the details.
-    /// HTTP 500, retry.
+    /// HTTP 500; retryable only when `code` is temporary ([`StorageCode::retryable`]).
     #[error("storage error: {}", storage_text(*code, message))]
     Storage { code: StorageCode, message: String },
 }
@@ -185,7 +185,7 @@ impl From<&str> for Reason {
 }
 
 /// A refusal code: a `snake_case` name, stable on the wire and the last
-/// part of the translation key `error.invalid_input.<code>`. The core's are
+/// part of the translation key `error.<kind>.<code>` (`invalid_input` for most). The core's are
 /// [`InvalidCode`]; each lab defines its own enum with the crate's `code_enum!`
 /// macro, which implements this trait.
 pub trait Code: Copy {

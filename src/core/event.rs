@@ -72,8 +72,8 @@ impl fmt::Display for Field {
     }
 }
 
-/// A valid event. Construct with [`Event::new`], [`Event::from_text`] or
-/// [`Event::from_json`].
+/// A valid event. Construct with [`Event::new`], [`Event::from_text`],
+/// [`Event::from_json`] or [`Event::from_json_payload`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Event {
     source: String,

@@ -1,7 +1,7 @@
 //! The core: an idempotent delivery — a unique key and one transaction —
 //! and what it needs around it. It names no lab: the race lab, the crash
-//! lab, the scheme-ends lab, the tools and the benchmark (`crate::labs`)
-//! are built on it, never the other way round. It compiles and its tests
+//! lab, the scheme-ends lab, the tools (`crate::labs`) and the benchmark
+//! (`bench/`) are built on it, never the other way round. It compiles and its tests
 //! pass without them (`cargo test --no-default-features`).
 //!
 //! Its public face is re-exported here (and at the crate root): [`Event`],

@@ -243,11 +243,12 @@ pub fn add_account(conn: &Connection, account_id: i64) -> Result<bool, Error> {
     Ok(created == 1)
 }
 
-/// `init`: the schema plus the given accounts (account 1 when none), all in
-/// one transaction. Running it again changes nothing.
+/// `init`: the schema ([`migrate`], its own transaction), then the given
+/// accounts (account 1 when none) in one transaction. Running it again
+/// changes nothing.
 ///
 /// # Errors
-/// As [`migrate`] and [`add_account`]; on error nothing is written.
+/// As [`migrate`] and [`add_account`]; an account's error leaves at most the schema.
 pub fn init(conn: &mut Connection, accounts: &[i64]) -> Result<(), Error> {
     let ids = if accounts.is_empty() {
         &[1][..]

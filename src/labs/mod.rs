@@ -1,6 +1,6 @@
 //! The labs: what the page builds on the core, each in its own folder. The
-//! core ([`crate::core`]) never names them; they use only its public face
-//! (and the storage shims).
+//! core ([`crate::core`]) never names them; they use its public face, a few
+//! crate-internal helpers (`stored`, `named!`, `code_enum!`) and the storage shims.
 //!
 //! * [`handlers`] — a handler's one home: the article's, the mistakes it
 //!   warns about, and the handler language (text, or Rust: the workshop's).
@@ -30,8 +30,9 @@ pub mod verdicts;
 pub mod webhooks;
 
 /// Every `(kind, code)` pair a report can carry — the core's
-/// ([`crate::core::error::codes`]) and every lab's refusal codes (all under
-/// `invalid_input`) — for translation checks (`errorCodes()` in the wasm
+/// ([`crate::core::error::codes`]) and every lab's refusal codes (under
+/// `invalid_input`, and the webhooks' `unauthorized` and `payload_too_large`;
+/// a handler text's own mistakes are said by `ParseError`) — for translation checks (`errorCodes()` in the wasm
 /// facade, `tests/e2e/unit-i18n.test.mjs`).
 ///
 /// # Example

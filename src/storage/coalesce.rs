@@ -180,7 +180,7 @@ pub(crate) enum Variant {
 }
 
 /// Registers the shim as `name` on top of the VFS named `base` (the crash
-/// lab's counting shim, which is all that uses it). Idempotent.
+/// lab's counting shim; the benchmark's timing shim through `install_over`). Idempotent.
 ///
 /// # Errors
 /// [`Error::Storage`] if `base` is not registered or registration fails.

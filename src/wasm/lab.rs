@@ -1,7 +1,7 @@
 //! [`Lab`]: the reader's database, owned by the database worker
 //! (`www/db/worker.js`), which creates one and calls it for every request.
 //!
-//! Storage: [`Lab::open`] installs the OPFS "sahpool" VFS as SQLite's default
+//! Storage: [`Lab::open`] installs the OPFS "sahpool" VFS, with write coalescing over it, as SQLite's default
 //! (once per worker; it needs a dedicated worker in a secure context) and
 //! opens the database file in it. `storage = "memory"` opens SQLite's
 //! in-memory `memdb` instead, for browsers without OPFS.

@@ -7,10 +7,10 @@
 //!   on OPFS or in memory, deliver with any handler, tables; step mode
 //!   (`step.rs`); the console, export, import, salvage and the article's
 //!   scenario (`tools.rs`).
-//! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections, and
-//!   [`judge_handler`], the judge of a handler text (no crash sweep here).
-//! * Foreign work (`foreign.rs`), for `www/db/guest.js`: a console query
-//!   on a copy, an imported file checked and rebuilt, their deadlines.
+//! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections.
+//! * Foreign work (`guest.rs`), for `www/db/guest.js`: [`judge_handler`] (no
+//!   crash sweep here), a console query on a copy, an imported file checked
+//!   and rebuilt; their deadlines (`foreign.rs`), for `www/db/foreign.js`.
 //! * [`CrashLab`] (`crash.rs`) — the crash lab, for `www/panels/crash-lab/crashworker.js`,
 //!   in its own OPFS pool.
 //! * [`Notifier`] and the scheme-ends calls on [`Lab`] (`scheme_ends.rs`).

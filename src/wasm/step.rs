@@ -1,5 +1,5 @@
-//! Step mode on the reader's database: one statement of the article's
-//! handler per call, its transaction open between calls. In the page's full
+//! Step mode on the reader's database: one step of the article's handler
+//! (one statement; the receipt's two) per call, its transaction open between calls. In the page's full
 //! module only: the worker hands the database over before a stepped delivery
 //! begins, so none is ever open at a hand-over ([`Lab::release`]).
 

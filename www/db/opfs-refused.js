@@ -8,7 +8,7 @@
 // for real and the fallback to memory runs, exactly as in such a browser.
 //
 // No page imports it, so the static build (dist/, bundled from the page's
-// entry points by xtask/tools/dist.mjs) holds no test switch; the lint layer
+// entry points by xtask/tools/dist.mjs) holds no test switch; the e2e layer
 // checks that (xtask/src/test.rs).
 
 Object.defineProperty(StorageManager.prototype, 'getDirectory', {

@@ -38,7 +38,7 @@
 //   (retryable). It may yet commit; it was never reported as done.
 // * The owner changed before answering: a request it never acked is sent
 //   to the new owner (the old one never had it); one it acked is sent again
-//   only if it merely reads, and otherwise rejected as a retryable `storage`
+//   only if it is `repeatable` (www/db/ops.js), and otherwise rejected as a retryable `storage`
 //   error — it may or may not have committed, and only the sender may decide
 //   to deliver again (which the inbox makes safe: applied once, or a
 //   duplicate with the stored receipt).
@@ -222,7 +222,7 @@ export class Tabs {
   }
 
   // The calls of this tab that `waiting` selects, after the owner changed:
-  // one the old owner never acked, or that only reads, is sent again by
+  // one the old owner never acked, or that is `repeatable`, is sent again by
   // `resend`; any other is rejected as unconfirmed.
   #retry(waiting, resend) {
     for (const entry of [...this.#tab.pending.values()]) {

@@ -68,7 +68,7 @@
 //   "race.step" answers {delivery, statements, result: "ran" | "waiting" |
 //   "answered" | "failed", answer?, kind?, message?, committed, steps, next,
 //   verdict}; "race.explore" {handler, deliveries, interleavings,
-//   double_credits, lost_credits, wrong_answers, failing_schedule}.
+//   double_credits, lost_credits, wrong_answers, deadlocks, failing_schedule}.
 //   "query" runs on a copy of the database in the console's lane (foreign.js),
 //   never here — only a bare pragma reading a setting of this connection
 //   (`PRAGMA journal_mode`) is answered here; "cancel" {tickets} stops the
@@ -86,8 +86,8 @@
 //   built-ins' names, then "workshop" when this build has its handler.
 //   "scheme.*": this worker keeps one simulated receiver of notifications,
 //   a `Notifier` ("the user's phone": another system, in memory), created on
-//   first use without dedup and replaced by "scheme.resetReceiver", "reset"
-//   and "importDatabase"; `receiver` names the current one.
+//   first use without dedup and replaced by "scheme.resetReceiver", "reset",
+//   "salvage" and "importDatabase"; `receiver` names the current one.
 //   "hooks.*": the secrets live in their own database file, never exported,
 //   imported or reset (src/labs/webhooks/, src/wasm/hooks.rs).
 //
@@ -132,6 +132,8 @@
 //       terminate this worker and start a new one.
 //   {type: "busy", busy: bool}
 //       true before handling requests, false once none wait.
+//   {type: "judgeProgress", done, total, check}
+//       how far a "judge.run" has come (above).
 //
 // Requests that arrive while the database is still opening wait for it.
 

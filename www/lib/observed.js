@@ -9,7 +9,7 @@
 //                   stepped (attempt 1 was step mode's),
 //                   attempts: [{attempt, answer, lost, seen: {row, balance} | null}],
 //                   balance: {account, before, after},
-//                   stored: the inbox row's receipt after the send, as queried} panels/sender/sender.js
+//                   stored: the inbox row's receipt after the send, as queried} lib/send.js
 //   {kind: "burst", event, handler, count, counts, balance: {before, after}}
 //                                                               panels/burst/burst.js
 //   {kind: "race",  handler, deliveries, order: [delivery index of each step],
@@ -21,7 +21,7 @@
 //                     crashed: event_id | null, verdicts: [{eventId, credited, shown, verdict}]}
 //                     after each action of "where the scheme ends"' side effects:
 //                     the inbox as queried, what the receiver showed, the outbox
-//                                                               panels/scheme-ends/schemeends.js
+//                                                               panels/scheme-ends/effects.js
 //   {kind: "retention", action: "deliver", at, event, answer}
 //   {kind: "retention", action: "purge", at, count, days}
 //   {kind: "retention", action: "advance", at, days}            the same panel, retention

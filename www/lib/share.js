@@ -153,8 +153,8 @@ export const LIMITS = Object.freeze({ sends: 50, actions: 50, steps: 200, next: 
 
 /**
  * The names the other controls of a level's link may use, each list the
- * panel's own: "where the scheme ends" (www/panels/scheme-ends/schemeends.js:
- * its strategies, Deliver's crash points, its buttons, its clock steps and
+ * panel's own: "where the scheme ends" (www/panels/scheme-ends/effects.js and
+ * retention.js: its strategies, Deliver's crash points, its buttons, its clock steps and
  * purge windows) and the crash lab (www/panels/crash-lab/crashlab.js).
  */
 export const NAMES = Object.freeze({

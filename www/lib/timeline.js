@@ -9,7 +9,7 @@
 //    event,            {source, event_id, account_id, amount} as sent
 //    attempt, of,      attempt number and the policy's maximum (1 and 1 for a burst)
 //    handler,          "atomic" or one of the mistaken handlers
-//    via,              "sender" | "step" | "burst"
+//    via,              "sender" | "step" | "burst" | "webhook"
 //    answer,           what the handler answered: a reply {outcome, http_status, receipt}
 //                      or an error {kind, message, http_status, retryable};
 //                      null when there was no answer (the worker was killed)

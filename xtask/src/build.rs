@@ -4,7 +4,7 @@
 //!
 //! Three modules, so that what a reader fetches at start is only what the start needs: the
 //! database worker (`www/db/worker.js`) loads the start module, the crate without its feature
-//! `full`; the workers that run work of their own (`www/db/guest.js`: the judge, a console query
+//! `full`, and hands its database to the full one at the first op that needs it; the workers that run work of their own (`www/db/guest.js`: the judge, a console query
 //! on a copy, an import's rebuild; the crash lab's worker) load the full one when that work
 //! first starts; only `www/panels/bench/benchworker.js` loads `www/pkg-bench`. Every module keeps
 //! the page's file names (`inbox_lab.js`, `inbox_lab_bg.wasm`), and the service worker caches

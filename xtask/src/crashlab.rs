@@ -37,7 +37,7 @@ pub struct Options {
     /// The control run: a stack without the guarantee, whose partials must be found.
     #[arg(long)]
     pub control: bool,
-    /// Use the dist/ that is there.
+    /// Use the www/pkg and www/pkg-full that are there.
     #[arg(long = "no-build", action = clap::ArgAction::SetFalse)]
     pub build: bool,
     #[arg(long)]

@@ -177,7 +177,7 @@ fn report(layer: Layer, result: &Result<Outcome>) {
 /// Where the background site build writes its output.
 const SITE_LOG: &str = "target/test-site.log";
 
-/// What the e2e and engine layers serve, as it deploys: `xtask dist` (both modules release, then
+/// What the e2e and engine layers serve, as it deploys: `xtask dist` (all three modules release, then
 /// dist/), in a child started before the other layers run, beside them (other Cargo profiles: no
 /// build lock in common); none unless `wanted`. [`Site::ready`] waits for it.
 #[derive(Default)]

@@ -6,8 +6,8 @@
 //!    after every statement, every race of 2 and 3 deliveries, the crash sweep in DELETE
 //!    and WAL mode). The file is compiled into the crate (`build.rs` reads
 //!    `INBOX_LAB_WORKSHOP`); a file that does not compile stops here with rustc's errors.
-//! 2. Unless `--judge-only` (exit 0 correct, 1 broken): the page's wasm module with the
-//!    feature `workshop` into `www/pkg`, `dist/`, and `cargo xtask serve`'s server, the
+//! 2. Unless `--judge-only` (exit 0 correct, 1 broken): the page's two wasm modules with the
+//!    feature `workshop` into `www/pkg` and `www/pkg-full`, `dist/`, and `cargo xtask serve`'s server, the
 //!    handler listed as "workshop" in the race lab and the handler panel — also when the
 //!    judge found it broken: watching it fail step by step is the point.
 

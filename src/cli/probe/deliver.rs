@@ -2,7 +2,7 @@
 //!
 //! Every request is a real HTTP POST in the Standard Webhooks format
 //! (`webhook-id`, `webhook-timestamp`, `webhook-signature`), signed with
-//! the lab's own [`sign`]. Every answer is read with a timeout and at most
+//! the lab's own [`sign`] unless `--unsigned` (a scenario may strip a header on purpose). Every answer is read with a timeout and at most
 //! [`MAX_ANSWER_BYTES`], so a receiver that never answers, drips bytes, or
 //! sends megabytes cannot hang or flood the probe.
 

@@ -11,9 +11,9 @@
 //! [`Handler::Atomic`] (the article's handler, the core's [`crate::apply()`];
 //! `builtin/atomic.inbox` is its text) survive the same schedule.
 //!
-//! Every handler runs as a sequence of single SQL statements ([`Handler::run`]
-//! gives a [`Run`]), so the race lab can interleave two handlers statement
-//! by statement on two real connections. A statement that cannot get its
+//! Every handler runs as a sequence of steps, each a single SQL statement but
+//! the atomic handler's receipt (two) ([`Handler::run`] gives a [`Run`]), so
+//! the race lab can interleave two handlers step by step on two real connections. A statement that cannot get its
 //! lock returns [`Error::Busy`] and stays pending ("waiting for the write
 //! lock"); calling [`Run::step`] again retries it.
 //!

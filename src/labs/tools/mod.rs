@@ -7,8 +7,8 @@
 //! * [`budget`] — a step and time budget for SQL nobody here wrote (console
 //!   queries, imported files).
 //!
-//! Invariant: SQL typed or supplied by a reader runs only here, and only on
-//! a [`budget::Budget`].
+//! Invariant: SQL typed or supplied by a reader runs only here, on a
+//! [`budget::Budget`], or as a handler text (`labs::handlers`) under the judge's deadline.
 
 pub mod budget;
 pub mod console;

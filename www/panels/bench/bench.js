@@ -64,7 +64,7 @@ register({
 });
 
 /**
- * Runs each setting in a fresh worker speaking benchworker.js's protocol and
+ * Runs every setting, each on a fresh database, in one worker speaking benchworker.js's protocol, and
  * resolves to one result per setting. `onProgress({setting, index, done, total})`.
  */
 export async function run({

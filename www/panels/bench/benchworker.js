@@ -34,7 +34,7 @@
 //
 // Worker → page:
 //
-//   {id, type: "progress", done, total}   while a run goes on (about 50 per run)
+//   {id, type: "progress", done, total}   while a run goes on (about 50 per pass, 100 per run)
 //   {id, ok: true, result}                once, at the end:
 //       result {engine: "inbox-lab", variant: "page" | "coalesce", setting,
 //               settings: {sqlite_version, journal_mode, locking_mode, synchronous,

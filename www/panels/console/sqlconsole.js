@@ -10,8 +10,8 @@
 //
 // A query cannot hold the page: it ends within its budget (2 s) with a
 // query_budget message, and while it runs a Cancel button (and Escape in the
-// editor) stops it at once — `inboxLab.cancel()`, which replaces the
-// database worker (www/db/client.js, "Cancelling a query"). A value too long to
+// editor) stops it at once — `inboxLab.cancel()`, which terminates the
+// console's own worker (www/db/foreign.js); the database worker goes on. A value too long to
 // show in full is cut by Rust and listed in `truncated_values`; its cell is
 // marked, and a note under the table says how many, so nothing is ever shown
 // shorter without saying so.

@@ -65,7 +65,7 @@ async function startWorker(mode, events, stop = 'trap', writeControl = 'none') {
 
 /**
  * Runs try k on `worker`: resolves `{crashed, op, acks}` when the worker
- * reports the crash (it is then spinning, waiting to be killed) or finishes.
+ * reports the crash (it then answers nothing, waiting to be killed) or finishes.
  */
 function runTry(worker, k) {
   return new Promise((resolve, reject) => {

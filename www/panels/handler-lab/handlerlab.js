@@ -1,7 +1,7 @@
 // Write your own handler: a handler text (docs/handler-language.md) judged by
 // the race explorer, the fault points and the article's cases — in the
-// database worker, on an in-memory database of its own (Rust
-// `judgeHandler`), never the reader's:
+// judge's own worker (www/db/guest.js), on an in-memory database of its
+// own (Rust `judgeHandler`), never the reader's:
 //
 //   judge.builtin(name)                   → a built-in handler's text (shown read-only)
 //   judge.run(text, 2 | 3)                → {result: "report", report, crash_sweep}

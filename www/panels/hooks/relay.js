@@ -1,5 +1,5 @@
 // The page's end of the webhook relay in `cargo xtask serve`
-// (xtask/src/serve/relay.rs documents the protocol). The server holds no
+// (docs/webhooks.md documents the protocol). The server holds no
 // database: a real HTTP sender's `POST /hooks/{source}` is passed to this
 // page as a server-sent event on `GET /hooks/subscribe`,
 //

@@ -7,7 +7,7 @@
 // what the worker answered; a click proves nothing.
 //
 // A won level offers "Share this win": a link holding the actions that won
-// it (share/sharing.js), which replays them in a fresh profile, where this
+// it (lib/share.js `levelActions`, lib/share-control.js), which replays them in a fresh profile, where this
 // same `won(seen)` judges the replay.
 //
 // Progress lives in localStorage under a versioned key: {won: [ids], playing:

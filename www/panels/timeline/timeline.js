@@ -40,7 +40,7 @@ register({
 });
 
 // The page's timeline (lib/timeline.js, `services.timeline`): the sender,
-// step mode and bursts add to it.
+// step mode, bursts and relayed webhooks add to it.
 let timeline = null;
 let list = null;
 let empty = null;
