@@ -347,6 +347,13 @@ impl Lab {
         to_value(&batch)
     }
 
+    /// The database as the bytes of a `.sqlite3` file (in both modules: it
+    /// is what [`Lab::snapshot`] is, once no stepped delivery is open).
+    pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
+        let conn = self.writer_mut()?;
+        transfer::export(conn).map_err(JsValue::from)
+    }
+
     /// The database as this connection sees it, as bytes: what a console
     /// query runs on ([`super::query_copy`]). Unlike [`Lab::export`] it does
     /// not wait for a stepped delivery: its open transaction is seen, as the
@@ -591,6 +598,12 @@ impl Lab {
             return Err(Error::Busy);
         }
         self.conn()
+    }
+
+    /// [`Lab::writer`], mutably.
+    pub(super) fn writer_mut(&mut self) -> Result<&mut Connection, Error> {
+        self.writer()?;
+        self.conn_mut()
     }
 }
 

@@ -4,9 +4,9 @@
 //! has its file:
 //!
 //! * [`Lab`] (`lab.rs`) — the reader's database, for `www/db/worker.js`: open
-//!   on OPFS or in memory, deliver with any handler, tables; step mode
-//!   (`step.rs`); the console, export, import, salvage and the article's
-//!   scenario (`tools.rs`).
+//!   on OPFS or in memory, deliver with any handler, tables, export; step
+//!   mode (`step.rs`); the console, export as is, import, salvage and the
+//!   article's scenario (`tools.rs`).
 //! * [`RaceLab`] (`race.rs`) — the race lab over `memdb` connections.
 //! * Foreign work (`guest.rs`), for `www/db/guest.js`: [`judge_handler`] (no
 //!   crash sweep here), a console query on a copy, an imported file checked

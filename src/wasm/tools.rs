@@ -1,5 +1,5 @@
 //! The Tools screen's calls on the reader's database: the console's own
-//! reads, export, import, "keep what is sound" and the article's scenario.
+//! reads, "export as is", import, "keep what is sound" and the article's scenario.
 //! In the page's full module only: the worker hands the database over before
 //! the first of them ([`Lab::release`]).
 
@@ -29,12 +29,6 @@ impl Lab {
         transfer::adopt(conn, &rebuilt)?;
         self.referee.forget(); // another database: credits it never watched
         Ok(())
-    }
-
-    /// The database as the bytes of a `.sqlite3` file.
-    pub fn export(&mut self) -> Result<Vec<u8>, JsValue> {
-        let conn = self.writer_mut()?;
-        transfer::export(conn).map_err(JsValue::from)
     }
 
     /// Replaces the database with the rows of `bytes`, rebuilt in a fresh
@@ -114,13 +108,6 @@ impl Lab {
         let conn = self.conn_mut()?;
         transfer::copy_over(&fresh, conn)?;
         to_value(&salvaged)
-    }
-}
-
-impl Lab {
-    fn writer_mut(&mut self) -> Result<&mut Connection, Error> {
-        self.writer()?;
-        self.conn_mut()
     }
 }
 

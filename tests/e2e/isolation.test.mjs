@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { openPage, tables, usePage } from './browser.mjs';
+import { DB_WORKER_SCRIPT, openPage, tables, usePage } from './browser.mjs';
 
 // Large strings, built three ways inside SQLite (the console's values are
 // limited to 1 MiB: these stay under it).
@@ -229,5 +229,34 @@ describe('foreign work never stalls the inbox', { timeout: 1_200_000 }, () => {
       );
     });
     assert.deepEqual(refused, Array(5).fill(['seconds', 'invalid_input']));
+  });
+});
+
+// The database worker starts in the start module (www/pkg/) and hands its
+// database to the full one only for an op that needs it (www/db/ops.js,
+// `full`): each hand-over closes and reopens the database, and deliveries wait
+// for it. A console query runs in its own worker on a copy, and an export is
+// the start module's own, so neither hands the database over; a bare settings
+// pragma, which reads this very connection, does.
+describe('a console query and an export leave the database where it is', { timeout: 120_000 }, () => {
+  let page;
+  usePage({ open: (opened) => openPage(opened) }, (opened) => (page = opened));
+
+  test('only a bare settings pragma hands the database to the full module', async () => {
+    const worker = page.workers().find((w) => DB_WORKER_SCRIPT.test(w.url()));
+    // The full module's wasm, as the database worker fetched it (named
+    // inbox_lab_bg.wasm under www/pkg-full/, inbox_lab_full-<hash>.wasm in dist/).
+    const fullFetched = async () =>
+      (await worker.evaluate(() => performance.getEntriesByType('resource').map((entry) => entry.name))).some((name) =>
+        /pkg-full\/|inbox_lab_full-/.test(name),
+      );
+    assert.equal(await fullFetched(), false, 'the page started in the start module');
+    const counted = await page.evaluate(() => window.inboxLab.query('SELECT count(*) FROM inbox'));
+    assert.deepEqual(counted.rows, [[0]]);
+    assert.ok((await page.evaluate(async () => (await window.inboxLab.exportDatabase()).length)) > 0);
+    assert.equal(await fullFetched(), false, 'a query on a copy and an export ran where the database is');
+    const mode = await page.evaluate(() => window.inboxLab.query('PRAGMA journal_mode'));
+    assert.equal(mode.rows.length, 1);
+    assert.equal(await fullFetched(), true, 'a setting of the live connection is read by the full module');
   });
 });

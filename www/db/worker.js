@@ -183,7 +183,8 @@ const HANDLERS = {
   query: (args) => {
     const sql = String(args?.sql ?? '');
     if (start.readsOnlySettings(sql)) {
-      return lab.query(sql);
+      // A setting of this very connection, read by the full module's console.
+      return handOver().then(() => lab.query(sql));
     }
     return foreign('console', 'query', { copy: lab.snapshot(), sql }, { ticket: args?.ticket });
   },
