@@ -226,6 +226,11 @@ export function orderText(order) {
   return order.map((i) => LETTERS[i]).join('');
 }
 
+/** The delivery indexes [0, 1, 1, 0] for "ABBA" (-1 for a letter that names none). */
+export function orderOf(text) {
+  return [...text].map((letter) => LETTERS.indexOf(letter));
+}
+
 // The readers below return what they read, a fresh copy, or throw a Refused
 // holding the answer of the first check that fails; decodeExperiment turns it
 // into its {error, params}, so nothing is thrown out of this module.
@@ -340,7 +345,7 @@ function raceOf(value) {
   if (value.order.length > LIMITS.steps) {
     tooMany(value.order.length, LIMITS.steps);
   }
-  const order = [...value.order].map((letter) => LETTERS.indexOf(letter));
+  const order = orderOf(value.order);
   if (order.length === 0 || order.some((i) => i < 0 || i >= value.deliveries)) {
     shape('order');
   }

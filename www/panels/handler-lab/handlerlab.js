@@ -30,7 +30,7 @@ import { inboxLab } from '../../db/client.js';
 import { button, el, whileBusy } from '../../lib/dom.js';
 import { errorMessage } from '../../lib/errors.js';
 import { currentLanguage, onLanguageChange, register, t } from '../../lib/i18n.js';
-import { HANDLERS, LETTERS, decodeShare, encodeShare, isShare, orderText } from '../../lib/share.js';
+import { HANDLERS, LETTERS, decodeShare, encodeShare, isShare, orderOf, orderText } from '../../lib/share.js';
 
 register({
   'handlerlab.title': { en: 'Write your own handler, and let the lab judge it', ru: 'Напишите свой обработчик — и пусть лаборатория его проверит' },
@@ -334,7 +334,7 @@ function raceOf(text) {
     return null;
   }
   const deliveries = Number(m[1]);
-  const schedule = [...m[2]].map((letter) => LETTERS.indexOf(letter));
+  const schedule = orderOf(m[2]);
   return schedule.every((i) => i < deliveries) ? { deliveries, schedule } : null;
 }
 
