@@ -41,8 +41,10 @@ describe('storage full (a real quota)', { timeout: 300_000 }, () => {
   test('a commit that hits the quota is storage/full; the database stays intact; the event applies once there is room', async (t) => {
     assert.deepEqual(await openPage(page), { storage: 'opfs' });
     await page.evaluate(() => window.inboxLab.reset());
-    // The console's checks below run in the full module: hand the database over to it first, so
-    // that the hand-over (which closes the database, folding its WAL in) cannot free room mid-test.
+    // The paste box's delivery below runs in the full module: hand the database over to it first
+    // (any op of that module: the race lab's reset), so that the hand-over (which closes the
+    // database, folding its WAL in) cannot free room mid-test.
+    await page.evaluate(() => window.inboxLab.race.reset(2));
     await checkIntact(page, []);
     const { usage } = await page.evaluate(() => navigator.storage.estimate());
     await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage + 64 * 1024 });
